@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the project needs and is missing: npm packages, and Debian packages
+# (nats-server) through apt when running as root. Never downloads binaries itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export ELECTRON_SKIP_BINARY_DOWNLOAD=1
+
+need_apt=()
+command -v nats-server >/dev/null 2>&1 || need_apt+=(nats-server)
+if [ "${SVC_SETUP_BROWSER:-0}" = "1" ]; then
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${need_apt[*]} with apt-get" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "setup: missing ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}" >&2
+    exit 1
+  fi
+fi
+
+# npm packages: install when node_modules is missing or older than the lock file.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing npm packages" >&2
+  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund >&2; else npm install --no-audit --no-fund >&2; fi
+fi

@@ -1,0 +1,113 @@
+/**
+ * The one error catalog. Every failure a user can meet has a stable code, an HTTP
+ * status and a one-line message that says what to do. The same code travels through
+ * the relay, the daemon socket and the CLI (`{error, message}`).
+ */
+export const ERROR_CATALOG = {
+  // generic request errors
+  bad_request: { status: 400, message: 'The request is malformed; check the body against the API schema.' },
+  invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
+  validation_failed: { status: 400, message: 'A field of the request is missing or invalid.' },
+  payload_too_large: { status: 413, message: 'The request body is larger than the relay accepts.' },
+  unsupported_media_type: { status: 415, message: 'Send the request body as application/json.' },
+  not_found: { status: 404, message: 'No such resource.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this path.' },
+  rate_limited: { status: 429, message: 'Too many requests; retry later.' },
+  internal_error: {
+    status: 500,
+    message: 'The relay failed unexpectedly; the operator can find the request id in its log.',
+  },
+
+  // administrator bearer tokens
+  missing_token: { status: 401, message: 'Send an OIDC access token as "Authorization: Bearer <token>".' },
+  invalid_token: { status: 401, message: 'The bearer token is invalid, expired or not issued for this relay.' },
+  unsupported_algorithm: {
+    status: 401,
+    message: 'The token is signed with an algorithm the relay does not accept (RS256, ES256, EdDSA only).',
+  },
+  invalid_client_id: { status: 401, message: 'The token was not issued to the configured client (azp).' },
+  invalid_roles: {
+    status: 401,
+    message: 'The token carries no roles, or a role other than admin, auditor, automation, member.',
+  },
+  insufficient_scope: { status: 403, message: 'The token lacks the scope this route requires (enrollment:grant).' },
+  binding_mismatch: {
+    status: 403,
+    message: 'The request names a deployment or tenant this token or relay is not bound to.',
+  },
+  authority_unavailable: {
+    status: 503,
+    message: 'The relay could not fetch the authority key set; retry, and check the authority settings.',
+  },
+
+  // agent authentication
+  invalid_enrollment: {
+    status: 403,
+    message: 'The enrollment was refused; ask the operator for a new enrollment code.',
+  },
+  invalid_challenge_request: { status: 401, message: 'The sign-in challenge request was refused.' },
+  invalid_sign_in: { status: 401, message: 'The sign-in was refused; request a new challenge and sign it.' },
+  invalid_api_key: {
+    status: 401,
+    message: 'The API key is unknown, expired or revoked; sign in again with your identity key.',
+  },
+  capability_required: { status: 403, message: 'This identity lacks the capability this route requires.' },
+
+  // availability
+  ledger_closed: {
+    status: 503,
+    message: 'The relay ledger cannot answer; retry later, and the operator should inspect the relay.',
+  },
+  bus_unavailable: { status: 503, message: 'The relay cannot reach its message bus; retry later.' },
+  revocation_unavailable: {
+    status: 503,
+    message:
+      'Cleanup of the revoked prior identity could not finish; retry the same request after the relay is repaired.',
+  },
+  source_cleanup_failed: {
+    status: 503,
+    message:
+      "Cleanup of the prior identity's named sources failed; retry the same request after the relay is repaired.",
+  },
+
+  // capacity
+  source_capacity_exhausted: {
+    status: 409,
+    message: 'The tenant already has the maximum of 400 named sources; release one first.',
+  },
+
+  // local configuration (CLI/daemon/operator commands)
+  config_invalid: { status: 400, message: 'The configuration is invalid.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOG, value);
+}
+
+/** A failure with a stable code; mapped once at the edge (HTTP, socket, CLI). */
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Detail for logs only (never sent to a client of an authenticating route). */
+  readonly detail: string | undefined;
+
+  constructor(code: ErrorCode, message?: string, options?: { detail?: string; cause?: unknown }) {
+    super(message ?? ERROR_CATALOG[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SvcError';
+    this.code = code;
+    this.status = ERROR_CATALOG[code].status;
+    this.detail = options?.detail;
+  }
+
+  toJSON(): { error: ErrorCode; message: string } {
+    return { error: this.code, message: this.message };
+  }
+}
+
+/** The JSON body of every error answer. */
+export interface ErrorBody {
+  error: string;
+  message: string;
+}

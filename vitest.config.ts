@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+// Tests run the TypeScript sources: package names resolve to src, not dist.
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@svc\/shared\/node$/, replacement: src('./shared/src/node/index.ts') },
+      { find: /^@svc\/shared$/, replacement: src('./shared/src/index.ts') },
+      { find: /^@svc\/relay$/, replacement: src('./relay/src/index.ts') },
+      { find: /^@svc\/daemon$/, replacement: src('./daemon/src/index.ts') },
+    ],
+  },
+  test: {
+    include: ['{shared,relay,daemon,cli,tui,desktop,e2e}/{src,test}/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    reporters: ['default'],
+  },
+});
