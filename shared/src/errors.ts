@@ -76,6 +76,11 @@ export const ERROR_CATALOG = {
     message: 'The tenant already has the maximum of 400 named sources; release one first.',
   },
 
+  deployment_untrusted: { status: 400, message: 'The deployment document does not verify against the trust bundle.' },
+  deployment_mismatch: { status: 400, message: 'The deployment document or code is for another deployment.' },
+  deployment_expired: { status: 400, message: 'The deployment document has expired; ask the operator to renew it.' },
+  deployment_malformed: { status: 400, message: 'The deployment document or trust bundle is damaged.' },
+
   // local configuration (CLI/daemon/operator commands)
   config_invalid: { status: 400, message: 'The configuration is invalid.' },
 } as const satisfies Record<string, { status: number; message: string }>;

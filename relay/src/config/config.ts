@@ -1,0 +1,141 @@
+/** Step two: validate raw settings, apply defaults, return the typed configuration. */
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { SvcError } from '@svc/shared';
+import type { RawSettings } from './env.js';
+
+export interface AuthorityConfig {
+  issuer: string;
+  audience: string;
+  clientId: string;
+  jwksUrl: string | undefined;
+  caPem: string | undefined;
+}
+
+export interface RelayConfig {
+  host: string;
+  port: number;
+  publicUrl: string;
+  dataDir: string;
+  /** Undefined means: take it from the deployment in the data dir. */
+  deploymentId: string | undefined;
+  tenants: string[];
+  defaultTenant: string;
+  nats: { url: string | undefined; operatorSeedFile: string | undefined; systemCredsFile: string | undefined };
+  /** Undefined: administrator tokens are refused (the local `svc-relay grant` still works). */
+  authority: AuthorityConfig | undefined;
+  allowPrivateWebhooks: boolean;
+  apiKeyTtlSeconds: number;
+  logLevel: string;
+}
+
+const fail = (message: string): never => {
+  throw new SvcError('config_invalid', message);
+};
+
+function requireHttps(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return fail(`${name} is not a URL: ${value}`);
+  }
+  if (url.protocol !== 'https:') fail(`${name} must be an https URL (got ${url.protocol}//…); the relay refuses non-https authorities`);
+  return value;
+}
+
+function parseListen(value: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
+  const host = m?.[1] ?? m?.[2];
+  const port = Number(m?.[3]);
+  if (!m || !host || !Number.isInteger(port) || port < 0 || port > 65535) {
+    return fail(`SVC_RELAY_LISTEN must be host:port (got "${value}")`);
+  }
+  return { host, port };
+}
+
+function readCa(name: string, file: string | undefined): string | undefined {
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    return fail(`${name}: cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+function authorityFrom(s: RawSettings): AuthorityConfig | undefined {
+  const broker = s.SVC_RELAY_IDENTITY_BROKER_ENDPOINT;
+  if (broker) {
+    const base = requireHttps('SVC_RELAY_IDENTITY_BROKER_ENDPOINT', broker).replace(/\/+$/, '');
+    const clientId = s.SVC_RELAY_IDENTITY_BROKER_CLIENT_ID ?? fail('SVC_RELAY_IDENTITY_BROKER_CLIENT_ID is required with the identity broker');
+    const audience = s.SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE ?? fail('SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE is required (the relay API audience)');
+    return {
+      issuer: `${base}/oidc`,
+      jwksUrl: `${base}/oidc/jwks`,
+      audience,
+      clientId,
+      caPem: readCa('SVC_RELAY_IDENTITY_BROKER_CA_FILE', s.SVC_RELAY_IDENTITY_BROKER_CA_FILE),
+    };
+  }
+  const issuer = s.SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER;
+  if (!issuer) return undefined;
+  requireHttps('SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER', issuer);
+  const jwksUrl = s.SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL;
+  if (jwksUrl) requireHttps('SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL', jwksUrl);
+  return {
+    issuer,
+    jwksUrl,
+    audience: s.SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE ?? fail('SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE is required with an issuer'),
+    clientId: s.SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID ?? fail('SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID is required with an issuer (the azp the relay accepts)'),
+    caPem: readCa('SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE', s.SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE),
+  };
+}
+
+export function buildConfig(s: RawSettings): RelayConfig {
+  const { host, port } = parseListen(s.SVC_RELAY_LISTEN ?? '127.0.0.1:8787');
+  const hostForUrl = isIP(host) === 6 ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  const publicUrl = (s.SVC_RELAY_PUBLIC_URL ?? `http://${hostForUrl}:${port}`).replace(/\/+$/, '');
+  try {
+    const u = new URL(publicUrl);
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') fail('SVC_RELAY_PUBLIC_URL must be http(s)');
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    fail(`SVC_RELAY_PUBLIC_URL is not a URL: ${publicUrl}`);
+  }
+  const tenants = (s.SVC_RELAY_TENANTS ?? 'default')
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  if (tenants.length === 0) fail('SVC_RELAY_TENANTS must name at least one tenant');
+  for (const t of tenants) if (!/^[A-Za-z0-9_-]{1,128}$/.test(t)) fail(`invalid tenant id "${t}" (letters, digits, _ and -)`);
+  if (s.SVC_RELAY_LEDGER_DSN_FILE) {
+    fail('SVC_RELAY_LEDGER_DSN_FILE (PostgreSQL ledger) is not supported by this build yet; unset it to use the embedded SQLite ledger');
+  }
+  const deploymentId = s.SVC_RELAY_DEPLOYMENT_ID;
+  if (deploymentId !== undefined && !/^[A-Za-z0-9_.-]{1,128}$/.test(deploymentId)) {
+    fail(`invalid SVC_RELAY_DEPLOYMENT_ID "${deploymentId}"`);
+  }
+  const ttl = Number(s.SVC_RELAY_API_KEY_TTL_SECONDS ?? 90 * 24 * 3600);
+  if (!Number.isInteger(ttl) || ttl < 1) fail('SVC_RELAY_API_KEY_TTL_SECONDS must be a positive integer');
+  const allow = s.SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS ?? '0';
+  if (allow !== '0' && allow !== '1') fail('SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS must be 0 or 1');
+  return {
+    host,
+    port,
+    publicUrl,
+    dataDir: resolve(s.SVC_RELAY_DATA_DIR ?? './.svc-relay'),
+    deploymentId,
+    tenants,
+    defaultTenant: tenants[0] as string,
+    nats: {
+      url: s.SVC_RELAY_NATS_URL,
+      operatorSeedFile: s.SVC_RELAY_NATS_OPERATOR_SEED_FILE,
+      systemCredsFile: s.SVC_RELAY_NATS_SYSTEM_CREDS_FILE,
+    },
+    authority: authorityFrom(s),
+    allowPrivateWebhooks: allow === '1',
+    apiKeyTtlSeconds: ttl,
+    logLevel: s.SVC_RELAY_LOG_LEVEL ?? 'info',
+  };
+}

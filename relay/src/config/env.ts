@@ -1,0 +1,70 @@
+/**
+ * Step one of configuration: collect raw settings. Only the entry point calls these
+ * with process.env / the config file / flags; everything else receives RelayConfig.
+ */
+import { readFileSync } from 'node:fs';
+import { SvcError } from '@svc/shared';
+
+/** Setting names (part of the product; see docs/operators.md). */
+export const SETTINGS = [
+  'SVC_RELAY_LISTEN',
+  'SVC_RELAY_PUBLIC_URL',
+  'SVC_RELAY_DATA_DIR',
+  'SVC_RELAY_DEPLOYMENT_ID',
+  'SVC_RELAY_TENANTS',
+  'SVC_RELAY_LEDGER_DSN_FILE',
+  'SVC_RELAY_NATS_URL',
+  'SVC_RELAY_NATS_OPERATOR_SEED_FILE',
+  'SVC_RELAY_NATS_SYSTEM_CREDS_FILE',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE',
+  'SVC_RELAY_IDENTITY_BROKER_ENDPOINT',
+  'SVC_RELAY_IDENTITY_BROKER_ADMIN_ENDPOINT',
+  'SVC_RELAY_IDENTITY_BROKER_CA_FILE',
+  'SVC_RELAY_IDENTITY_BROKER_CLIENT_ID',
+  'SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS',
+  'SVC_RELAY_API_KEY_TTL_SECONDS',
+  'SVC_RELAY_LOG_LEVEL',
+] as const;
+export type SettingName = (typeof SETTINGS)[number];
+export type RawSettings = Partial<Record<SettingName, string>>;
+
+export function settingsFromEnv(env: NodeJS.ProcessEnv): RawSettings {
+  const out: RawSettings = {};
+  for (const name of SETTINGS) {
+    const v = env[name];
+    if (v !== undefined && v !== '') out[name] = v;
+  }
+  return out;
+}
+
+/** A JSON config file holds the same keys in lower case (e.g. "svc_relay_listen"). */
+export function settingsFromFile(path: string): RawSettings {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new SvcError('config_invalid', `cannot read config file ${path}: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new SvcError('config_invalid', `config file ${path} must hold a JSON object`);
+  }
+  const out: RawSettings = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    const name = key.toUpperCase() as SettingName;
+    if (!(SETTINGS as readonly string[]).includes(name)) {
+      throw new SvcError('config_invalid', `config file ${path}: unknown setting "${key}"`);
+    }
+    if (value === null || value === undefined) continue;
+    out[name] = Array.isArray(value) ? value.join(',') : String(value);
+  }
+  return out;
+}
+
+/** Later sources override earlier ones: environment, then config file, then flags. */
+export function mergeSettings(...sources: RawSettings[]): RawSettings {
+  return Object.assign({}, ...sources);
+}

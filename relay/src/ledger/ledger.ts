@@ -1,0 +1,283 @@
+/**
+ * The relay ledger: grants, agent incarnations, API keys, challenges, bus users.
+ * Synchronous SQLite; each multi-step change is one transaction. All access goes
+ * through `guard`, so a store failure surfaces as ledger_closed.
+ */
+import type { Capability } from '@svc/shared';
+import { type Db, guard, migrate, openDatabase } from './database.js';
+
+export interface GrantRow {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  agent_number: string;
+  capabilities: Capability[];
+  secret_hash: string;
+  created_by: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+  consumed_by: string | null;
+  revoked_at: number | null;
+}
+
+export interface AgentRow {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  agent_number: string;
+  capabilities: Capability[];
+  signing_public_key: string;
+  encryption_public_key: string;
+  display_name: string | null;
+  description: string | null;
+  discoverable: boolean;
+  grant_id: string;
+  created_at: number;
+  revoked_at: number | null;
+  cleanup_pending: boolean;
+}
+
+export interface ApiKeyRow {
+  hash: string;
+  agent_row: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface ChallengeRow {
+  id: string;
+  agent_row: string;
+  nonce: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+type Raw<T> = { [K in keyof T]: T[K] extends boolean ? number : T[K] extends Capability[] ? string : T[K] };
+
+const grantFrom = (r: Raw<GrantRow>): GrantRow => ({ ...r, capabilities: JSON.parse(r.capabilities) as Capability[] });
+const agentFrom = (r: Raw<AgentRow>): AgentRow => ({
+  ...r,
+  capabilities: JSON.parse(r.capabilities) as Capability[],
+  discoverable: r.discoverable === 1,
+  cleanup_pending: r.cleanup_pending === 1,
+});
+
+export type NewAgent = Omit<AgentRow, 'revoked_at' | 'cleanup_pending'>;
+
+export class Ledger {
+  readonly db: Db;
+
+  private constructor(db: Db) {
+    this.db = db;
+  }
+
+  static open(file: string): Ledger {
+    const db = openDatabase(file);
+    migrate(db);
+    return new Ledger(db);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  get isOpen(): boolean {
+    return this.db.open;
+  }
+
+  /** A cheap query that proves the store answers. */
+  ping(): void {
+    guard(this.db, () => this.db.prepare('SELECT 1').get());
+  }
+
+  private run<T>(fn: () => T): T {
+    return guard(this.db, fn);
+  }
+
+  // grants
+
+  insertGrant(g: Omit<GrantRow, 'consumed_at' | 'consumed_by' | 'revoked_at'>): void {
+    this.run(() =>
+      this.db
+        .prepare(
+          `INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at)
+           VALUES (@id, @tenant_id, @agent_id, @agent_number, @capabilities, @secret_hash, @created_by, @created_at, @expires_at)`,
+        )
+        .run({ ...g, capabilities: JSON.stringify(g.capabilities) }),
+    );
+  }
+
+  getGrant(id: string): GrantRow | undefined {
+    return this.run(() => {
+      const r = this.db.prepare('SELECT * FROM grants WHERE id = ?').get(id) as Raw<GrantRow> | undefined;
+      return r && grantFrom(r);
+    });
+  }
+
+  // agents
+
+  activeAgent(tenantId: string, agentId: string): AgentRow | undefined {
+    return this.run(() => {
+      const r = this.db
+        .prepare('SELECT * FROM agents WHERE tenant_id = ? AND agent_id = ? AND revoked_at IS NULL')
+        .get(tenantId, agentId) as Raw<AgentRow> | undefined;
+      return r && agentFrom(r);
+    });
+  }
+
+  agentByRow(rowId: string): AgentRow | undefined {
+    return this.run(() => {
+      const r = this.db.prepare('SELECT * FROM agents WHERE id = ?').get(rowId) as Raw<AgentRow> | undefined;
+      return r && agentFrom(r);
+    });
+  }
+
+  /** Revoked incarnations of an agent id (or number) whose bus cleanup has not finished. */
+  pendingCleanups(tenantId?: string, agentId?: string, agentNumber?: string): AgentRow[] {
+    return this.run(() => {
+      const rows =
+        tenantId === undefined
+          ? this.db.prepare('SELECT * FROM agents WHERE cleanup_pending = 1').all()
+          : this.db
+              .prepare('SELECT * FROM agents WHERE cleanup_pending = 1 AND tenant_id = ? AND (agent_id = ? OR agent_number = ?)')
+              .all(tenantId, agentId, agentNumber);
+      return (rows as Raw<AgentRow>[]).map(agentFrom);
+    });
+  }
+
+  markCleanupDone(rowId: string): void {
+    this.run(() => this.db.prepare('UPDATE agents SET cleanup_pending = 0 WHERE id = ?').run(rowId));
+  }
+
+  /**
+   * Consumes the grant and records the new incarnation atomically. A refusal (grant
+   * consumed, revoked or expired meanwhile; agent id or number taken) spends nothing.
+   */
+  enroll(agent: NewAgent, apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>, now: number): EnrollOutcome {
+    try {
+      return this.enrollTx(agent, apiKey, now);
+    } catch (err) {
+      if (err instanceof NameTaken) return 'name_taken';
+      throw err;
+    }
+  }
+
+  private enrollTx(agent: NewAgent, apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>, now: number): EnrollOutcome {
+    return this.run(() =>
+      this.db.transaction((): EnrollOutcome => {
+        const consumed = this.db
+          .prepare(
+            'UPDATE grants SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at > ?',
+          )
+          .run(now, agent.id, agent.grant_id, now);
+        if (consumed.changes !== 1) return 'grant_unavailable';
+        const taken = this.db
+          .prepare('SELECT 1 FROM agents WHERE tenant_id = ? AND (agent_id = ? OR agent_number = ?) AND revoked_at IS NULL')
+          .get(agent.tenant_id, agent.agent_id, agent.agent_number);
+        if (taken) {
+          throw new NameTaken(); // rolls back the consumption
+        }
+        this.db
+          .prepare(
+            `INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key,
+               display_name, description, discoverable, grant_id, created_at)
+             VALUES (@id, @tenant_id, @agent_id, @agent_number, @capabilities, @signing_public_key, @encryption_public_key,
+               @display_name, @description, @discoverable, @grant_id, @created_at)`,
+          )
+          .run({ ...agent, capabilities: JSON.stringify(agent.capabilities), discoverable: agent.discoverable ? 1 : 0 });
+        this.insertApiKeyRaw({ ...apiKey, agent_row: agent.id });
+        return 'enrolled';
+      })(),
+    );
+  }
+
+  /** Marks the active incarnation revoked, its keys and challenges dead, cleanup pending. */
+  revokeAgent(tenantId: string, agentId: string, now: number): AgentRow | undefined {
+    return this.run(() =>
+      this.db.transaction((): AgentRow | undefined => {
+        const row = this.activeAgent(tenantId, agentId);
+        if (!row) return undefined;
+        this.db.prepare('UPDATE agents SET revoked_at = ?, cleanup_pending = 1 WHERE id = ?').run(now, row.id);
+        this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(now, row.id);
+        this.db.prepare('UPDATE challenges SET consumed_at = ? WHERE agent_row = ? AND consumed_at IS NULL').run(now, row.id);
+        return { ...row, revoked_at: now, cleanup_pending: true };
+      })(),
+    );
+  }
+
+  // API keys
+
+  private insertApiKeyRaw(k: Omit<ApiKeyRow, 'revoked_at'>): void {
+    this.db
+      .prepare('INSERT INTO api_keys (hash, agent_row, created_at, expires_at) VALUES (@hash, @agent_row, @created_at, @expires_at)')
+      .run(k);
+  }
+
+  /** Issues a new key for the incarnation and retires its earlier ones. */
+  replaceApiKey(k: Omit<ApiKeyRow, 'revoked_at'>): void {
+    this.run(() =>
+      this.db.transaction(() => {
+        this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(k.created_at, k.agent_row);
+        this.insertApiKeyRaw(k);
+      })(),
+    );
+  }
+
+  apiKey(hash: string): ApiKeyRow | undefined {
+    return this.run(() => this.db.prepare('SELECT * FROM api_keys WHERE hash = ?').get(hash) as ApiKeyRow | undefined);
+  }
+
+  // challenges
+
+  insertChallenge(c: Omit<ChallengeRow, 'consumed_at'>): void {
+    this.run(() =>
+      this.db
+        .prepare('INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (@id, @agent_row, @nonce, @created_at, @expires_at)')
+        .run(c),
+    );
+  }
+
+  /** Single use: returns the challenge only to the first caller. */
+  consumeChallenge(id: string, now: number): ChallengeRow | undefined {
+    return this.run(() =>
+      this.db.transaction((): ChallengeRow | undefined => {
+        const row = this.db.prepare('SELECT * FROM challenges WHERE id = ?').get(id) as ChallengeRow | undefined;
+        if (!row || row.consumed_at !== null) return undefined;
+        this.db.prepare('UPDATE challenges SET consumed_at = ? WHERE id = ?').run(now, id);
+        return row;
+      })(),
+    );
+  }
+
+  pruneChallenges(now: number): void {
+    this.run(() => this.db.prepare('DELETE FROM challenges WHERE expires_at < ?').run(now - 3600_000));
+  }
+
+  // bus users
+
+  busUsersOf(agentRow: string): Array<{ public_key: string; tenant_id: string }> {
+    return this.run(
+      () =>
+        this.db.prepare('SELECT public_key, tenant_id FROM bus_users WHERE agent_row = ? AND revoked_at IS NULL').all(agentRow) as Array<{
+          public_key: string;
+          tenant_id: string;
+        }>,
+    );
+  }
+
+  markBusUsersRevoked(agentRow: string, now: number): void {
+    this.run(() => this.db.prepare('UPDATE bus_users SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(now, agentRow));
+  }
+}
+
+export type EnrollOutcome = 'enrolled' | 'grant_unavailable' | 'name_taken';
+
+class NameTaken extends Error {
+  constructor() {
+    super('agent id or number already enrolled');
+    this.name = 'NameTaken';
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The exact bytes that agents sign. Each statement is canonical JSON with a `typ`
+ * that separates domains, so a signature made for one purpose never verifies for another.
+ */
+import { canonicalJsonBytes } from './canonical-json.js';
+import type { Capability } from './schemas/common.js';
+
+export interface EnrollmentProofFields {
+  grant_id: string;
+  deployment_id: string;
+  tenant_id: string;
+  agent_id: string;
+  agent_number: string;
+  capabilities: Capability[];
+  signing_public_key: string;
+  encryption_public_key: string;
+  issued_at: string;
+}
+
+export function enrollmentProofBytes(fields: EnrollmentProofFields): Uint8Array {
+  return canonicalJsonBytes({ typ: 'svc.enrollment-proof/v1', ...fields, capabilities: [...fields.capabilities].sort() });
+}
+
+export interface SignInFields {
+  challenge_id: string;
+  nonce: string;
+  agent_id: string;
+  deployment_id: string;
+  tenant_id: string;
+}
+
+export function signInProofBytes(fields: SignInFields): Uint8Array {
+  return canonicalJsonBytes({ typ: 'svc.sign-in/v1', ...fields });
+}
+
+/** Allowed clock skew for a signed enrollment proof's issued_at. */
+export const PROOF_MAX_SKEW_MS = 5 * 60 * 1000;
