@@ -1,5 +1,5 @@
 /** The relay's loggers. Secrets are redacted by path; tokens never appear in messages. */
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
@@ -20,5 +20,11 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   );
 }
 
-export type SubsystemName = 'relay:http' | 'relay:auth' | 'relay:enrollment' | 'relay:ledger' | 'relay:bus' | 'relay:deployment';
+export type SubsystemName =
+  | 'relay:http'
+  | 'relay:auth'
+  | 'relay:enrollment'
+  | 'relay:ledger'
+  | 'relay:bus'
+  | 'relay:deployment';
 export const subsystem = (root: Logger, name: SubsystemName): Logger => root.child({ subsystem: name });

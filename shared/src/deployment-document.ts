@@ -3,7 +3,7 @@
  * signs a JWS over the document; the trust bundle, distributed out of band, lists the
  * signer's public keys. Clients verify document ← bundle before trusting any relay key.
  */
-import { type JWK, compactVerify, importJWK } from 'jose';
+import { compactVerify, importJWK, type JWK } from 'jose';
 import { fromBase64url, fromUtf8 } from './base64url.js';
 
 export const DEPLOYMENT_DOCUMENT_TYPE = 'svc.deployment/v1';
@@ -67,7 +67,8 @@ export async function verifyDeploymentDocument(
   options: { now?: Date; expectedDeploymentId?: string } = {},
 ): Promise<DeploymentDocument> {
   const parts = jws.trim().split('.');
-  if (parts.length !== 3) throw new DeploymentTrustError('deployment_malformed', 'the deployment document is not a JWS');
+  if (parts.length !== 3)
+    throw new DeploymentTrustError('deployment_malformed', 'the deployment document is not a JWS');
   let header: { kid?: unknown; alg?: unknown; typ?: unknown };
   try {
     header = JSON.parse(fromUtf8(fromBase64url(parts[0] as string)));
@@ -78,13 +79,20 @@ export async function verifyDeploymentDocument(
     throw new DeploymentTrustError('deployment_untrusted', 'the deployment document is not signed with EdDSA');
   }
   const signer = bundle.signer_keys.find((k) => k.kid === header.kid);
-  if (!signer) throw new DeploymentTrustError('deployment_untrusted', 'the deployment document is signed by a key the trust bundle does not list');
+  if (!signer)
+    throw new DeploymentTrustError(
+      'deployment_untrusted',
+      'the deployment document is signed by a key the trust bundle does not list',
+    );
   let payload: Uint8Array;
   try {
     const key = await importJWK({ ...signer.jwk, alg: 'EdDSA' }, 'EdDSA');
     payload = (await compactVerify(jws.trim(), key, { algorithms: ['EdDSA'] })).payload;
   } catch {
-    throw new DeploymentTrustError('deployment_untrusted', 'the deployment document signature does not verify against the trust bundle');
+    throw new DeploymentTrustError(
+      'deployment_untrusted',
+      'the deployment document signature does not verify against the trust bundle',
+    );
   }
   let doc: DeploymentDocument;
   try {
@@ -96,15 +104,23 @@ export async function verifyDeploymentDocument(
     throw new DeploymentTrustError('deployment_malformed', 'the deployment document has an unknown type');
   }
   if (doc.deployment_id !== bundle.deployment_id) {
-    throw new DeploymentTrustError('deployment_mismatch', `the document is for deployment ${doc.deployment_id}, the trust bundle for ${bundle.deployment_id}`);
+    throw new DeploymentTrustError(
+      'deployment_mismatch',
+      `the document is for deployment ${doc.deployment_id}, the trust bundle for ${bundle.deployment_id}`,
+    );
   }
   if (options.expectedDeploymentId !== undefined && doc.deployment_id !== options.expectedDeploymentId) {
-    throw new DeploymentTrustError('deployment_mismatch', `expected deployment ${options.expectedDeploymentId}, got ${doc.deployment_id}`);
+    throw new DeploymentTrustError(
+      'deployment_mismatch',
+      `expected deployment ${options.expectedDeploymentId}, got ${doc.deployment_id}`,
+    );
   }
   const now = (options.now ?? new Date()).getTime();
   if (!(Date.parse(doc.expires_at) > now)) {
-    throw new DeploymentTrustError('deployment_expired', `the deployment document expired at ${doc.expires_at}; ask the operator to renew it`);
+    throw new DeploymentTrustError(
+      'deployment_expired',
+      `the deployment document expired at ${doc.expires_at}; ask the operator to renew it`,
+    );
   }
   return doc;
 }
-

@@ -52,7 +52,15 @@ export function encodeEnrollmentCode(
   return `${ENROLLMENT_CODE_PREFIX}.${payload}.${toBase64url(secret)}`;
 }
 
-const STRING_FIELDS = ['deployment_id', 'tenant_id', 'agent_id', 'agent_number', 'grant_id', 'expires_at', 'api_url'] as const;
+const STRING_FIELDS = [
+  'deployment_id',
+  'tenant_id',
+  'agent_id',
+  'agent_number',
+  'grant_id',
+  'expires_at',
+  'api_url',
+] as const;
 
 export function parseEnrollmentCode(code: string): ParsedEnrollmentCode {
   const parts = code.trim().split('.');
@@ -73,7 +81,8 @@ export function parseEnrollmentCode(code: string): ParsedEnrollmentCode {
   }
   const obj = raw as Record<string, unknown>;
   for (const f of [...STRING_FIELDS, 'kid', 'sig'] as const) {
-    if (typeof obj[f] !== 'string' || obj[f] === '') throw new EnrollmentCodeFormatError(`the enrollment code lacks ${f}`);
+    if (typeof obj[f] !== 'string' || obj[f] === '')
+      throw new EnrollmentCodeFormatError(`the enrollment code lacks ${f}`);
   }
   const caps = obj.capabilities;
   if (
@@ -89,7 +98,8 @@ export function parseEnrollmentCode(code: string): ParsedEnrollmentCode {
   } catch {
     throw new EnrollmentCodeFormatError('the enrollment code signature is damaged');
   }
-  if (signature.length !== 64) throw new EnrollmentCodeFormatError('the enrollment code signature has the wrong length');
+  if (signature.length !== 64)
+    throw new EnrollmentCodeFormatError('the enrollment code signature has the wrong length');
   const bindings = {
     deployment_id: obj.deployment_id as string,
     tenant_id: obj.tenant_id as string,

@@ -18,7 +18,11 @@ export interface EnrollmentProofFields {
 }
 
 export function enrollmentProofBytes(fields: EnrollmentProofFields): Uint8Array {
-  return canonicalJsonBytes({ typ: 'svc.enrollment-proof/v1', ...fields, capabilities: [...fields.capabilities].sort() });
+  return canonicalJsonBytes({
+    typ: 'svc.enrollment-proof/v1',
+    ...fields,
+    capabilities: [...fields.capabilities].sort(),
+  });
 }
 
 export interface SignInFields {

@@ -41,7 +41,8 @@ function requireHttps(name: string, value: string): string {
   } catch {
     return fail(`${name} is not a URL: ${value}`);
   }
-  if (url.protocol !== 'https:') fail(`${name} must be an https URL (got ${url.protocol}//…); the relay refuses non-https authorities`);
+  if (url.protocol !== 'https:')
+    fail(`${name} must be an https URL (got ${url.protocol}//…); the relay refuses non-https authorities`);
   return value;
 }
 
@@ -68,8 +69,12 @@ function authorityFrom(s: RawSettings): AuthorityConfig | undefined {
   const broker = s.SVC_RELAY_IDENTITY_BROKER_ENDPOINT;
   if (broker) {
     const base = requireHttps('SVC_RELAY_IDENTITY_BROKER_ENDPOINT', broker).replace(/\/+$/, '');
-    const clientId = s.SVC_RELAY_IDENTITY_BROKER_CLIENT_ID ?? fail('SVC_RELAY_IDENTITY_BROKER_CLIENT_ID is required with the identity broker');
-    const audience = s.SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE ?? fail('SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE is required (the relay API audience)');
+    const clientId =
+      s.SVC_RELAY_IDENTITY_BROKER_CLIENT_ID ??
+      fail('SVC_RELAY_IDENTITY_BROKER_CLIENT_ID is required with the identity broker');
+    const audience =
+      s.SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE ??
+      fail('SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE is required (the relay API audience)');
     return {
       issuer: `${base}/oidc`,
       jwksUrl: `${base}/oidc/jwks`,
@@ -86,8 +91,12 @@ function authorityFrom(s: RawSettings): AuthorityConfig | undefined {
   return {
     issuer,
     jwksUrl,
-    audience: s.SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE ?? fail('SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE is required with an issuer'),
-    clientId: s.SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID ?? fail('SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID is required with an issuer (the azp the relay accepts)'),
+    audience:
+      s.SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE ??
+      fail('SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE is required with an issuer'),
+    clientId:
+      s.SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID ??
+      fail('SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID is required with an issuer (the azp the relay accepts)'),
     caPem: readCa('SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE', s.SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE),
   };
 }
@@ -108,9 +117,12 @@ export function buildConfig(s: RawSettings): RelayConfig {
     .map((t) => t.trim())
     .filter(Boolean);
   if (tenants.length === 0) fail('SVC_RELAY_TENANTS must name at least one tenant');
-  for (const t of tenants) if (!/^[A-Za-z0-9_-]{1,128}$/.test(t)) fail(`invalid tenant id "${t}" (letters, digits, _ and -)`);
+  for (const t of tenants)
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(t)) fail(`invalid tenant id "${t}" (letters, digits, _ and -)`);
   if (s.SVC_RELAY_LEDGER_DSN_FILE) {
-    fail('SVC_RELAY_LEDGER_DSN_FILE (PostgreSQL ledger) is not supported by this build yet; unset it to use the embedded SQLite ledger');
+    fail(
+      'SVC_RELAY_LEDGER_DSN_FILE (PostgreSQL ledger) is not supported by this build yet; unset it to use the embedded SQLite ledger',
+    );
   }
   const deploymentId = s.SVC_RELAY_DEPLOYMENT_ID;
   if (deploymentId !== undefined && !/^[A-Za-z0-9_.-]{1,128}$/.test(deploymentId)) {

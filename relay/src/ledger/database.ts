@@ -5,8 +5,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import { SvcError } from '@svc/shared';
+import Database from 'better-sqlite3';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
 
 export type Db = Database.Database;
@@ -22,21 +22,30 @@ export function openDatabase(file: string): Db {
 }
 
 export function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): number[] {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT');
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
+  );
   const applied = new Set(
     (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version),
   );
   const latest = Math.max(0, ...applied);
   const known = Math.max(0, ...migrations.map((m) => m.version));
   if (latest > known) {
-    throw new SvcError('config_invalid', `the ledger is at schema version ${latest}, newer than this relay knows (${known}); upgrade svc-relay`);
+    throw new SvcError(
+      'config_invalid',
+      `the ledger is at schema version ${latest}, newer than this relay knows (${known}); upgrade svc-relay`,
+    );
   }
   const ran: number[] = [];
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (applied.has(m.version)) continue;
     db.transaction(() => {
       db.exec(m.up);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        Date.now(),
+      );
     })();
     ran.push(m.version);
   }

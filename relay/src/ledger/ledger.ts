@@ -142,7 +142,9 @@ export class Ledger {
         tenantId === undefined
           ? this.db.prepare('SELECT * FROM agents WHERE cleanup_pending = 1').all()
           : this.db
-              .prepare('SELECT * FROM agents WHERE cleanup_pending = 1 AND tenant_id = ? AND (agent_id = ? OR agent_number = ?)')
+              .prepare(
+                'SELECT * FROM agents WHERE cleanup_pending = 1 AND tenant_id = ? AND (agent_id = ? OR agent_number = ?)',
+              )
               .all(tenantId, agentId, agentNumber);
       return (rows as Raw<AgentRow>[]).map(agentFrom);
     });
@@ -175,7 +177,9 @@ export class Ledger {
           .run(now, agent.id, agent.grant_id, now);
         if (consumed.changes !== 1) return 'grant_unavailable';
         const taken = this.db
-          .prepare('SELECT 1 FROM agents WHERE tenant_id = ? AND (agent_id = ? OR agent_number = ?) AND revoked_at IS NULL')
+          .prepare(
+            'SELECT 1 FROM agents WHERE tenant_id = ? AND (agent_id = ? OR agent_number = ?) AND revoked_at IS NULL',
+          )
           .get(agent.tenant_id, agent.agent_id, agent.agent_number);
         if (taken) {
           throw new NameTaken(); // rolls back the consumption
@@ -187,7 +191,11 @@ export class Ledger {
              VALUES (@id, @tenant_id, @agent_id, @agent_number, @capabilities, @signing_public_key, @encryption_public_key,
                @display_name, @description, @discoverable, @grant_id, @created_at)`,
           )
-          .run({ ...agent, capabilities: JSON.stringify(agent.capabilities), discoverable: agent.discoverable ? 1 : 0 });
+          .run({
+            ...agent,
+            capabilities: JSON.stringify(agent.capabilities),
+            discoverable: agent.discoverable ? 1 : 0,
+          });
         this.insertApiKeyRaw({ ...apiKey, agent_row: agent.id });
         return 'enrolled';
       })(),
@@ -201,8 +209,12 @@ export class Ledger {
         const row = this.activeAgent(tenantId, agentId);
         if (!row) return undefined;
         this.db.prepare('UPDATE agents SET revoked_at = ?, cleanup_pending = 1 WHERE id = ?').run(now, row.id);
-        this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(now, row.id);
-        this.db.prepare('UPDATE challenges SET consumed_at = ? WHERE agent_row = ? AND consumed_at IS NULL').run(now, row.id);
+        this.db
+          .prepare('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL')
+          .run(now, row.id);
+        this.db
+          .prepare('UPDATE challenges SET consumed_at = ? WHERE agent_row = ? AND consumed_at IS NULL')
+          .run(now, row.id);
         return { ...row, revoked_at: now, cleanup_pending: true };
       })(),
     );
@@ -212,7 +224,9 @@ export class Ledger {
 
   private insertApiKeyRaw(k: Omit<ApiKeyRow, 'revoked_at'>): void {
     this.db
-      .prepare('INSERT INTO api_keys (hash, agent_row, created_at, expires_at) VALUES (@hash, @agent_row, @created_at, @expires_at)')
+      .prepare(
+        'INSERT INTO api_keys (hash, agent_row, created_at, expires_at) VALUES (@hash, @agent_row, @created_at, @expires_at)',
+      )
       .run(k);
   }
 
@@ -220,7 +234,9 @@ export class Ledger {
   replaceApiKey(k: Omit<ApiKeyRow, 'revoked_at'>): void {
     this.run(() =>
       this.db.transaction(() => {
-        this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(k.created_at, k.agent_row);
+        this.db
+          .prepare('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL')
+          .run(k.created_at, k.agent_row);
         this.insertApiKeyRaw(k);
       })(),
     );
@@ -235,7 +251,9 @@ export class Ledger {
   insertChallenge(c: Omit<ChallengeRow, 'consumed_at'>): void {
     this.run(() =>
       this.db
-        .prepare('INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (@id, @agent_row, @nonce, @created_at, @expires_at)')
+        .prepare(
+          'INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (@id, @agent_row, @nonce, @created_at, @expires_at)',
+        )
         .run(c),
     );
   }
@@ -261,7 +279,9 @@ export class Ledger {
   busUsersOf(agentRow: string): Array<{ public_key: string; tenant_id: string }> {
     return this.run(
       () =>
-        this.db.prepare('SELECT public_key, tenant_id FROM bus_users WHERE agent_row = ? AND revoked_at IS NULL').all(agentRow) as Array<{
+        this.db
+          .prepare('SELECT public_key, tenant_id FROM bus_users WHERE agent_row = ? AND revoked_at IS NULL')
+          .all(agentRow) as Array<{
           public_key: string;
           tenant_id: string;
         }>,
@@ -269,7 +289,11 @@ export class Ledger {
   }
 
   markBusUsersRevoked(agentRow: string, now: number): void {
-    this.run(() => this.db.prepare('UPDATE bus_users SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(now, agentRow));
+    this.run(() =>
+      this.db
+        .prepare('UPDATE bus_users SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL')
+        .run(now, agentRow),
+    );
   }
 }
 

@@ -12,7 +12,9 @@ export const GrantRequest = Type.Object(
     tenant_id: TenantId,
     agent_id: AgentId,
     agent_number: Type.Optional(AgentNumber),
-    ttl_seconds: Type.Optional(Type.Integer({ minimum: GRANT_TTL.min, maximum: GRANT_TTL.max, default: GRANT_TTL.default })),
+    ttl_seconds: Type.Optional(
+      Type.Integer({ minimum: GRANT_TTL.min, maximum: GRANT_TTL.max, default: GRANT_TTL.default }),
+    ),
     capabilities: Type.Array(Capability, { minItems: 1, maxItems: 2, uniqueItems: true }),
   },
   { additionalProperties: false },

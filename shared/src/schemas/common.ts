@@ -16,10 +16,9 @@ export const Base64url = Type.String({ pattern: '^[A-Za-z0-9_-]*$' });
 export const IsoTime = Type.String({ format: 'date-time' });
 
 export const CAPABILITIES = ['http-relay', 'nats-relay'] as const;
-export const Capability = Type.Union(
-  CAPABILITIES.map((c) => Type.Literal(c)),
-  { description: 'http-relay: baseline; nats-relay: leaf uplink identity only.' },
-);
+export const Capability = Type.Union([Type.Literal('http-relay'), Type.Literal('nats-relay')], {
+  description: 'http-relay: baseline; nats-relay: leaf uplink identity only.',
+});
 export type Capability = Static<typeof Capability>;
 
 export const ErrorResponse = Type.Object(

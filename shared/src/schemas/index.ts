@@ -1,3 +1,3 @@
-export * from './common.js';
 export * from './admin.js';
 export * from './agent-auth.js';
+export * from './common.js';

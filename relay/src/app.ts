@@ -1,0 +1,68 @@
+/**
+ * The HTTP application, built apart from `listen` so tests can use `app.inject()`.
+ * Plugins and routes are registered in a fixed order.
+ */
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { RelayContext } from './context.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
+import { agentMeRoutes } from './routes/agents/me.js';
+import { signInRoutes } from './routes/auth/sign-in.js';
+import { enrollmentRoutes } from './routes/enrollment.js';
+import { healthRoutes } from './routes/health.js';
+import type { TypedApp } from './routes/types.js';
+import { wellKnownRoutes } from './routes/well-known.js';
+
+export const RELAY_VERSION = '0.1.0';
+
+export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
+  const app = Fastify({
+    loggerInstance: ctx.logger.child({ subsystem: 'relay:http' }) as FastifyBaseLogger,
+    genReqId: () => randomUUID(),
+    bodyLimit: 1024 * 1024,
+    // Wrong types are errors, not silently coerced; unknown fields are refused by the schemas.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installErrorHandling(app);
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  // Every API route needs the ledger; when it cannot answer, say so up front (503 ledger_closed).
+  app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') ctx.ledger.ping();
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'svc relay API', version: RELAY_VERSION },
+      servers: [{ url: ctx.config.publicUrl }],
+      components: {
+        securitySchemes: {
+          oidc: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'OIDC access token of the configured authority',
+          },
+          apiKey: { type: 'http', scheme: 'bearer', description: 'svc_ak_… API key' },
+          accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'relay-issued access JWT' },
+        },
+      },
+    },
+  });
+
+  healthRoutes(app, ctx);
+  wellKnownRoutes(app, ctx);
+  enrollmentGrantRoutes(app, ctx);
+  enrollmentRoutes(app, ctx);
+  signInRoutes(app, ctx);
+  agentMeRoutes(app, ctx);
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  return app;
+}

@@ -1,0 +1,227 @@
+#!/usr/bin/env node
+/** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
+import { randomBytes } from 'node:crypto';
+import { CAPABILITIES, type Capability, SvcError } from '@svc/shared';
+import { Command, Option } from 'commander';
+import { RELAY_VERSION } from '../app.js';
+import { buildConfig, type RelayConfig } from '../config/config.js';
+import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
+import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
+import { openLocalState, startRelay } from '../index.js';
+import { mintGrant } from '../services/grants.js';
+
+interface CommonFlags {
+  config?: string;
+  listen?: string;
+  publicUrl?: string;
+  dataDir?: string;
+  deploymentId?: string;
+  tenants?: string;
+  natsUrl?: string;
+  logLevel?: string;
+  json?: boolean;
+}
+
+function withSettings(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'JSON file with settings (lower-case setting names)')
+    .option('--listen <host:port>', 'SVC_RELAY_LISTEN')
+    .option('--public-url <url>', 'SVC_RELAY_PUBLIC_URL')
+    .option('--data-dir <dir>', 'SVC_RELAY_DATA_DIR')
+    .option('--deployment-id <id>', 'SVC_RELAY_DEPLOYMENT_ID')
+    .option('--tenants <list>', 'SVC_RELAY_TENANTS (comma list; the first is the default)')
+    .option('--nats-url <url>', 'SVC_RELAY_NATS_URL')
+    .option('--log-level <level>', 'SVC_RELAY_LOG_LEVEL')
+    .option('--json', 'print JSON');
+}
+
+/** environment, then --config, then flags: each later source overrides the earlier. */
+function configFrom(flags: CommonFlags, extra: RawSettings = {}): RelayConfig {
+  const fromFlags: RawSettings = {};
+  const set = (k: keyof RawSettings, v: string | undefined) => {
+    if (v !== undefined) fromFlags[k] = v;
+  };
+  set('SVC_RELAY_LISTEN', flags.listen);
+  set('SVC_RELAY_PUBLIC_URL', flags.publicUrl);
+  set('SVC_RELAY_DATA_DIR', flags.dataDir);
+  set('SVC_RELAY_DEPLOYMENT_ID', flags.deploymentId);
+  set('SVC_RELAY_TENANTS', flags.tenants);
+  set('SVC_RELAY_NATS_URL', flags.natsUrl);
+  set('SVC_RELAY_LOG_LEVEL', flags.logLevel);
+  return buildConfig(
+    mergeSettings(extra, settingsFromEnv(process.env), flags.config ? settingsFromFile(flags.config) : {}, fromFlags),
+  );
+}
+
+function out(flags: { json?: boolean }, json: unknown, text: string): void {
+  process.stdout.write(flags.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
+}
+
+async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Promise<void> {
+  const relay = await startRelay(config, { autoInitDeployment: dev });
+  const stop = (signal: string) => {
+    relay.context.logger.info({ signal }, 'shutting down');
+    relay.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  if (dev) {
+    const ctx = relay.context;
+    const agentId = `agent-${randomBytes(3).toString('hex')}`;
+    const grant = mintGrant(ctx, {
+      tenantId: config.defaultTenant,
+      agentId,
+      capabilities: ['http-relay'],
+      createdBy: 'local-operator',
+    });
+    const bundle = deploymentPaths(config.dataDir).trustBundle;
+    out(
+      flags,
+      {
+        url: relay.url,
+        public_url: config.publicUrl,
+        deployment_id: ctx.deployment.deploymentId,
+        trust_bundle: bundle,
+        ...grant,
+      },
+      [
+        `svc-relay ${RELAY_VERSION} (dev) listening on ${relay.url}`,
+        `  deployment ${ctx.deployment.deploymentId}, tenant ${config.defaultTenant}, data in ${config.dataDir}`,
+        `  trust bundle: ${bundle}`,
+        '',
+        `Enrollment code for agent ${agentId} (single use, expires ${grant.expires_at}):`,
+        '',
+        `  svc deployment fetch --url ${config.publicUrl} --trust ${bundle} --name dev`,
+        `  svc register --enrollment-grant ${grant.enrollment_code}`,
+        '',
+        'Mint more with: svc-relay grant --agent-id <id>   ·   stop with Ctrl-C',
+      ].join('\n'),
+    );
+  }
+}
+
+function program(): Command {
+  const root = new Command('svc-relay')
+    .description('svc relay: end-to-end encrypted messaging between agents')
+    .version(RELAY_VERSION, '--version')
+    .showHelpAfterError();
+
+  withSettings(root.command('serve').description('run the relay (settings: environment, --config, flags)')).action(
+    async (flags: CommonFlags) => serve(configFrom(flags), false, flags),
+  );
+
+  withSettings(
+    root
+      .command('dev')
+      .description('run the relay on embedded defaults with a generated deployment; prints an enrollment code'),
+  ).action(async (flags: CommonFlags) => serve(configFrom(flags), true, flags));
+
+  const deployment = root.command('deployment').description('the deployment identity');
+  withSettings(
+    deployment.command('init').description('create the deployment signer, relay key, trust bundle and signed document'),
+  ).action(async (flags: CommonFlags) => {
+    const config = configFrom(flags);
+    const d = await initDeployment(config.dataDir, {
+      deploymentId: config.deploymentId,
+      publicUrl: config.publicUrl,
+      tenants: config.tenants,
+    });
+    out(
+      flags,
+      {
+        deployment_id: d.deploymentId,
+        trust_bundle: d.paths.trustBundle,
+        signer: d.paths.signer,
+        document: d.paths.document,
+      },
+      [
+        `deployment ${d.deploymentId} created in ${config.dataDir}`,
+        `  trust bundle (give it to agent owners out of band): ${d.paths.trustBundle}`,
+        `  deployment signer (keep safe; may be moved offline): ${d.paths.signer}`,
+      ].join('\n'),
+    );
+  });
+
+  withSettings(root.command('grant').description('mint a single-use enrollment grant locally (no token needed)'))
+    .requiredOption('--agent-id <id>', 'internal agent identifier')
+    .option('--agent-number <number>', 'public agent number (default: the agent id)')
+    .option('--tenant <id>', 'tenant (default: the first of SVC_RELAY_TENANTS)')
+    .addOption(new Option('--capability <cap...>', 'capabilities').choices([...CAPABILITIES]).default(['http-relay']))
+    .option('--ttl <seconds>', 'lifetime of the grant in seconds', (v) => Number.parseInt(v, 10))
+    .action(
+      async (
+        flags: CommonFlags & {
+          agentId: string;
+          agentNumber?: string;
+          tenant?: string;
+          capability: Capability[];
+          ttl?: number;
+        },
+      ) => {
+        const config = configFrom(flags);
+        const { deployment, ledger } = await openLocalState(config);
+        try {
+          const grant = mintGrant(
+            { config, deployment, ledger, now: Date.now },
+            {
+              tenantId: flags.tenant ?? config.defaultTenant,
+              agentId: flags.agentId,
+              agentNumber: flags.agentNumber,
+              capabilities: flags.capability,
+              ttlSeconds: flags.ttl,
+              createdBy: 'local-operator',
+            },
+          );
+          out(
+            flags,
+            grant,
+            `${grant.enrollment_code}\n\nRegister with: svc register --enrollment-grant ${grant.enrollment_code}`,
+          );
+        } finally {
+          ledger.close();
+        }
+      },
+    );
+
+  const agent = root.command('agent').description('agent identities');
+  withSettings(agent.command('revoke').description('revoke an agent: its API keys, tokens and bus users stop working'))
+    .requiredOption('--agent-id <id>', 'internal agent identifier')
+    .option('--tenant <id>', 'tenant (default: the first of SVC_RELAY_TENANTS)')
+    .action(async (flags: CommonFlags & { agentId: string; tenant?: string }) => {
+      const config = configFrom(flags);
+      const { ledger } = await openLocalState(config);
+      try {
+        const tenant = flags.tenant ?? config.defaultTenant;
+        const row = ledger.revokeAgent(tenant, flags.agentId, Date.now());
+        if (!row) throw new SvcError('not_found', `no active agent ${flags.agentId} in tenant ${tenant}`);
+        out(
+          flags,
+          {
+            agent_id: row.agent_id,
+            tenant_id: tenant,
+            revoked_at: new Date(row.revoked_at as number).toISOString(),
+            cleanup_pending: true,
+          },
+          `revoked ${row.agent_id} in tenant ${tenant}; the running relay finishes the bus cleanup`,
+        );
+      } finally {
+        ledger.close();
+      }
+    });
+  return root;
+}
+
+program()
+  .parseAsync(process.argv)
+  .catch((err: unknown) => {
+    const json = process.argv.includes('--json');
+    const e = err instanceof SvcError ? err : undefined;
+    const code = e?.code ?? 'internal_error';
+    const message = e?.message ?? (err as Error).message ?? String(err);
+    if (json) process.stdout.write(`${JSON.stringify({ error: code, message })}\n`);
+    else process.stderr.write(`svc-relay: ${message}${e ? ` (${code})` : ''}\n`);
+    process.exit(code === 'config_invalid' ? 2 : 1);
+  });

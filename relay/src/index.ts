@@ -1,0 +1,130 @@
+/**
+ * The relay as a library: createRelay(config) → start() / close(). The `svc-relay`
+ * binary only parses arguments and calls this; tests build the same object.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import { createAdminTokenVerifier } from './auth/admin-token.js';
+import { Bus } from './bus/index.js';
+import type { RelayConfig } from './config/config.js';
+import type { RelayContext } from './context.js';
+import { hasDeployment, initDeployment, loadDeployment } from './deployment/deployment.js';
+import { Ledger } from './ledger/ledger.js';
+import { createLogger, subsystem } from './logger.js';
+import type { TypedApp } from './routes/types.js';
+import { runPendingCleanups } from './services/revocation.js';
+
+export { RELAY_VERSION } from './app.js';
+export { buildConfig, type RelayConfig } from './config/config.js';
+export { mergeSettings, SETTINGS, settingsFromEnv, settingsFromFile } from './config/env.js';
+
+export interface Relay {
+  readonly context: RelayContext;
+  readonly app: TypedApp;
+  /** The address the HTTP server listens on (after start). */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export interface CreateRelayOptions {
+  logger?: Logger;
+  /** Create a deployment in the data dir when there is none (`svc-relay dev`). */
+  autoInitDeployment?: boolean;
+  /** Period of the background revocation-cleanup loop. */
+  cleanupIntervalMs?: number;
+}
+
+export const ledgerPath = (dataDir: string): string => join(dataDir, 'ledger.db');
+
+/** Opens the pieces that do not need the network: deployment and ledger (used by operator commands too). */
+export async function openLocalState(config: RelayConfig, autoInit = false) {
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const deploymentOptions = { publicUrl: config.publicUrl, tenants: config.tenants, deploymentId: config.deploymentId };
+  const deployment =
+    autoInit && !hasDeployment(config.dataDir)
+      ? await initDeployment(config.dataDir, deploymentOptions)
+      : await loadDeployment(config.dataDir, deploymentOptions);
+  const ledger = Ledger.open(ledgerPath(config.dataDir));
+  return { deployment, ledger };
+}
+
+export async function startRelay(config: RelayConfig, options: CreateRelayOptions = {}): Promise<Relay> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const { deployment, ledger } = await openLocalState(config, options.autoInitDeployment);
+  let bus: Bus | undefined;
+  try {
+    bus = await Bus.start({
+      dataDir: config.dataDir,
+      tenants: config.tenants,
+      logger: subsystem(logger, 'relay:bus'),
+      natsUrl: config.nats.url,
+      operatorSeedFile: config.nats.operatorSeedFile,
+      systemCredsFile: config.nats.systemCredsFile,
+    });
+    const context: RelayContext = {
+      config,
+      deployment,
+      ledger,
+      bus,
+      adminVerifier: config.authority
+        ? createAdminTokenVerifier(
+            {
+              issuer: config.authority.issuer,
+              audience: config.authority.audience,
+              clientId: config.authority.clientId,
+              jwksUrl: config.authority.jwksUrl,
+              caPem: config.authority.caPem,
+              deploymentId: deployment.deploymentId,
+              tenants: config.tenants,
+            },
+            subsystem(logger, 'relay:auth'),
+          )
+        : undefined,
+      logger,
+      now: Date.now,
+    };
+    const app = await buildApp(context);
+    const url = await app.listen({ host: config.host, port: config.port });
+    logger.info({ url, deployment_id: deployment.deploymentId, tenants: config.tenants }, 'relay listening');
+
+    let cleaning = false;
+    const timer = setInterval(() => {
+      if (cleaning || !ledger.isOpen) return;
+      cleaning = true;
+      try {
+        ledger.pruneChallenges(Date.now());
+      } catch {
+        // ledger trouble is reported by /readyz and the routes
+      }
+      runPendingCleanups(context)
+        .catch(() => undefined)
+        .finally(() => {
+          cleaning = false;
+        });
+    }, options.cleanupIntervalMs ?? 5000);
+    timer.unref();
+
+    let closing: Promise<void> | undefined;
+    return {
+      context,
+      app,
+      url,
+      close() {
+        closing ??= (async () => {
+          clearInterval(timer);
+          await app.close();
+          await bus?.close();
+          ledger.close();
+          logger.info('relay stopped');
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await bus?.close().catch(() => undefined);
+    ledger.close();
+    throw err;
+  }
+}

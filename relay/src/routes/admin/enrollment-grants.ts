@@ -1,0 +1,43 @@
+import { ErrorResponse, GrantRequest, GrantResponse, SvcError } from '@svc/shared';
+import type { RelayContext } from '../../context.js';
+import { requireAdmin } from '../../http/auth-hooks.js';
+import { mintGrant } from '../../services/grants.js';
+import type { TypedApp } from '../types.js';
+
+export const GRANT_SCOPE = 'enrollment:grant';
+
+export function enrollmentGrantRoutes(app: TypedApp, ctx: RelayContext): void {
+  app.post(
+    '/api/v1/admin/enrollment/grants',
+    {
+      onRequest: requireAdmin(ctx),
+      schema: {
+        summary: 'Mint a single-use enrollment grant',
+        security: [{ oidc: [GRANT_SCOPE] }],
+        body: GrantRequest,
+        response: { 201: GrantResponse, '4xx': ErrorResponse, '5xx': ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const admin = request.admin as NonNullable<typeof request.admin>;
+      const body = request.body;
+      if (!admin.scopes.includes(GRANT_SCOPE)) throw new SvcError('insufficient_scope');
+      if (body.deployment_id !== ctx.deployment.deploymentId || body.deployment_id !== admin.deploymentId) {
+        throw new SvcError('binding_mismatch', 'deployment_id does not match this relay and the token');
+      }
+      if (body.tenant_id !== admin.tenantId || !ctx.config.tenants.includes(body.tenant_id)) {
+        throw new SvcError('binding_mismatch', "tenant_id does not match the token's tenant");
+      }
+      const grant = mintGrant(ctx, {
+        tenantId: body.tenant_id,
+        agentId: body.agent_id,
+        agentNumber: body.agent_number,
+        capabilities: body.capabilities,
+        ttlSeconds: body.ttl_seconds,
+        createdBy: `oidc:${admin.subject}`,
+      });
+      request.log.info({ grant_id: grant.grant_id, tenant_id: grant.tenant_id, by: admin.subject }, 'grant minted');
+      return reply.status(201).send(grant);
+    },
+  );
+}

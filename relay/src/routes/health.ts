@@ -1,0 +1,20 @@
+import type { RelayContext } from '../context.js';
+import type { TypedApp } from './types.js';
+
+export function healthRoutes(app: TypedApp, ctx: RelayContext): void {
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+
+  // Ready when the ledger answers and the bus round-trips.
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const checks: Record<string, { ok: boolean; detail?: string }> = {};
+    try {
+      ctx.ledger.ping();
+      checks.ledger = { ok: true };
+    } catch (err) {
+      checks.ledger = { ok: false, detail: (err as Error).message };
+    }
+    checks.bus = ctx.bus ? await ctx.bus.health() : { ok: false, detail: 'no message bus' };
+    const ok = Object.values(checks).every((c) => c.ok);
+    return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not_ready', checks });
+  });
+}

@@ -1,0 +1,86 @@
+/** Minting single-use enrollment grants (the admin route and `svc-relay grant` share this). */
+import { randomBytes, sign } from 'node:crypto';
+import { Value } from '@sinclair/typebox/value';
+import {
+  AgentNumber,
+  type Capability,
+  type EnrollmentBindings,
+  encodeEnrollmentCode,
+  enrollmentCodeSigningBytes,
+  GRANT_TTL,
+  type GrantResponse,
+  SvcError,
+} from '@svc/shared';
+import { hashSecret } from '../auth/agent-credentials.js';
+import type { RelayContext } from '../context.js';
+
+export interface MintGrantInput {
+  tenantId: string;
+  agentId: string;
+  agentNumber?: string | undefined;
+  capabilities: Capability[];
+  ttlSeconds?: number | undefined;
+  /** who asked: the admin token's subject, or "local-operator" */
+  createdBy: string;
+}
+
+type GrantContext = Pick<RelayContext, 'config' | 'deployment' | 'ledger' | 'now'>;
+
+export function mintGrant(ctx: GrantContext, input: MintGrantInput): GrantResponse {
+  const agentNumber = input.agentNumber ?? input.agentId;
+  // Validated before anything is persisted: an agent id with . or : needs an explicit number.
+  if (!Value.Check(AgentNumber, agentNumber)) {
+    throw new SvcError(
+      'validation_failed',
+      input.agentNumber === undefined
+        ? 'agent_id is not a valid agent number (letters, digits, _ and -, at most 128); give agent_number separately'
+        : 'agent_number must be letters, digits, _ and -, at most 128 characters',
+    );
+  }
+  if (!ctx.config.tenants.includes(input.tenantId)) {
+    throw new SvcError('binding_mismatch', `tenant ${input.tenantId} is not served by this relay`);
+  }
+  const ttl = input.ttlSeconds ?? GRANT_TTL.default;
+  if (!Number.isInteger(ttl) || ttl < GRANT_TTL.min || ttl > GRANT_TTL.max) {
+    throw new SvcError('validation_failed', `ttl_seconds must be an integer from ${GRANT_TTL.min} to ${GRANT_TTL.max}`);
+  }
+  const capabilities = [...new Set(input.capabilities)].sort();
+  if (capabilities.length === 0)
+    throw new SvcError('validation_failed', 'capabilities must name at least one capability');
+  const now = ctx.now();
+  const grantId = `grt_${randomBytes(12).toString('base64url')}`;
+  const secret = randomBytes(32);
+  const expiresAt = now + ttl * 1000;
+  const bindings: EnrollmentBindings = {
+    deployment_id: ctx.deployment.deploymentId,
+    tenant_id: input.tenantId,
+    agent_id: input.agentId,
+    agent_number: agentNumber,
+    capabilities,
+    grant_id: grantId,
+    expires_at: new Date(expiresAt).toISOString(),
+    api_url: ctx.config.publicUrl,
+  };
+  const key = ctx.deployment.relayKey;
+  const signature = sign(null, enrollmentCodeSigningBytes(bindings, key.kid), key.privateKey);
+  ctx.ledger.insertGrant({
+    id: grantId,
+    tenant_id: input.tenantId,
+    agent_id: input.agentId,
+    agent_number: agentNumber,
+    capabilities,
+    secret_hash: hashSecret(secret),
+    created_by: input.createdBy,
+    created_at: now,
+    expires_at: expiresAt,
+  });
+  return {
+    enrollment_code: encodeEnrollmentCode(bindings, key.kid, signature, secret),
+    capabilities,
+    grant_id: grantId,
+    agent_id: input.agentId,
+    agent_number: agentNumber,
+    tenant_id: input.tenantId,
+    expires_at: bindings.expires_at,
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Revocation of an agent incarnation and the cleanup it needs on the bus: its NATS
+ * users are revoked in the tenant account JWT and its undelivered envelopes (sealed
+ * to keys that are now dead) are purged. Cleanup that cannot finish stays pending;
+ * re-enrollment of the same agent id waits for it (503 revocation_unavailable).
+ */
+
+import { jetstreamManager } from '@nats-io/jetstream';
+import { SvcError } from '@svc/shared';
+import type { RelayContext } from '../context.js';
+import type { AgentRow } from '../ledger/ledger.js';
+
+type Ctx = Pick<RelayContext, 'ledger' | 'bus' | 'logger' | 'now'>;
+
+export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void> {
+  const bus = ctx.bus;
+  if (!bus) throw new SvcError('revocation_unavailable', undefined, { detail: 'no message bus' });
+  try {
+    const users = ctx.ledger.busUsersOf(row.id);
+    if (users.length > 0) {
+      await bus.revokeUsers(
+        row.tenant_id,
+        users.map((u) => u.public_key),
+      );
+      ctx.ledger.markBusUsersRevoked(row.id, ctx.now());
+    }
+    const nc = await bus.tenantConnection(row.tenant_id);
+    const jsm = await jetstreamManager(nc, { timeout: 2000 });
+    await jsm.streams.purge('SVC_MSGS', { filter: `msg.${row.agent_number}` });
+  } catch (err) {
+    if (err instanceof SvcError && err.code === 'ledger_closed') throw err;
+    ctx.logger.warn({ agent_row: row.id, err: (err as Error).message }, 'revocation cleanup could not finish');
+    throw new SvcError('revocation_unavailable', undefined, { detail: (err as Error).message, cause: err });
+  }
+  ctx.ledger.markCleanupDone(row.id);
+  ctx.logger.info({ agent_row: row.id, tenant_id: row.tenant_id }, 'revocation cleanup finished');
+}
+
+/** Finishes every pending cleanup it can; failures stay pending for the next round. */
+export async function runPendingCleanups(ctx: Ctx): Promise<number> {
+  let done = 0;
+  for (const row of ctx.ledger.pendingCleanups()) {
+    try {
+      await cleanupIncarnation(ctx, row);
+      done++;
+    } catch {
+      // logged in cleanupIncarnation; retried on the next round
+    }
+  }
+  return done;
+}

@@ -1,0 +1,117 @@
+/**
+ * Challenge sign-in and the API key → access JWT exchange. A challenge is a random
+ * nonce that lives 60 s and is consumed by its first use. An expired (not revoked)
+ * credential may sign in: that is how an agent recovers without a new grant.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  type ChallengeRequest,
+  type ChallengeResponse,
+  type Credentials,
+  type SignInRequest,
+  SvcError,
+  signInProofBytes,
+  type TokenResponse,
+} from '@svc/shared';
+import { hashSecret, issueAccessToken, newApiKey } from '../auth/agent-credentials.js';
+import type { RelayContext } from '../context.js';
+import type { AgentRow } from '../ledger/ledger.js';
+import { verifyEd25519 } from './enrollment.js';
+
+export const CHALLENGE_TTL_MS = 60_000;
+
+export function createChallenge(ctx: RelayContext, body: ChallengeRequest): ChallengeResponse {
+  const refuse = (reason: string): never => {
+    throw new SvcError('invalid_challenge_request', undefined, { detail: reason });
+  };
+  if (body.deployment_id !== ctx.deployment.deploymentId) refuse('wrong deployment');
+  if (!ctx.config.tenants.includes(body.tenant_id)) refuse('unknown tenant');
+  const agent = ctx.ledger.activeAgent(body.tenant_id, body.agent_id) ?? refuse('unknown or revoked agent');
+  const now = ctx.now();
+  const challenge = {
+    id: `chl_${randomBytes(16).toString('base64url')}`,
+    agent_row: agent.id,
+    nonce: randomBytes(32).toString('base64url'),
+    created_at: now,
+    expires_at: now + CHALLENGE_TTL_MS,
+  };
+  ctx.ledger.insertChallenge(challenge);
+  return {
+    challenge_id: challenge.id,
+    nonce: challenge.nonce,
+    expires_at: new Date(challenge.expires_at).toISOString(),
+  };
+}
+
+export async function signIn(ctx: RelayContext, body: SignInRequest): Promise<Credentials> {
+  const refuse = (reason: string): never => {
+    throw new SvcError('invalid_sign_in', undefined, { detail: reason });
+  };
+  const now = ctx.now();
+  const challenge = ctx.ledger.consumeChallenge(body.challenge_id, now) ?? refuse('unknown or spent challenge');
+  if (challenge.expires_at <= now) refuse('stale challenge');
+  const agent = ctx.ledger.agentByRow(challenge.agent_row) ?? refuse('challenge for a vanished agent');
+  if (agent.revoked_at !== null) refuse('agent revoked');
+  if (agent.agent_id !== body.agent_id) refuse('challenge issued to another agent');
+  const proof = signInProofBytes({
+    challenge_id: challenge.id,
+    nonce: challenge.nonce,
+    agent_id: agent.agent_id,
+    deployment_id: ctx.deployment.deploymentId,
+    tenant_id: agent.tenant_id,
+  });
+  if (!verifyEd25519(agent.signing_public_key, proof, body.signature)) refuse('wrong signature');
+  const apiKey = newApiKey();
+  const expiresAt = now + ctx.config.apiKeyTtlSeconds * 1000;
+  ctx.ledger.replaceApiKey({ hash: apiKey.hash, agent_row: agent.id, created_at: now, expires_at: expiresAt });
+  ctx.logger.info({ tenant_id: agent.tenant_id, agent_id: agent.agent_id }, 'agent signed in');
+  const access = await accessTokenFor(ctx, agent, now);
+  return {
+    agent_id: agent.agent_id,
+    agent_number: agent.agent_number,
+    tenant_id: agent.tenant_id,
+    deployment_id: ctx.deployment.deploymentId,
+    capabilities: agent.capabilities,
+    api_key: apiKey.key,
+    api_key_expires_at: new Date(expiresAt).toISOString(),
+    access_token: access.token,
+    access_token_expires_at: access.expiresAt.toISOString(),
+  };
+}
+
+function accessTokenFor(ctx: RelayContext, agent: AgentRow, now: number) {
+  return issueAccessToken(
+    ctx.deployment.relayKey,
+    {
+      sub: agent.agent_id,
+      svc_agent_number: agent.agent_number,
+      svc_deployment_id: ctx.deployment.deploymentId,
+      svc_tenant_id: agent.tenant_id,
+      svc_capabilities: agent.capabilities,
+    },
+    ctx.config.publicUrl,
+    now,
+  );
+}
+
+/** API key → access JWT carrying the capabilities granted at enrollment. */
+export async function exchangeApiKey(ctx: RelayContext, apiKey: string | undefined): Promise<TokenResponse> {
+  const refuse = (reason: string): never => {
+    throw new SvcError('invalid_api_key', undefined, { detail: reason });
+  };
+  if (!apiKey?.startsWith('svc_ak_')) refuse('no API key');
+  const now = ctx.now();
+  const row = ctx.ledger.apiKey(hashSecret(apiKey as string)) ?? refuse('unknown API key');
+  if (row.revoked_at !== null) refuse('API key revoked or replaced');
+  if (row.expires_at <= now) refuse('API key expired');
+  const agent = ctx.ledger.agentByRow(row.agent_row) ?? refuse('agent vanished');
+  if (agent.revoked_at !== null) refuse('agent revoked');
+  const access = await accessTokenFor(ctx, agent, now);
+  return {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: Math.round((access.expiresAt.getTime() - now) / 1000),
+    expires_at: access.expiresAt.toISOString(),
+    capabilities: agent.capabilities,
+  };
+}
