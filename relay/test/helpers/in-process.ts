@@ -1,0 +1,72 @@
+/** An in-process relay app (no bus) for route tests through app.inject(). */
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.js';
+import { type AdminAuthorityConfig, createAdminTokenVerifier } from '../../src/auth/admin-token.js';
+import { buildConfig, type RelayConfig } from '../../src/config/config.js';
+import type { RelayContext } from '../../src/context.js';
+import { initDeployment } from '../../src/deployment/deployment.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import type { TypedApp } from '../../src/routes/types.js';
+import { tempDir } from './relay-process.js';
+
+export interface InProcessRelay {
+  app: TypedApp;
+  ctx: RelayContext;
+  config: RelayConfig;
+  logLines: string[];
+  /** shift the relay's clock */
+  advance(ms: number): void;
+  close(): Promise<void>;
+}
+
+export async function inProcessRelay(
+  opts: {
+    tenants?: string[];
+    authority?: Omit<AdminAuthorityConfig, 'deploymentId' | 'tenants'>;
+    deploymentId?: string;
+  } = {},
+): Promise<InProcessRelay> {
+  const dataDir = tempDir('svc-relay-inproc-');
+  const tenants = opts.tenants ?? ['default'];
+  const config = buildConfig({
+    SVC_RELAY_DATA_DIR: dataDir,
+    SVC_RELAY_TENANTS: tenants.join(','),
+    SVC_RELAY_LISTEN: '127.0.0.1:8787',
+    ...(opts.deploymentId ? { SVC_RELAY_DEPLOYMENT_ID: opts.deploymentId } : {}),
+  });
+  const deployment = await initDeployment(dataDir, {
+    deploymentId: config.deploymentId,
+    publicUrl: config.publicUrl,
+    tenants,
+  });
+  const ledger = Ledger.open(`${dataDir}/ledger.db`);
+  const logLines: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
+  let offset = 0;
+  const ctx: RelayContext = {
+    config,
+    deployment,
+    ledger,
+    bus: undefined,
+    adminVerifier: opts.authority
+      ? createAdminTokenVerifier({ ...opts.authority, deploymentId: deployment.deploymentId, tenants }, logger)
+      : undefined,
+    logger,
+    now: () => Date.now() + offset,
+  };
+  const app = await buildApp(ctx);
+  await app.ready();
+  return {
+    app,
+    ctx,
+    config,
+    logLines,
+    advance: (ms) => {
+      offset += ms;
+    },
+    close: async () => {
+      await app.close();
+      ledger.close();
+    },
+  };
+}

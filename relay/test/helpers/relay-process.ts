@@ -1,0 +1,148 @@
+/**
+ * Runs the real `svc-relay` binary (from the TypeScript sources, through tsx) as a
+ * child process on a free port and a temp data dir. Its log is kept in the data dir.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../src/bin/svc-relay.ts', import.meta.url));
+const NODE_ARGS = ['--conditions=source', '--import', 'tsx', BIN];
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export const tempDir = (prefix = 'svc-relay-test-'): string => mkdtempSync(join(tmpdir(), prefix));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one svc-relay command to completion. */
+export function runRelayCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface RelayProcess {
+  url: string;
+  port: number;
+  dataDir: string;
+  env: Record<string, string>;
+  child: ChildProcess;
+  /** everything the process printed on stdout so far */
+  stdout(): string;
+  logFile: string;
+  natsPid(): number;
+  /** sends the signal and waits for exit; returns the exit code */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface SpawnRelayOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  command?: 'serve' | 'dev';
+  args?: string[];
+  /** run `deployment init` first (serve needs a deployment) */
+  init?: boolean;
+}
+
+export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<RelayProcess> {
+  const dataDir = options.dataDir ?? tempDir();
+  const port = await freePort();
+  const env: Record<string, string> = {
+    SVC_RELAY_DATA_DIR: dataDir,
+    SVC_RELAY_LISTEN: `127.0.0.1:${port}`,
+    SVC_RELAY_LOG_LEVEL: 'debug',
+    ...options.env,
+  };
+  const command = options.command ?? 'serve';
+  if (command === 'serve' && options.init !== false) {
+    const init = await runRelayCli(['deployment', 'init', '--json'], env);
+    if (init.code !== 0 && !/already holds deployment/.test(init.stderr)) {
+      throw new Error(`deployment init failed: ${init.stderr}`);
+    }
+  }
+  const logFile = join(dataDir, `relay-${Date.now()}.log`);
+  const log = createWriteStream(logFile);
+  const child = spawn(process.execPath, [...NODE_ARGS, command, ...(options.args ?? [])], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.pipe(log);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`svc-relay exited early (${child.exitCode}); log: ${logFile}`);
+    try {
+      const r = await fetch(`${url}/readyz`);
+      if (r.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`svc-relay did not become ready; log: ${logFile}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (command === 'dev') {
+    // dev prints its banner (with the enrollment code) right after listening
+    while (!out.includes('svc register') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    port,
+    dataDir,
+    env,
+    child,
+    stdout: () => out,
+    logFile,
+    natsPid: () => Number(readFileSync(join(dataDir, 'nats', 'nats-server.pid'), 'utf8').trim()),
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
