@@ -63,7 +63,7 @@ export async function verifyAccessToken(
   issuer: string,
 ): Promise<AccessTokenClaims & { iat: number }> {
   try {
-    const { payload } = await jwtVerify(token, key.privateKey, {
+    const { payload } = await jwtVerify(token, key.publicKey, {
       algorithms: ['EdDSA'],
       issuer,
       audience: `${issuer}/api/v1`,

@@ -1,5 +1,5 @@
 /** Ed25519 key files (private JWK, 0600) for the deployment signer and the relay key. */
-import { createHash, createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { JWK } from 'jose';
@@ -13,6 +13,7 @@ export interface Ed25519KeyFile {
 export interface LoadedKey {
   kid: string;
   privateKey: KeyObject;
+  publicKey: KeyObject;
   publicJwk: JWK;
 }
 
@@ -31,7 +32,12 @@ export function generateKeyFile(path: string): Ed25519KeyFile {
 export function readKeyFile(path: string): LoadedKey {
   const file = JSON.parse(readFileSync(path, 'utf8')) as Ed25519KeyFile;
   const privateKey = createPrivateKey({ key: file.jwk, format: 'jwk' });
-  return { kid: file.kid, privateKey, publicJwk: { kty: 'OKP', crv: 'Ed25519', x: file.jwk.x } };
+  return {
+    kid: file.kid,
+    privateKey,
+    publicKey: createPublicKey(privateKey),
+    publicJwk: { kty: 'OKP', crv: 'Ed25519', x: file.jwk.x },
+  };
 }
 
 export const keyFileExists = (path: string): boolean => existsSync(path);

@@ -41,7 +41,7 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
   const b = code.bindings;
   const relayKey = ctx.deployment.relayKey;
   if (code.kid !== relayKey.kid) refuse('code signed by an unknown relay key');
-  if (!verify(null, enrollmentCodeSigningBytes(b, code.kid), createPublicKey(relayKey.privateKey), code.signature)) {
+  if (!verify(null, enrollmentCodeSigningBytes(b, code.kid), relayKey.publicKey, code.signature)) {
     refuse('code signature does not verify');
   }
   if (b.deployment_id !== ctx.deployment.deploymentId) refuse('code for another deployment');
