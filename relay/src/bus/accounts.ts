@@ -1,0 +1,128 @@
+import { readFile } from 'node:fs/promises';
+import type { KeyPair } from '@nats-io/nkeys';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { credsFile, tenantAccountJwt, type UserClaims, userJwt } from './jwts.js';
+import { loadOrCreateSeed, writeSecretFile } from './keys.js';
+import { type NatsLayout, tenantFiles } from './layout.js';
+import { pushAccountJwt } from './system-client.js';
+
+export interface TenantKeys {
+  account: KeyPair;
+  accountPub: string;
+  signing: KeyPair;
+  relayUser: KeyPair;
+}
+
+/** What must survive a restart besides keys: revoked users stay revoked after re-issue. */
+interface TenantState {
+  revocations: Record<string, number>;
+}
+
+export interface TenantAccountsOptions {
+  layout: NatsLayout;
+  operatorSigning: KeyPair;
+  system: () => NatsConnection;
+  consumers: number;
+  requestTimeoutMs: number;
+  logger: Logger;
+}
+
+/**
+ * Tenant accounts: keys on disk, account JWTs issued with the operator signing key
+ * and pushed to the full resolver, users signed locally with the account signing key.
+ * Work on one tenant is serialized so that two revocations never overwrite each other.
+ */
+export class TenantAccounts {
+  readonly #opts: TenantAccountsOptions;
+  readonly #keys = new Map<string, Promise<TenantKeys>>();
+  readonly #queues = new Map<string, Promise<unknown>>();
+
+  constructor(opts: TenantAccountsOptions) {
+    this.#opts = opts;
+  }
+
+  keys(tenantId: string): Promise<TenantKeys> {
+    let p = this.#keys.get(tenantId);
+    if (!p) {
+      p = this.#loadKeys(tenantId);
+      this.#keys.set(tenantId, p);
+      p.catch(() => this.#keys.delete(tenantId));
+    }
+    return p;
+  }
+
+  async #loadKeys(tenantId: string): Promise<TenantKeys> {
+    const files = tenantFiles(this.#opts.layout, tenantId);
+    const account = await loadOrCreateSeed(files.accountSeedFile, 'account');
+    const signing = await loadOrCreateSeed(files.signingSeedFile, 'account');
+    const relayUser = await loadOrCreateSeed(files.relayUserSeedFile, 'user');
+    return { account, accountPub: account.getPublicKey(), signing, relayUser };
+  }
+
+  /** Issues the tenant's account JWT from its keys and saved state and pushes it. */
+  publish(tenantId: string): Promise<void> {
+    return this.#serialized(tenantId, async () => {
+      await this.#push(tenantId, await this.#readState(tenantId));
+    });
+  }
+
+  /** Adds users to the account's revocation list (persisted first, so a retry keeps them) and pushes it. */
+  revoke(tenantId: string, userPublicKeys: string[]): Promise<void> {
+    for (const key of userPublicKeys) {
+      if (!/^U[A-Z2-7]{55}$/.test(key)) throw new Error(`not a NATS user public key: "${key}"`);
+    }
+    return this.#serialized(tenantId, async () => {
+      const state = await this.#readState(tenantId);
+      // A revocation covers user JWTs issued at or before this second.
+      const now = Math.floor(Date.now() / 1000);
+      for (const key of userPublicKeys) state.revocations[key] = now;
+      await writeSecretFile(tenantFiles(this.#opts.layout, tenantId).stateFile, `${JSON.stringify(state, null, 2)}\n`);
+      await this.#push(tenantId, state);
+      this.#opts.logger.info({ tenant: tenantId, users: userPublicKeys }, 'bus: users revoked');
+    });
+  }
+
+  async mintUser(tenantId: string, user: KeyPair, claims: UserClaims): Promise<string> {
+    const keys = await this.keys(tenantId);
+    return credsFile(await userJwt(user, keys.accountPub, keys.signing, claims), user);
+  }
+
+  async #push(tenantId: string, state: TenantState): Promise<void> {
+    const keys = await this.keys(tenantId);
+    const jwt = await tenantAccountJwt(
+      {
+        name: tenantId,
+        accountPub: keys.accountPub,
+        signingPub: keys.signing.getPublicKey(),
+        consumers: this.#opts.consumers,
+        revocations: state.revocations,
+      },
+      this.#opts.operatorSigning,
+    );
+    await pushAccountJwt(this.#opts.system(), jwt, `tenant ${tenantId}`, this.#opts.requestTimeoutMs);
+  }
+
+  async #readState(tenantId: string): Promise<TenantState> {
+    try {
+      const parsed = JSON.parse(await readFile(tenantFiles(this.#opts.layout, tenantId).stateFile, 'utf8')) as
+        | Partial<TenantState>
+        | undefined;
+      return { revocations: { ...(parsed?.revocations ?? {}) } };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { revocations: {} };
+      throw err;
+    }
+  }
+
+  #serialized<T>(tenantId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.#queues.get(tenantId) ?? Promise.resolve();
+    const next = prev.then(fn);
+    const settled = next.catch(() => undefined);
+    this.#queues.set(tenantId, settled);
+    void settled.then(() => {
+      if (this.#queues.get(tenantId) === settled) this.#queues.delete(tenantId);
+    });
+    return next;
+  }
+}

@@ -1,0 +1,139 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Bus, findFreePort, NATS_SERVER_NOT_FOUND, writeNatsServerConfig } from './index.js';
+
+const logger = pino({ level: 'silent' });
+const dirs: string[] = [];
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bus-ext-'));
+  dirs.push(dir);
+  return dir;
+}
+
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+describe('Bus against an external nats-server', () => {
+  let server: ChildProcess;
+  let serverExited: Promise<void>;
+  let bus: Bus;
+  let user: NatsConnection | undefined;
+
+  beforeAll(async () => {
+    const root = await tempDir();
+    const written = await writeNatsServerConfig(join(root, 'server'), { port: await findFreePort() });
+    server = spawn('nats-server', ['-c', written.configFile], { stdio: 'ignore' });
+    serverExited = new Promise((resolve) => server.once('exit', () => resolve()));
+    // Bus.start waits for the server itself: its system connection retries until it is up.
+    bus = await startWithRetry({
+      dataDir: join(root, 'relay'),
+      tenants: ['X'],
+      logger,
+      natsUrl: written.url,
+      operatorSeedFile: written.operatorSeedFile,
+      systemCredsFile: written.systemCredsFile,
+      requestTimeoutMs: 500,
+      tenantLimits: { consumers: 2 },
+    });
+  });
+
+  afterAll(async () => {
+    await user?.close();
+    await bus?.close();
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGTERM');
+    await serverExited;
+  });
+
+  it('works with natsUrl, operator signing seed and system creds; no child is managed', async () => {
+    expect(bus.managedPid).toBeUndefined();
+    expect(await bus.health()).toMatchObject({ ok: true });
+    const { creds } = await bus.mintUserCreds('X', { name: 'agent-x', pub: ['msg.>', '$JS.API.>'], sub: ['_INBOX.>'] });
+    user = await connect({
+      servers: bus.clientUrl,
+      authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+      reconnect: false,
+    });
+    const got = await (await bus.tenantConnection('X')).subscribe('msg.9', { max: 1 });
+    const received = (async () => {
+      for await (const m of got) return m.string();
+    })();
+    await (await bus.tenantConnection('X')).flush();
+    user.publish('msg.9', 'over the external bus');
+    expect(await received).toBe('over the external bus');
+  });
+
+  it('enforces the configured consumer cap server-side (JetStream error 10026)', async () => {
+    const jsm = await jetstreamManager(await bus.tenantConnection('X'));
+    expect((await jsm.streams.info('SVC_MSGS')).config.max_consumers).toBe(2);
+    await jsm.consumers.add('SVC_MSGS', { durable_name: 'c1' });
+    await jsm.consumers.add('SVC_MSGS', { durable_name: 'c2' });
+    const third = await jsm.consumers.add('SVC_MSGS', { durable_name: 'c3' }).catch((err: unknown) => err);
+    expect(third).toBeInstanceOf(JetStreamApiError);
+    expect((third as JetStreamApiError).code).toBe(10026);
+  });
+
+  it('revokes right after a tenant is created (same second)', async () => {
+    await bus.ensureTenant('Y');
+    const victim = await bus.mintUserCreds('Y', { name: 'victim' });
+    const nc = await connect({
+      servers: bus.clientUrl,
+      authenticator: credsAuthenticator(new TextEncoder().encode(victim.creds)),
+      reconnect: false,
+    });
+    await bus.revokeUsers('Y', [victim.publicKey]);
+    await nc.closed();
+    expect(nc.isClosed()).toBe(true);
+  });
+
+  it('revokeUsers throws when the server does not confirm the push', async () => {
+    server.kill('SIGTERM');
+    await serverExited;
+    const { publicKey } = await bus.mintUserCreds('X', { name: 'late' });
+    const started = Date.now();
+    await expect(bus.revokeUsers('X', [publicKey])).rejects.toThrow(/did not confirm the account update/);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect((await bus.health()).ok).toBe(false);
+  });
+});
+
+describe('missing nats-server binary', () => {
+  it('fails with the one-line actionable error and writes nothing', async () => {
+    const dataDir = await tempDir();
+    await expect(
+      Bus.start({ dataDir, tenants: [], logger, natsServerBin: join(dataDir, 'no-such-nats-server') }),
+    ).rejects.toThrow(NATS_SERVER_NOT_FOUND);
+
+    const savedPath = process.env.PATH;
+    process.env.PATH = dataDir; // a PATH without nats-server
+    try {
+      const err = await Bus.start({ dataDir, tenants: [], logger }).catch((e: unknown) => e);
+      expect((err as Error).message).toBe(
+        'nats-server not found: install it with `sudo apt-get install nats-server` or set SVC_RELAY_NATS_URL',
+      );
+    } finally {
+      process.env.PATH = savedPath;
+    }
+    await expect(stat(join(dataDir, 'nats'))).rejects.toThrow();
+  });
+});
+
+/** The spawned server needs a moment before it listens; Bus.start fails fast on a refused connection. */
+async function startWithRetry(opts: Parameters<typeof Bus.start>[0]): Promise<Bus> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await Bus.start(opts);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,0 +1,328 @@
+import { readFile } from 'node:fs/promises';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { KeyPair } from '@nats-io/nkeys';
+import { createUser } from '@nats-io/nkeys';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { TenantAccounts } from './accounts.js';
+import { DEFAULT_TENANT_CONSUMERS } from './jwts.js';
+import { readSeedFile } from './keys.js';
+import { assertTenantId, busRoot, type NatsLayout, natsLayout } from './layout.js';
+import { ManagedNatsServer, resolveNatsServerBin } from './managed-server.js';
+import { findFreePort, writeNatsServerConfig } from './server-config.js';
+import { ensureTenantStreams } from './streams.js';
+import { connectWithCreds, jetstreamReady } from './system-client.js';
+
+export { DEFAULT_TENANT_CONSUMERS } from './jwts.js';
+export { NATS_SERVER_NOT_FOUND } from './managed-server.js';
+export {
+  findFreePort,
+  JETSTREAM_DOMAIN,
+  type NatsServerConfigOptions,
+  type WrittenNatsConfig,
+  writeNatsServerConfig,
+} from './server-config.js';
+export { ACKS_STREAM, DUPLICATE_WINDOW_MS, MSGS_STREAM, STREAM_MAX_AGE_MS } from './streams.js';
+
+export interface BusOptions {
+  /** Relay data dir; the bus owns `dataDir/nats/` (keys, server config, resolver dir, JetStream store, pid file). */
+  dataDir: string;
+  /** Tenant ids to ensure at start. */
+  tenants: string[];
+  logger: Logger;
+  /** External NATS; absent = start a managed child nats-server. */
+  natsUrl?: string;
+  /** External mode: operator signing key seed (file). */
+  operatorSeedFile?: string;
+  /** External mode: creds of a system-account user (file). */
+  systemCredsFile?: string;
+  /** Managed mode listen host, default 127.0.0.1. */
+  host?: string;
+  /** Managed mode client port; default: a free port picked at start. */
+  port?: number;
+  /** Managed mode executable, default `nats-server` looked up on PATH. */
+  natsServerBin?: string;
+  /** Timeout for $SYS claim pushes and JetStream API calls, default 2000 ms. */
+  requestTimeoutMs?: number;
+  /** Per-tenant limits, default { consumers: 1024 }. */
+  tenantLimits?: Partial<TenantLimits>;
+}
+
+export interface TenantLimits {
+  /** Consumers per tenant: the account JWT's `consumer` limit and each stream's `max_consumers`. */
+  consumers: number;
+}
+
+export interface MintUserOptions {
+  name: string;
+  /** Subjects the user may publish to; absent = all of its account. */
+  pub?: string[];
+  /** Subjects the user may subscribe to; absent = all of its account. */
+  sub?: string[];
+  /** e.g. ["LEAFNODE"] for an edge uplink; absent = any. */
+  connectionTypes?: string[];
+  expiresInSeconds?: number;
+}
+
+const READY_TIMEOUT_MS = 10_000;
+
+/**
+ * The relay's message bus: a NATS server in operator/JWT mode (managed child or
+ * external), one account per tenant with JetStream streams SVC_MSGS and SVC_ACKS.
+ */
+export class Bus {
+  readonly clientUrl: string;
+  readonly #log: Logger;
+  readonly #sys: NatsConnection;
+  readonly #managed: ManagedNatsServer | undefined;
+  readonly #accounts: TenantAccounts;
+  readonly #consumers: number;
+  readonly #timeoutMs: number;
+  readonly #published = new Map<string, Promise<void>>();
+  readonly #ensured = new Map<string, Promise<void>>();
+  readonly #conns = new Map<string, Promise<NatsConnection>>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(init: {
+    clientUrl: string;
+    logger: Logger;
+    sys: NatsConnection;
+    managed: ManagedNatsServer | undefined;
+    layout: NatsLayout;
+    operatorSigning: KeyPair;
+    consumers: number;
+    timeoutMs: number;
+  }) {
+    this.clientUrl = init.clientUrl;
+    this.#log = init.logger;
+    this.#sys = init.sys;
+    this.#managed = init.managed;
+    this.#consumers = init.consumers;
+    this.#timeoutMs = init.timeoutMs;
+    this.#accounts = new TenantAccounts({
+      layout: init.layout,
+      operatorSigning: init.operatorSigning,
+      system: () => this.#sys,
+      consumers: init.consumers,
+      requestTimeoutMs: init.timeoutMs,
+      logger: init.logger,
+    });
+  }
+
+  static async start(opts: BusOptions): Promise<Bus> {
+    for (const t of opts.tenants) assertTenantId(t);
+    const log = opts.logger;
+    const layout = natsLayout(busRoot(opts.dataDir));
+    const timeoutMs = opts.requestTimeoutMs ?? 2000;
+    const consumers = opts.tenantLimits?.consumers ?? DEFAULT_TENANT_CONSUMERS;
+
+    let url: string;
+    let operatorSeedFile: string;
+    let systemCredsFile: string;
+    let managed: ManagedNatsServer | undefined;
+    if (opts.natsUrl) {
+      if (!opts.operatorSeedFile || !opts.systemCredsFile) {
+        throw new Error(
+          'an external NATS URL needs the operator signing key seed file and the system-account user creds file',
+        );
+      }
+      url = opts.natsUrl;
+      operatorSeedFile = opts.operatorSeedFile;
+      systemCredsFile = opts.systemCredsFile;
+    } else {
+      // Fail before writing anything when the binary is missing.
+      const bin = await resolveNatsServerBin(opts.natsServerBin ?? 'nats-server');
+      const host = opts.host ?? '127.0.0.1';
+      const port = opts.port ?? (await findFreePort(host));
+      const written = await writeNatsServerConfig(layout.root, { host, port });
+      url = written.url;
+      operatorSeedFile = written.operatorSeedFile;
+      systemCredsFile = written.systemCredsFile;
+      managed = await ManagedNatsServer.start({
+        bin,
+        configFile: written.configFile,
+        host,
+        port,
+        pidFile: layout.pidFile,
+        logger: log,
+      });
+    }
+
+    let sys: NatsConnection | undefined;
+    try {
+      const operatorSigning = await readSeedFile(operatorSeedFile, 'operator');
+      const creds = await readFile(systemCredsFile, 'utf8');
+      sys = await connectWithCreds(url, creds, 'svc-relay-system', { timeoutMs }).catch((err: Error) => {
+        throw new Error(`cannot connect to NATS at ${url} with the system-account creds: ${err.message}`, {
+          cause: err,
+        });
+      });
+      await waitForJetStream(sys, timeoutMs);
+      const bus = new Bus({
+        clientUrl: url,
+        logger: log,
+        sys,
+        managed,
+        layout,
+        operatorSigning,
+        consumers,
+        timeoutMs,
+      });
+      try {
+        for (const tenant of opts.tenants) await bus.ensureTenant(tenant);
+      } catch (err) {
+        await bus.close();
+        throw err;
+      }
+      log.info({ url, managed: managed !== undefined, tenants: opts.tenants.length }, 'bus: ready');
+      return bus;
+    } catch (err) {
+      await sys?.close().catch(() => undefined);
+      await managed?.stop();
+      throw err;
+    }
+  }
+
+  /** Pid of the managed nats-server while it runs; undefined in external mode. */
+  get managedPid(): number | undefined {
+    return this.#managed?.pid;
+  }
+
+  /**
+   * Makes sure the tenant's account exists on the server (pushed at run time, no
+   * restart) and that its streams exist. Idempotent; concurrent calls share the work.
+   */
+  ensureTenant(tenantId: string): Promise<void> {
+    assertTenantId(tenantId);
+    return onceFor(this.#ensured, tenantId, async () => {
+      const nc = await this.tenantConnection(tenantId);
+      const jsm = await jetstreamManager(nc, { timeout: this.#timeoutMs });
+      await ensureTenantStreams(jsm, this.#consumers, this.#log);
+      this.#log.info({ tenant: tenantId }, 'bus: tenant ready');
+    });
+  }
+
+  /** The relay's own user in the tenant's account; one cached connection per tenant. */
+  tenantConnection(tenantId: string): Promise<NatsConnection> {
+    assertTenantId(tenantId);
+    this.#assertOpen();
+    return onceFor(this.#conns, tenantId, async () => {
+      await this.#publishAccount(tenantId);
+      const keys = await this.#accounts.keys(tenantId);
+      const creds = await this.#accounts.mintUser(tenantId, keys.relayUser, { name: `svc-relay@${tenantId}` });
+      const nc = await connectWithCreds(this.clientUrl, creds, `svc-relay:${tenantId}`, { timeoutMs: this.#timeoutMs });
+      void nc.closed().then((err) => {
+        // A closed connection is not reused: the next caller opens a fresh one.
+        this.#conns.delete(tenantId);
+        if (err && !this.#closing)
+          this.#log.warn({ tenant: tenantId, err: err.message }, 'bus: tenant connection lost');
+      });
+      return nc;
+    });
+  }
+
+  /** Mints a user of the tenant's account, signed locally with the account signing key. */
+  async mintUserCreds(tenantId: string, opts: MintUserOptions): Promise<{ creds: string; publicKey: string }> {
+    assertTenantId(tenantId);
+    await this.#publishAccount(tenantId);
+    const user = createUser();
+    const creds = await this.#accounts.mintUser(tenantId, user, opts);
+    return { creds, publicKey: user.getPublicKey() };
+  }
+
+  /**
+   * Re-issues the tenant's account JWT with the users revoked and pushes it; the
+   * server cuts off their connections at once. Throws if the push is not confirmed.
+   */
+  async revokeUsers(tenantId: string, userPublicKeys: string[]): Promise<void> {
+    assertTenantId(tenantId);
+    this.#assertOpen();
+    if (userPublicKeys.length === 0) return;
+    await this.#accounts.revoke(tenantId, userPublicKeys);
+  }
+
+  /** A quick round trip to the server over the system connection. */
+  async health(): Promise<{ ok: boolean; detail?: string }> {
+    if (this.#closing) return { ok: false, detail: 'bus closed' };
+    if (this.#managed && !this.#managed.running) return { ok: false, detail: 'managed nats-server is not running' };
+    try {
+      const rtt = await withTimeout(this.#sys.rtt(), this.#timeoutMs, 'no answer from nats-server');
+      return { ok: true, detail: `rtt ${rtt.toFixed(1)} ms` };
+    } catch (err) {
+      return { ok: false, detail: (err as Error).message };
+    }
+  }
+
+  /** Drains connections and stops the managed server. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    const conns = await Promise.allSettled([...this.#conns.values()]);
+    await Promise.allSettled(
+      conns.flatMap((c) => (c.status === 'fulfilled' ? [drainOrClose(c.value, this.#timeoutMs)] : [])),
+    );
+    await drainOrClose(this.#sys, this.#timeoutMs);
+    await this.#managed?.stop();
+    this.#log.info('bus: closed');
+  }
+
+  /** Pushes the account JWT once per process lifetime (picks up changed limits after an upgrade). */
+  #publishAccount(tenantId: string): Promise<void> {
+    return onceFor(this.#published, tenantId, async () => {
+      await this.#accounts.publish(tenantId);
+      const keys = await this.#accounts.keys(tenantId);
+      this.#log.info({ tenant: tenantId, account: keys.accountPub }, 'bus: tenant account pushed');
+    });
+  }
+
+  #assertOpen(): void {
+    if (this.#closing) throw new Error('the message bus is closed');
+  }
+}
+
+/** Runs `fn` once per key; a failure is forgotten so the next call retries. */
+function onceFor<T>(map: Map<string, Promise<T>>, key: string, fn: () => Promise<T>): Promise<T> {
+  let p = map.get(key);
+  if (!p) {
+    p = fn();
+    map.set(key, p);
+    p.catch(() => {
+      if (map.get(key) === p) map.delete(key);
+    });
+  }
+  return p;
+}
+
+async function waitForJetStream(sys: NatsConnection, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last = 'JetStream is not enabled on the server';
+  while (Date.now() < deadline) {
+    try {
+      if (await jetstreamReady(sys, timeoutMs)) return;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`nats-server did not report JetStream ready: ${last}`);
+}
+
+async function drainOrClose(nc: NatsConnection, timeoutMs: number): Promise<void> {
+  if (nc.isClosed()) return;
+  try {
+    await withTimeout(nc.drain(), timeoutMs, 'drain timed out');
+  } catch {
+    await nc.close().catch(() => undefined);
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { createAccount, createOperator, createUser, fromSeed, type KeyPair } from '@nats-io/nkeys';
+
+export type KeyKind = 'operator' | 'account' | 'user';
+
+// The first letter of an encoded seed after 'S' names the key type (SO…, SA…, SU…).
+const SEED_PREFIX: Record<KeyKind, string> = { operator: 'SO', account: 'SA', user: 'SU' };
+const CREATE: Record<KeyKind, () => KeyPair> = { operator: createOperator, account: createAccount, user: createUser };
+
+/** Directories holding secrets are private to the relay's OS user. */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * Writes a secret atomically with mode 0600: a crash mid-write must never leave a
+ * truncated seed behind, because a lost seed means re-creating the account.
+ */
+export async function writeSecretFile(file: string, content: string): Promise<void> {
+  await ensurePrivateDir(dirname(file));
+  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(tmp, content, { mode: 0o600 });
+  await chmod(tmp, 0o600);
+  await rename(tmp, file);
+}
+
+async function readIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Reads an nkey seed from a file and checks it is the expected kind of key. */
+export async function readSeedFile(file: string, kind: KeyKind): Promise<KeyPair> {
+  const text = await readIfExists(file);
+  if (text === undefined) throw new Error(`nkey seed file not found: ${file}`);
+  return parseSeed(text, kind, file);
+}
+
+function parseSeed(text: string, kind: KeyKind, file: string): KeyPair {
+  const seed = text.trim();
+  if (!seed.startsWith(SEED_PREFIX[kind])) {
+    // Never echo the content: it may be a seed of another kind.
+    throw new Error(`${file} does not hold a ${kind} nkey seed (expected it to start with ${SEED_PREFIX[kind]})`);
+  }
+  return fromSeed(new TextEncoder().encode(seed));
+}
+
+/** Loads a persisted seed, or creates and persists a fresh one on first use. */
+export async function loadOrCreateSeed(file: string, kind: KeyKind): Promise<KeyPair> {
+  const text = await readIfExists(file);
+  if (text !== undefined) return parseSeed(text, kind, file);
+  const kp = CREATE[kind]();
+  await writeSecretFile(file, `${seedString(kp)}\n`);
+  return kp;
+}
+
+export function seedString(kp: KeyPair): string {
+  return new TextDecoder().decode(kp.getSeed());
+}

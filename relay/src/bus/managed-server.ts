@@ -1,0 +1,229 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect as tcpConnect } from 'node:net';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Logger } from 'pino';
+
+export const NATS_SERVER_NOT_FOUND =
+  'nats-server not found: install it with `sudo apt-get install nats-server` or set SVC_RELAY_NATS_URL';
+
+/** Finds the nats-server executable the way a shell would, or throws the one-line actionable error. */
+export async function resolveNatsServerBin(bin: string, pathEnv = process.env.PATH ?? ''): Promise<string> {
+  const candidates = bin.includes('/')
+    ? [bin]
+    : pathEnv
+        .split(delimiter)
+        .filter(isAbsolute)
+        .map((d) => join(d, bin));
+  for (const file of candidates) {
+    try {
+      await access(file, constants.X_OK);
+      return file;
+    } catch {
+      // try the next PATH entry
+    }
+  }
+  throw new Error(NATS_SERVER_NOT_FOUND);
+}
+
+export interface ManagedServerOptions {
+  bin: string;
+  configFile: string;
+  host: string;
+  port: number;
+  pidFile: string;
+  logger: Logger;
+  /** How long to wait for the client port to accept connections. */
+  startTimeoutMs?: number;
+}
+
+const STOP_GRACE_MS = 5000;
+const TAIL_LINES = 20;
+
+/**
+ * A nats-server child process: spawned from a config file, awaited until its client
+ * port accepts connections, restarted with backoff if it dies, stopped with SIGTERM
+ * (SIGKILL after 5 s).
+ */
+export class ManagedNatsServer {
+  readonly #opts: ManagedServerOptions;
+  readonly #log: Logger;
+  #child: ChildProcess | undefined;
+  #exited: Promise<void> = Promise.resolve();
+  #stopping = false;
+  // Only a server that came up once is restarted; a failing first start is reported to the caller.
+  #cameUp = false;
+  #restarts = 0;
+  #restartTimer: NodeJS.Timeout | undefined;
+  readonly #tail: string[] = [];
+
+  private constructor(opts: ManagedServerOptions) {
+    this.#opts = opts;
+    this.#log = opts.logger;
+  }
+
+  static async start(opts: ManagedServerOptions): Promise<ManagedNatsServer> {
+    await stopStaleServer(opts.pidFile, opts.configFile, opts.logger);
+    const server = new ManagedNatsServer(opts);
+    await server.#spawnAndWait();
+    return server;
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.exitCode === null && this.#child.signalCode === null ? this.#child.pid : undefined;
+  }
+
+  get running(): boolean {
+    return this.pid !== undefined;
+  }
+
+  /** Last lines nats-server printed; used to explain a failure. */
+  get tail(): string {
+    return this.#tail.join('\n');
+  }
+
+  async #spawnAndWait(): Promise<void> {
+    const child = spawn(this.#opts.bin, ['-c', this.#opts.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.#child = child;
+    let exitedEarly: Error | undefined;
+    this.#exited = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        exitedEarly = new Error(`nats-server exited during start (code ${code}, signal ${signal}): ${this.tail}`);
+        this.#onExit(child, code, signal);
+        resolve();
+      });
+      child.once('error', (err) => {
+        exitedEarly = new Error(`nats-server could not be started: ${err.message}`);
+        resolve();
+      });
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) createInterface({ input: stream }).on('line', (line) => this.#onLine(line));
+    }
+    // Written at once, so a relay killed while waiting still leaves a trace for the next start.
+    if (child.pid !== undefined) await writeFile(this.#opts.pidFile, `${child.pid}\n`);
+
+    const deadline = Date.now() + (this.#opts.startTimeoutMs ?? 10_000);
+    while (!(await portAccepts(this.#opts.host, this.#opts.port))) {
+      if (exitedEarly) throw exitedEarly;
+      if (Date.now() > deadline) {
+        await this.stop();
+        throw new Error(`nats-server did not accept connections on port ${this.#opts.port} in time: ${this.tail}`);
+      }
+      await sleep(50);
+    }
+    if (exitedEarly) throw exitedEarly;
+    this.#cameUp = true;
+    this.#log.info({ pid: child.pid, port: this.#opts.port }, 'bus: nats-server started');
+  }
+
+  #onLine(line: string): void {
+    this.#tail.push(line);
+    if (this.#tail.length > TAIL_LINES) this.#tail.shift();
+    if (line.includes('[FTL]') || line.includes('[ERR]')) this.#log.error({ nats: line }, 'bus: nats-server');
+    else if (line.includes('[WRN]')) this.#log.warn({ nats: line }, 'bus: nats-server');
+    else this.#log.debug({ nats: line }, 'bus: nats-server');
+  }
+
+  #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.#stopping || !this.#cameUp || child !== this.#child) return;
+    this.#log.error({ pid: child.pid, code, signal, tail: this.tail }, 'bus: nats-server exited unexpectedly');
+    // Clients reconnect on their own, so bringing the server back is all recovery needs.
+    const delay = Math.min(30_000, 500 * 2 ** this.#restarts++);
+    this.#restartTimer = setTimeout(() => {
+      this.#restartTimer = undefined;
+      if (this.#stopping) return;
+      this.#spawnAndWait().then(
+        () => {
+          this.#restarts = 0;
+        },
+        (err: Error) => this.#log.error({ err: err.message }, 'bus: nats-server restart failed'),
+      );
+    }, delay);
+    this.#restartTimer.unref();
+  }
+
+  /** Stops the child: SIGTERM, then SIGKILL after 5 s; waits for the exit. Idempotent. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#restartTimer) clearTimeout(this.#restartTimer);
+    const child = this.#child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const killTimer = setTimeout(() => {
+        this.#log.warn({ pid: child.pid }, 'bus: nats-server ignored SIGTERM; sending SIGKILL');
+        child.kill('SIGKILL');
+      }, STOP_GRACE_MS);
+      await this.#exited;
+      clearTimeout(killTimer);
+      this.#log.info({ pid: child.pid }, 'bus: nats-server stopped');
+    }
+    await rm(this.#opts.pidFile, { force: true });
+  }
+}
+
+/**
+ * A relay killed without cleanup leaves its nats-server running, holding the port and
+ * the JetStream store. Stop it only if the pid file names a nats-server started with
+ * this very config file, so an unrelated process that reused the pid is left alone.
+ */
+async function stopStaleServer(pidFile: string, configFile: string, logger: Logger): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number.parseInt(await readFile(pidFile, 'utf8'), 10);
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  let cmdline: string;
+  try {
+    cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').join(' ');
+  } catch {
+    await rm(pidFile, { force: true });
+    return;
+  }
+  if (!cmdline.includes('nats-server') || !cmdline.includes(configFile)) return;
+  logger.warn({ pid }, 'bus: stopping a nats-server left over from an earlier run');
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      break;
+    }
+    await sleep(50);
+  }
+  const killDeadline = Date.now() + 2000;
+  while (alive(pid) && Date.now() < killDeadline) await sleep(20);
+  await rm(pidFile, { force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function portAccepts(host: string, port: number): Promise<boolean> {
+  const target = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host: target, port });
+    socket.setTimeout(500);
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

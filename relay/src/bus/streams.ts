@@ -1,0 +1,86 @@
+import {
+  DiscardPolicy,
+  JetStreamApiError,
+  type JetStreamManager,
+  RetentionPolicy,
+  StorageType,
+  type StreamConfig,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+
+export const MSGS_STREAM = 'SVC_MSGS';
+export const ACKS_STREAM = 'SVC_ACKS';
+
+/** Envelopes nobody fetched expire after this long. */
+export const STREAM_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+/** Window in which a repeated Nats-Msg-Id (the message id) is dropped as a duplicate. */
+export const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
+
+export type TenantStreamConfig = Partial<StreamConfig> & Pick<StreamConfig, 'name' | 'subjects'>;
+
+/** Stream config per tenant account; the account isolates tenants, so subjects carry no tenant id. */
+export function tenantStreamConfigs(maxConsumers: number): TenantStreamConfig[] {
+  const base = {
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    max_age: nanos(STREAM_MAX_AGE_MS),
+    duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+    // The account JWT's consumer limit counts per stream on nats-server 2.9, so each
+    // stream carries the cap as the server-side backstop.
+    max_consumers: maxConsumers,
+    // Reads use direct get, so an HTTP client costs no consumer.
+    allow_direct: true,
+    num_replicas: 1,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_msg_size: -1,
+    max_msgs_per_subject: -1,
+  };
+  return [
+    { ...base, name: MSGS_STREAM, subjects: ['msg.*'] },
+    { ...base, name: ACKS_STREAM, subjects: ['ack.*'] },
+  ];
+}
+
+// JetStream API error: stream not found.
+const STREAM_NOT_FOUND = 10059;
+
+/** Creates the tenant's streams, or brings existing ones to the expected settings. */
+export async function ensureTenantStreams(jsm: JetStreamManager, maxConsumers: number, logger: Logger): Promise<void> {
+  for (const want of tenantStreamConfigs(maxConsumers)) {
+    let have: StreamConfig | undefined;
+    try {
+      have = (await jsm.streams.info(want.name)).config;
+    } catch (err) {
+      if (!(err instanceof JetStreamApiError) || err.code !== STREAM_NOT_FOUND) throw err;
+    }
+    if (!have) {
+      await jsm.streams.add(want);
+      logger.info({ stream: want.name }, 'bus: stream created');
+      continue;
+    }
+    if (!differs(have, want)) continue;
+    try {
+      await jsm.streams.update(want.name, want);
+      logger.info({ stream: want.name }, 'bus: stream settings updated');
+    } catch (err) {
+      // Some settings (max_consumers on 2.9) cannot change in place; the stream still works.
+      logger.warn(
+        { stream: want.name, err: (err as Error).message },
+        'bus: stream settings differ and cannot be updated',
+      );
+    }
+  }
+}
+
+function differs(have: StreamConfig, want: TenantStreamConfig): boolean {
+  return (
+    have.max_age !== want.max_age ||
+    have.duplicate_window !== want.duplicate_window ||
+    have.max_consumers !== want.max_consumers ||
+    have.allow_direct !== want.allow_direct ||
+    have.subjects.join(',') !== want.subjects.join(',')
+  );
+}
