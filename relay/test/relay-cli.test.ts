@@ -1,0 +1,116 @@
+/** The svc-relay binary: dev mode, configuration refusals, and credential expiry. */
+import { parseEnrollmentCode } from '@svc/shared';
+import { afterAll, describe, expect, it } from 'vitest';
+import { call, enrollmentBody, newIdentity, signInSignature } from './helpers/agent-client.js';
+import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from './helpers/relay-process.js';
+
+const started: RelayProcess[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((r) => r.stop()));
+});
+
+describe('svc-relay dev', () => {
+  it('generates a deployment and a default tenant and prints a working enrollment code and register command', async () => {
+    const r = await spawnRelay({ command: 'dev' });
+    started.push(r);
+    const out = r.stdout();
+    const m = /svc register --enrollment-grant (svce1\.\S+)/.exec(out);
+    expect(m, out).not.toBeNull();
+    const code = (m as RegExpExecArray)[1] as string;
+    expect(out).toContain(`--trust ${r.dataDir}/deployment/trust-bundle.json`);
+    const b = parseEnrollmentCode(code).bindings;
+    expect(b.tenant_id).toBe('default');
+    expect(b.api_url).toBe(r.url);
+    const res = await call(r.url, 'POST', '/api/v1/enrollment', enrollmentBody(code, newIdentity()));
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ agent_id: b.agent_id, tenant_id: 'default', capabilities: ['http-relay'] });
+  }, 60_000);
+});
+
+describe('configuration refusals at start', () => {
+  const dataDir = tempDir();
+  const run = (env: Record<string, string>) =>
+    runRelayCli(['serve'], { SVC_RELAY_DATA_DIR: dataDir, SVC_RELAY_LISTEN: '127.0.0.1:0', ...env });
+
+  it('refuses a non-https issuer with one clear line', async () => {
+    const res = await run({
+      SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'http://idp.example.test',
+      SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: 'https://relay.example.test/api',
+      SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID: 'operator-app',
+    });
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim()).toMatch(
+      /^svc-relay: SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER must be an https URL.*\(config_invalid\)$/,
+    );
+  });
+
+  it('refuses a non-https key-set URL', async () => {
+    const res = await run({
+      SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'https://idp.example.test',
+      SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL: 'http://idp.example.test/jwks',
+      SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: 'https://relay.example.test/api',
+      SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID: 'operator-app',
+    });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL must be an https URL');
+  });
+
+  it('serve without a deployment says how to create one', async () => {
+    const res = await run({});
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('svc-relay deployment init');
+  });
+
+  it('the grant command validates agent_number before persisting anything', async () => {
+    await runRelayCli(['deployment', 'init'], { SVC_RELAY_DATA_DIR: dataDir });
+    const res = await runRelayCli(['grant', '--agent-id', 'team.bot', '--json'], { SVC_RELAY_DATA_DIR: dataDir });
+    expect(res.code).toBe(1);
+    expect(JSON.parse(res.stdout)).toMatchObject({ error: 'validation_failed' });
+  });
+});
+
+describe('an expired but not revoked credential', () => {
+  it('cannot exchange its API key, but signs in with a challenge and receives a fresh API key', async () => {
+    const r = await spawnRelay({ env: { SVC_RELAY_API_KEY_TTL_SECONDS: '1' } });
+    started.push(r);
+    const grant = await runRelayCli(['grant', '--agent-id', 'erin', '--json'], r.env);
+    const code = JSON.parse(grant.stdout).enrollment_code as string;
+    const erin = newIdentity();
+    const enrolled = await call<Record<string, string>>(
+      r.url,
+      'POST',
+      '/api/v1/enrollment',
+      enrollmentBody(code, erin),
+    );
+    expect(enrolled.status).toBe(201);
+    await new Promise((res) => setTimeout(res, 1500));
+    const expired = await call(r.url, 'POST', '/api/v1/auth/token', undefined, {
+      authorization: `Bearer ${enrolled.body.api_key}`,
+    });
+    expect(expired).toMatchObject({ status: 401, body: { error: 'invalid_api_key' } });
+
+    const { deployment_id, tenant_id } = enrolled.body as { deployment_id: string; tenant_id: string };
+    const c = await call<{ challenge_id: string; nonce: string }>(r.url, 'POST', '/api/v1/auth/sign-in/challenge', {
+      deployment_id,
+      tenant_id,
+      agent_id: 'erin',
+    });
+    expect(c.status).toBe(201);
+    const signedIn = await call<Record<string, string>>(r.url, 'POST', '/api/v1/auth/sign-in', {
+      challenge_id: c.body.challenge_id,
+      agent_id: 'erin',
+      signature: signInSignature(erin, {
+        challenge_id: c.body.challenge_id,
+        nonce: c.body.nonce,
+        agent_id: 'erin',
+        deployment_id,
+        tenant_id,
+      }),
+    });
+    expect(signedIn.status).toBe(200);
+    const fresh = await call(r.url, 'POST', '/api/v1/auth/token', undefined, {
+      authorization: `Bearer ${signedIn.body.api_key}`,
+    });
+    expect(fresh.status).toBe(200);
+  }, 60_000);
+});
