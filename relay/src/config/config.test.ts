@@ -1,0 +1,75 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildConfig } from './config.js';
+import { mergeSettings, settingsFromEnv, settingsFromFile } from './env.js';
+
+const authority = {
+  SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'https://idp.example',
+  SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: 'https://relay.example/api',
+  SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID: 'app-1',
+};
+
+describe('relay configuration', () => {
+  it('has embedded defaults for one machine', () => {
+    const c = buildConfig({});
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      port: 8787,
+      publicUrl: 'http://127.0.0.1:8787',
+      tenants: ['default'],
+      defaultTenant: 'default',
+      authority: undefined,
+      allowPrivateWebhooks: false,
+    });
+    expect(c.dataDir.endsWith('.svc-relay')).toBe(true);
+  });
+
+  it('refuses non-https issuer and key-set URLs when it is built', () => {
+    expect(() => buildConfig({ ...authority, SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'http://idp.example' })).toThrow(
+      /ISSUER must be an https URL/,
+    );
+    expect(() =>
+      buildConfig({ ...authority, SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL: 'http://idp.example/jwks' }),
+    ).toThrow(/JWKS_URL must be an https URL/);
+    expect(() =>
+      buildConfig({ SVC_RELAY_IDENTITY_BROKER_ENDPOINT: 'http://broker', SVC_RELAY_IDENTITY_BROKER_CLIENT_ID: 'x' }),
+    ).toThrow(/https/);
+  });
+
+  it('derives the broker form: issuer = ENDPOINT/oidc, keys = ENDPOINT/oidc/jwks', () => {
+    const c = buildConfig({
+      SVC_RELAY_IDENTITY_BROKER_ENDPOINT: 'https://broker.example/',
+      SVC_RELAY_IDENTITY_BROKER_CLIENT_ID: 'spa-1',
+      SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: 'https://relay.example/api',
+    });
+    expect(c.authority).toMatchObject({
+      issuer: 'https://broker.example/oidc',
+      jwksUrl: 'https://broker.example/oidc/jwks',
+      clientId: 'spa-1',
+    });
+  });
+
+  it('requires audience and client id with an issuer', () => {
+    expect(() => buildConfig({ SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'https://idp.example' })).toThrow(/AUDIENCE/);
+  });
+
+  it('validates listen, tenants and flags', () => {
+    expect(() => buildConfig({ SVC_RELAY_LISTEN: 'nope' })).toThrow(/host:port/);
+    expect(() => buildConfig({ SVC_RELAY_TENANTS: 'ok,bad tenant' })).toThrow(/tenant/);
+    expect(() => buildConfig({ SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS: 'yes' })).toThrow(/0 or 1/);
+    expect(buildConfig({ SVC_RELAY_TENANTS: 'acme, globex' }).tenants).toEqual(['acme', 'globex']);
+    expect(buildConfig({ SVC_RELAY_LISTEN: '[::1]:9000' }).publicUrl).toBe('http://[::1]:9000');
+  });
+
+  it('layers environment, then config file (lower-case keys), then flags', () => {
+    const file = join(tmpdir(), `svc-relay-config-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify({ svc_relay_tenants: ['a', 'b'], svc_relay_listen: '127.0.0.1:9001' }));
+    const env = settingsFromEnv({ SVC_RELAY_LISTEN: '127.0.0.1:9000', SVC_RELAY_TENANTS: 'x', UNRELATED: '1' });
+    const merged = mergeSettings(env, settingsFromFile(file), { SVC_RELAY_LISTEN: '127.0.0.1:9002' });
+    expect(buildConfig(merged)).toMatchObject({ port: 9002, tenants: ['a', 'b'] });
+    writeFileSync(file, JSON.stringify({ svc_relay_lisen: 'typo' }));
+    expect(() => settingsFromFile(file)).toThrow(/unknown setting "svc_relay_lisen"/);
+  });
+});

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { migrate, openDatabase } from '../database.js';
+import { migration001 } from './001-initial.js';
+
+describe('migration 001-initial', () => {
+  const db = openDatabase(':memory:');
+  migrate(db, [migration001]);
+  const grant = (id: string) =>
+    db
+      .prepare(
+        "INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at) VALUES (?, 't', 'a', 'a', '[]', 'h', 'x', 0, 1)",
+      )
+      .run(id);
+  const agent = (id: string, grantId: string, revoked: number | null = null, tenant = 't') =>
+    db
+      .prepare(
+        "INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key, grant_id, created_at, revoked_at) VALUES (?, ?, 'a', 'a', '[]', 's', 'e', ?, 0, ?)",
+      )
+      .run(id, tenant, grantId, revoked);
+
+  it('records itself and is not applied twice', () => {
+    expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([{ version: 1, name: 'initial' }]);
+    expect(migrate(db, [migration001])).toEqual([]);
+  });
+
+  it('allows one active incarnation per agent id and number, any number of revoked ones, per tenant', () => {
+    grant('g1');
+    agent('r1', 'g1', 5);
+    agent('r2', 'g1', 6);
+    agent('a1', 'g1');
+    expect(() => agent('a2', 'g1')).toThrow(/UNIQUE/);
+    agent('other-tenant', 'g1', null, 'u');
+  });
+
+  it('enforces strict types and references', () => {
+    expect(() => agent('x', 'no-such-grant', 1)).toThrow(/FOREIGN KEY/);
+    expect(() =>
+      db.prepare("INSERT INTO api_keys (hash, agent_row, created_at, expires_at) VALUES ('h', 'a1', 'soon', 1)").run(),
+    ).toThrow(/cannot store TEXT value in INTEGER column/);
+  });
+
+  it('refuses a ledger newer than the code', () => {
+    const newer = openDatabase(':memory:');
+    migrate(newer, [migration001, { version: 2, name: 'future', up: 'SELECT 1' }]);
+    expect(() => migrate(newer, [migration001])).toThrow(/newer than this relay knows/);
+  });
+});
