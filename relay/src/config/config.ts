@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { SvcError } from '@svc/shared';
+import { SvcError, TENANT_ID_PATTERN } from '@svc/shared';
 import type { RawSettings } from './env.js';
 
 export interface AuthorityConfig {
@@ -118,7 +118,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
     .filter(Boolean);
   if (tenants.length === 0) fail('SVC_RELAY_TENANTS must name at least one tenant');
   for (const t of tenants)
-    if (!/^[A-Za-z0-9_-]{1,128}$/.test(t)) fail(`invalid tenant id "${t}" (letters, digits, _ and -)`);
+    if (!TENANT_ID_PATTERN.test(t)) fail(`invalid tenant id "${t}" (a letter or digit, then letters, digits, _ . -; at most 64)`);
   if (s.SVC_RELAY_LEDGER_DSN_FILE) {
     fail(
       'SVC_RELAY_LEDGER_DSN_FILE (PostgreSQL ledger) is not supported by this build yet; unset it to use the embedded SQLite ledger',

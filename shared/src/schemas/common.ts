@@ -10,7 +10,9 @@ export const AgentId = Type.String({
   pattern: '^[A-Za-z0-9_.:@-]+$',
   description: 'Internal agent identifier (may contain . and :).',
 });
-export const TenantId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
+/** Tenant ids name bus accounts and directories: a letter or digit, then letters, digits, _ . -; at most 64. */
+export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const TenantId = Type.String({ pattern: TENANT_ID_PATTERN.source });
 export const DeploymentId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$' });
 export const Base64url = Type.String({ pattern: '^[A-Za-z0-9_-]*$' });
 export const IsoTime = Type.String({ format: 'date-time' });

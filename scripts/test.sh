@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole suite: installs what is missing, runs vitest, and ends with a plain
+# "N passed, N failed" line that CI reads.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+mkdir -p .tmp
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json "$@" || status=$?
+if [ -f .tmp/vitest.json ]; then
+  node -e '
+    const r = JSON.parse(require("node:fs").readFileSync(".tmp/vitest.json", "utf8"));
+    const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+  '
+fi
+exit $status
