@@ -93,14 +93,15 @@ export class Ledger {
     guard(this.db, () => this.db.prepare('SELECT 1').get());
   }
 
-  private run<T>(fn: () => T): T {
+  /** Runs a ledger operation; store failures become ledger_closed. Domain stores beside this one use it. */
+  guarded<T>(fn: () => T): T {
     return guard(this.db, fn);
   }
 
   // grants
 
   insertGrant(g: Omit<GrantRow, 'consumed_at' | 'consumed_by' | 'revoked_at'>): void {
-    this.run(() =>
+    this.guarded(() =>
       this.db
         .prepare(
           `INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at)
@@ -111,7 +112,7 @@ export class Ledger {
   }
 
   getGrant(id: string): GrantRow | undefined {
-    return this.run(() => {
+    return this.guarded(() => {
       const r = this.db.prepare('SELECT * FROM grants WHERE id = ?').get(id) as Raw<GrantRow> | undefined;
       return r && grantFrom(r);
     });
@@ -120,7 +121,7 @@ export class Ledger {
   // agents
 
   activeAgent(tenantId: string, agentId: string): AgentRow | undefined {
-    return this.run(() => {
+    return this.guarded(() => {
       const r = this.db
         .prepare('SELECT * FROM agents WHERE tenant_id = ? AND agent_id = ? AND revoked_at IS NULL')
         .get(tenantId, agentId) as Raw<AgentRow> | undefined;
@@ -129,7 +130,7 @@ export class Ledger {
   }
 
   agentByRow(rowId: string): AgentRow | undefined {
-    return this.run(() => {
+    return this.guarded(() => {
       const r = this.db.prepare('SELECT * FROM agents WHERE id = ?').get(rowId) as Raw<AgentRow> | undefined;
       return r && agentFrom(r);
     });
@@ -137,7 +138,7 @@ export class Ledger {
 
   /** Revoked incarnations of an agent id (or number) whose bus cleanup has not finished. */
   pendingCleanups(tenantId?: string, agentId?: string, agentNumber?: string): AgentRow[] {
-    return this.run(() => {
+    return this.guarded(() => {
       const rows =
         tenantId === undefined
           ? this.db.prepare('SELECT * FROM agents WHERE cleanup_pending = 1').all()
@@ -151,7 +152,7 @@ export class Ledger {
   }
 
   markCleanupDone(rowId: string): void {
-    this.run(() => this.db.prepare('UPDATE agents SET cleanup_pending = 0 WHERE id = ?').run(rowId));
+    this.guarded(() => this.db.prepare('UPDATE agents SET cleanup_pending = 0 WHERE id = ?').run(rowId));
   }
 
   /**
@@ -168,7 +169,7 @@ export class Ledger {
   }
 
   private enrollTx(agent: NewAgent, apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>, now: number): EnrollOutcome {
-    return this.run(() =>
+    return this.guarded(() =>
       this.db.transaction((): EnrollOutcome => {
         const consumed = this.db
           .prepare(
@@ -204,7 +205,7 @@ export class Ledger {
 
   /** Marks the active incarnation revoked, its keys and challenges dead, cleanup pending. */
   revokeAgent(tenantId: string, agentId: string, now: number): AgentRow | undefined {
-    return this.run(() =>
+    return this.guarded(() =>
       this.db.transaction((): AgentRow | undefined => {
         const row = this.activeAgent(tenantId, agentId);
         if (!row) return undefined;
@@ -232,7 +233,7 @@ export class Ledger {
 
   /** Issues a new key for the incarnation and retires its earlier ones. */
   replaceApiKey(k: Omit<ApiKeyRow, 'revoked_at'>): void {
-    this.run(() =>
+    this.guarded(() =>
       this.db.transaction(() => {
         this.db
           .prepare('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL')
@@ -243,13 +244,13 @@ export class Ledger {
   }
 
   apiKey(hash: string): ApiKeyRow | undefined {
-    return this.run(() => this.db.prepare('SELECT * FROM api_keys WHERE hash = ?').get(hash) as ApiKeyRow | undefined);
+    return this.guarded(() => this.db.prepare('SELECT * FROM api_keys WHERE hash = ?').get(hash) as ApiKeyRow | undefined);
   }
 
   // challenges
 
   insertChallenge(c: Omit<ChallengeRow, 'consumed_at'>): void {
-    this.run(() =>
+    this.guarded(() =>
       this.db
         .prepare(
           'INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (@id, @agent_row, @nonce, @created_at, @expires_at)',
@@ -260,7 +261,7 @@ export class Ledger {
 
   /** Single use: returns the challenge only to the first caller. */
   consumeChallenge(id: string, now: number): ChallengeRow | undefined {
-    return this.run(() =>
+    return this.guarded(() =>
       this.db.transaction((): ChallengeRow | undefined => {
         const row = this.db.prepare('SELECT * FROM challenges WHERE id = ?').get(id) as ChallengeRow | undefined;
         if (!row || row.consumed_at !== null) return undefined;
@@ -271,13 +272,13 @@ export class Ledger {
   }
 
   pruneChallenges(now: number): void {
-    this.run(() => this.db.prepare('DELETE FROM challenges WHERE expires_at < ?').run(now - 3600_000));
+    this.guarded(() => this.db.prepare('DELETE FROM challenges WHERE expires_at < ?').run(now - 3600_000));
   }
 
   // bus users
 
   busUsersOf(agentRow: string): Array<{ public_key: string; tenant_id: string }> {
-    return this.run(
+    return this.guarded(
       () =>
         this.db
           .prepare('SELECT public_key, tenant_id FROM bus_users WHERE agent_row = ? AND revoked_at IS NULL')
@@ -289,7 +290,7 @@ export class Ledger {
   }
 
   markBusUsersRevoked(agentRow: string, now: number): void {
-    this.run(() =>
+    this.guarded(() =>
       this.db
         .prepare('UPDATE bus_users SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL')
         .run(now, agentRow),
