@@ -10,8 +10,11 @@ npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.
 if [ -f .tmp/vitest.json ]; then
   node -e '
     const r = JSON.parse(require("node:fs").readFileSync(".tmp/vitest.json", "utf8"));
+    // A file that fails before any test runs (import error) counts as one failure.
+    const brokenFiles = r.testResults.filter((f) => f.status === "failed" && !f.assertionResults.some((a) => a.status === "failed")).length;
+    const failed = r.numFailedTests + brokenFiles;
     const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
-    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+    console.log(`${r.numPassedTests} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
   '
 fi
 exit $status
