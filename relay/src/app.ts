@@ -13,6 +13,7 @@ import { agentMeRoutes } from './routes/agents/me.js';
 import { signInRoutes } from './routes/auth/sign-in.js';
 import { enrollmentRoutes } from './routes/enrollment.js';
 import { healthRoutes } from './routes/health.js';
+import { keyRoutes } from './routes/keys.js';
 import type { TypedApp } from './routes/types.js';
 import { wellKnownRoutes } from './routes/well-known.js';
 
@@ -62,6 +63,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   enrollmentRoutes(app, ctx);
   signInRoutes(app, ctx);
   agentMeRoutes(app, ctx);
+  keyRoutes(app, ctx);
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   return app;

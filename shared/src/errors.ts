@@ -70,6 +70,36 @@ export const ERROR_CATALOG = {
       "Cleanup of the prior identity's named sources failed; retry the same request after the relay is repaired.",
   },
 
+  // key directory
+  invalid_key_record: {
+    status: 400,
+    message:
+      'The key record is malformed: each key must be 32 bytes in canonical base64url (the X25519 key not a low-order point) and created_at an RFC 3339 time.',
+  },
+  invalid_key_signature: {
+    status: 400,
+    message:
+      "signature must be the new signing key's Ed25519 signature over the svc.key-record/v1 statement with version = current version + 1.",
+  },
+  previous_signature_required: {
+    status: 400,
+    message: "A new signing key needs previous_signature: the current signing key's signature over the same statement.",
+  },
+  invalid_previous_signature: {
+    status: 400,
+    message:
+      "previous_signature must be the current signing key's Ed25519 signature over the same svc.key-record/v1 statement.",
+  },
+  key_record_stale: {
+    status: 400,
+    message: 'created_at must be within 5 minutes of the relay clock; check the clock and sign a fresh record.',
+  },
+  key_reused: { status: 400, message: 'A retired key cannot come back; generate a fresh key.' },
+  key_version_conflict: {
+    status: 409,
+    message: 'The key record changed meanwhile; fetch the current version and sign the next one again.',
+  },
+
   // capacity
   source_capacity_exhausted: {
     status: 409,

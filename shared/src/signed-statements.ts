@@ -39,3 +39,33 @@ export function signInProofBytes(fields: SignInFields): Uint8Array {
 
 /** Allowed clock skew for a signed enrollment proof's issued_at. */
 export const PROOF_MAX_SKEW_MS = 5 * 60 * 1000;
+
+/**
+ * One version of an agent's key record in the relay's key directory. Version 1 holds the
+ * keys given at enrollment; each later version is signed by its own signing key and, when
+ * the signing key changes, also by the signing key of the version before it.
+ */
+export interface KeyRecordFields {
+  deployment_id: string;
+  tenant_id: string;
+  agent_id: string;
+  agent_number: string;
+  version: number;
+  signing_public_key: string;
+  encryption_public_key: string;
+  created_at: string;
+}
+
+export function keyRecordBytes(fields: KeyRecordFields): Uint8Array {
+  return canonicalJsonBytes({
+    typ: 'svc.key-record/v1',
+    deployment_id: fields.deployment_id,
+    tenant_id: fields.tenant_id,
+    agent_id: fields.agent_id,
+    agent_number: fields.agent_number,
+    version: fields.version,
+    signing_public_key: fields.signing_public_key,
+    encryption_public_key: fields.encryption_public_key,
+    created_at: fields.created_at,
+  });
+}

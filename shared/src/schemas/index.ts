@@ -1,3 +1,4 @@
 export * from './admin.js';
 export * from './agent-auth.js';
 export * from './common.js';
+export * from './keys.js';

@@ -1,6 +1,7 @@
 import { migration001 } from './001-initial.js';
+import { migration004 } from './004-key-directory.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
-export const MIGRATIONS: readonly Migration[] = [migration001];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration004];
 export type { Migration } from './types.js';

@@ -1,0 +1,103 @@
+/**
+ * The key directory's ledger access: the versions of an agent incarnation's public keys
+ * (table agent_key_records, migration 004). Only active incarnations are looked up.
+ * Version 1 is derived from the agents row until the first rotation writes it down.
+ */
+import type { KeyRecord } from '@svc/shared';
+import type { Ledger } from './ledger.js';
+
+/** The agents-row fields the key directory needs. */
+export interface KeyOwner {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  agent_number: string;
+  signing_public_key: string;
+  encryption_public_key: string;
+  created_at: number;
+}
+
+export type AppendOutcome = 'appended' | 'conflict' | 'revoked';
+
+const OWNER_COLUMNS = 'id, tenant_id, agent_id, agent_number, signing_public_key, encryption_public_key, created_at';
+const RECORD_COLUMNS = 'version, signing_public_key, encryption_public_key, created_at, signature, previous_signature';
+
+/** Version 1: the keys given at enrollment, vouched for by the enrollment proof (no signatures). */
+export function enrollmentRecord(owner: KeyOwner): KeyRecord {
+  return {
+    version: 1,
+    signing_public_key: owner.signing_public_key,
+    encryption_public_key: owner.encryption_public_key,
+    created_at: new Date(owner.created_at).toISOString(),
+    signature: null,
+    previous_signature: null,
+  };
+}
+
+export class KeyDirectory {
+  constructor(private readonly ledger: Ledger) {}
+
+  /**
+   * The active incarnation named by agent number or agent id within the tenant. A number
+   * wins over an id when one agent's number is another's id (numbers are the public name).
+   */
+  activeByRef(tenantId: string, ref: string): KeyOwner | undefined {
+    return this.ledger.guarded(
+      () =>
+        this.ledger.db
+          .prepare(
+            `SELECT ${OWNER_COLUMNS} FROM agents
+             WHERE tenant_id = @tenant AND revoked_at IS NULL AND (agent_number = @ref OR agent_id = @ref)
+             ORDER BY agent_number = @ref DESC LIMIT 1`,
+          )
+          .get({ tenant: tenantId, ref }) as KeyOwner | undefined,
+    );
+  }
+
+  /** Every version of the incarnation, oldest first; never empty. */
+  history(owner: KeyOwner): KeyRecord[] {
+    return this.ledger.guarded(() => {
+      const stored = this.ledger.db
+        .prepare(`SELECT ${RECORD_COLUMNS} FROM agent_key_records WHERE agent_row = ? ORDER BY version`)
+        .all(owner.id) as KeyRecord[];
+      return stored.length > 0 ? stored : [enrollmentRecord(owner)];
+    });
+  }
+
+  /**
+   * Appends the next version if the incarnation is still active and still at
+   * `currentVersion`, and makes its keys the agent's current keys (sign-in uses them).
+   * The first append also writes down version 1 from the agents row.
+   */
+  append(ownerRow: string, currentVersion: number, next: Omit<KeyRecord, 'version'>, now: number): AppendOutcome {
+    return this.ledger.guarded(() =>
+      this.ledger.db.transaction((): AppendOutcome => {
+        const db = this.ledger.db;
+        const owner = db
+          .prepare(`SELECT ${OWNER_COLUMNS} FROM agents WHERE id = ? AND revoked_at IS NULL`)
+          .get(ownerRow) as KeyOwner | undefined;
+        if (!owner) return 'revoked';
+        const insert = db.prepare(
+          `INSERT INTO agent_key_records (agent_row, version, signing_public_key, encryption_public_key, created_at,
+             signature, previous_signature, recorded_at)
+           VALUES (@agent_row, @version, @signing_public_key, @encryption_public_key, @created_at,
+             @signature, @previous_signature, @recorded_at)`,
+        );
+        const latest = (
+          db.prepare('SELECT max(version) AS v FROM agent_key_records WHERE agent_row = ?').get(ownerRow) as {
+            v: number | null;
+          }
+        ).v;
+        if (latest === null) insert.run({ ...enrollmentRecord(owner), agent_row: ownerRow, recorded_at: now });
+        if ((latest ?? 1) !== currentVersion) return 'conflict';
+        insert.run({ ...next, version: currentVersion + 1, agent_row: ownerRow, recorded_at: now });
+        db.prepare('UPDATE agents SET signing_public_key = ?, encryption_public_key = ? WHERE id = ?').run(
+          next.signing_public_key,
+          next.encryption_public_key,
+          ownerRow,
+        );
+        return 'appended';
+      })(),
+    );
+  }
+}

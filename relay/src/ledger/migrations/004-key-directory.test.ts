@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { migrate, openDatabase } from '../database.js';
+import { migration001 } from './001-initial.js';
+import { migration004 } from './004-key-directory.js';
+
+const KEY_A = 'A'.repeat(43);
+const KEY_B = 'B'.repeat(43);
+
+describe('migration 004-key-directory', () => {
+  // Only 001 before it: 004 must not depend on 002 or 003.
+  const db = openDatabase(':memory:');
+  migrate(db, [migration001, migration004]);
+  db.prepare(
+    "INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at) VALUES ('g', 't', 'a', 'a', '[]', 'h', 'x', 0, 1)",
+  ).run();
+  db.prepare(
+    "INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key, grant_id, created_at) VALUES ('row', 't', 'a', 'a', '[]', 's', 'e', 'g', 0)",
+  ).run();
+  const record = (r: {
+    agent_row?: string;
+    version: number | string;
+    signing?: string;
+    encryption?: string;
+    signature?: string | null;
+    previous?: string | null;
+  }) =>
+    db
+      .prepare(
+        `INSERT INTO agent_key_records (agent_row, version, signing_public_key, encryption_public_key, created_at, signature, previous_signature, recorded_at)
+         VALUES (?, ?, ?, ?, '2025-01-01T00:00:00.000Z', ?, ?, 0)`,
+      )
+      .run(
+        r.agent_row ?? 'row',
+        r.version,
+        r.signing ?? KEY_A,
+        r.encryption ?? KEY_B,
+        r.signature ?? null,
+        r.previous ?? null,
+      );
+
+  it('records itself after 001 alone and is not applied twice', () => {
+    expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
+      { version: 1, name: 'initial' },
+      { version: 4, name: 'key-directory' },
+    ]);
+    expect(migrate(db, [migration001, migration004])).toEqual([]);
+  });
+
+  it('keeps one record per incarnation and version; version 1 unsigned, later versions signed', () => {
+    record({ version: 1 });
+    expect(() => record({ version: 1 })).toThrow(/UNIQUE|PRIMARY KEY/);
+    expect(() => record({ version: 2 })).toThrow(/CHECK/);
+    record({ version: 2, signature: 'sig' });
+    record({ version: 3, signature: 'sig', previous: 'prev' });
+    expect(() => record({ version: 0, signature: 'sig' })).toThrow(/CHECK/);
+    expect(() => record({ version: 4, signature: 'sig', signing: 'short' })).toThrow(/CHECK/);
+    expect(() =>
+      db
+        .prepare(
+          "INSERT INTO agent_key_records (agent_row, version, signing_public_key, encryption_public_key, created_at, signature, previous_signature, recorded_at) VALUES ('row', 1, ?, ?, 'x', NULL, 'p', 0)",
+        )
+        .run(KEY_A, KEY_B),
+    ).toThrow(/CHECK/);
+  });
+
+  it('enforces strict types and the incarnation reference', () => {
+    expect(() => record({ version: 'two', signature: 'sig' })).toThrow(/cannot store TEXT value in INTEGER column/);
+    expect(() => record({ agent_row: 'no-such-row', version: 1 })).toThrow(/FOREIGN KEY/);
+  });
+
+  it('is append-only', () => {
+    expect(() =>
+      db.prepare('UPDATE agent_key_records SET signing_public_key = ? WHERE version = 1').run(KEY_B),
+    ).toThrow(/append-only/);
+  });
+});
