@@ -7,8 +7,10 @@
 
 import { jetstreamManager } from '@nats-io/jetstream';
 import { SvcError } from '@svc/shared';
+import { MSGS_STREAM } from '../bus/index.js';
 import type { RelayContext } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
+import { MessageStore } from '../ledger/messages.js';
 
 type Ctx = Pick<RelayContext, 'ledger' | 'bus' | 'logger' | 'now'>;
 
@@ -26,7 +28,8 @@ export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void>
     }
     const nc = await bus.tenantConnection(row.tenant_id);
     const jsm = await jetstreamManager(nc, { timeout: 2000 });
-    await jsm.streams.purge('SVC_MSGS', { filter: `msg.${row.agent_number}` });
+    await jsm.streams.purge(MSGS_STREAM, { filter: `msg.${row.agent_number}` });
+    new MessageStore(ctx.ledger).forgetRecipient(row.id);
   } catch (err) {
     if (err instanceof SvcError && err.code === 'ledger_closed') throw err;
     ctx.logger.warn({ agent_row: row.id, err: (err as Error).message }, 'revocation cleanup could not finish');

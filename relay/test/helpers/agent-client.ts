@@ -1,12 +1,14 @@
 /** A minimal agent for tests: an Ed25519 identity and the enrollment/sign-in requests. */
-import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import {
+  createEnvelopeHeader,
   type EnrollmentRequest,
   enrollmentProofBytes,
   parseEnrollmentCode,
   signInProofBytes,
   toBase64url,
 } from '@svc/shared';
+import { deriveIdentityKeys, openEnvelope, sealEnvelope } from '@svc/shared/node';
 
 export interface TestIdentity {
   signPrivate: KeyObject;
@@ -84,4 +86,89 @@ export async function call<T = Record<string, unknown>>(
     // non-JSON answers are returned as text
   }
   return { status: res.status, body: parsed as T };
+}
+
+/** An enrolled agent with raw keys, able to seal and open envelopes. */
+export interface TestAgent {
+  agentId: string;
+  number: string;
+  tenantId: string;
+  deploymentId: string;
+  keys: import('@svc/shared').IdentityKeys;
+  identity: TestIdentity;
+  apiKey: string;
+  token: string;
+  auth: Record<string, string>;
+}
+
+export function identityFromSeed(seed: Uint8Array): {
+  identity: TestIdentity;
+  keys: import('@svc/shared').IdentityKeys;
+} {
+  const keys = deriveIdentityKeys(seed, 0);
+  const signPrivate = createPrivateKey({
+    key: { kty: 'OKP', crv: 'Ed25519', d: toBase64url(keys.signPrivate), x: toBase64url(keys.signPublic) },
+    format: 'jwk',
+  });
+  return {
+    keys,
+    identity: { signPrivate, signPublic: toBase64url(keys.signPublic), encPublic: toBase64url(keys.encPublic) },
+  };
+}
+
+export async function enrollAgent(base: string, code: string): Promise<TestAgent> {
+  const { identity, keys } = identityFromSeed(randomBytes(32));
+  const res = await call<Record<string, string>>(base, 'POST', '/api/v1/enrollment', enrollmentBody(code, identity));
+  if (res.status !== 201) throw new Error(`enrollment failed: ${res.status} ${JSON.stringify(res.body)}`);
+  const b = res.body;
+  return {
+    agentId: b.agent_id as string,
+    number: b.agent_number as string,
+    tenantId: b.tenant_id as string,
+    deploymentId: b.deployment_id as string,
+    keys,
+    identity,
+    apiKey: b.api_key as string,
+    token: b.access_token as string,
+    auth: { authorization: `Bearer ${b.access_token}` },
+  };
+}
+
+export function sealFor(
+  from: TestAgent,
+  to: { number: string; keys: { encPublic: Uint8Array } },
+  text: string,
+  header: Partial<import('@svc/shared').EnvelopeHeader> = {},
+): import('@svc/shared').Envelope {
+  return sealEnvelope({
+    header: {
+      ...createEnvelopeHeader({
+        sender: from.number,
+        recipient: to.number,
+        conversation_id: `dm:${[from.number, to.number].sort().join(':')}`,
+        conversation_type: 'direct',
+        content_type: 'text',
+        deployment_id: from.deploymentId,
+        tenant_id: from.tenantId,
+      }),
+      ...header,
+    },
+    plaintext: new TextEncoder().encode(text),
+    recipientX25519Public: to.keys.encPublic,
+    senderEd25519Private: from.keys.signPrivate,
+  });
+}
+
+export function openFor(
+  agent: TestAgent,
+  envelope: import('@svc/shared').Envelope,
+  senderSignPublic: Uint8Array,
+): string {
+  const plain = openEnvelope(envelope, agent.keys.encPrivate, {
+    expectedRecipient: agent.number,
+    expectedDeploymentId: agent.deploymentId,
+    expectedTenantId: agent.tenantId,
+    senderEd25519Public: senderSignPublic,
+  });
+  return new TextDecoder().decode(plain);
 }

@@ -72,16 +72,19 @@ export interface SpawnRelayOptions {
   args?: string[];
   /** run `deployment init` first (serve needs a deployment) */
   init?: boolean;
+  /** listen on this port (a restart keeps its public URL, which issued the tokens) */
+  port?: number;
 }
 
 export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<RelayProcess> {
   const dataDir = options.dataDir ?? tempDir();
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const env: Record<string, string> = {
     SVC_RELAY_DATA_DIR: dataDir,
-    SVC_RELAY_LISTEN: `127.0.0.1:${port}`,
     SVC_RELAY_LOG_LEVEL: 'debug',
     ...options.env,
+    // always a fresh port (a restart passes the previous env back in)
+    SVC_RELAY_LISTEN: `127.0.0.1:${port}`,
   };
   const command = options.command ?? 'serve';
   if (command === 'serve' && options.init !== false) {

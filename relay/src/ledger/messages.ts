@@ -1,0 +1,95 @@
+/** The pending-envelope index and delivery receipts (migration 003). */
+import type { Ledger } from './ledger.js';
+
+export interface EnvelopeRow {
+  recipient_row: string;
+  message_id: string;
+  tenant_id: string;
+  recipient_number: string;
+  sender_row: string;
+  sender_number: string;
+  stream_seq: number;
+  size: number;
+  accepted_at: number;
+  acked_at: number | null;
+}
+
+export interface ReceiptRow {
+  id: number;
+  message_id: string;
+  recipient_number: string;
+  acked_at: number;
+}
+
+export class MessageStore {
+  readonly #ledger: Ledger;
+  readonly #insert;
+  readonly #find;
+  readonly #pending;
+  readonly #ack;
+  readonly #receipt;
+  readonly #receipts;
+
+  constructor(ledger: Ledger) {
+    this.#ledger = ledger;
+    const db = ledger.db;
+    this.#insert = db.prepare(
+      `INSERT OR IGNORE INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
+       VALUES (@recipient_row, @message_id, @tenant_id, @recipient_number, @sender_row, @sender_number, @stream_seq, @size, @accepted_at)`,
+    );
+    this.#find = db.prepare('SELECT * FROM envelopes WHERE recipient_row = ? AND message_id = ?');
+    this.#pending = db.prepare(
+      'SELECT * FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL AND stream_seq > ? ORDER BY stream_seq LIMIT ?',
+    );
+    this.#ack = db.prepare(
+      'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND message_id = ? AND acked_at IS NULL',
+    );
+    this.#receipt = db.prepare(
+      'INSERT INTO receipts (tenant_id, sender_row, message_id, recipient_number, acked_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.#receipts = db.prepare(
+      'SELECT id, message_id, recipient_number, acked_at FROM receipts WHERE sender_row = ? AND id > ? ORDER BY id LIMIT ?',
+    );
+  }
+
+  find(recipientRow: string, messageId: string): EnvelopeRow | undefined {
+    return this.#ledger.guarded(() => this.#find.get(recipientRow, messageId) as EnvelopeRow | undefined);
+  }
+
+  /** Records accepted envelopes in one transaction; rows already present are kept as they are. */
+  insertMany(rows: Array<Omit<EnvelopeRow, 'acked_at'>>): void {
+    const db = this.#ledger.db;
+    this.#ledger.guarded(() =>
+      db.transaction(() => {
+        for (const r of rows) this.#insert.run(r);
+      })(),
+    );
+  }
+
+  pending(recipientRow: string, afterSeq: number, limit: number): EnvelopeRow[] {
+    return this.#ledger.guarded(() => this.#pending.all(recipientRow, afterSeq, limit) as EnvelopeRow[]);
+  }
+
+  /** Marks the envelope acknowledged and records the sender's receipt; false if it was already. */
+  acknowledge(row: EnvelopeRow, now: number): boolean {
+    const db = this.#ledger.db;
+    return this.#ledger.guarded(() =>
+      db.transaction(() => {
+        if (this.#ack.run(now, row.recipient_row, row.message_id).changes !== 1) return false;
+        this.#receipt.run(row.tenant_id, row.sender_row, row.message_id, row.recipient_number, now);
+        return true;
+      })(),
+    );
+  }
+
+  receipts(senderRow: string, afterId: number, limit: number): ReceiptRow[] {
+    return this.#ledger.guarded(() => this.#receipts.all(senderRow, afterId, limit) as ReceiptRow[]);
+  }
+
+  /** Drops the index of a revoked incarnation (its envelopes were purged from the stream). */
+  forgetRecipient(recipientRow: string): void {
+    this.#ledger.guarded(() =>
+      this.#ledger.db.prepare('DELETE FROM envelopes WHERE recipient_row = ?').run(recipientRow),
+    );
+  }
+}

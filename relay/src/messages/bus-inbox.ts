@@ -1,0 +1,87 @@
+/**
+ * Envelopes on the bus: one JetStream message per (message, recipient) in the tenant's
+ * SVC_MSGS stream under `msg.<agent_number>`, read back by sequence with direct get
+ * (no consumer per reader), deleted on acknowledgement. Receipts go to SVC_ACKS.
+ */
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { Bus } from '../bus/index.js';
+import { ACKS_STREAM, MSGS_STREAM } from '../bus/index.js';
+
+interface TenantClients {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+}
+
+export interface PublishItem {
+  recipientNumber: string;
+  data: Uint8Array;
+  /** JetStream dedupe key: a retried send within the window lands on the same sequence. */
+  msgId: string;
+}
+
+export class BusInbox {
+  readonly #bus: Bus;
+  readonly #timeoutMs: number;
+  readonly #clients = new Map<string, Promise<TenantClients>>();
+
+  constructor(bus: Bus, timeoutMs = 5000) {
+    this.#bus = bus;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  #tenant(tenantId: string): Promise<TenantClients> {
+    let c = this.#clients.get(tenantId);
+    if (!c) {
+      c = (async () => {
+        const nc = await this.#bus.tenantConnection(tenantId);
+        return {
+          js: jetstream(nc, { timeout: this.#timeoutMs }),
+          jsm: await jetstreamManager(nc, { timeout: this.#timeoutMs }),
+        };
+      })();
+      c.catch(() => this.#clients.delete(tenantId));
+      this.#clients.set(tenantId, c);
+    }
+    return c;
+  }
+
+  /** Publishes all items concurrently (the client's per-message round trip is the bottleneck). */
+  async publish(tenantId: string, items: PublishItem[]): Promise<number[]> {
+    const { js } = await this.#tenant(tenantId);
+    const acks = await Promise.all(
+      items.map((it) =>
+        js.publish(`msg.${it.recipientNumber}`, it.data, { msgID: it.msgId, expect: { streamName: MSGS_STREAM } }),
+      ),
+    );
+    return acks.map((a) => a.seq);
+  }
+
+  /** The stored envelope bytes, or null when the stream no longer has them (expired). */
+  async get(tenantId: string, seq: number): Promise<Uint8Array | null> {
+    const { jsm } = await this.#tenant(tenantId);
+    try {
+      const m = await jsm.direct.getMessage(MSGS_STREAM, { seq });
+      return m ? m.data : null;
+    } catch (err) {
+      if (/no message found|not found/i.test((err as Error).message)) return null;
+      throw err;
+    }
+  }
+
+  async delete(tenantId: string, seq: number): Promise<void> {
+    const { jsm } = await this.#tenant(tenantId);
+    try {
+      await jsm.streams.deleteMessage(MSGS_STREAM, seq, false);
+    } catch (err) {
+      if (!/no message found|not found/i.test((err as Error).message)) throw err;
+    }
+  }
+
+  async publishReceipt(tenantId: string, senderNumber: string, receipt: object, msgId: string): Promise<void> {
+    const { js } = await this.#tenant(tenantId);
+    await js.publish(`ack.${senderNumber}`, JSON.stringify(receipt), {
+      msgID: msgId,
+      expect: { streamName: ACKS_STREAM },
+    });
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * Routing sealed envelopes: send (one envelope per recipient, idempotent on the message
+ * id), the pending inbox (long-poll), acknowledgement with a receipt for the sender.
+ * The relay checks shape, sender and bindings; it never sees plaintext.
+ */
+import {
+  type Envelope,
+  type EnvelopeHeader,
+  isEnvelopeError,
+  MESSAGE_LIMITS,
+  type PendingItem,
+  type PendingResponse,
+  parseEnvelope,
+  type ReceiptsResponse,
+  type SendRequest,
+  type SendResponse,
+  SvcError,
+} from '@svc/shared';
+import type { RelayContext } from '../context.js';
+import type { AgentRow } from '../ledger/ledger.js';
+import { type EnvelopeRow, MessageStore } from '../ledger/messages.js';
+import { isBlocked } from '../ledger/social.js';
+import { BusInbox } from '../messages/bus-inbox.js';
+import { InboxNotifier } from '../messages/inbox-notifier.js';
+
+interface Recipient {
+  id: string;
+  agent_id: string;
+  agent_number: string;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export class Messaging {
+  readonly #ctx: RelayContext;
+  readonly store: MessageStore;
+  readonly #inbox: BusInbox;
+  readonly notifier = new InboxNotifier();
+  readonly #recipientQuery;
+
+  constructor(ctx: RelayContext) {
+    if (!ctx.bus) throw new Error('messaging needs the message bus');
+    this.#ctx = ctx;
+    this.store = new MessageStore(ctx.ledger);
+    this.#inbox = new BusInbox(ctx.bus);
+    this.#recipientQuery = ctx.ledger.db.prepare(
+      'SELECT id, agent_id, agent_number FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL',
+    );
+  }
+
+  #recipient(tenantId: string, number: string): Recipient | undefined {
+    return this.#ctx.ledger.guarded(() => this.#recipientQuery.get(tenantId, number) as Recipient | undefined);
+  }
+
+  #check(sender: AgentRow, raw: unknown, index: number): { envelope: Envelope; bytes: Buffer } {
+    let envelope: Envelope;
+    try {
+      envelope = parseEnvelope(raw);
+    } catch (err) {
+      if (isEnvelopeError(err)) throw new SvcError('envelope_malformed', `envelopes[${index}]: ${err.message}`);
+      throw err;
+    }
+    const bytes = Buffer.from(JSON.stringify(envelope));
+    if (bytes.length > MESSAGE_LIMITS.maxEnvelopeBytes) {
+      throw new SvcError(
+        'envelope_too_large',
+        `envelopes[${index}] is ${bytes.length} bytes; the limit is ${MESSAGE_LIMITS.maxEnvelopeBytes}`,
+      );
+    }
+    const h: EnvelopeHeader = envelope.header;
+    if (h.sender !== sender.agent_number) {
+      throw new SvcError(
+        'sender_mismatch',
+        `envelopes[${index}]: sender is ${h.sender}, you are ${sender.agent_number}`,
+      );
+    }
+    if (h.deployment_id !== this.#ctx.deployment.deploymentId || h.tenant_id !== sender.tenant_id) {
+      throw new SvcError(
+        'envelope_binding_mismatch',
+        `envelopes[${index}]: deployment or tenant differs from your credentials`,
+      );
+    }
+    return { envelope, bytes };
+  }
+
+  async send(sender: AgentRow, body: SendRequest): Promise<SendResponse> {
+    const now = this.#ctx.now();
+    // Check everything before anything is published: a refused request stores nothing.
+    const checked = body.envelopes.map((raw, i) => {
+      const { envelope, bytes } = this.#check(sender, raw, i);
+      const recipient =
+        this.#recipient(sender.tenant_id, envelope.header.recipient) ??
+        (() => {
+          throw new SvcError(
+            'unknown_recipient',
+            `envelopes[${i}]: ${envelope.header.recipient} is not an agent of your tenant`,
+          );
+        })();
+      return { envelope, bytes, recipient };
+    });
+    const results: SendResponse['results'] = [];
+    const toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string }> = [];
+    const seen = new Set<string>();
+    for (const { envelope, bytes, recipient } of checked) {
+      const messageId = envelope.header.message_id;
+      const key = `${recipient.id}\u0000${messageId}`;
+      const existing = this.store.find(recipient.id, messageId);
+      if (existing && existing.sender_row !== sender.id) {
+        throw new SvcError(
+          'message_id_conflict',
+          `message ${messageId} to ${recipient.agent_number} exists from another sender`,
+        );
+      }
+      const duplicate = existing !== undefined || seen.has(key);
+      seen.add(key);
+      results.push({
+        message_id: messageId,
+        recipient: recipient.agent_number,
+        status: duplicate ? 'duplicate' : 'accepted',
+      });
+      // A recipient that blocked the sender gets nothing; the sender is not told.
+      if (duplicate || isBlocked(this.#ctx.ledger, sender.tenant_id, recipient.agent_id, sender.agent_id)) continue;
+      toPublish.push({ bytes, recipient, messageId });
+    }
+    if (toPublish.length > 0) {
+      let seqs: number[];
+      try {
+        seqs = await this.#inbox.publish(
+          sender.tenant_id,
+          toPublish.map((p) => ({
+            recipientNumber: p.recipient.agent_number,
+            data: p.bytes,
+            msgId: `${p.messageId}:${p.recipient.agent_number}`,
+          })),
+        );
+      } catch (err) {
+        throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
+      }
+      this.store.insertMany(
+        toPublish.map((p, i) => ({
+          recipient_row: p.recipient.id,
+          message_id: p.messageId,
+          tenant_id: sender.tenant_id,
+          recipient_number: p.recipient.agent_number,
+          sender_row: sender.id,
+          sender_number: sender.agent_number,
+          stream_seq: seqs[i] as number,
+          size: p.bytes.length,
+          accepted_at: now,
+        })),
+      );
+      for (const p of toPublish) this.notifier.notify(p.recipient.id);
+    }
+    return { results };
+  }
+
+  async #load(rows: EnvelopeRow[]): Promise<PendingItem[]> {
+    const items = await Promise.all(
+      rows.map(async (r): Promise<PendingItem | undefined> => {
+        const data = await this.#inbox.get(r.tenant_id, r.stream_seq);
+        if (!data) return undefined; // expired from the stream (max age)
+        return {
+          cursor: r.stream_seq,
+          message_id: r.message_id,
+          sender: r.sender_number,
+          accepted_at: iso(r.accepted_at),
+          envelope: JSON.parse(Buffer.from(data).toString('utf8')) as PendingItem['envelope'],
+        };
+      }),
+    );
+    return items.filter((i): i is PendingItem => i !== undefined);
+  }
+
+  /** Pending envelopes after the cursor, waiting up to waitMs for the first one. */
+  async pending(
+    agent: AgentRow,
+    opts: { after: number; limit: number; waitMs: number; signal?: AbortSignal },
+  ): Promise<PendingResponse> {
+    const deadline = Date.now() + opts.waitMs;
+    for (;;) {
+      const rows = this.store.pending(agent.id, opts.after, opts.limit + 1);
+      if (rows.length > 0 || Date.now() >= deadline || opts.signal?.aborted) {
+        const page = rows.slice(0, opts.limit);
+        try {
+          return { envelopes: await this.#load(page), more: rows.length > opts.limit };
+        } catch (err) {
+          throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
+        }
+      }
+      await this.notifier.wait(agent.id, deadline - Date.now(), opts.signal);
+    }
+  }
+
+  async ack(agent: AgentRow, messageId: string): Promise<{ message_id: string; acked_at: string; already: boolean }> {
+    const row = this.store.find(agent.id, messageId);
+    if (!row) throw new SvcError('unknown_message', `no message ${messageId} addressed to you`);
+    if (row.acked_at !== null) return { message_id: messageId, acked_at: iso(row.acked_at), already: true };
+    const now = this.#ctx.now();
+    if (!this.store.acknowledge(row, now)) {
+      const again = this.store.find(agent.id, messageId);
+      return { message_id: messageId, acked_at: iso(again?.acked_at ?? now), already: true };
+    }
+    // The ledger is the source of truth; the bus copies are tidied best-effort.
+    const log = this.#ctx.logger;
+    await this.#inbox
+      .delete(row.tenant_id, row.stream_seq)
+      .catch((err: Error) =>
+        log.warn({ err: err.message, seq: row.stream_seq }, 'could not delete acknowledged envelope'),
+      );
+    await this.#inbox
+      .publishReceipt(
+        row.tenant_id,
+        row.sender_number,
+        { message_id: messageId, recipient: row.recipient_number, acked_at: iso(now) },
+        `ack:${messageId}:${row.recipient_number}`,
+      )
+      .catch((err: Error) => log.warn({ err: err.message }, 'could not publish receipt to the bus'));
+    return { message_id: messageId, acked_at: iso(now), already: false };
+  }
+
+  receipts(agent: AgentRow, since: number, limit: number): ReceiptsResponse {
+    const rows = this.store.receipts(agent.id, since, limit);
+    return {
+      receipts: rows.map((r) => ({
+        id: r.id,
+        message_id: r.message_id,
+        recipient: r.recipient_number,
+        acked_at: iso(r.acked_at),
+      })),
+      next: rows.at(-1)?.id ?? since,
+    };
+  }
+}
