@@ -142,8 +142,7 @@ describe('exchange', () => {
       const { value, done } = await reader.read();
       if (done) break;
       buffer += new TextDecoder().decode(value);
-      let i: number;
-      while ((i = buffer.indexOf('\n\n')) >= 0) {
+      for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
         const event = buffer.slice(0, i);
         buffer = buffer.slice(i + 2);
         const data = /^data: (.*)$/m.exec(event)?.[1];
