@@ -9,8 +9,13 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { RelayContext } from './context.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
+import { agentHeartbeatRoutes } from './routes/agents/heartbeat.js';
 import { agentMeRoutes } from './routes/agents/me.js';
+import { agentProfileRoutes } from './routes/agents/profile.js';
+import { agentRelationRoutes } from './routes/agents/relations.js';
+import { agentReportRoutes } from './routes/agents/report.js';
 import { signInRoutes } from './routes/auth/sign-in.js';
+import { contactRoutes } from './routes/contacts.js';
 import { enrollmentRoutes } from './routes/enrollment.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
@@ -64,6 +69,11 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   signInRoutes(app, ctx);
   agentMeRoutes(app, ctx);
   keyRoutes(app, ctx);
+  agentHeartbeatRoutes(app, ctx);
+  agentProfileRoutes(app, ctx);
+  agentRelationRoutes(app, ctx);
+  agentReportRoutes(app, ctx);
+  contactRoutes(app, ctx);
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   return app;

@@ -70,6 +70,15 @@ export const ERROR_CATALOG = {
       "Cleanup of the prior identity's named sources failed; retry the same request after the relay is repaired.",
   },
 
+  // agent profiles, block, mute, report, contacts
+  invalid_endpoint_url: {
+    status: 400,
+    message: 'endpoint_url must be an absolute https URL without user name or password, at most 2048 characters.',
+  },
+  invalid_timezone: { status: 400, message: 'timezone must be an IANA time zone name such as Europe/Paris.' },
+  invalid_report_reason: { status: 400, message: 'The report reason must be 10 to 2000 characters after trimming.' },
+  cannot_target_self: { status: 400, message: 'An agent cannot block, mute or report itself.' },
+
   // key directory
   invalid_key_record: {
     status: 400,

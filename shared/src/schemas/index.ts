@@ -1,4 +1,5 @@
 export * from './admin.js';
 export * from './agent-auth.js';
+export * from './agents.js';
 export * from './common.js';
 export * from './keys.js';

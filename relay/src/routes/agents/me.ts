@@ -1,20 +1,8 @@
-import { Type } from '@sinclair/typebox';
-import { Capability, ErrorResponse } from '@svc/shared';
+import { ErrorResponse, OwnProfile, ProfileUpdate } from '@svc/shared';
 import type { RelayContext } from '../../context.js';
 import { requireAgent } from '../../http/auth-hooks.js';
+import { applyProfileUpdate, checkProfileUpdate, ownProfileView } from '../../services/profiles.js';
 import type { TypedApp } from '../types.js';
-
-const Profile = Type.Object({
-  agent_id: Type.String(),
-  agent_number: Type.String(),
-  tenant_id: Type.String(),
-  deployment_id: Type.String(),
-  capabilities: Type.Array(Capability),
-  display_name: Type.Union([Type.String(), Type.Null()]),
-  description: Type.Union([Type.String(), Type.Null()]),
-  discoverable: Type.Boolean(),
-  enrolled_at: Type.String({ format: 'date-time' }),
-});
 
 export function agentMeRoutes(app: TypedApp, ctx: RelayContext): void {
   app.get(
@@ -24,22 +12,39 @@ export function agentMeRoutes(app: TypedApp, ctx: RelayContext): void {
       schema: {
         summary: "The calling agent's own profile",
         security: [{ accessToken: [] }],
-        response: { 200: Profile, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 200: OwnProfile, '4xx': ErrorResponse, '5xx': ErrorResponse },
       },
     },
     async (request) => {
       const { row } = request.agent as NonNullable<typeof request.agent>;
-      return {
-        agent_id: row.agent_id,
-        agent_number: row.agent_number,
-        tenant_id: row.tenant_id,
-        deployment_id: ctx.deployment.deploymentId,
-        capabilities: row.capabilities,
-        display_name: row.display_name,
-        description: row.description,
-        discoverable: row.discoverable,
-        enrolled_at: new Date(row.created_at).toISOString(),
-      };
+      return ownProfileView(ctx, row);
+    },
+  );
+
+  app.patch(
+    '/api/v1/agents/me',
+    {
+      onRequest: requireAgent(ctx),
+      schema: {
+        summary: "Update the calling agent's profile and webhook endpoint",
+        description:
+          'Any subset of the fields. The first endpoint_url generates a webhook secret, returned here once as ' +
+          'webhook_secret; changing the URL later keeps the secret; null or blank clears the URL and the secret, ' +
+          'and the next URL gets a new one.',
+        security: [{ accessToken: [] }],
+        body: ProfileUpdate,
+        response: { 200: OwnProfile, '4xx': ErrorResponse, '5xx': ErrorResponse },
+      },
+    },
+    async (request) => {
+      const { row } = request.agent as NonNullable<typeof request.agent>;
+      const changes = await checkProfileUpdate(request.body);
+      const profile = applyProfileUpdate(ctx, row, changes);
+      request.log.info(
+        { agent_id: row.agent_id, fields: Object.keys(changes), webhook_secret_generated: 'webhook_secret' in profile },
+        'profile updated',
+      );
+      return profile;
     },
   );
 }
