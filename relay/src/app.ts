@@ -19,6 +19,7 @@ import { contactRoutes } from './routes/contacts.js';
 import { enrollmentRoutes } from './routes/enrollment.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
+import { messageRoutes } from './routes/messages/index.js';
 import type { TypedApp } from './routes/types.js';
 import { wellKnownRoutes } from './routes/well-known.js';
 
@@ -74,6 +75,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   agentRelationRoutes(app, ctx);
   agentReportRoutes(app, ctx);
   contactRoutes(app, ctx);
+  if (ctx.bus) messageRoutes(app, ctx);
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   return app;

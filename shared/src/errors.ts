@@ -120,6 +120,21 @@ export const ERROR_CATALOG = {
   deployment_expired: { status: 400, message: 'The deployment document has expired; ask the operator to renew it.' },
   deployment_malformed: { status: 400, message: 'The deployment document or trust bundle is damaged.' },
 
+  // messaging
+  envelope_malformed: { status: 400, message: 'An envelope is malformed; seal it with the svc envelope format v1.' },
+  envelope_binding_mismatch: {
+    status: 400,
+    message: 'An envelope names another deployment or tenant than this relay and your credentials.',
+  },
+  sender_mismatch: { status: 403, message: "An envelope's sender is not the agent of the access token." },
+  unknown_recipient: { status: 404, message: 'A recipient is not an enrolled agent of your tenant.' },
+  envelope_too_large: { status: 413, message: 'An envelope is larger than the relay accepts (256 KiB).' },
+  message_id_conflict: {
+    status: 409,
+    message: 'This message id is already used by another sender for this recipient; use a fresh UUIDv7.',
+  },
+  unknown_message: { status: 404, message: 'No pending message with this id for you.' },
+
   // local configuration (CLI/daemon/operator commands)
   config_invalid: { status: 400, message: 'The configuration is invalid.' },
 } as const satisfies Record<string, { status: number; message: string }>;

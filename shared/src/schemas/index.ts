@@ -3,3 +3,4 @@ export * from './agent-auth.js';
 export * from './agents.js';
 export * from './common.js';
 export * from './keys.js';
+export * from './messages.js';

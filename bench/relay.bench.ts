@@ -1,0 +1,172 @@
+/**
+ * bench:relay — envelopes through the relay (HTTP + access JWT + ledger + JetStream)
+ * against raw JetStream publishes of the same size in the same run.
+ *
+ *   relay:    a real `svc-relay dev` process; N sealed 1 KiB envelopes sent in batches of
+ *             BATCH per request with CONCURRENCY requests in flight; the recipient follows
+ *             the SSE stream, which gives send→delivery latency.
+ *   baseline: a nats-server in the same operator/JetStream setup (our Bus), N raw
+ *             publishes to the same kind of stream, the fastest way the client allows:
+ *             no per-message promise, a reply inbox per message and one wildcard
+ *             subscription counting acknowledgements, WINDOW publishes in flight.
+ *
+ * Last line: `relay/jetstream ratio: R` (R = relay rate ÷ raw rate).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInbox, headers } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { Bus } from '../relay/src/bus/index.js';
+import { connectWithCreds } from '../relay/src/bus/system-client.js';
+import { type TestAgent, enrollAgent, sealFor } from '../relay/test/helpers/agent-client.js';
+import { freePort, runRelayCli } from '../relay/test/helpers/relay-process.js';
+
+const N = Number(process.env.BENCH_N ?? 20_000);
+const BATCH = Number(process.env.BENCH_BATCH ?? 100);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
+const BODY = 'x'.repeat(1024);
+
+const quiet = pino({ level: 'silent' });
+const rate = (n: number, ms: number) => (n / ms) * 1000;
+const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+};
+
+async function rawJetStream(size: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-raw-'));
+  const bus = await Bus.start({ dataDir: dir, tenants: ['bench'], logger: quiet });
+  try {
+    const { creds } = await bus.mintUserCreds('bench', { name: 'bench' });
+    const nc = await connectWithCreds(bus.clientUrl, creds, 'bench-raw');
+    const payload = new Uint8Array(size).fill(120);
+    const inbox = createInbox();
+    let acked = 0;
+    let failed = 0;
+    let wake: (() => void) | undefined;
+    const sub = nc.subscribe(`${inbox}.>`, {
+      callback: (_err, msg) => {
+        // a stream ack is {"stream":…,"seq":…}; an error carries "error"
+        if (msg.data.length > 0 && msg.data[2] === 101 /* 'e' of "error" */) failed++;
+        acked++;
+        wake?.();
+      },
+    });
+    const t0 = performance.now();
+    for (let i = 0; i < N; i++) {
+      while (i - acked >= WINDOW) await new Promise<void>((r) => (wake = r));
+      const h = headers();
+      h.set('Nats-Msg-Id', `raw-${i}`);
+      nc.publish(`msg.r${i % 64}`, payload, { reply: `${inbox}.${i}`, headers: h });
+    }
+    while (acked < N) await new Promise<void>((r) => (wake = r));
+    const ms = performance.now() - t0;
+    if (failed > 0) throw new Error(`${failed} raw publishes were refused`);
+    sub.unsubscribe();
+    await nc.close();
+    return rate(N, ms);
+  } finally {
+    await bus.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface RelayRun {
+  rate: number;
+  p50: number;
+  p99: number;
+}
+
+async function relayRun(): Promise<RelayRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-relay-'));
+  const port = await freePort();
+  const env = { SVC_RELAY_DATA_DIR: dir, SVC_RELAY_LISTEN: `127.0.0.1:${port}`, SVC_RELAY_LOG_LEVEL: 'warn' };
+  const bin = fileURLToPath(new URL('../relay/src/bin/svc-relay.ts', import.meta.url));
+  const nodeArgs = process.env.BENCH_RELAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '--conditions=source', '--import', 'tsx', bin, 'dev', '--json'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  try {
+    const start = Date.now();
+    while (!out.trim().endsWith('}')) {
+      if (Date.now() - start > 60_000 || child.exitCode !== null) throw new Error(`relay did not start: ${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const base = `http://127.0.0.1:${port}`;
+    const sender = await enrollAgent(base, (JSON.parse(out) as { enrollment_code: string }).enrollment_code);
+    const grant = await runRelayCli(['grant', '--agent-id', 'bench-recipient', '--json'], env);
+    const recipient: TestAgent = await enrollAgent(base, (JSON.parse(grant.stdout) as { enrollment_code: string }).enrollment_code);
+
+    // sealed in advance: the client's crypto is not what this measures
+    const envelopes = Array.from({ length: N }, () => sealFor(sender, recipient, BODY));
+    const sentAt = new Map<string, number>();
+    const latencies: number[] = [];
+
+    const abort = new AbortController();
+    const stream = await fetch(`${base}/api/v1/messages/stream`, { headers: recipient.auth, signal: abort.signal });
+    const delivered = (async () => {
+      const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let buffer = '';
+      while (latencies.length < N) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+          const event = buffer.slice(0, i);
+          buffer = buffer.slice(i + 2);
+          const m = /"message_id":"([^"]+)"/.exec(event);
+          const t = m ? sentAt.get(m[1] as string) : undefined;
+          if (t !== undefined) latencies.push(performance.now() - t);
+        }
+      }
+    })();
+
+    let next = 0;
+    const t0 = performance.now();
+    const worker = async () => {
+      while (next < N) {
+        const batch = envelopes.slice(next, next + BATCH);
+        next += batch.length;
+        const now = performance.now();
+        for (const e of batch) sentAt.set(e.header.message_id, now);
+        const res = await fetch(`${base}/api/v1/messages`, {
+          method: 'POST',
+          headers: { ...sender.auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ envelopes: batch }),
+        });
+        if (res.status !== 202) throw new Error(`send failed: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const ms = performance.now() - t0;
+    await Promise.race([delivered, new Promise((r) => setTimeout(r, 60_000))]);
+    abort.abort();
+    return { rate: rate(N, ms), p50: pct(latencies, 50), p99: pct(latencies, 99) };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const size = JSON.stringify({ header: {}, enc: '', ciphertext: 'x'.repeat(1400), signature: '' }).length;
+console.log(`bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed), batch ${BATCH}, ${CONCURRENCY} requests in flight`);
+const raw = await rawJetStream(size);
+console.log(`raw JetStream publish (async, window ${WINDOW}): ${fmt(raw)} msg/s`);
+const relay = await relayRun();
+console.log(`relay send (HTTP + JWT + ledger + JetStream):   ${fmt(relay.rate)} msg/s`);
+console.log(`send→delivery latency on the event stream: p50 ${relay.p50.toFixed(1)} ms, p99 ${relay.p99.toFixed(1)} ms`);
+console.log(`relay/jetstream ratio: ${(relay.rate / raw).toFixed(2)}`);
+process.exit(0);
