@@ -1,0 +1,328 @@
+/**
+ * The envelope v1 wire format (browser-safe): header, strict parsing, and the exact bytes
+ * that HPKE binds and Ed25519 signs. Both implementations (@noble and node:crypto) use
+ * these functions, so their inputs to the primitives are identical.
+ *
+ *   info      = canonical JSON {"deployment_id":…,"svc":"envelope/v1","tenant_id":…}
+ *   aad       = canonical JSON of the header (RFC 8785)
+ *   enc, ct   = HPKE SealBase(pkR, info, aad, plaintext)
+ *   signature = Ed25519(sender, canonical JSON
+ *                 {"ciphertext":b64u(ct),"enc":b64u(enc),"header":header,"svc":"envelope/v1/signature"})
+ *   envelope  = {header, enc: b64u(enc), ciphertext: b64u(ct), signature: b64u(signature)}
+ *
+ * All strings are unpadded base64url in their one canonical form.
+ */
+import { utf8 } from '../base64url.js';
+import { EnvelopeError } from './errors.js';
+import { N_ENC, N_T } from './hpke-suite.js';
+import { ED25519_SIGNATURE_LENGTH } from './keys.js';
+import { isMessageId, newMessageId } from './message-id.js';
+
+export const ENVELOPE_VERSION = 1;
+export const CONVERSATION_TYPES = ['direct', 'group', 'broadcast'] as const;
+export const CONTENT_TYPES = ['text', 'structured', 'media', 'control'] as const;
+export type ConversationType = (typeof CONVERSATION_TYPES)[number];
+export type ContentType = (typeof CONTENT_TYPES)[number];
+
+/** Largest plaintext an envelope carries (media travels as an encrypted blob reference). */
+export const ENVELOPE_MAX_PLAINTEXT_BYTES = 1024 * 1024;
+
+/** Public agent number: letters, digits, `_`, `-`, at most 128 characters (spec). */
+export const AGENT_NUMBER_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+/** Conversation, deployment and tenant ids. */
+export const ENVELOPE_ID_PATTERN = /^[A-Za-z0-9._:@-]{1,256}$/;
+/** ISO-8601 UTC as `Date.prototype.toISOString` writes it (milliseconds optional). */
+export const SENT_AT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z$/;
+
+export interface EnvelopeHeader {
+  v: 1;
+  message_id: string;
+  sender: string;
+  recipient: string;
+  conversation_id: string;
+  conversation_type: ConversationType;
+  content_type: ContentType;
+  sent_at: string;
+  deployment_id: string;
+  tenant_id: string;
+}
+
+export interface Envelope {
+  header: EnvelopeHeader;
+  /** base64url of the 32-byte HPKE encapsulated key. */
+  enc: string;
+  /** base64url of the ChaCha20-Poly1305 ciphertext and tag. */
+  ciphertext: string;
+  /** base64url of the 64-byte Ed25519 signature. */
+  signature: string;
+}
+
+const HEADER_KEYS = [
+  'content_type',
+  'conversation_id',
+  'conversation_type',
+  'deployment_id',
+  'message_id',
+  'recipient',
+  'sender',
+  'sent_at',
+  'tenant_id',
+  'v',
+] as const;
+const ENVELOPE_KEYS = ['ciphertext', 'enc', 'header', 'signature'] as const;
+
+const B64URL_PATTERN = /^[A-Za-z0-9_-]*$/;
+const B64URL_VALUE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** Byte length of a canonical unpadded base64url string, or -1 if it is not one (no decoding). */
+export function base64urlByteLength(text: string): number {
+  if (typeof text !== 'string' || !B64URL_PATTERN.test(text)) return -1;
+  const rest = text.length % 4;
+  if (rest === 1) return -1;
+  if (rest !== 0) {
+    const last = B64URL_VALUE.indexOf(text[text.length - 1] as string);
+    if ((last & (rest === 2 ? 0x0f : 0x03)) !== 0) return -1;
+  }
+  return Math.floor((text.length * 3) / 4);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function hasExactKeys(value: Record<string, unknown>, keys: readonly string[]): boolean {
+  const own = Object.keys(value);
+  if (own.length !== keys.length) return false;
+  for (const k of keys) if (!Object.hasOwn(value, k)) return false;
+  return true;
+}
+
+const isConversationType = (v: unknown): v is ConversationType => v === 'direct' || v === 'group' || v === 'broadcast';
+const isContentType = (v: unknown): v is ContentType =>
+  v === 'text' || v === 'structured' || v === 'media' || v === 'control';
+
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const digits2 = (v: string, at: number): number => (v.charCodeAt(at) - 48) * 10 + (v.charCodeAt(at + 1) - 48);
+
+/** `SENT_AT_PATTERN` plus real calendar ranges (no Date parsing on the hot path). */
+function isSentAt(v: unknown): v is string {
+  if (typeof v !== 'string' || !SENT_AT_PATTERN.test(v)) return false;
+  const year = digits2(v, 0) * 100 + digits2(v, 2);
+  const month = digits2(v, 5);
+  const day = digits2(v, 8);
+  if (month < 1 || month > 12 || day < 1 || day > (DAYS_IN_MONTH[month - 1] as number)) return false;
+  if (month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0))) return false;
+  return digits2(v, 11) < 24 && digits2(v, 14) < 60 && digits2(v, 17) < 60;
+}
+
+const malformed = (what: string): EnvelopeError => new EnvelopeError('envelope_malformed', `envelope: ${what}`);
+
+/** Validates a header strictly and returns a fresh copy; throws `EnvelopeError`. */
+export function parseEnvelopeHeader(value: unknown): EnvelopeHeader {
+  if (!isPlainObject(value)) throw malformed('header must be an object');
+  if (typeof value.v === 'number' && value.v !== ENVELOPE_VERSION) {
+    throw new EnvelopeError('envelope_unsupported_version', `envelope version ${value.v} is not supported`);
+  }
+  if (!hasExactKeys(value, HEADER_KEYS))
+    throw malformed(`header must have exactly the fields ${HEADER_KEYS.join(', ')}`);
+  const h = value as Record<(typeof HEADER_KEYS)[number], unknown>;
+  if (h.v !== ENVELOPE_VERSION) throw malformed('header.v must be 1');
+  if (!isMessageId(h.message_id)) throw malformed('header.message_id must be a lowercase UUIDv7');
+  if (typeof h.sender !== 'string' || !AGENT_NUMBER_PATTERN.test(h.sender)) throw malformed('header.sender');
+  if (typeof h.recipient !== 'string' || !AGENT_NUMBER_PATTERN.test(h.recipient)) throw malformed('header.recipient');
+  for (const k of ['conversation_id', 'deployment_id', 'tenant_id'] as const) {
+    const v = h[k];
+    if (typeof v !== 'string' || !ENVELOPE_ID_PATTERN.test(v)) throw malformed(`header.${k}`);
+  }
+  if (!isConversationType(h.conversation_type)) throw malformed('header.conversation_type');
+  if (!isContentType(h.content_type)) throw malformed('header.content_type');
+  if (!isSentAt(h.sent_at)) throw malformed('header.sent_at must be ISO-8601 UTC');
+  return {
+    v: ENVELOPE_VERSION,
+    message_id: h.message_id,
+    sender: h.sender,
+    recipient: h.recipient,
+    conversation_id: h.conversation_id as string,
+    conversation_type: h.conversation_type as ConversationType,
+    content_type: h.content_type as ContentType,
+    sent_at: h.sent_at,
+    deployment_id: h.deployment_id as string,
+    tenant_id: h.tenant_id as string,
+  };
+}
+
+/**
+ * Validates an untrusted envelope strictly (exact fields, types, canonical base64url,
+ * key/tag/signature lengths, size limit) and returns a fresh copy; throws `EnvelopeError`
+ * with code `envelope_malformed` or `envelope_unsupported_version`.
+ */
+export function parseEnvelope(value: unknown): Envelope {
+  if (!isPlainObject(value)) throw malformed('must be a JSON object');
+  const memo = parsedMemo.get(value);
+  if (memo !== undefined && unchangedSince(value, memo)) return memo;
+  const parsed = parseEnvelopeFresh(value);
+  parsedMemo.set(value, parsed);
+  return parsed;
+}
+
+/**
+ * The last result of parsing each input object (a receiver verifies, then opens, the same
+ * object). It is frozen, and reused only while every field of the input still holds the
+ * exact validated value, so a later change to the input is always parsed afresh.
+ */
+const parsedMemo = new WeakMap<object, Envelope>();
+
+function unchangedSince(value: Record<string, unknown>, p: Envelope): boolean {
+  const h = value.header;
+  if (!isPlainObject(h)) return false;
+  const ph = p.header;
+  return (
+    value.enc === p.enc &&
+    value.ciphertext === p.ciphertext &&
+    value.signature === p.signature &&
+    h.v === ph.v &&
+    h.message_id === ph.message_id &&
+    h.sender === ph.sender &&
+    h.recipient === ph.recipient &&
+    h.conversation_id === ph.conversation_id &&
+    h.conversation_type === ph.conversation_type &&
+    h.content_type === ph.content_type &&
+    h.sent_at === ph.sent_at &&
+    h.deployment_id === ph.deployment_id &&
+    h.tenant_id === ph.tenant_id &&
+    Object.keys(value).length === ENVELOPE_KEYS.length &&
+    Object.keys(h).length === HEADER_KEYS.length
+  );
+}
+
+function parseEnvelopeFresh(value: Record<string, unknown>): Envelope {
+  const header = parseEnvelopeHeader(value.header);
+  if (!hasExactKeys(value, ENVELOPE_KEYS)) throw malformed(`must have exactly the fields ${ENVELOPE_KEYS.join(', ')}`);
+  const { enc, ciphertext, signature } = value as Record<string, string>;
+  if (base64urlByteLength(enc as string) !== N_ENC) throw malformed(`enc must be ${N_ENC} bytes of base64url`);
+  const ctLength = base64urlByteLength(ciphertext as string);
+  if (ctLength < N_T || ctLength > ENVELOPE_MAX_PLAINTEXT_BYTES + N_T) {
+    throw malformed('ciphertext must be base64url, at least the 16-byte tag, within the size limit');
+  }
+  if (base64urlByteLength(signature as string) !== ED25519_SIGNATURE_LENGTH) {
+    throw malformed(`signature must be ${ED25519_SIGNATURE_LENGTH} bytes of base64url`);
+  }
+  Object.freeze(header);
+  return Object.freeze({
+    header,
+    enc: enc as string,
+    ciphertext: ciphertext as string,
+    signature: signature as string,
+  });
+}
+
+/** Type guard form of `parseEnvelope`. */
+export function isEnvelope(value: unknown): value is Envelope {
+  try {
+    parseEnvelope(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * RFC 8785 canonical JSON of a *validated* header, written directly (keys in sorted
+ * order); equal to `canonicalJson(header)`, which a test checks. No value needs JSON
+ * escaping: every field's pattern above admits only ASCII letters, digits and `_-.:@`.
+ */
+export function headerCanonicalJson(h: EnvelopeHeader): string {
+  return (
+    `{"content_type":"${h.content_type}","conversation_id":"${h.conversation_id}",` +
+    `"conversation_type":"${h.conversation_type}","deployment_id":"${h.deployment_id}",` +
+    `"message_id":"${h.message_id}","recipient":"${h.recipient}","sender":"${h.sender}",` +
+    `"sent_at":"${h.sent_at}","tenant_id":"${h.tenant_id}","v":${h.v}}`
+  );
+}
+
+/** HPKE `info`: canonical JSON {"deployment_id":…,"svc":"envelope/v1","tenant_id":…}. */
+export function envelopeInfoJson(deploymentId: string, tenantId: string): string {
+  return `{"deployment_id":${JSON.stringify(deploymentId)},"svc":"envelope/v1","tenant_id":${JSON.stringify(tenantId)}}`;
+}
+
+export function envelopeInfo(deploymentId: string, tenantId: string): Uint8Array {
+  return utf8(envelopeInfoJson(deploymentId, tenantId));
+}
+
+/** The signed message: canonical JSON {"ciphertext","enc","header","svc":"envelope/v1/signature"}. */
+export function signatureInputJson(headerJson: string, enc: string, ciphertext: string): string {
+  return `{"ciphertext":"${ciphertext}","enc":"${enc}","header":${headerJson},"svc":"envelope/v1/signature"}`;
+}
+
+/** The envelope's canonical JSON text (what travels and what project vectors pin). */
+export function encodeEnvelope(envelope: Envelope): string {
+  return (
+    `{"ciphertext":"${envelope.ciphertext}","enc":"${envelope.enc}",` +
+    `"header":${headerCanonicalJson(envelope.header)},"signature":"${envelope.signature}"}`
+  );
+}
+
+/** Decodes and strictly validates envelope JSON text. */
+export function decodeEnvelope(text: string): Envelope {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new EnvelopeError('envelope_malformed', 'envelope: not JSON', { cause });
+  }
+  return parseEnvelope(value);
+}
+
+export type EnvelopeHeaderFields = Omit<EnvelopeHeader, 'v' | 'message_id' | 'sent_at'> &
+  Partial<Pick<EnvelopeHeader, 'message_id' | 'sent_at'>>;
+
+/** Builds and validates a header, filling `v`, a new UUIDv7 `message_id` and `sent_at` (now). */
+export function createEnvelopeHeader(fields: EnvelopeHeaderFields, now: Date = new Date()): EnvelopeHeader {
+  return parseEnvelopeHeader({
+    v: ENVELOPE_VERSION,
+    message_id: fields.message_id ?? newMessageId(now.getTime()),
+    sender: fields.sender,
+    recipient: fields.recipient,
+    conversation_id: fields.conversation_id,
+    conversation_type: fields.conversation_type,
+    content_type: fields.content_type,
+    sent_at: fields.sent_at ?? now.toISOString(),
+    deployment_id: fields.deployment_id,
+    tenant_id: fields.tenant_id,
+  });
+}
+
+/** Options of `openEnvelope` (both implementations). */
+export interface OpenEnvelopeOptions {
+  expectedRecipient: string;
+  expectedDeploymentId: string;
+  expectedTenantId: string;
+  /** When given, the signature is verified first (`envelope_bad_signature` on failure). */
+  senderEd25519Public?: Uint8Array;
+}
+
+export interface SealEnvelopeInput {
+  header: EnvelopeHeader;
+  plaintext: Uint8Array;
+  recipientX25519Public: Uint8Array;
+  senderEd25519Private: Uint8Array;
+  /** Fixed ephemeral X25519 key — for test vectors only; never set it in production. */
+  ephemeralPrivate?: Uint8Array;
+}
+
+/** Checks the routing bindings an opener expects (before any decryption). */
+export function checkEnvelopeBindings(header: EnvelopeHeader, options: OpenEnvelopeOptions): void {
+  if (header.recipient !== options.expectedRecipient) throw new EnvelopeError('envelope_wrong_recipient');
+  if (header.deployment_id !== options.expectedDeploymentId || header.tenant_id !== options.expectedTenantId) {
+    throw new EnvelopeError('envelope_binding_mismatch');
+  }
+}
+
+/** The common API of the @noble and node:crypto envelope implementations. */
+export interface EnvelopeApi {
+  sealEnvelope(input: SealEnvelopeInput): Envelope;
+  verifyEnvelope(envelope: Envelope, senderEd25519Public: Uint8Array): boolean;
+  openEnvelope(envelope: Envelope, recipientX25519Private: Uint8Array, options: OpenEnvelopeOptions): Uint8Array;
+}
