@@ -21,7 +21,7 @@ import { createInbox, headers } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { Bus } from '../relay/src/bus/index.js';
 import { connectWithCreds } from '../relay/src/bus/system-client.js';
-import { type TestAgent, enrollAgent, sealFor } from '../relay/test/helpers/agent-client.js';
+import { enrollAgent, sealFor, type TestAgent } from '../relay/test/helpers/agent-client.js';
 import { freePort, runRelayCli } from '../relay/test/helpers/relay-process.js';
 
 const N = Number(process.env.BENCH_N ?? 20_000);
@@ -90,7 +90,7 @@ async function relayRun(): Promise<RelayRun> {
   const nodeArgs = process.env.BENCH_RELAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...nodeArgs, '--conditions=source', '--import', 'tsx', bin, 'dev', '--json'], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', process.env.BENCH_RELAY_LOG ? 'inherit' : 'ignore'],
   });
   let out = '';
   child.stdout.on('data', (d) => {
@@ -103,9 +103,15 @@ async function relayRun(): Promise<RelayRun> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const base = `http://127.0.0.1:${port}`;
-    const sender = await enrollAgent(base, (JSON.parse(out) as { enrollment_code: string }).enrollment_code);
+    const banner = JSON.parse(out) as { enrollment_code?: string };
+    if (!banner.enrollment_code) throw new Error(`svc-relay dev did not start: ${out}`);
+    const sender = await enrollAgent(base, banner.enrollment_code);
     const grant = await runRelayCli(['grant', '--agent-id', 'bench-recipient', '--json'], env);
-    const recipient: TestAgent = await enrollAgent(base, (JSON.parse(grant.stdout) as { enrollment_code: string }).enrollment_code);
+    if (grant.code !== 0) throw new Error(`svc-relay grant failed: ${grant.stderr}${grant.stdout}`);
+    const recipient: TestAgent = await enrollAgent(
+      base,
+      (JSON.parse(grant.stdout) as { enrollment_code: string }).enrollment_code,
+    );
 
     // sealed in advance: the client's crypto is not what this measures
     const envelopes = Array.from({ length: N }, () => sealFor(sender, recipient, BODY));
@@ -162,11 +168,15 @@ async function relayRun(): Promise<RelayRun> {
 }
 
 const size = JSON.stringify({ header: {}, enc: '', ciphertext: 'x'.repeat(1400), signature: '' }).length;
-console.log(`bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed), batch ${BATCH}, ${CONCURRENCY} requests in flight`);
-const raw = await rawJetStream(size);
+console.log(
+  `bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed), batch ${BATCH}, ${CONCURRENCY} requests in flight`,
+);
+const raw = process.env.BENCH_SKIP_RAW ? 1 : await rawJetStream(size);
 console.log(`raw JetStream publish (async, window ${WINDOW}): ${fmt(raw)} msg/s`);
 const relay = await relayRun();
 console.log(`relay send (HTTP + JWT + ledger + JetStream):   ${fmt(relay.rate)} msg/s`);
-console.log(`send→delivery latency on the event stream: p50 ${relay.p50.toFixed(1)} ms, p99 ${relay.p99.toFixed(1)} ms`);
+console.log(
+  `send→delivery latency on the event stream: p50 ${relay.p50.toFixed(1)} ms, p99 ${relay.p99.toFixed(1)} ms`,
+);
 console.log(`relay/jetstream ratio: ${(relay.rate / raw).toFixed(2)}`);
 process.exit(0);

@@ -87,7 +87,10 @@ export class ManagedNatsServer {
   async #spawnAndWait(): Promise<void> {
     // Own process group: a terminal's Ctrl-C reaches the relay only, which then stops
     // the server in order (a leftover from a killed relay is reaped at the next start).
-    const child = spawn(this.#opts.bin, ['-c', this.#opts.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(this.#opts.bin, ['-c', this.#opts.configFile], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     this.#child = child;
     let exitedEarly: Error | undefined;
     this.#exited = new Promise<void>((resolve) => {

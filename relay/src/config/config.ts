@@ -117,8 +117,11 @@ export function buildConfig(s: RawSettings): RelayConfig {
     .map((t) => t.trim())
     .filter(Boolean);
   if (tenants.length === 0) fail('SVC_RELAY_TENANTS must name at least one tenant');
-  for (const t of tenants)
-    if (!TENANT_ID_PATTERN.test(t)) fail(`invalid tenant id "${t}" (a letter or digit, then letters, digits, _ . -; at most 64)`);
+  for (const t of tenants) {
+    if (!TENANT_ID_PATTERN.test(t)) {
+      fail(`invalid tenant id "${t}" (a letter or digit, then letters, digits, _ . -; at most 64)`);
+    }
+  }
   if (s.SVC_RELAY_LEDGER_DSN_FILE) {
     fail(
       'SVC_RELAY_LEDGER_DSN_FILE (PostgreSQL ledger) is not supported by this build yet; unset it to use the embedded SQLite ledger',

@@ -44,8 +44,8 @@ export class KeyDirectory {
   activeByRef(tenantId: string, ref: string): KeyOwner | undefined {
     return this.ledger.guarded(
       () =>
-        this.ledger.db
-          .prepare(
+        this.ledger
+          .stmt(
             `SELECT ${OWNER_COLUMNS} FROM agents
              WHERE tenant_id = @tenant AND revoked_at IS NULL AND (agent_number = @ref OR agent_id = @ref)
              ORDER BY agent_number = @ref DESC LIMIT 1`,
@@ -57,8 +57,8 @@ export class KeyDirectory {
   /** Every version of the incarnation, oldest first; never empty. */
   history(owner: KeyOwner): KeyRecord[] {
     return this.ledger.guarded(() => {
-      const stored = this.ledger.db
-        .prepare(`SELECT ${RECORD_COLUMNS} FROM agent_key_records WHERE agent_row = ? ORDER BY version`)
+      const stored = this.ledger
+        .stmt(`SELECT ${RECORD_COLUMNS} FROM agent_key_records WHERE agent_row = ? ORDER BY version`)
         .all(owner.id) as KeyRecord[];
       return stored.length > 0 ? stored : [enrollmentRecord(owner)];
     });

@@ -4,6 +4,7 @@
  * through `guard`, so a store failure surfaces as ledger_closed.
  */
 import type { Capability } from '@svc/shared';
+import type Database from 'better-sqlite3';
 import { type Db, guard, migrate, openDatabase } from './database.js';
 
 export interface GrantRow {
@@ -90,7 +91,19 @@ export class Ledger {
 
   /** A cheap query that proves the store answers. */
   ping(): void {
-    guard(this.db, () => this.db.prepare('SELECT 1').get());
+    guard(this.db, () => this.stmt('SELECT 1').get());
+  }
+
+  readonly #statements = new Map<string, Database.Statement>();
+
+  /** A prepared statement, compiled once per SQL text (preparing costs more than running). */
+  stmt(sql: string): Database.Statement {
+    let st = this.#statements.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.#statements.set(sql, st);
+    }
+    return st;
   }
 
   /** Runs a ledger operation; store failures become ledger_closed. Domain stores beside this one use it. */
@@ -102,18 +115,16 @@ export class Ledger {
 
   insertGrant(g: Omit<GrantRow, 'consumed_at' | 'consumed_by' | 'revoked_at'>): void {
     this.guarded(() =>
-      this.db
-        .prepare(
-          `INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at)
+      this.stmt(
+        `INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at)
            VALUES (@id, @tenant_id, @agent_id, @agent_number, @capabilities, @secret_hash, @created_by, @created_at, @expires_at)`,
-        )
-        .run({ ...g, capabilities: JSON.stringify(g.capabilities) }),
+      ).run({ ...g, capabilities: JSON.stringify(g.capabilities) }),
     );
   }
 
   getGrant(id: string): GrantRow | undefined {
     return this.guarded(() => {
-      const r = this.db.prepare('SELECT * FROM grants WHERE id = ?').get(id) as Raw<GrantRow> | undefined;
+      const r = this.stmt('SELECT * FROM grants WHERE id = ?').get(id) as Raw<GrantRow> | undefined;
       return r && grantFrom(r);
     });
   }
@@ -122,16 +133,17 @@ export class Ledger {
 
   activeAgent(tenantId: string, agentId: string): AgentRow | undefined {
     return this.guarded(() => {
-      const r = this.db
-        .prepare('SELECT * FROM agents WHERE tenant_id = ? AND agent_id = ? AND revoked_at IS NULL')
-        .get(tenantId, agentId) as Raw<AgentRow> | undefined;
+      const r = this.stmt('SELECT * FROM agents WHERE tenant_id = ? AND agent_id = ? AND revoked_at IS NULL').get(
+        tenantId,
+        agentId,
+      ) as Raw<AgentRow> | undefined;
       return r && agentFrom(r);
     });
   }
 
   agentByRow(rowId: string): AgentRow | undefined {
     return this.guarded(() => {
-      const r = this.db.prepare('SELECT * FROM agents WHERE id = ?').get(rowId) as Raw<AgentRow> | undefined;
+      const r = this.stmt('SELECT * FROM agents WHERE id = ?').get(rowId) as Raw<AgentRow> | undefined;
       return r && agentFrom(r);
     });
   }
@@ -141,7 +153,7 @@ export class Ledger {
     return this.guarded(() => {
       const rows =
         tenantId === undefined
-          ? this.db.prepare('SELECT * FROM agents WHERE cleanup_pending = 1').all()
+          ? this.stmt('SELECT * FROM agents WHERE cleanup_pending = 1').all()
           : this.db
               .prepare(
                 'SELECT * FROM agents WHERE cleanup_pending = 1 AND tenant_id = ? AND (agent_id = ? OR agent_number = ?)',
@@ -152,7 +164,7 @@ export class Ledger {
   }
 
   markCleanupDone(rowId: string): void {
-    this.guarded(() => this.db.prepare('UPDATE agents SET cleanup_pending = 0 WHERE id = ?').run(rowId));
+    this.guarded(() => this.stmt('UPDATE agents SET cleanup_pending = 0 WHERE id = ?').run(rowId));
   }
 
   /**
@@ -171,32 +183,26 @@ export class Ledger {
   private enrollTx(agent: NewAgent, apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>, now: number): EnrollOutcome {
     return this.guarded(() =>
       this.db.transaction((): EnrollOutcome => {
-        const consumed = this.db
-          .prepare(
-            'UPDATE grants SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at > ?',
-          )
-          .run(now, agent.id, agent.grant_id, now);
+        const consumed = this.stmt(
+          'UPDATE grants SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at > ?',
+        ).run(now, agent.id, agent.grant_id, now);
         if (consumed.changes !== 1) return 'grant_unavailable';
-        const taken = this.db
-          .prepare(
-            'SELECT 1 FROM agents WHERE tenant_id = ? AND (agent_id = ? OR agent_number = ?) AND revoked_at IS NULL',
-          )
-          .get(agent.tenant_id, agent.agent_id, agent.agent_number);
+        const taken = this.stmt(
+          'SELECT 1 FROM agents WHERE tenant_id = ? AND (agent_id = ? OR agent_number = ?) AND revoked_at IS NULL',
+        ).get(agent.tenant_id, agent.agent_id, agent.agent_number);
         if (taken) {
           throw new NameTaken(); // rolls back the consumption
         }
-        this.db
-          .prepare(
-            `INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key,
+        this.stmt(
+          `INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key,
                display_name, description, discoverable, grant_id, created_at)
              VALUES (@id, @tenant_id, @agent_id, @agent_number, @capabilities, @signing_public_key, @encryption_public_key,
                @display_name, @description, @discoverable, @grant_id, @created_at)`,
-          )
-          .run({
-            ...agent,
-            capabilities: JSON.stringify(agent.capabilities),
-            discoverable: agent.discoverable ? 1 : 0,
-          });
+        ).run({
+          ...agent,
+          capabilities: JSON.stringify(agent.capabilities),
+          discoverable: agent.discoverable ? 1 : 0,
+        });
         this.insertApiKeyRaw({ ...apiKey, agent_row: agent.id });
         return 'enrolled';
       })(),
@@ -209,13 +215,9 @@ export class Ledger {
       this.db.transaction((): AgentRow | undefined => {
         const row = this.activeAgent(tenantId, agentId);
         if (!row) return undefined;
-        this.db.prepare('UPDATE agents SET revoked_at = ?, cleanup_pending = 1 WHERE id = ?').run(now, row.id);
-        this.db
-          .prepare('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL')
-          .run(now, row.id);
-        this.db
-          .prepare('UPDATE challenges SET consumed_at = ? WHERE agent_row = ? AND consumed_at IS NULL')
-          .run(now, row.id);
+        this.stmt('UPDATE agents SET revoked_at = ?, cleanup_pending = 1 WHERE id = ?').run(now, row.id);
+        this.stmt('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(now, row.id);
+        this.stmt('UPDATE challenges SET consumed_at = ? WHERE agent_row = ? AND consumed_at IS NULL').run(now, row.id);
         return { ...row, revoked_at: now, cleanup_pending: true };
       })(),
     );
@@ -235,27 +237,26 @@ export class Ledger {
   replaceApiKey(k: Omit<ApiKeyRow, 'revoked_at'>): void {
     this.guarded(() =>
       this.db.transaction(() => {
-        this.db
-          .prepare('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL')
-          .run(k.created_at, k.agent_row);
+        this.stmt('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(
+          k.created_at,
+          k.agent_row,
+        );
         this.insertApiKeyRaw(k);
       })(),
     );
   }
 
   apiKey(hash: string): ApiKeyRow | undefined {
-    return this.guarded(() => this.db.prepare('SELECT * FROM api_keys WHERE hash = ?').get(hash) as ApiKeyRow | undefined);
+    return this.guarded(() => this.stmt('SELECT * FROM api_keys WHERE hash = ?').get(hash) as ApiKeyRow | undefined);
   }
 
   // challenges
 
   insertChallenge(c: Omit<ChallengeRow, 'consumed_at'>): void {
     this.guarded(() =>
-      this.db
-        .prepare(
-          'INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (@id, @agent_row, @nonce, @created_at, @expires_at)',
-        )
-        .run(c),
+      this.stmt(
+        'INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (@id, @agent_row, @nonce, @created_at, @expires_at)',
+      ).run(c),
     );
   }
 
@@ -263,16 +264,16 @@ export class Ledger {
   consumeChallenge(id: string, now: number): ChallengeRow | undefined {
     return this.guarded(() =>
       this.db.transaction((): ChallengeRow | undefined => {
-        const row = this.db.prepare('SELECT * FROM challenges WHERE id = ?').get(id) as ChallengeRow | undefined;
+        const row = this.stmt('SELECT * FROM challenges WHERE id = ?').get(id) as ChallengeRow | undefined;
         if (!row || row.consumed_at !== null) return undefined;
-        this.db.prepare('UPDATE challenges SET consumed_at = ? WHERE id = ?').run(now, id);
+        this.stmt('UPDATE challenges SET consumed_at = ? WHERE id = ?').run(now, id);
         return row;
       })(),
     );
   }
 
   pruneChallenges(now: number): void {
-    this.guarded(() => this.db.prepare('DELETE FROM challenges WHERE expires_at < ?').run(now - 3600_000));
+    this.guarded(() => this.stmt('DELETE FROM challenges WHERE expires_at < ?').run(now - 3600_000));
   }
 
   // bus users
@@ -280,9 +281,9 @@ export class Ledger {
   busUsersOf(agentRow: string): Array<{ public_key: string; tenant_id: string }> {
     return this.guarded(
       () =>
-        this.db
-          .prepare('SELECT public_key, tenant_id FROM bus_users WHERE agent_row = ? AND revoked_at IS NULL')
-          .all(agentRow) as Array<{
+        this.stmt('SELECT public_key, tenant_id FROM bus_users WHERE agent_row = ? AND revoked_at IS NULL').all(
+          agentRow,
+        ) as Array<{
           public_key: string;
           tenant_id: string;
         }>,
@@ -291,9 +292,7 @@ export class Ledger {
 
   markBusUsersRevoked(agentRow: string, now: number): void {
     this.guarded(() =>
-      this.db
-        .prepare('UPDATE bus_users SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL')
-        .run(now, agentRow),
+      this.stmt('UPDATE bus_users SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(now, agentRow),
     );
   }
 }

@@ -40,7 +40,7 @@ const emptyProfile = (agentRow: string): ProfileRow => ({
 });
 
 function readProfile(ledger: Ledger, agentRow: string): ProfileRow {
-  const r = ledger.db.prepare(`SELECT ${PROFILE_COLUMNS} FROM agent_profiles WHERE agent_row = ?`).get(agentRow) as
+  const r = ledger.stmt(`SELECT ${PROFILE_COLUMNS} FROM agent_profiles WHERE agent_row = ?`).get(agentRow) as
     | RawProfile
     | undefined;
   return r ? { ...r, webhook_secret_set: r.webhook_secret_set === 1 } : emptyProfile(agentRow);
@@ -57,12 +57,12 @@ export function getProfile(ledger: Ledger, agentRow: string): ProfileRow {
  */
 export function findActiveAgent(ledger: Ledger, tenantId: string, ref: string): AgentRow | undefined {
   const id = ledger.guarded(() => {
-    const byNumber = ledger.db
-      .prepare('SELECT id FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL')
+    const byNumber = ledger
+      .stmt('SELECT id FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL')
       .get(tenantId, ref) as { id: string } | undefined;
     if (byNumber) return byNumber.id;
-    const byId = ledger.db
-      .prepare('SELECT id FROM agents WHERE tenant_id = ? AND agent_id = ? AND revoked_at IS NULL')
+    const byId = ledger
+      .stmt('SELECT id FROM agents WHERE tenant_id = ? AND agent_id = ? AND revoked_at IS NULL')
       .get(tenantId, ref) as { id: string } | undefined;
     return byId?.id;
   });
@@ -121,12 +121,12 @@ export function updateProfile(
         agentValues.discoverable = changes.discoverable ? 1 : 0;
       }
       if (agentSets.length > 0) {
-        ledger.db.prepare(`UPDATE agents SET ${agentSets.join(', ')} WHERE id = @id`).run(agentValues);
+        ledger.stmt(`UPDATE agents SET ${agentSets.join(', ')} WHERE id = @id`).run(agentValues);
       }
 
       const current = readProfile(ledger, agentRow);
-      const stored = ledger.db
-        .prepare('SELECT webhook_secret, webhook_secret_created_at FROM agent_profiles WHERE agent_row = ?')
+      const stored = ledger
+        .stmt('SELECT webhook_secret, webhook_secret_created_at FROM agent_profiles WHERE agent_row = ?')
         .get(agentRow) as { webhook_secret: string | null; webhook_secret_created_at: number | null } | undefined;
       const next = {
         presence_status: current.presence_status,
@@ -155,8 +155,8 @@ export function updateProfile(
           next.webhook_secret_created_at = now;
         }
       }
-      ledger.db
-        .prepare(
+      ledger
+        .stmt(
           `INSERT INTO agent_profiles (agent_row, presence_status, status_text, location, timezone, visibility,
              endpoint_url, webhook_secret, webhook_secret_created_at, updated_at)
            VALUES (@agent_row, @presence_status, @status_text, @location, @timezone, @visibility,
@@ -190,8 +190,8 @@ export function recordHeartbeat(
         visibility: current.visibility,
         now,
       };
-      ledger.db
-        .prepare(
+      ledger
+        .stmt(
           `INSERT INTO agent_profiles (agent_row, presence_status, status_text, visibility, last_seen_at, updated_at)
            VALUES (@agent_row, @presence_status, @status_text, @visibility, @now, @now)
            ON CONFLICT (agent_row) DO UPDATE SET presence_status = @presence_status, status_text = @status_text,
@@ -215,8 +215,8 @@ export function webhookTarget(
 ): { endpoint_url: string; webhook_secret: string } | undefined {
   return ledger.guarded(
     () =>
-      ledger.db
-        .prepare(
+      ledger
+        .stmt(
           `SELECT p.endpoint_url, p.webhook_secret FROM agent_profiles p JOIN agents a ON a.id = p.agent_row
            WHERE a.tenant_id = ? AND a.agent_id = ? AND a.revoked_at IS NULL AND p.webhook_secret IS NOT NULL`,
         )

@@ -35,15 +35,15 @@ export function addRelation(
   const table = TABLE[relation];
   return ledger.guarded(() =>
     ledger.db.transaction((): number => {
-      ledger.db
-        .prepare(
+      ledger
+        .stmt(
           `INSERT INTO ${table} (tenant_id, agent_id, target_agent_id, target_agent_number, created_at)
            VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (tenant_id, agent_id, target_agent_id) DO UPDATE SET target_agent_number = excluded.target_agent_number`,
         )
         .run(tenantId, agentId, target.agent_id, target.agent_number, now);
-      const row = ledger.db
-        .prepare(`SELECT created_at FROM ${table} WHERE tenant_id = ? AND agent_id = ? AND target_agent_id = ?`)
+      const row = ledger
+        .stmt(`SELECT created_at FROM ${table} WHERE tenant_id = ? AND agent_id = ? AND target_agent_id = ?`)
         .get(tenantId, agentId, target.agent_id) as { created_at: number };
       return row.created_at;
     })(),
@@ -60,8 +60,8 @@ export function removeRelation(
 ): boolean {
   return ledger.guarded(
     () =>
-      ledger.db
-        .prepare(`DELETE FROM ${TABLE[relation]} WHERE tenant_id = ? AND agent_id = ? AND target_agent_id = ?`)
+      ledger
+        .stmt(`DELETE FROM ${TABLE[relation]} WHERE tenant_id = ? AND agent_id = ? AND target_agent_id = ?`)
         .run(tenantId, agentId, targetAgentId).changes > 0,
   );
 }
@@ -78,8 +78,8 @@ export function relationTargetByRef(
   ref: string,
 ): string | undefined {
   return ledger.guarded(() => {
-    const r = ledger.db
-      .prepare(
+    const r = ledger
+      .stmt(
         `SELECT target_agent_id FROM ${TABLE[relation]} WHERE tenant_id = ? AND agent_id = ?
          AND (target_agent_number = ? OR target_agent_id = ?) ORDER BY target_agent_number = ? DESC LIMIT 1`,
       )
@@ -92,8 +92,8 @@ export function relationTargetByRef(
 export function listRelations(ledger: Ledger, relation: Relation, tenantId: string, agentId: string): RelationRow[] {
   return ledger.guarded(
     () =>
-      ledger.db
-        .prepare(
+      ledger
+        .stmt(
           `SELECT r.target_agent_id AS agent_id, COALESCE(a.agent_number, r.target_agent_number) AS agent_number,
              a.display_name AS display_name, r.created_at AS since
            FROM ${TABLE[relation]} r
@@ -109,8 +109,8 @@ export function listRelations(ledger: Ledger, relation: Relation, tenantId: stri
 export function isBlocked(ledger: Ledger, tenantId: string, recipientAgentId: string, senderAgentId: string): boolean {
   return ledger.guarded(
     () =>
-      ledger.db
-        .prepare('SELECT 1 FROM agent_blocks WHERE tenant_id = ? AND agent_id = ? AND target_agent_id = ?')
+      ledger
+        .stmt('SELECT 1 FROM agent_blocks WHERE tenant_id = ? AND agent_id = ? AND target_agent_id = ?')
         .get(tenantId, recipientAgentId, senderAgentId) !== undefined,
   );
 }
@@ -119,8 +119,8 @@ export function isBlocked(ledger: Ledger, tenantId: string, recipientAgentId: st
 export function isMuted(ledger: Ledger, tenantId: string, recipientAgentId: string, senderAgentId: string): boolean {
   return ledger.guarded(
     () =>
-      ledger.db
-        .prepare('SELECT 1 FROM agent_mutes WHERE tenant_id = ? AND agent_id = ? AND target_agent_id = ?')
+      ledger
+        .stmt('SELECT 1 FROM agent_mutes WHERE tenant_id = ? AND agent_id = ? AND target_agent_id = ?')
         .get(tenantId, recipientAgentId, senderAgentId) !== undefined,
   );
 }
@@ -140,8 +140,8 @@ export interface NewReport {
 
 export function insertReport(ledger: Ledger, report: NewReport): void {
   ledger.guarded(() =>
-    ledger.db
-      .prepare(
+    ledger
+      .stmt(
         `INSERT INTO agent_reports (id, tenant_id, reporter_agent_id, reporter_row, target_agent_id, target_row, reason, created_at)
          VALUES (@id, @tenant_id, @reporter_agent_id, @reporter_row, @target_agent_id, @target_row, @reason, @created_at)`,
       )
@@ -153,8 +153,8 @@ export function insertReport(ledger: Ledger, report: NewReport): void {
 export function reportsAbout(ledger: Ledger, tenantId: string, targetAgentId: string): NewReport[] {
   return ledger.guarded(
     () =>
-      ledger.db
-        .prepare('SELECT * FROM agent_reports WHERE tenant_id = ? AND target_agent_id = ? ORDER BY created_at DESC')
+      ledger
+        .stmt('SELECT * FROM agent_reports WHERE tenant_id = ? AND target_agent_id = ? ORDER BY created_at DESC')
         .all(tenantId, targetAgentId) as NewReport[],
   );
 }
@@ -190,13 +190,13 @@ export function upsertContact(
 ): { contact: ContactRow; created: boolean } {
   return ledger.guarded(() =>
     ledger.db.transaction(() => {
-      const existing = ledger.db
-        .prepare('SELECT alias, notes FROM contacts WHERE tenant_id = ? AND agent_id = ? AND contact_agent_id = ?')
+      const existing = ledger
+        .stmt('SELECT alias, notes FROM contacts WHERE tenant_id = ? AND agent_id = ? AND contact_agent_id = ?')
         .get(tenantId, agentId, contact.agent_id) as { alias: string | null; notes: string | null } | undefined;
       const alias = fields.alias === undefined ? (existing?.alias ?? null) : fields.alias;
       const notes = fields.notes === undefined ? (existing?.notes ?? null) : fields.notes;
-      ledger.db
-        .prepare(
+      ledger
+        .stmt(
           `INSERT INTO contacts (tenant_id, agent_id, contact_agent_id, contact_agent_number, alias, notes, created_at, updated_at)
            VALUES (@tenant_id, @agent_id, @contact_agent_id, @contact_agent_number, @alias, @notes, @now, @now)
            ON CONFLICT (tenant_id, agent_id, contact_agent_id) DO UPDATE SET
@@ -211,8 +211,8 @@ export function upsertContact(
           notes,
           now,
         });
-      const row = ledger.db
-        .prepare(`${CONTACT_SELECT} WHERE c.tenant_id = ? AND c.agent_id = ? AND c.contact_agent_id = ?`)
+      const row = ledger
+        .stmt(`${CONTACT_SELECT} WHERE c.tenant_id = ? AND c.agent_id = ? AND c.contact_agent_id = ?`)
         .get(tenantId, agentId, contact.agent_id) as ContactRow;
       return { contact: row, created: existing === undefined };
     })(),
@@ -222,8 +222,8 @@ export function upsertContact(
 export function listContacts(ledger: Ledger, tenantId: string, agentId: string): ContactRow[] {
   return ledger.guarded(
     () =>
-      ledger.db
-        .prepare(`${CONTACT_SELECT} WHERE c.tenant_id = ? AND c.agent_id = ? ORDER BY c.created_at, c.contact_agent_id`)
+      ledger
+        .stmt(`${CONTACT_SELECT} WHERE c.tenant_id = ? AND c.agent_id = ? ORDER BY c.created_at, c.contact_agent_id`)
         .all(tenantId, agentId) as ContactRow[],
   );
 }
@@ -235,8 +235,8 @@ export function listContacts(ledger: Ledger, tenantId: string, agentId: string):
 export function removeContact(ledger: Ledger, tenantId: string, agentId: string, ref: string): boolean {
   return ledger.guarded(() =>
     ledger.db.transaction((): boolean => {
-      const row = ledger.db
-        .prepare(
+      const row = ledger
+        .stmt(
           `SELECT c.contact_agent_id AS id FROM contacts c
            LEFT JOIN agents a ON a.tenant_id = c.tenant_id AND a.agent_id = c.contact_agent_id AND a.revoked_at IS NULL
            WHERE c.tenant_id = ? AND c.agent_id = ?
@@ -245,8 +245,8 @@ export function removeContact(ledger: Ledger, tenantId: string, agentId: string,
         )
         .get(tenantId, agentId, ref, ref, ref, ref, ref) as { id: string } | undefined;
       if (!row) return false;
-      ledger.db
-        .prepare('DELETE FROM contacts WHERE tenant_id = ? AND agent_id = ? AND contact_agent_id = ?')
+      ledger
+        .stmt('DELETE FROM contacts WHERE tenant_id = ? AND agent_id = ? AND contact_agent_id = ?')
         .run(tenantId, agentId, row.id);
       return true;
     })(),

@@ -6,10 +6,12 @@
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Bus } from '../bus/index.js';
 import { ACKS_STREAM, MSGS_STREAM } from '../bus/index.js';
+import { AckedPublisher } from './acked-publisher.js';
 
 interface TenantClients {
   js: JetStreamClient;
   jsm: JetStreamManager;
+  publisher: AckedPublisher;
 }
 
 export interface PublishItem {
@@ -37,6 +39,7 @@ export class BusInbox {
         return {
           js: jetstream(nc, { timeout: this.#timeoutMs }),
           jsm: await jetstreamManager(nc, { timeout: this.#timeoutMs }),
+          publisher: new AckedPublisher(nc, this.#timeoutMs),
         };
       })();
       c.catch(() => this.#clients.delete(tenantId));
@@ -45,15 +48,12 @@ export class BusInbox {
     return c;
   }
 
-  /** Publishes all items concurrently (the client's per-message round trip is the bottleneck). */
+  /** Publishes all items at once; the acknowledgements come back on one subscription. */
   async publish(tenantId: string, items: PublishItem[]): Promise<number[]> {
-    const { js } = await this.#tenant(tenantId);
-    const acks = await Promise.all(
-      items.map((it) =>
-        js.publish(`msg.${it.recipientNumber}`, it.data, { msgID: it.msgId, expect: { streamName: MSGS_STREAM } }),
-      ),
+    const { publisher } = await this.#tenant(tenantId);
+    return Promise.all(
+      items.map((it) => publisher.publish(`msg.${it.recipientNumber}`, it.data, it.msgId, MSGS_STREAM)),
     );
-    return acks.map((a) => a.seq);
   }
 
   /** The stored envelope bytes, or null when the stream no longer has them (expired). */

@@ -31,12 +31,16 @@ interface Recipient {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** Envelopes just accepted, so a waiting reader gets them without a round trip to the stream. */
+const RECENT_MAX = 20_000;
+
 export class Messaging {
   readonly #ctx: RelayContext;
   readonly store: MessageStore;
   readonly #inbox: BusInbox;
   readonly notifier = new InboxNotifier();
   readonly #recipientQuery;
+  readonly #recent = new Map<string, Uint8Array>();
 
   constructor(ctx: RelayContext) {
     if (!ctx.bus) throw new Error('messaging needs the message bus');
@@ -149,15 +153,27 @@ export class Messaging {
           accepted_at: now,
         })),
       );
-      for (const p of toPublish) this.notifier.notify(p.recipient.id);
+      for (const [i, p] of toPublish.entries()) {
+        this.#remember(sender.tenant_id, seqs[i] as number, p.bytes);
+        this.notifier.notify(p.recipient.id);
+      }
     }
     return { results };
+  }
+
+  #remember(tenantId: string, seq: number, bytes: Uint8Array): void {
+    this.#recent.set(`${tenantId}:${seq}`, bytes);
+    if (this.#recent.size > RECENT_MAX) {
+      const oldest = this.#recent.keys().next().value as string;
+      this.#recent.delete(oldest);
+    }
   }
 
   async #load(rows: EnvelopeRow[]): Promise<PendingItem[]> {
     const items = await Promise.all(
       rows.map(async (r): Promise<PendingItem | undefined> => {
-        const data = await this.#inbox.get(r.tenant_id, r.stream_seq);
+        const data =
+          this.#recent.get(`${r.tenant_id}:${r.stream_seq}`) ?? (await this.#inbox.get(r.tenant_id, r.stream_seq));
         if (!data) return undefined; // expired from the stream (max age)
         return {
           cursor: r.stream_seq,
@@ -200,6 +216,7 @@ export class Messaging {
       const again = this.store.find(agent.id, messageId);
       return { message_id: messageId, acked_at: iso(again?.acked_at ?? now), already: true };
     }
+    this.#recent.delete(`${row.tenant_id}:${row.stream_seq}`);
     // The ledger is the source of truth; the bus copies are tidied best-effort.
     const log = this.#ctx.logger;
     await this.#inbox
