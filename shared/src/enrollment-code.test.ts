@@ -52,7 +52,7 @@ describe('enrollment code', () => {
       'svce1.!!.x',
       `${code}.extra`,
       code.replace(/\.[^.]+$/, '.AAAA'),
-      'svce1.e30.' + 'A'.repeat(43),
+      `svce1.e30.${'A'.repeat(43)}`,
     ]) {
       expect(() => parseEnrollmentCode(bad)).toThrow(expect.objectContaining({ code: 'enrollment_code_malformed' }));
     }
