@@ -110,7 +110,8 @@ export async function exchangeApiKey(ctx: RelayContext, apiKey: string | undefin
   return {
     access_token: access.token,
     token_type: 'Bearer',
-    expires_in: Math.round((access.expiresAt.getTime() - now) / 1000),
+    // whole seconds from the token's iat to its exp
+    expires_in: Math.floor(access.expiresAt.getTime() / 1000) - Math.floor(now / 1000),
     expires_at: access.expiresAt.toISOString(),
     capabilities: agent.capabilities,
   };
