@@ -92,6 +92,9 @@ async function relayRun(): Promise<RelayRun> {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', process.env.BENCH_RELAY_LOG ? 'inherit' : 'ignore'],
   });
+  // never leave a relay (and its nats-server) behind, whatever happens here
+  const reap = () => child.kill('SIGTERM');
+  process.once('exit', reap);
   let out = '';
   child.stdout.on('data', (d) => {
     out += d;

@@ -90,22 +90,28 @@ export class Messaging {
   async send(sender: AgentRow, body: SendRequest): Promise<SendResponse> {
     const now = this.#ctx.now();
     // Check everything before anything is published: a refused request stores nothing.
+    // A batch usually goes to few recipients: look each one (and its block list) up once.
+    const recipients = new Map<string, { recipient: Recipient; blocked: boolean }>();
     const checked = body.envelopes.map((raw, i) => {
       const { envelope, bytes } = this.#check(sender, raw, i);
-      const recipient =
-        this.#recipient(sender.tenant_id, envelope.header.recipient) ??
-        (() => {
-          throw new SvcError(
-            'unknown_recipient',
-            `envelopes[${i}]: ${envelope.header.recipient} is not an agent of your tenant`,
-          );
-        })();
-      return { envelope, bytes, recipient };
+      const number = envelope.header.recipient;
+      let entry = recipients.get(number);
+      if (!entry) {
+        const recipient = this.#recipient(sender.tenant_id, number);
+        if (!recipient)
+          throw new SvcError('unknown_recipient', `envelopes[${i}]: ${number} is not an agent of your tenant`);
+        entry = {
+          recipient,
+          blocked: isBlocked(this.#ctx.ledger, sender.tenant_id, recipient.agent_id, sender.agent_id),
+        };
+        recipients.set(number, entry);
+      }
+      return { envelope, bytes, ...entry };
     });
     const results: SendResponse['results'] = [];
     const toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string }> = [];
     const seen = new Set<string>();
-    for (const { envelope, bytes, recipient } of checked) {
+    for (const { envelope, bytes, recipient, blocked } of checked) {
       const messageId = envelope.header.message_id;
       const key = `${recipient.id}\u0000${messageId}`;
       const existing = this.store.find(recipient.id, messageId);
@@ -123,7 +129,7 @@ export class Messaging {
         status: duplicate ? 'duplicate' : 'accepted',
       });
       // A recipient that blocked the sender gets nothing; the sender is not told.
-      if (duplicate || isBlocked(this.#ctx.ledger, sender.tenant_id, recipient.agent_id, sender.agent_id)) continue;
+      if (duplicate || blocked) continue;
       toPublish.push({ bytes, recipient, messageId });
     }
     if (toPublish.length > 0) {

@@ -11,7 +11,8 @@ export const MESSAGE_LIMITS = {
   maxPendingLimit: 100,
 } as const;
 
-const B64 = Type.String({ pattern: '^[A-Za-z0-9_-]*$' });
+// Shape only: the service's parseEnvelope checks canonical base64url and lengths once.
+const B64 = Type.String({ description: 'base64url, no padding' });
 
 /** Shape only; the service checks every field strictly with parseEnvelope. */
 export const EnvelopeSchema = Type.Object(
