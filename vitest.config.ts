@@ -10,6 +10,7 @@ export default defineConfig({
       { find: /^@svc\/shared\/node$/, replacement: src('./shared/src/node/index.ts') },
       { find: /^@svc\/shared$/, replacement: src('./shared/src/index.ts') },
       { find: /^@svc\/relay$/, replacement: src('./relay/src/index.ts') },
+      { find: /^@svc\/daemon\/client$/, replacement: src('./daemon/src/client/index.ts') },
       { find: /^@svc\/daemon$/, replacement: src('./daemon/src/index.ts') },
     ],
   },

@@ -1,0 +1,194 @@
+/**
+ * The contract between the daemon and its clients (cli, tui, desktop). The daemon serves
+ * it as JSON over HTTP on `$SVC_HOME/run/daemon.sock`; `DaemonClient` (./index.ts)
+ * implements it for Node callers. Every failure is `{error, message}` with a code of the
+ * shared error catalog (or a daemon code listed in DAEMON_ERROR_CODES) and a non-2xx status.
+ *
+ * Paths (all JSON; `:agent` = local agent name or agent number):
+ *   GET    /v1/status                                   → DaemonStatus
+ *   POST   /v1/shutdown                                 → {}
+ *   GET    /v1/deployments                              → DeploymentInfo[]
+ *   POST   /v1/deployments/fetch   FetchDeploymentInput → DeploymentInfo
+ *   POST   /v1/deployments/add     AddDeploymentInput   → DeploymentInfo
+ *   GET    /v1/deployments/:name                        → DeploymentInfo
+ *   DELETE /v1/deployments/:name                        → {}
+ *   POST   /v1/deployments/:name/renew RenewDeploymentInput → DeploymentInfo
+ *   GET    /v1/deployments-audit                        → DeploymentAudit[]
+ *   POST   /v1/agents/register     RegisterInput        → LocalAgent
+ *   GET    /v1/agents                                   → LocalAgent[]
+ *   GET    /v1/agents/:agent                            → LocalAgent (whoami)
+ *   DELETE /v1/agents/:agent                            → {}   (deregister: forgets locally, revocation is the operator's)
+ *   POST   /v1/agents/:agent/token                      → {access_token, expires_at}
+ *   GET    /v1/agents/:agent/keys                       → KeyStatus
+ *   POST   /v1/agents/:agent/keys/generate              → KeyStatus (rotates the X25519 key, uploads it)
+ *   POST   /v1/agents/:agent/keys/upload-signing        → KeyStatus
+ *   POST   /v1/agents/:agent/peers/:number/accept-key   → PeerKey
+ *   POST   /v1/agents/:agent/send   SendInput           → SentMessage
+ *   POST   /v1/agents/:agent/reply  ReplyInput          → SentMessage
+ *   GET    /v1/agents/:agent/inbox?source=auto|local|api → ArchivedMessage[] (unacknowledged inbound)
+ *   GET    /v1/agents/:agent/conversations/:id/messages?last=&since= → ArchivedMessage[]  (:id = conversation id or peer number)
+ *   GET    /v1/agents/:agent/check?wait=&ack=           → ArchivedMessage[] (new inbound since the last check; long-poll)
+ *   POST   /v1/agents/:agent/messages/:id/ack           → {message_id, acked_at}
+ *   GET    /v1/agents/:agent/search?q=&limit=           → ArchivedMessage[] (FTS5 over the archive)
+ *   POST   /v1/agents/:agent/sync                       → SyncResult
+ *   POST   /v1/agents/:agent/relay  RelayCall           → {status, body}  (the daemon adds the access JWT)
+ *   GET    /v1/events?agent=                            → NDJSON stream of DaemonEvent, one per line
+ */
+
+export const DAEMON_ERROR_CODES = [
+  'daemon_unavailable', // no daemon answers on the socket (CLI side)
+  'daemon_already_running',
+  'unknown_agent', // no local agent by that name/number
+  'agent_required', // several local agents and neither --as nor SVC_AGENT
+  'unknown_deployment',
+  'deployment_exists',
+  'vault_locked', // the file vault needs SVC_VAULT_PASSPHRASE
+  'peer_key_changed', // a pinned peer key changed: `svc keys status` shows it, accept to continue
+  'envelope_rejected', // an inbound envelope failed verification (reported, never archived)
+  'not_supported_self_hosted', // hosted-only commands
+] as const;
+export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
+
+export interface DaemonStatus {
+  version: string;
+  pid: number;
+  home: string;
+  started_at: string;
+  vault: { kind: 'keyring' | 'file-encrypted' | 'file-plain'; warning?: string };
+  agents: Array<{ name: string; agent_number: string; deployment: string; session: 'connected' | 'connecting' | 'offline' }>;
+}
+
+export interface DeploymentInfo {
+  name: string;
+  deployment_id: string;
+  api_url: string;
+  tenants: string[];
+  relay_key_ids: string[];
+  issued_at: string;
+  expires_at: string;
+  fetched_at: string;
+}
+export interface FetchDeploymentInput {
+  url: string;
+  /** trust bundle JSON text (the CLI reads the file) */
+  trust_bundle: string;
+  name?: string;
+  /** PEM text of an extra CA bundle */
+  ca_bundle?: string;
+}
+export interface AddDeploymentInput {
+  /** the signed document (JWS text) */
+  document: string;
+  trust_bundle: string;
+  name?: string;
+  ca_bundle?: string;
+}
+export interface RenewDeploymentInput {
+  url?: string;
+  document?: string;
+  trust_bundle?: string;
+  ca_bundle?: string;
+}
+export interface DeploymentAudit {
+  name: string;
+  deployment_id: string;
+  ok: boolean;
+  problems: string[];
+}
+
+export interface RegisterInput {
+  enrollment_code: string;
+  /** deployment name; default: the one whose id the code names */
+  deployment?: string;
+  /** local name of the agent; default: the agent number */
+  name?: string;
+  display_name?: string;
+  description?: string;
+  discoverable?: boolean;
+}
+
+export interface LocalAgent {
+  name: string;
+  agent_id: string;
+  agent_number: string;
+  tenant_id: string;
+  deployment: string;
+  deployment_id: string;
+  api_url: string;
+  capabilities: string[];
+  signing_public_key: string;
+  encryption_public_key: string;
+  registered_at: string;
+}
+
+export interface KeyStatus {
+  agent: string;
+  signing_public_key: string;
+  encryption_public_key: string;
+  rotation: number;
+  relay_version: number | null;
+  peers: PeerKey[];
+}
+export interface PeerKey {
+  agent_number: string;
+  signing_public_key: string;
+  encryption_public_key: string;
+  pinned_at: string;
+  /** set when the relay now serves a different key than the pinned one */
+  changed?: { signing_public_key: string; encryption_public_key: string; seen_at: string };
+}
+
+export type ContentType = 'text' | 'structured' | 'media';
+export interface SendInput {
+  to: string;
+  content: string;
+  content_type?: ContentType;
+  conversation_id?: string;
+}
+export interface ReplyInput {
+  message_id: string;
+  content: string;
+  to?: string;
+  content_type?: ContentType;
+}
+export interface SentMessage {
+  message_id: string;
+  conversation_id: string;
+  to: string;
+  sent_at: string;
+  status: 'accepted' | 'duplicate';
+}
+
+export interface ArchivedMessage {
+  message_id: string;
+  conversation_id: string;
+  conversation_type: 'direct' | 'group' | 'broadcast';
+  direction: 'inbound' | 'outbound';
+  from: string;
+  to: string;
+  content_type: string;
+  content: string;
+  sent_at: string;
+  received_at: string | null;
+  acked_at: string | null;
+}
+
+export interface SyncResult {
+  agent: string;
+  fetched: number;
+  archived: number;
+  rejected: number;
+}
+
+export interface RelayCall {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** a relay path under /api/v1/ */
+  path: string;
+  body?: unknown;
+}
+
+export type DaemonEvent =
+  | { type: 'message'; agent: string; message: ArchivedMessage }
+  | { type: 'rejected'; agent: string; message_id: string; from: string; reason: string }
+  | { type: 'session'; agent: string; state: 'connected' | 'connecting' | 'offline' }
+  | { type: 'peer_key_changed'; agent: string; peer: string };
