@@ -117,6 +117,7 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
+      reapNats(dataDir);
       throw new Error(`svc-relay did not become ready; log: ${logFile}`);
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -136,9 +137,21 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
     natsPid: () => Number(readFileSync(join(dataDir, 'nats', 'nats-server.pid'), 'utf8').trim()),
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
-      return exited;
+      const code = await exited;
+      // A relay killed without cleanup leaves its (detached) nats-server behind: reap it.
+      if (signal === 'SIGKILL') reapNats(dataDir);
+      return code;
     },
   };
+}
+
+function reapNats(dataDir: string): void {
+  try {
+    const pid = Number(readFileSync(join(dataDir, 'nats', 'nats-server.pid'), 'utf8').trim());
+    if (pid > 0 && processAlive(pid)) process.kill(pid, 'SIGTERM');
+  } catch {
+    // no pid file: nothing to reap
+  }
 }
 
 export function processAlive(pid: number): boolean {
