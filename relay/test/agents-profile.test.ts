@@ -3,36 +3,13 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookTarget } from '../src/ledger/profiles.js';
 import { checkEndpointUrl } from '../src/services/endpoint-url.js';
-import { mintGrant } from '../src/services/grants.js';
-import { enrollmentBody, newIdentity } from './helpers/agent-client.js';
 import { type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 let relay: InProcessRelay;
 
-async function enrollAgent(tenant: string, agentId: string, agentNumber?: string): Promise<string> {
-  const grant = mintGrant(relay.ctx, {
-    tenantId: tenant,
-    agentId,
-    agentNumber,
-    capabilities: ['http-relay'],
-    createdBy: 'test',
-  });
-  const res = await relay.app.inject({
-    method: 'POST',
-    url: '/api/v1/enrollment',
-    payload: { ...enrollmentBody(grant.enrollment_code, newIdentity()), display_name: `Agent ${agentId}` },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().access_token as string;
-}
-
-const api = (token: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
-  relay.app.inject({
-    method,
-    url,
-    headers: { authorization: `Bearer ${token}` },
-    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
-  });
+const enrollAgent = async (tenant: string, agentId: string, agentNumber?: string): Promise<string> =>
+  (await relay.enroll(tenant, agentId, { agentNumber, displayName: `Agent ${agentId}` })).token;
+const api = (...args: Parameters<InProcessRelay['api']>) => relay.api(...args);
 
 let alice: string;
 let bob: string;

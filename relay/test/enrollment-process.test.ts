@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type DeploymentDocument, parseTrustBundle, verifyDeploymentDocument } from '@svc/shared';
+import { type Credentials, type DeploymentDocument, parseTrustBundle, verifyDeploymentDocument } from '@svc/shared';
 import { importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, enrollmentBody, newIdentity, signInSignature, type TestIdentity } from './helpers/agent-client.js';
@@ -21,7 +21,7 @@ async function grant(agentId: string, extra: string[] = []): Promise<string> {
 }
 
 async function enroll(code: string, id: TestIdentity = newIdentity()) {
-  return call<Record<string, string & string[]>>(relay.url, 'POST', '/api/v1/enrollment', enrollmentBody(code, id));
+  return call<Credentials>(relay.url, 'POST', '/api/v1/enrollment', enrollmentBody(code, id));
 }
 
 const INVALID_ENROLLMENT = { error: 'invalid_enrollment', message: expect.any(String) };
@@ -58,7 +58,7 @@ describe('deployment document', () => {
 });
 
 describe('enrollment', () => {
-  let creds: Record<string, string & string[]>;
+  let creds: Credentials;
   let alice: TestIdentity;
 
   it('redeems a code minted by svc-relay grant and returns credentials bound to it', async () => {

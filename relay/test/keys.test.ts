@@ -4,9 +4,8 @@ import { type KeyRecord, keyRecordBytes, toBase64url } from '@svc/shared';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KeyDirectory } from '../src/ledger/keys.js';
 import { verifyEd25519 } from '../src/services/enrollment.js';
-import { mintGrant } from '../src/services/grants.js';
-import { enrollmentBody, newIdentity, signInSignature, type TestIdentity } from './helpers/agent-client.js';
-import { type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
+import { signInSignature } from './helpers/agent-client.js';
+import { type InProcessAgent, type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 const DEPLOYMENT = 'dep-keys-test';
 let relay: InProcessRelay;
@@ -17,31 +16,9 @@ afterEach(async () => {
   await relay.close();
 });
 
-interface Agent {
-  id: TestIdentity;
-  tenant: string;
-  agentId: string;
-  agentNumber: string;
-  token: string;
-}
-
-async function enroll(tenant: string, agentId: string, agentNumber?: string): Promise<Agent> {
-  const grant = mintGrant(relay.ctx, {
-    tenantId: tenant,
-    agentId,
-    agentNumber,
-    capabilities: ['http-relay'],
-    createdBy: 'test',
-  });
-  const id = newIdentity();
-  const res = await relay.app.inject({
-    method: 'POST',
-    url: '/api/v1/enrollment',
-    payload: enrollmentBody(grant.enrollment_code, id),
-  });
-  expect(res.statusCode).toBe(201);
-  return { id, tenant, agentId, agentNumber: agentNumber ?? agentId, token: res.json().access_token };
-}
+type Agent = InProcessAgent;
+const enroll = (tenant: string, agentId: string, agentNumber?: string): Promise<Agent> =>
+  relay.enroll(tenant, agentId, { agentNumber });
 
 const edKeys = () => {
   const k = generateKeyPairSync('ed25519');
@@ -78,15 +55,8 @@ function upload(
   };
 }
 
-const put = (agent: Agent, payload: unknown) =>
-  relay.app.inject({
-    method: 'PUT',
-    url: '/api/v1/agents/me/keys',
-    headers: { authorization: `Bearer ${agent.token}` },
-    payload: payload as Record<string, unknown>,
-  });
-const get = (agent: Agent, url: string) =>
-  relay.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${agent.token}` } });
+const put = (agent: Agent, payload: unknown) => relay.api(agent.token, 'PUT', '/api/v1/agents/me/keys', payload);
+const get = (agent: Agent, url: string) => relay.api(agent.token, 'GET', url);
 
 async function expectRefused(agent: Agent, payload: unknown, status: number, code: string) {
   const before = (await get(agent, '/api/v1/agents/me/keys')).json();
@@ -103,8 +73,8 @@ describe('version 1 from enrollment', () => {
     expect(res.statusCode).toBe(200);
     const v1 = {
       version: 1,
-      signing_public_key: alice.id.signPublic,
-      encryption_public_key: alice.id.encPublic,
+      signing_public_key: alice.identity.signPublic,
+      encryption_public_key: alice.identity.encPublic,
       created_at: expect.any(String),
       signature: null,
       previous_signature: null,
@@ -124,9 +94,9 @@ describe('version 1 from enrollment', () => {
     const res = await put(
       alice,
       upload(alice, 2, {
-        signing: alice.id.signPublic,
-        encryption: alice.id.encPublic,
-        signWith: alice.id.signPrivate,
+        signing: alice.identity.signPublic,
+        encryption: alice.identity.encPublic,
+        signWith: alice.identity.signPrivate,
       }),
     );
     expect(res.statusCode).toBe(200);
@@ -138,7 +108,11 @@ describe('rotation', () => {
   it('rotates the encryption key with a self-signature only, and a retry is idempotent', async () => {
     const alice = await enroll('acme', 'alice');
     const encryption = xKey();
-    const body = upload(alice, 2, { signing: alice.id.signPublic, encryption, signWith: alice.id.signPrivate });
+    const body = upload(alice, 2, {
+      signing: alice.identity.signPublic,
+      encryption,
+      signWith: alice.identity.signPrivate,
+    });
     const res = await put(alice, body);
     expect(res.statusCode).toBe(201);
     expect(res.json()).toEqual({ version: 2, ...body, previous_signature: null });
@@ -148,7 +122,7 @@ describe('rotation', () => {
     const dir = (await get(alice, '/api/v1/agents/me/keys')).json();
     expect(dir.current).toEqual(res.json());
     expect(dir.history.map((r: KeyRecord) => r.version)).toEqual([1, 2]);
-    expect(dir.history[0].encryption_public_key).toBe(alice.id.encPublic);
+    expect(dir.history[0].encryption_public_key).toBe(alice.identity.encPublic);
   });
 
   it('refuses a new signing key without previous_signature, accepts it with one', async () => {
@@ -163,7 +137,7 @@ describe('rotation', () => {
       400,
       'invalid_previous_signature',
     );
-    const res = await put(alice, upload(alice, 2, { ...keys, previousKey: alice.id.signPrivate }));
+    const res = await put(alice, upload(alice, 2, { ...keys, previousKey: alice.identity.signPrivate }));
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({
       version: 2,
@@ -181,7 +155,11 @@ describe('rotation', () => {
       (
         await put(
           alice,
-          upload(alice, 2, { signing: alice.id.signPublic, encryption: e2, signWith: alice.id.signPrivate }),
+          upload(alice, 2, {
+            signing: alice.identity.signPublic,
+            encryption: e2,
+            signWith: alice.identity.signPrivate,
+          }),
         )
       ).statusCode,
     ).toBe(201);
@@ -193,7 +171,7 @@ describe('rotation', () => {
             signing: s2.publicKey,
             encryption: e2,
             signWith: s2.privateKey,
-            previousKey: alice.id.signPrivate,
+            previousKey: alice.identity.signPrivate,
           }),
         )
       ).statusCode,
@@ -260,7 +238,7 @@ describe('rotation', () => {
         signing: next.publicKey,
         encryption: xKey(),
         signWith: next.privateKey,
-        previousKey: alice.id.signPrivate,
+        previousKey: alice.identity.signPrivate,
       }),
     );
     expect(res.statusCode).toBe(201);
@@ -273,7 +251,7 @@ describe('rotation', () => {
         })
       ).json();
       const signature = signInSignature(
-        { ...alice.id, signPrivate },
+        { ...alice.identity, signPrivate },
         {
           challenge_id: challenge.challenge_id,
           nonce: challenge.nonce,
@@ -288,7 +266,7 @@ describe('rotation', () => {
         payload: { challenge_id: challenge.challenge_id, agent_id: 'alice', signature },
       });
     };
-    expect((await signInWith(alice.id.signPrivate)).json().error).toBe('invalid_sign_in');
+    expect((await signInWith(alice.identity.signPrivate)).json().error).toBe('invalid_sign_in');
     const ok = await signInWith(next.privateKey);
     expect(ok.statusCode).toBe(200);
     // the fresh token reads the same directory
@@ -305,9 +283,11 @@ describe('lookup', () => {
     const byNumber = await get(alice, '/api/v1/agents/bob/keys');
     expect(byNumber.statusCode).toBe(200);
     expect(byNumber.json()).toMatchObject({ agent_id: 'bob.internal', agent_number: 'bob', tenant_id: 'acme' });
-    expect(byNumber.json().current.signing_public_key).toBe(bob.id.signPublic);
+    expect(byNumber.json().current.signing_public_key).toBe(bob.identity.signPublic);
     expect((await get(alice, '/api/v1/agents/bob.internal/keys')).json()).toEqual(byNumber.json());
-    expect((await get(bob, '/api/v1/agents/alice/keys')).json().current.encryption_public_key).toBe(alice.id.encPublic);
+    expect((await get(bob, '/api/v1/agents/alice/keys')).json().current.encryption_public_key).toBe(
+      alice.identity.encPublic,
+    );
 
     for (const url of ['/api/v1/agents/alice/keys', '/api/v1/agents/alice/keys/1', '/api/v1/agents/nobody/keys']) {
       const res = await get(mallory, url);
@@ -324,7 +304,11 @@ describe('lookup', () => {
     const bob = await enroll('acme', 'bob');
     const rotated = await put(
       alice,
-      upload(alice, 2, { signing: alice.id.signPublic, encryption: xKey(), signWith: alice.id.signPrivate }),
+      upload(alice, 2, {
+        signing: alice.identity.signPublic,
+        encryption: xKey(),
+        signWith: alice.identity.signPrivate,
+      }),
     );
     expect(rotated.statusCode).toBe(201);
     relay.ctx.ledger.revokeAgent('acme', 'alice', relay.ctx.now());
@@ -335,14 +319,14 @@ describe('lookup', () => {
     const again = await enroll('acme', 'alice');
     const dir = (await get(bob, '/api/v1/agents/alice/keys')).json();
     expect(dir.history).toHaveLength(1);
-    expect(dir.current).toMatchObject({ version: 1, signing_public_key: again.id.signPublic });
+    expect(dir.current).toMatchObject({ version: 1, signing_public_key: again.identity.signPublic });
   });
 });
 
 describe('bad input', () => {
   it('refuses malformed keys, wrong signatures, stale times and wrong types with codes', async () => {
     const alice = await enroll('acme', 'alice');
-    const sig = { signing: alice.id.signPublic, signWith: alice.id.signPrivate };
+    const sig = { signing: alice.identity.signPublic, signWith: alice.identity.signPrivate };
     const good = upload(alice, 2, { ...sig, encryption: xKey() });
 
     await expectRefused(alice, { ...good, encryption_public_key: 'too-short' }, 400, 'invalid_key_record');
@@ -409,9 +393,9 @@ describe('bad input', () => {
   it('the ledger appends only on top of the version the upload was signed for (a lost race is a conflict)', async () => {
     const alice = await enroll('acme', 'alice');
     const first = upload(alice, 2, {
-      signing: alice.id.signPublic,
+      signing: alice.identity.signPublic,
       encryption: xKey(),
-      signWith: alice.id.signPrivate,
+      signWith: alice.identity.signPrivate,
     });
     // a concurrent upload signed the same version: only one can become version 2
     const row = relay.ctx.ledger.activeAgent('acme', 'alice');

@@ -1,4 +1,5 @@
 /** An in-process relay app (no bus) for route tests through app.inject(). */
+import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { type AdminAuthorityConfig, createAdminTokenVerifier } from '../../src/auth/admin-token.js';
@@ -7,9 +8,29 @@ import type { RelayContext } from '../../src/context.js';
 import { initDeployment } from '../../src/deployment/deployment.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import type { TypedApp } from '../../src/routes/types.js';
+import { mintGrant } from '../../src/services/grants.js';
+import { enrollmentBody, newIdentity, type TestIdentity } from './agent-client.js';
 import { tempDir } from './relay-process.js';
 
+export interface InProcessAgent {
+  identity: TestIdentity;
+  tenant: string;
+  agentId: string;
+  agentNumber: string;
+  token: string;
+}
+
+export type InjectMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 export interface InProcessRelay {
+  /** mints a grant and redeems it through the enrollment route */
+  enroll(
+    tenant: string,
+    agentId: string,
+    opts?: { agentNumber?: string; displayName?: string },
+  ): Promise<InProcessAgent>;
+  /** an agent request with its access token */
+  api(token: string, method: InjectMethod, url: string, payload?: unknown): Promise<LightMyRequestResponse>;
   app: TypedApp;
   ctx: RelayContext;
   config: RelayConfig;
@@ -57,6 +78,31 @@ export async function inProcessRelay(
   const app = await buildApp(ctx);
   await app.ready();
   return {
+    async enroll(tenant, agentId, enrollOpts = {}) {
+      const grant = mintGrant(ctx, {
+        tenantId: tenant,
+        agentId,
+        agentNumber: enrollOpts.agentNumber,
+        capabilities: ['http-relay'],
+        createdBy: 'test',
+      });
+      const identity = newIdentity();
+      const body = enrollmentBody(grant.enrollment_code, identity);
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v1/enrollment',
+        payload: enrollOpts.displayName === undefined ? body : { ...body, display_name: enrollOpts.displayName },
+      });
+      if (res.statusCode !== 201) throw new Error(`enrollment of ${agentId} failed: ${res.statusCode} ${res.body}`);
+      return { identity, tenant, agentId, agentNumber: grant.agent_number, token: res.json().access_token as string };
+    },
+    api: (token, method, url, payload) =>
+      app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${token}` },
+        ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+      }),
     app,
     ctx,
     config,

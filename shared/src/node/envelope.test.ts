@@ -248,7 +248,7 @@ describe.each(implementations)('tampering is refused (%s)', (_name, api) => {
 
   it.each(headerChanges)('header.%s changed: signature fails and open refuses', (field, value) => {
     const env = clone(original);
-    env.header[field] = value;
+    (env.header as unknown as Record<string, unknown>)[field] = value;
     expect(api.verifyEnvelope(env, senderKeys.signPublic)).toBe(false);
     // Expected code when the opener's bindings stay those of the original envelope.
     const code: EnvelopeErrorCode =
