@@ -5,19 +5,9 @@
  */
 import { hkdfSync } from 'node:crypto';
 import { EnvelopeError } from '../envelope/errors.js';
-import {
-  checkEnvelopeBindings,
-  type Envelope,
-  type EnvelopeApi,
-  envelopeInfoJson,
-  headerCanonicalJson,
-  type OpenEnvelopeOptions,
-  parseEnvelope,
-  parseEnvelopeHeader,
-  type SealEnvelopeInput,
-  signatureInputJson,
-} from '../envelope/format.js';
+import { type EnvelopeApi, envelopeInfoJson } from '../envelope/format.js';
 import { IDENTITY_HKDF_SALT, type IdentityKeys, identityHkdfInfo } from '../envelope/keys.js';
+import { createEnvelopeApi } from '../envelope/orchestrate.js';
 import { ed25519PublicFromPrivate, ed25519Sign, ed25519Verify } from './ed25519.js';
 import { openBase, sealBase, x25519PublicFromPrivate } from './hpke.js';
 import { asBuffer } from './key-objects.js';
@@ -48,78 +38,19 @@ function info(deploymentId: string, tenantId: string): Buffer {
   return v;
 }
 
-/** Encrypts `plaintext` to the recipient and signs the result; returns the envelope. */
-export function sealEnvelope(input: SealEnvelopeInput): Envelope {
-  const header = parseEnvelopeHeader(input.header);
-  if (!(input.plaintext instanceof Uint8Array)) throw new TypeError('plaintext must be a Uint8Array');
-  const headerJson = headerCanonicalJson(header);
-  const sealed = sealBase(
-    input.recipientX25519Public,
-    info(header.deployment_id, header.tenant_id),
-    bytes(headerJson),
-    input.plaintext,
-    input.ephemeralPrivate,
-    true,
-  );
-  const enc = b64u(sealed.enc);
-  const ciphertext = b64u(sealed.ciphertext);
-  const signature = ed25519Sign(input.senderEd25519Private, bytes(signatureInputJson(headerJson, enc, ciphertext)));
-  return { header, enc, ciphertext, signature: b64u(signature) };
-}
+/** The native build: seal, verify and open on node:crypto primitives. */
+export const nativeEnvelope: EnvelopeApi = createEnvelopeApi({
+  sealBase: (pkR, infoBytes, aad, pt, skE) => sealBase(pkR, infoBytes, aad, pt, skE, true),
+  openBase: (enc, skR, infoBytes, aad, ct) => openBase(enc, skR, infoBytes, aad, ct, true),
+  sign: ed25519Sign,
+  verify: ed25519Verify,
+  info,
+  bytes,
+  toBase64url: b64u,
+  fromBase64url: unb64u,
+});
 
-function verifyParsed(envelope: Envelope, headerJson: string, senderEd25519Public: Uint8Array): boolean {
-  return ed25519Verify(
-    senderEd25519Public,
-    bytes(signatureInputJson(headerJson, envelope.enc, envelope.ciphertext)),
-    unb64u(envelope.signature),
-  );
-}
-
-/** True only if the envelope is well-formed and its signature verifies; never throws. */
-export function verifyEnvelope(envelope: Envelope, senderEd25519Public: Uint8Array): boolean {
-  let parsed: Envelope;
-  try {
-    parsed = parseEnvelope(envelope);
-  } catch {
-    return false;
-  }
-  return verifyParsed(parsed, headerCanonicalJson(parsed.header), senderEd25519Public);
-}
-
-/**
- * Checks the envelope's shape and bindings (and its signature when
- * `options.senderEd25519Public` is given), then decrypts. Throws `EnvelopeError`:
- * `envelope_malformed`, `envelope_unsupported_version`, `envelope_wrong_recipient`,
- * `envelope_binding_mismatch`, `envelope_bad_signature`, `envelope_invalid_key`,
- * `envelope_decrypt_failed`.
- */
-export function openEnvelope(
-  envelope: Envelope,
-  recipientX25519Private: Uint8Array,
-  options: OpenEnvelopeOptions,
-): Uint8Array {
-  const parsed = parseEnvelope(envelope);
-  checkEnvelopeBindings(parsed.header, options);
-  if (!(recipientX25519Private instanceof Uint8Array) || recipientX25519Private.length !== 32) {
-    throw new EnvelopeError('envelope_invalid_key', 'recipient X25519 private key must be 32 bytes');
-  }
-  const headerJson = headerCanonicalJson(parsed.header);
-  if (options.senderEd25519Public !== undefined && !verifyParsed(parsed, headerJson, options.senderEd25519Public)) {
-    throw new EnvelopeError('envelope_bad_signature');
-  }
-  try {
-    return openBase(
-      unb64u(parsed.enc),
-      recipientX25519Private,
-      info(parsed.header.deployment_id, parsed.header.tenant_id),
-      bytes(headerJson),
-      unb64u(parsed.ciphertext),
-      true,
-    );
-  } catch (cause) {
-    throw new EnvelopeError('envelope_decrypt_failed', undefined, { cause });
-  }
-}
+export const { sealEnvelope, verifyEnvelope, openEnvelope } = nativeEnvelope;
 
 /** The identity's keys from its vaulted seed (see `../envelope/keys.ts`), natively. */
 export function deriveIdentityKeys(seed: Uint8Array, rotation: number): IdentityKeys {
@@ -134,5 +65,3 @@ export function deriveIdentityKeys(seed: Uint8Array, rotation: number): Identity
     encPublic: x25519PublicFromPrivate(encPrivate),
   };
 }
-
-export const nativeEnvelope: EnvelopeApi = { sealEnvelope, verifyEnvelope, openEnvelope };
