@@ -55,7 +55,12 @@ export interface DaemonStatus {
   home: string;
   started_at: string;
   vault: { kind: 'keyring' | 'file-encrypted' | 'file-plain'; warning?: string };
-  agents: Array<{ name: string; agent_number: string; deployment: string; session: 'connected' | 'connecting' | 'offline' }>;
+  agents: Array<{
+    name: string;
+    agent_number: string;
+    deployment: string;
+    session: 'connected' | 'connecting' | 'offline';
+  }>;
 }
 
 export interface DeploymentInfo {

@@ -1,0 +1,51 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Archive, ftsQuery } from './archive.js';
+
+let archive: Archive | undefined;
+afterEach(() => archive?.close());
+
+const msg = (
+  id: string,
+  content: string,
+  direction: 'inbound' | 'outbound' = 'inbound',
+  sent_at = new Date().toISOString(),
+) => ({
+  message_id: id,
+  conversation_id: 'dm:alice:bob',
+  conversation_type: 'direct' as const,
+  direction,
+  from: direction === 'inbound' ? 'alice' : 'bob',
+  to: direction === 'inbound' ? 'bob' : 'alice',
+  content_type: 'text',
+  content,
+  sent_at,
+  received_at: direction === 'inbound' ? sent_at : null,
+  acked_at: null,
+});
+
+describe('archive', () => {
+  it('inserts idempotently, lists the inbox, acks, and searches with FTS5', () => {
+    archive = Archive.open(join(mkdtempSync(join(tmpdir(), 'svc-archive-')), 'archive.db'));
+    expect(archive.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(archive.insertMessage(msg('m1', 'Meeting about the quarterly budget'))).toBe(true);
+    expect(archive.insertMessage(msg('m1', 'Meeting about the quarterly budget'))).toBe(false);
+    archive.insertMessage(msg('m2', 'lunch? "quotes" AND NOT syntax', 'outbound'));
+    expect(archive.inbox().map((m) => m.message_id)).toEqual(['m1']);
+    expect(archive.search('budget').map((m) => m.message_id)).toEqual(['m1']);
+    expect(archive.search('"quotes" AND NOT').map((m) => m.message_id)).toEqual(['m2']);
+    expect(archive.search('   ')).toEqual([]);
+    expect(archive.resolveConversation('alice')).toBe('dm:alice:bob');
+    expect(archive.conversation('dm:alice:bob', { last: 1 }).map((m) => m.message_id)).toEqual(['m2']);
+    const at = archive.ack('m1', new Date().toISOString());
+    expect(at).toBeTruthy();
+    expect(archive.inbox()).toEqual([]);
+    expect(archive.ack('nope', 'x')).toBeUndefined();
+  });
+
+  it('quotes user text for FTS5', () => {
+    expect(ftsQuery('a "b" c*')).toBe('"a" "b" "c*"');
+  });
+});

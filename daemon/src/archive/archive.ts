@@ -1,0 +1,320 @@
+/**
+ * The per-agent archive ($SVC_HOME/agents/<name>/archive.db, WAL): the source of truth
+ * for reading. Only verified and decrypted messages enter `messages`; inserts are
+ * idempotent on message_id so redelivery after a crash or reconnect never duplicates.
+ */
+import { chmodSync, existsSync } from 'node:fs';
+import Database, { type Database as Db } from 'better-sqlite3';
+import type { ArchivedMessage, PeerKey } from '../client/api.js';
+import { migrate } from './migrations/index.js';
+
+export interface NewMessage extends ArchivedMessage {
+  envelope?: string;
+}
+
+interface MessageRow {
+  seq: number;
+  message_id: string;
+  conversation_id: string;
+  conversation_type: ArchivedMessage['conversation_type'];
+  direction: ArchivedMessage['direction'];
+  sender: string;
+  recipient: string;
+  content_type: string;
+  content: string;
+  sent_at: string;
+  received_at: string | null;
+  acked_at: string | null;
+}
+
+interface PeerRow {
+  agent_number: string;
+  agent_id: string | null;
+  signing_public_key: string;
+  encryption_public_key: string;
+  key_version: number | null;
+  pinned_at: string;
+  changed_signing_public_key: string | null;
+  changed_encryption_public_key: string | null;
+  changed_seen_at: string | null;
+}
+
+export interface PeerPin extends PeerKey {
+  agent_id: string | null;
+  key_version: number | null;
+}
+
+const toMessage = (r: MessageRow): ArchivedMessage => ({
+  message_id: r.message_id,
+  conversation_id: r.conversation_id,
+  conversation_type: r.conversation_type,
+  direction: r.direction,
+  from: r.sender,
+  to: r.recipient,
+  content_type: r.content_type,
+  content: r.content,
+  sent_at: r.sent_at,
+  received_at: r.received_at,
+  acked_at: r.acked_at,
+});
+
+const toPeer = (r: PeerRow): PeerPin => ({
+  agent_number: r.agent_number,
+  agent_id: r.agent_id,
+  key_version: r.key_version,
+  signing_public_key: r.signing_public_key,
+  encryption_public_key: r.encryption_public_key,
+  pinned_at: r.pinned_at,
+  ...(r.changed_signing_public_key !== null && r.changed_encryption_public_key !== null
+    ? {
+        changed: {
+          signing_public_key: r.changed_signing_public_key,
+          encryption_public_key: r.changed_encryption_public_key,
+          seen_at: r.changed_seen_at ?? '',
+        },
+      }
+    : {}),
+});
+
+/** User text → an FTS5 query of quoted terms (all must match), so no input is a syntax error. */
+export function ftsQuery(text: string): string {
+  const terms = text
+    .split(/\s+/)
+    .map((t) => t.replace(/"/g, '').trim())
+    .filter((t) => t.length > 0);
+  return terms.map((t) => `"${t}"`).join(' ');
+}
+
+export class Archive {
+  readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  static open(path: string): Archive {
+    const created = !existsSync(path);
+    const db = new Database(path);
+    if (created) chmodSync(path, 0o600);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    migrate(db);
+    return new Archive(db);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  /** Inserts once; false when the message id is already archived. */
+  insertMessage(m: NewMessage): boolean {
+    const r = this.db
+      .prepare(
+        `INSERT INTO messages (message_id, conversation_id, conversation_type, direction, sender, recipient,
+           content_type, content, sent_at, received_at, acked_at, envelope)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (message_id) DO NOTHING`,
+      )
+      .run(
+        m.message_id,
+        m.conversation_id,
+        m.conversation_type,
+        m.direction,
+        m.from,
+        m.to,
+        m.content_type,
+        m.content,
+        m.sent_at,
+        m.received_at,
+        m.acked_at,
+        m.envelope ?? null,
+      );
+    return r.changes === 1;
+  }
+
+  hasMessage(messageId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM messages WHERE message_id = ?').get(messageId) !== undefined;
+  }
+
+  getMessage(messageId: string): ArchivedMessage | undefined {
+    const r = this.db.prepare('SELECT * FROM messages WHERE message_id = ?').get(messageId) as MessageRow | undefined;
+    return r && toMessage(r);
+  }
+
+  /** Unacknowledged inbound messages, oldest first. */
+  inbox(limit = 500): ArchivedMessage[] {
+    const rows = this.db
+      .prepare(`SELECT * FROM messages WHERE direction = 'inbound' AND acked_at IS NULL ORDER BY sent_at, seq LIMIT ?`)
+      .all(limit) as MessageRow[];
+    return rows.map(toMessage);
+  }
+
+  /** The conversation id for `ref`: a known conversation id, else the direct conversation with that peer. */
+  resolveConversation(ref: string): string | undefined {
+    const direct = this.db.prepare('SELECT conversation_id FROM conversations WHERE conversation_id = ?').get(ref) as
+      | { conversation_id: string }
+      | undefined;
+    if (direct) return direct.conversation_id;
+    const byPeer = this.db
+      .prepare(
+        `SELECT conversation_id FROM conversations WHERE peer = ? AND conversation_type = 'direct'
+         ORDER BY last_message_at DESC LIMIT 1`,
+      )
+      .get(ref) as { conversation_id: string } | undefined;
+    return byPeer?.conversation_id;
+  }
+
+  /** Messages of a conversation in time order; `last` keeps the N most recent. */
+  conversation(conversationId: string, opts: { last?: number; since?: string } = {}): ArchivedMessage[] {
+    const since = opts.since ?? '';
+    const rows = (
+      opts.last !== undefined
+        ? this.db
+            .prepare(
+              `SELECT * FROM (SELECT * FROM messages WHERE conversation_id = ? AND sent_at >= ?
+                 ORDER BY sent_at DESC, seq DESC LIMIT ?) ORDER BY sent_at, seq`,
+            )
+            .all(conversationId, since, opts.last)
+        : this.db
+            .prepare('SELECT * FROM messages WHERE conversation_id = ? AND sent_at >= ? ORDER BY sent_at, seq')
+            .all(conversationId, since)
+    ) as MessageRow[];
+    return rows.map(toMessage);
+  }
+
+  /** Inbound messages archived after local sequence `afterSeq`, with the highest sequence seen. */
+  inboundAfter(afterSeq: number, limit = 500): { messages: ArchivedMessage[]; lastSeq: number } {
+    const rows = this.db
+      .prepare(`SELECT * FROM messages WHERE direction = 'inbound' AND seq > ? ORDER BY seq LIMIT ?`)
+      .all(afterSeq, limit) as MessageRow[];
+    return {
+      messages: rows.map(toMessage),
+      lastSeq: rows.length ? (rows[rows.length - 1] as MessageRow).seq : afterSeq,
+    };
+  }
+
+  /** Marks a message acknowledged locally; returns the ack time, or undefined if unknown. */
+  ack(messageId: string, at: string): string | undefined {
+    this.db.prepare('UPDATE messages SET acked_at = ? WHERE message_id = ? AND acked_at IS NULL').run(at, messageId);
+    const r = this.db.prepare('SELECT acked_at FROM messages WHERE message_id = ?').get(messageId) as
+      | { acked_at: string | null }
+      | undefined;
+    return r?.acked_at ?? undefined;
+  }
+
+  search(text: string, limit = 20): ArchivedMessage[] {
+    const q = ftsQuery(text);
+    if (q === '') return [];
+    const rows = this.db
+      .prepare(
+        `SELECT m.* FROM messages_fts f JOIN messages m ON m.seq = f.rowid
+         WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts), m.sent_at DESC LIMIT ?`,
+      )
+      .all(q, limit) as MessageRow[];
+    return rows.map(toMessage);
+  }
+
+  getCursor(name: string): number {
+    const r = this.db.prepare('SELECT value FROM sync_cursors WHERE name = ?').get(name) as
+      | { value: number }
+      | undefined;
+    return r?.value ?? 0;
+  }
+
+  setCursor(name: string, value: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO sync_cursors (name, value, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      )
+      .run(name, value, new Date().toISOString());
+  }
+
+  getPeer(agentNumber: string): PeerPin | undefined {
+    const r = this.db.prepare('SELECT * FROM peer_keys WHERE agent_number = ?').get(agentNumber) as PeerRow | undefined;
+    return r && toPeer(r);
+  }
+
+  listPeers(): PeerPin[] {
+    return (this.db.prepare('SELECT * FROM peer_keys ORDER BY agent_number').all() as PeerRow[]).map(toPeer);
+  }
+
+  /** Pins a peer on first use, or updates the keys of an existing pin (same identity). */
+  pinPeer(p: {
+    agent_number: string;
+    agent_id: string | null;
+    signing_public_key: string;
+    encryption_public_key: string;
+    key_version: number | null;
+  }): void {
+    this.db
+      .prepare(
+        `INSERT INTO peer_keys (agent_number, agent_id, signing_public_key, encryption_public_key, key_version, pinned_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (agent_number) DO UPDATE SET agent_id = excluded.agent_id,
+           signing_public_key = excluded.signing_public_key, encryption_public_key = excluded.encryption_public_key,
+           key_version = excluded.key_version`,
+      )
+      .run(
+        p.agent_number,
+        p.agent_id,
+        p.signing_public_key,
+        p.encryption_public_key,
+        p.key_version,
+        new Date().toISOString(),
+      );
+  }
+
+  markPeerChanged(agentNumber: string, signing: string, encryption: string): void {
+    this.db
+      .prepare(
+        `UPDATE peer_keys SET changed_signing_public_key = ?, changed_encryption_public_key = ?, changed_seen_at = ?
+         WHERE agent_number = ?`,
+      )
+      .run(signing, encryption, new Date().toISOString(), agentNumber);
+  }
+
+  /** Replaces the pin with the changed key; returns the new pin. */
+  acceptPeerChange(agentNumber: string, keyVersion: number | null): PeerPin | undefined {
+    this.db
+      .prepare(
+        `UPDATE peer_keys SET signing_public_key = changed_signing_public_key,
+           encryption_public_key = changed_encryption_public_key, key_version = ?, pinned_at = ?,
+           changed_signing_public_key = NULL, changed_encryption_public_key = NULL, changed_seen_at = NULL
+         WHERE agent_number = ? AND changed_signing_public_key IS NOT NULL`,
+      )
+      .run(keyVersion, new Date().toISOString(), agentNumber);
+    return this.getPeer(agentNumber);
+  }
+
+  hold(messageId: string, sender: string, envelope: string): void {
+    this.db
+      .prepare(
+        'INSERT INTO held_envelopes (message_id, sender, envelope, held_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      )
+      .run(messageId, sender, envelope, new Date().toISOString());
+  }
+
+  held(sender: string): Array<{ message_id: string; envelope: string }> {
+    return this.db
+      .prepare('SELECT message_id, envelope FROM held_envelopes WHERE sender = ? ORDER BY held_at')
+      .all(sender) as Array<{ message_id: string; envelope: string }>;
+  }
+
+  releaseHeld(messageId: string): void {
+    this.db.prepare('DELETE FROM held_envelopes WHERE message_id = ?').run(messageId);
+  }
+
+  recordRejected(messageId: string, sender: string, reason: string): void {
+    this.db
+      .prepare('INSERT INTO rejected_envelopes (message_id, sender, reason, rejected_at) VALUES (?, ?, ?, ?)')
+      .run(messageId, sender, reason, new Date().toISOString());
+  }
+
+  recordReceipt(messageId: string, recipient: string, status: string, at: string): void {
+    this.db
+      .prepare('INSERT INTO receipts (message_id, recipient, status, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
+      .run(messageId, recipient, status, at);
+  }
+}

@@ -1,0 +1,32 @@
+/** Every archive migration, in order. A new one gets the next number and its own test. */
+import type { Database } from 'better-sqlite3';
+import { migration001 } from './001-messages.js';
+import { migration002 } from './002-conversations.js';
+import { migration003 } from './003-peer-keys.js';
+import { migration004 } from './004-receipts.js';
+import { migration005 } from './005-sync-cursors.js';
+import { migration006 } from './006-search.js';
+import type { Migration } from './types.js';
+
+export type { Migration } from './types.js';
+export const MIGRATIONS: readonly Migration[] = [
+  migration001,
+  migration002,
+  migration003,
+  migration004,
+  migration005,
+  migration006,
+];
+
+/** Applies the migrations above `user_version`, up to `target` (tests stop early). */
+export function migrate(db: Database, target = MIGRATIONS.length): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  for (const m of MIGRATIONS) {
+    if (m.version <= current || m.version > target) continue;
+    db.transaction(() => {
+      m.up(db);
+      db.pragma(`user_version = ${m.version}`);
+    })();
+  }
+  return db.pragma('user_version', { simple: true }) as number;
+}

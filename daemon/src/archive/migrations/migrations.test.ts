@@ -1,0 +1,88 @@
+/** Each migration applied on its own, on an archive at the previous version with data in it. */
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { MIGRATIONS, migrate } from './index.js';
+
+const at = (version: number) => {
+  const db = new Database(':memory:');
+  migrate(db, version);
+  return db;
+};
+const tables = (db: Database.Database) =>
+  (
+    db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table','trigger') ORDER BY name").all() as Array<{
+      name: string;
+    }>
+  ).map((r) => r.name);
+const insertMessage = (db: Database.Database, id: string, content: string, direction = 'inbound') =>
+  db
+    .prepare(
+      `INSERT INTO messages (message_id, conversation_id, conversation_type, direction, sender, recipient,
+         content_type, content, sent_at) VALUES (?, 'dm:a:b', 'direct', ?, 'a', 'b', 'text', ?, ?)`,
+    )
+    .run(id, direction, content, new Date().toISOString());
+
+describe('archive migrations', () => {
+  it('are numbered 1..n without gaps', () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+  });
+
+  it('001 messages: message_id is unique', () => {
+    const db = at(1);
+    expect(db.pragma('user_version', { simple: true })).toBe(1);
+    insertMessage(db, 'm1', 'hello');
+    expect(() => insertMessage(db, 'm1', 'again')).toThrow(/UNIQUE/);
+  });
+
+  it('002 conversations: backfills existing messages and follows new ones', () => {
+    const db = at(1);
+    insertMessage(db, 'm1', 'one');
+    migrate(db, 2);
+    expect(db.prepare('SELECT peer, message_count FROM conversations').get()).toEqual({ peer: 'a', message_count: 1 });
+    insertMessage(db, 'm2', 'two', 'outbound');
+    expect(db.prepare('SELECT message_count FROM conversations').get()).toEqual({ message_count: 2 });
+  });
+
+  it('003 peer keys and held envelopes', () => {
+    const db = at(2);
+    migrate(db, 3);
+    expect(tables(db)).toEqual(expect.arrayContaining(['peer_keys', 'held_envelopes']));
+    db.prepare(
+      "INSERT INTO peer_keys (agent_number, signing_public_key, encryption_public_key, pinned_at) VALUES ('a','s','e','t')",
+    ).run();
+    expect(db.prepare('SELECT changed_signing_public_key FROM peer_keys').get()).toEqual({
+      changed_signing_public_key: null,
+    });
+  });
+
+  it('004 receipts and rejected envelopes', () => {
+    const db = at(3);
+    migrate(db, 4);
+    expect(tables(db)).toEqual(expect.arrayContaining(['receipts', 'rejected_envelopes']));
+  });
+
+  it('005 sync cursors', () => {
+    const db = at(4);
+    migrate(db, 5);
+    db.prepare("INSERT INTO sync_cursors (name, value, updated_at) VALUES ('stream', 7, 't')").run();
+    expect(db.prepare('SELECT value FROM sync_cursors').get()).toEqual({ value: 7 });
+  });
+
+  it('006 search: indexes existing and new messages', () => {
+    const db = at(5);
+    insertMessage(db, 'm1', 'the quick brown fox');
+    migrate(db, 6);
+    insertMessage(db, 'm2', 'lazy dogs sleep');
+    const find = (q: string) =>
+      (db.prepare('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?').all(q) as unknown[]).length;
+    expect(find('fox')).toBe(1);
+    expect(find('dogs')).toBe(1);
+    expect(find('cat')).toBe(0);
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+  });
+
+  it('migrate is idempotent', () => {
+    const db = at(MIGRATIONS.length);
+    expect(migrate(db)).toBe(MIGRATIONS.length);
+  });
+});

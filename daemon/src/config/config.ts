@@ -1,0 +1,43 @@
+/** The daemon's typed configuration: env values validated, defaults applied. */
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { DaemonEnv } from './env.js';
+
+export type VaultBackend = 'auto' | 'keyring' | 'file';
+
+export interface DaemonConfig {
+  home: string;
+  /** passphrase of the encrypted file vault; absent = keyring or plain file */
+  vaultPassphrase?: string;
+  /** `auto` probes the OS keyring first; `file` skips it (tests, servers) */
+  vaultBackend: VaultBackend;
+  logLevel: string;
+  /** also log to stderr (foreground runs) */
+  logToStderr: boolean;
+  /** reconnect backoff of relay sessions */
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  version: string;
+}
+
+export const DAEMON_VERSION = '0.1.0';
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {}): DaemonConfig {
+  const backend = (overrides.vaultBackend ?? env.SVC_VAULT_BACKEND ?? 'auto') as VaultBackend;
+  if (!['auto', 'keyring', 'file'].includes(backend)) {
+    throw new Error(`SVC_VAULT_BACKEND must be auto, keyring or file (got ${backend})`);
+  }
+  const logLevel = overrides.logLevel ?? env.SVC_DAEMON_LOG_LEVEL ?? 'info';
+  if (!LEVELS.includes(logLevel)) throw new Error(`SVC_DAEMON_LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
+  return {
+    home: resolve(overrides.home ?? env.SVC_HOME ?? join(homedir(), '.svc')),
+    vaultPassphrase: overrides.vaultPassphrase ?? env.SVC_VAULT_PASSPHRASE,
+    vaultBackend: backend,
+    logLevel,
+    logToStderr: overrides.logToStderr ?? false,
+    reconnectMinMs: overrides.reconnectMinMs ?? 250,
+    reconnectMaxMs: overrides.reconnectMaxMs ?? 5_000,
+    version: overrides.version ?? DAEMON_VERSION,
+  };
+}

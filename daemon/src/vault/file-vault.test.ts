@@ -1,0 +1,65 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DaemonError } from '../errors.js';
+import { FileVault, PLAIN_VAULT_WARNING } from './file-vault.js';
+import { openVault } from './index.js';
+
+const FAST = { N: 1024, r: 8, p: 1 };
+const tmp = () => mkdtempSync(join(tmpdir(), 'svc-vault-'));
+
+describe('file vault', () => {
+  it('encrypts with the passphrase and reads back after reopening', () => {
+    const file = join(tmp(), 'vault.json');
+    const v = FileVault.open(file, 'correct horse', FAST);
+    expect(v.kind).toBe('file-encrypted');
+    expect(v.warning).toBeUndefined();
+    v.set('agent/a/seed', 'SECRET-SEED-VALUE');
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain('SECRET-SEED-VALUE');
+    expect(text).not.toContain('agent/a/seed');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const again = FileVault.open(file, 'correct horse', FAST);
+    expect(again.get('agent/a/seed')).toBe('SECRET-SEED-VALUE');
+    again.delete('agent/a/seed');
+    expect(FileVault.open(file, 'correct horse', FAST).get('agent/a/seed')).toBeUndefined();
+  });
+
+  it('a wrong or missing passphrase gives vault_locked on every access', () => {
+    const file = join(tmp(), 'vault.json');
+    FileVault.open(file, 'right', FAST).set('k', 'v');
+    for (const pass of ['wrong', undefined]) {
+      const locked = FileVault.open(file, pass, FAST);
+      expect(locked.locked).toBe(true);
+      expect(locked.warning).toMatch(/locked/);
+      expect(() => locked.get('k')).toThrowError(DaemonError);
+      try {
+        locked.set('k', 'x');
+      } catch (err) {
+        expect((err as DaemonError).code).toBe('vault_locked');
+        expect((err as DaemonError).status).toBe(423);
+      }
+    }
+    // the locked vault never overwrote the file
+    expect(FileVault.open(file, 'right', FAST).get('k')).toBe('v');
+  });
+
+  it('falls back to a plain 0600 file with a warning when there is no passphrase', () => {
+    const home = tmp();
+    const file = join(home, 'vault.json');
+    const v = openVault({ home, file, backend: 'file' });
+    expect(v.kind).toBe('file-plain');
+    expect(v.warning).toBe(PLAIN_VAULT_WARNING);
+    v.set('agent/x/api_key', 'svc_ak_test');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(openVault({ home, file, backend: 'file', passphrase: 'later' }).kind).toBe('file-plain');
+  });
+
+  it('auto mode uses the keyring when it works, else the file vault', () => {
+    const home = tmp();
+    const v = openVault({ home, file: join(home, 'vault.json'), backend: 'auto', passphrase: 'p', scrypt: FAST });
+    expect(['keyring', 'file-encrypted']).toContain(v.kind);
+    if (v.kind === 'keyring') v.delete('nothing');
+  });
+});

@@ -1,0 +1,181 @@
+/**
+ * The file vault ($SVC_HOME/vault.json, mode 0600) for machines without a keyring.
+ * Encrypted form: AES-256-GCM under a key that scrypt derives from SVC_VAULT_PASSPHRASE;
+ * the whole entry map is one ciphertext, so entry names do not leak either. Plain form:
+ * the same map in clear, used only when neither a keyring nor a passphrase is available,
+ * and reported as a warning. Writes go to a temp file and rename, so a crash never leaves
+ * a half-written vault.
+ */
+import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { DaemonError } from '../errors.js';
+import type { Vault, VaultKind } from './types.js';
+
+interface ScryptParams {
+  N: number;
+  r: number;
+  p: number;
+  salt: string;
+}
+interface EncryptedFile {
+  v: 1;
+  kind: 'file-encrypted';
+  kdf: { name: 'scrypt' } & ScryptParams;
+  cipher: 'aes-256-gcm';
+  nonce: string;
+  ciphertext: string;
+  tag: string;
+}
+interface PlainFile {
+  v: 1;
+  kind: 'file-plain';
+  entries: Record<string, string>;
+}
+type VaultFile = EncryptedFile | PlainFile;
+
+export const PLAIN_VAULT_WARNING =
+  'secrets are stored unencrypted in vault.json (mode 0600): no OS keyring and no SVC_VAULT_PASSPHRASE';
+
+/** Default scrypt cost: 2^15 × 8 × 128 B = 32 MiB, about 0.1 s once per daemon start. */
+export const DEFAULT_SCRYPT = { N: 2 ** 15, r: 8, p: 1 };
+
+function deriveKey(passphrase: string, params: ScryptParams): Buffer {
+  return scryptSync(passphrase, Buffer.from(params.salt, 'base64url'), 32, {
+    N: params.N,
+    r: params.r,
+    p: params.p,
+    maxmem: 256 * params.N * params.r,
+  });
+}
+
+/** What kind of vault the file holds, or undefined when there is none. */
+export function fileVaultKind(path: string): VaultKind | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<VaultFile>;
+    return parsed.kind === 'file-plain' ? 'file-plain' : 'file-encrypted';
+  } catch {
+    return 'file-encrypted';
+  }
+}
+
+function writeAtomic(path: string, data: VaultFile): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(data)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, path);
+}
+
+export class FileVault implements Vault {
+  readonly kind: VaultKind;
+  readonly warning?: string;
+  readonly #path: string;
+  #entries: Record<string, string>;
+  #key?: Buffer;
+  #kdf?: ScryptParams;
+  #locked: boolean;
+
+  private constructor(path: string, kind: VaultKind, entries: Record<string, string>, locked: boolean) {
+    this.#path = path;
+    this.kind = kind;
+    this.#entries = entries;
+    this.#locked = locked;
+    if (kind === 'file-plain') this.warning = PLAIN_VAULT_WARNING;
+    else if (locked) this.warning = 'the file vault is locked: set SVC_VAULT_PASSPHRASE and restart the daemon';
+  }
+
+  /**
+   * Opens (or creates) the vault at `path`. With a passphrase the vault is encrypted; a
+   * wrong passphrase, or an encrypted vault without one, gives a locked vault whose every
+   * access throws `vault_locked` (the daemon still starts and says so in its status).
+   */
+  static open(path: string, passphrase: string | undefined, scrypt = DEFAULT_SCRYPT): FileVault {
+    const existing = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+    if (existing === undefined) {
+      if (passphrase === undefined) {
+        const v = new FileVault(path, 'file-plain', {}, false);
+        v.#save();
+        return v;
+      }
+      const v = new FileVault(path, 'file-encrypted', {}, false);
+      v.#kdf = { ...scrypt, salt: randomBytes(16).toString('base64url') };
+      v.#key = deriveKey(passphrase, v.#kdf);
+      v.#save();
+      return v;
+    }
+    let file: VaultFile;
+    try {
+      file = JSON.parse(existing) as VaultFile;
+    } catch (cause) {
+      throw new DaemonError('config_invalid', `the vault file ${path} is damaged`, { cause });
+    }
+    if (file.kind === 'file-plain') return new FileVault(path, 'file-plain', { ...file.entries }, false);
+    if (passphrase === undefined) return new FileVault(path, 'file-encrypted', {}, true);
+    const kdf: ScryptParams = { N: file.kdf.N, r: file.kdf.r, p: file.kdf.p, salt: file.kdf.salt };
+    const key = deriveKey(passphrase, kdf);
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(file.nonce, 'base64url'));
+      decipher.setAuthTag(Buffer.from(file.tag, 'base64url'));
+      const plain = Buffer.concat([decipher.update(Buffer.from(file.ciphertext, 'base64url')), decipher.final()]);
+      const v = new FileVault(path, 'file-encrypted', JSON.parse(plain.toString('utf8')), false);
+      v.#key = key;
+      v.#kdf = kdf;
+      return v;
+    } catch {
+      // GCM authentication fails: the passphrase is wrong (or the file was altered).
+      return new FileVault(path, 'file-encrypted', {}, true);
+    }
+  }
+
+  get locked(): boolean {
+    return this.#locked;
+  }
+
+  #check(): void {
+    if (this.#locked) {
+      throw new DaemonError(
+        'vault_locked',
+        'The file vault is locked: SVC_VAULT_PASSPHRASE is missing or wrong; set it and restart the daemon.',
+      );
+    }
+  }
+
+  #save(): void {
+    if (this.kind === 'file-plain') {
+      writeAtomic(this.#path, { v: 1, kind: 'file-plain', entries: this.#entries });
+      return;
+    }
+    const key = this.#key as Buffer;
+    const kdf = this.#kdf as ScryptParams;
+    const nonce = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, nonce);
+    const ciphertext = Buffer.concat([cipher.update(JSON.stringify(this.#entries), 'utf8'), cipher.final()]);
+    writeAtomic(this.#path, {
+      v: 1,
+      kind: 'file-encrypted',
+      kdf: { name: 'scrypt', ...kdf },
+      cipher: 'aes-256-gcm',
+      nonce: nonce.toString('base64url'),
+      ciphertext: ciphertext.toString('base64url'),
+      tag: cipher.getAuthTag().toString('base64url'),
+    });
+  }
+
+  get(key: string): string | undefined {
+    this.#check();
+    return Object.hasOwn(this.#entries, key) ? this.#entries[key] : undefined;
+  }
+
+  set(key: string, value: string): void {
+    this.#check();
+    this.#entries[key] = value;
+    this.#save();
+  }
+
+  delete(key: string): void {
+    this.#check();
+    if (!Object.hasOwn(this.#entries, key)) return;
+    delete this.#entries[key];
+    this.#save();
+  }
+}
