@@ -1,0 +1,189 @@
+/**
+ * What every command handler gets: the process surroundings (environment, output
+ * streams, stdin, how to reach the daemon) and, per invocation, the resolved common
+ * options (`--as`, `--json`, `-v`). Built once per run; tests build it with fakes.
+ */
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { type ConnectOptions, connectDaemon, type DaemonLink } from './daemon-link.js';
+import { CliError } from './errors.js';
+import { svcHome } from './home.js';
+import { json, type Writer } from './output.js';
+
+export interface CliIO {
+  env: NodeJS.ProcessEnv;
+  stdout: Writer;
+  stderr: Writer;
+  /** stdin for --stdin and confirmations; absent means none (tests, pipes closed) */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** how to reach the daemon (default: the socket API under $SVC_HOME) */
+  connect?: (options: ConnectOptions) => Promise<DaemonLink>;
+  /** ends long-running commands (watch, msg check --stream) besides SIGINT */
+  signal?: AbortSignal;
+}
+
+export interface CommonOptions {
+  as?: string;
+  json?: boolean;
+  verbose?: number;
+}
+
+export class App {
+  readonly io: CliIO;
+  readonly home: string;
+  /** exit status of a command that printed its own report but still failed (doctor) */
+  exitCode = 0;
+  private linkPromise: Promise<DaemonLink> | undefined;
+
+  constructor(io: CliIO) {
+    this.io = io;
+    this.home = svcHome(io.env);
+  }
+
+  /** The per-invocation view of one command. */
+  on(cmd: Command): Run {
+    return new Run(this, cmd);
+  }
+
+  /** The daemon link, autostarting the daemon unless the global --no-autostart was given. */
+  link(autostart: boolean): Promise<DaemonLink> {
+    this.linkPromise ??= (this.io.connect ?? connectDaemon)({ home: this.home, autostart });
+    return this.linkPromise;
+  }
+}
+
+function rootOf(cmd: Command): Command {
+  let c = cmd;
+  while (c.parent) c = c.parent;
+  return c;
+}
+
+export class Run {
+  readonly app: App;
+  readonly cmd: Command;
+
+  constructor(app: App, cmd: Command) {
+    this.app = app;
+    this.cmd = cmd;
+  }
+
+  opts<T extends object = Record<string, never>>(): CommonOptions & T {
+    return this.cmd.opts() as CommonOptions & T;
+  }
+
+  get json(): boolean {
+    return this.opts().json === true;
+  }
+
+  get env(): NodeJS.ProcessEnv {
+    return this.app.io.env;
+  }
+
+  /** -v: info, -vv: debug; both to stderr so --json output stays clean. */
+  info(message: string): void {
+    if ((this.opts().verbose ?? 0) >= 1) this.app.io.stderr.write(`svc: ${message}\n`);
+  }
+
+  debug(message: string): void {
+    if ((this.opts().verbose ?? 0) >= 2) this.app.io.stderr.write(`svc: debug: ${message}\n`);
+  }
+
+  async link(): Promise<DaemonLink> {
+    const autostart = rootOf(this.cmd).opts().autostart !== false;
+    this.debug(`daemon home ${this.app.home}, autostart ${autostart}`);
+    const link = await this.app.link(autostart);
+    this.debug('daemon answered');
+    return link;
+  }
+
+  /**
+   * The agent a command acts as: an explicit --as wins over SVC_AGENT; without either,
+   * the only local agent, else agent_required.
+   */
+  async agent(link?: DaemonLink): Promise<string> {
+    const explicit = this.opts().as?.trim();
+    if (explicit) {
+      this.debug(`agent ${explicit} (--as)`);
+      return explicit;
+    }
+    const fromEnv = this.env.SVC_AGENT?.trim();
+    if (fromEnv) {
+      this.debug(`agent ${fromEnv} (SVC_AGENT)`);
+      return fromEnv;
+    }
+    const agents = await (link ?? (await this.link())).listAgents();
+    if (agents.length === 1) {
+      this.debug(`agent ${agents[0]!.name} (the only local agent)`);
+      return agents[0]!.name;
+    }
+    if (agents.length === 0) {
+      throw new CliError(
+        'unknown_agent',
+        'No local agent is registered; register one with `svc register --enrollment-grant CODE`.',
+      );
+    }
+    throw new CliError(
+      'agent_required',
+      `Several local agents (${agents.map((a) => a.name).join(', ')}); choose one with --as NAME or SVC_AGENT.`,
+    );
+  }
+
+  /** The explicit agent choice (--as, then SVC_AGENT), or undefined. */
+  explicitAgent(): string | undefined {
+    return this.opts().as?.trim() || this.env.SVC_AGENT?.trim() || undefined;
+  }
+
+  out(text: string): void {
+    this.app.io.stdout.write(text);
+  }
+
+  /** `--json`: the value as JSON; otherwise the human rendering. */
+  print(value: unknown, human: () => string): void {
+    this.out(this.json ? json(value) : human());
+  }
+
+  async readStdin(): Promise<string> {
+    const stdin = this.app.io.stdin;
+    if (!stdin) throw new CliError('io_error', 'No standard input to read from.');
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /** Asks on the terminal; without one, a destructive command needs --yes. */
+  async confirm(question: string): Promise<void> {
+    const stdin = this.app.io.stdin;
+    if (!stdin?.isTTY) {
+      throw new CliError('confirmation_required', `${question} Pass --yes to confirm without a terminal.`);
+    }
+    const rl = createInterface({ input: stdin, output: process.stderr });
+    try {
+      const answer = (await rl.question(`${question} [y/N] `)).trim().toLowerCase();
+      if (answer !== 'y' && answer !== 'yes') throw new CliError('confirmation_required', 'Cancelled.');
+    } finally {
+      rl.close();
+    }
+  }
+
+  /** Prompts for a line on the terminal; undefined without one. */
+  async prompt(question: string): Promise<string | undefined> {
+    const stdin = this.app.io.stdin;
+    if (!stdin?.isTTY) return undefined;
+    const rl = createInterface({ input: stdin, output: process.stderr });
+    try {
+      return (await rl.question(question)).trim();
+    } finally {
+      rl.close();
+    }
+  }
+
+  /** The abort signal of long-running commands: the caller's, or SIGINT/SIGTERM. */
+  stopSignal(): AbortSignal {
+    if (this.app.io.signal) return this.app.io.signal;
+    const ctl = new AbortController();
+    const stop = () => ctl.abort();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return ctl.signal;
+  }
+}

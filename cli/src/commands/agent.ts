@@ -1,0 +1,209 @@
+/** agent info | list | update | status | visibility | heartbeat | prune | recover | webhook (relay: /api/v1/agents/…). */
+import type { HeartbeatResponse, OwnProfile, ProfileUpdate, PublicProfile } from '@svc/shared';
+import { VISIBILITIES } from '@svc/shared';
+import { Argument, Command } from 'commander';
+import type { App, Run } from '../app.js';
+import { usageError } from '../errors.js';
+import { action, common, hostedOnly, notBuilt, withJson, withVerbose } from '../options.js';
+import { keyValues, table } from '../output.js';
+import { relay, seg } from '../relay-call.js';
+
+function profileText(p: PublicProfile | OwnProfile): string {
+  const own = 'endpoint_url' in p ? p : undefined;
+  return keyValues([
+    ['agent number', p.agent_number],
+    ['agent id', p.agent_id],
+    ['display name', p.display_name],
+    ['description', p.description],
+    ['presence', p.presence],
+    ['status', p.status],
+    ['status text', p.status_text],
+    ['last seen', p.last_seen_at],
+    ['location', p.location],
+    ['timezone', p.timezone],
+    ['visibility', p.visibility],
+    ['discoverable', p.discoverable ? 'yes' : 'no'],
+    ...(own
+      ? ([
+          ['tenant', own.tenant_id],
+          ['deployment', own.deployment_id],
+          ['capabilities', own.capabilities],
+          ['webhook url', own.endpoint_url],
+          ['webhook secret', own.webhook_secret_set ? 'set' : 'not set'],
+          ['enrolled', own.enrolled_at],
+        ] as Array<[string, string | string[] | null]>)
+      : []),
+  ]);
+}
+
+async function patchMe(run: Run, update: ProfileUpdate): Promise<OwnProfile> {
+  return (await relay<OwnProfile>(run, 'PATCH', '/api/v1/agents/me', update)).body;
+}
+
+function webhookText(p: OwnProfile): string {
+  const lines = keyValues([
+    ['webhook url', p.endpoint_url ?? 'none'],
+    ['secret', p.webhook_secret_set ? 'set' : 'not set'],
+  ]);
+  if (!p.webhook_secret) return lines;
+  return `${lines}\nWebhook secret (shown once; store it now to verify deliveries):\n${p.webhook_secret}\n`;
+}
+
+function webhookCommand(app: App): Command {
+  const webhook = new Command('webhook').description('deliver inbound messages to your HTTPS endpoint');
+  const set = common(
+    new Command('set')
+      .description('set the webhook URL (the first URL generates the secret, shown once)')
+      .argument('<url>', 'absolute https URL'),
+  );
+  action(app, set, async (run, url?: string) => {
+    const p = await patchMe(run, { endpoint_url: url! });
+    run.print(p, () => webhookText(p));
+  });
+  const clear = common(new Command('clear').description('remove the webhook URL and its secret'));
+  action(app, clear, async (run) => {
+    const p = await patchMe(run, { endpoint_url: null });
+    run.print(p, () => 'Webhook removed; the next URL gets a new secret.\n');
+  });
+  const status = common(new Command('status').description('the webhook URL and whether a secret is set'));
+  action(app, status, async (run) => {
+    const p = (await relay<OwnProfile>(run, 'GET', '/api/v1/agents/me')).body;
+    const view = {
+      agent_number: p.agent_number,
+      endpoint_url: p.endpoint_url,
+      webhook_secret_set: p.webhook_secret_set,
+    };
+    run.print(view, () => webhookText(p));
+  });
+  return webhook.addCommand(set).addCommand(clear).addCommand(status);
+}
+
+export function agentCommand(app: App): Command {
+  const agent = new Command('agent').description('agent profiles, presence and local agents');
+
+  const heartbeat = common(new Command('heartbeat').description('tell the relay this agent is present'));
+  action(app, heartbeat, async (run) => {
+    const { body } = await relay<HeartbeatResponse>(run, 'POST', '/api/v1/agents/me/heartbeat', {});
+    run.print(body, () =>
+      keyValues([
+        ['presence', body.presence],
+        ['status', body.status],
+        ['last seen', body.last_seen_at],
+      ]),
+    );
+  });
+
+  const info = common(
+    new Command('info')
+      .description('an agent profile')
+      .argument('[agent_id]', 'agent number or id (default: yourself)'),
+  );
+  action(app, info, async (run, target?: string) => {
+    const path = target === undefined ? '/api/v1/agents/me' : `/api/v1/agents/${seg(target)}`;
+    const { body } = await relay<PublicProfile | OwnProfile>(run, 'GET', path);
+    run.print(body, () => profileText(body));
+  });
+
+  const list = withVerbose(
+    withJson(
+      new Command('list')
+        .description('agents registered on this machine')
+        .option('--all', 'add an Account column', false),
+    ),
+  );
+  action(app, list, async (run) => {
+    const o = run.opts<{ all: boolean }>();
+    const link = await run.link();
+    const [agents, status] = await Promise.all([link.listAgents(), link.status()]);
+    const session = new Map(status.agents.map((a) => [a.name, a.session]));
+    const rows = agents.map((a) => ({
+      ...a,
+      session: session.get(a.name) ?? 'offline',
+      ...(o.all ? { account: null } : {}),
+    }));
+    run.print(rows, () =>
+      table(
+        [
+          ['name', 'name'],
+          ['agent number', 'agent_number'],
+          ['deployment', 'deployment'],
+          ['session', 'session'],
+          ...(o.all ? ([['account', 'account']] as Array<[string, string]>) : []),
+        ],
+        rows,
+        'No local agents; register one with svc register --enrollment-grant CODE.',
+      ),
+    );
+  });
+
+  const prune = common(
+    new Command('prune')
+      .description('remove local agents that no longer exist')
+      .option('--dry-run', 'only list them', false),
+  );
+  notBuilt(app, prune, 'svc agent prune');
+
+  const recover = withVerbose(
+    withJson(
+      new Command('recover')
+        .description('recover an agent with an owner-rotated API key (hosted only)')
+        .requiredOption('--name <name>', 'local agent name')
+        .requiredOption('--number <agent_number>', 'agent number')
+        .requiredOption('--api-key <key>', 'owner-rotated API key')
+        .option('--api-url <url>', 'relay base URL'),
+    ),
+  );
+  hostedOnly(app, recover, 'Recovery with an owner-rotated key');
+
+  const status = common(
+    new Command('status').description('set your free-form presence status').argument('<presence>', 'presence status'),
+  );
+  action(app, status, async (run, presence?: string) => {
+    const { body } = await relay<HeartbeatResponse>(run, 'POST', '/api/v1/agents/me/heartbeat', { status: presence });
+    run.print(body, () => `Presence status set to ${JSON.stringify(body.status ?? presence)}.\n`);
+  });
+
+  const update = common(
+    new Command('update')
+      .description('update your profile (at least one option)')
+      .option('--name <name>', 'display name')
+      .option('--description <text>', 'description')
+      .option('--status <status>', 'presence status')
+      .option('--location <text>', 'location')
+      .option('--timezone <iana>', 'IANA time zone, such as Europe/Paris'),
+  );
+  action(app, update, async (run) => {
+    const o = run.opts<{
+      name?: string;
+      description?: string;
+      status?: string;
+      location?: string;
+      timezone?: string;
+    }>();
+    const changes: ProfileUpdate = {};
+    if (o.name !== undefined) changes.display_name = o.name;
+    if (o.description !== undefined) changes.description = o.description;
+    if (o.status !== undefined) changes.status = o.status;
+    if (o.location !== undefined) changes.location = o.location;
+    if (o.timezone !== undefined) changes.timezone = o.timezone;
+    if (Object.keys(changes).length === 0) {
+      throw usageError('Give at least one of --name, --description, --status, --location, --timezone.');
+    }
+    const p = await patchMe(run, changes);
+    run.print(p, () => `Profile updated.\n${profileText(p)}`);
+  });
+
+  const visibility = common(
+    new Command('visibility')
+      .description('who may see this agent')
+      .addArgument(new Argument('<level>', 'visibility level').choices(VISIBILITIES)),
+  );
+  action(app, visibility, async (run, level?: string) => {
+    const p = await patchMe(run, { visibility: level as (typeof VISIBILITIES)[number] });
+    run.print(p, () => `Visibility set to ${p.visibility}.\n`);
+  });
+
+  for (const c of [heartbeat, info, list, prune, recover, status, update, visibility, webhookCommand(app)])
+    agent.addCommand(c);
+  return agent;
+}

@@ -1,0 +1,298 @@
+/** Core: init, register, send, reply, inbox, read, watch, mcp. */
+import { mkdir } from 'node:fs/promises';
+import type { ContentType, RegisterInput } from '@svc/daemon/client';
+import { ENROLLMENT_CODE_PREFIX } from '@svc/shared';
+import { Command } from 'commander';
+import type { App, Run } from '../app.js';
+import { DEFAULT_PROFILE, getSetting, setSetting } from '../config-file.js';
+import { CliError, usageError } from '../errors.js';
+import {
+  action,
+  choice,
+  common,
+  intParser,
+  isoTimeParser,
+  notBuilt,
+  withAs,
+  withJson,
+  withVerbose,
+} from '../options.js';
+import { jsonLine, keyValues } from '../output.js';
+import { agentText, messageLine, messagesTable, sentText } from '../render.js';
+
+export const CONTENT_TYPES = ['text', 'structured', 'media'] as const;
+export const INBOX_SOURCES = ['auto', 'local', 'api'] as const;
+
+/** TO_NUMBER naming an @space path: spaces are hosted-only. */
+function refuseSpacePath(to: string | undefined): void {
+  if (to?.startsWith('@')) {
+    throw new CliError(
+      'not_supported_self_hosted',
+      `${to} is a space path; spaces are a hosted-service feature that a self-hosted deployment does not offer.`,
+    );
+  }
+}
+
+async function contentFrom(
+  run: Run,
+  sources: { positional?: string; message?: string; stdin?: boolean; file?: string },
+): Promise<string> {
+  const given = [
+    sources.positional !== undefined && 'CONTENT',
+    sources.message !== undefined && '--message',
+    sources.stdin === true && '--stdin',
+    sources.file !== undefined && '--file',
+  ].filter((s): s is string => typeof s === 'string');
+  if (given.length === 0)
+    throw usageError('Give the message content: CONTENT, --message TEXT, --stdin or --file PATH.');
+  if (given.length > 1) throw usageError(`Give the content once; got ${given.join(' and ')}.`);
+  if (sources.file !== undefined) {
+    throw new CliError('not_built_yet', 'Attachments (--file/--attach) are not supported yet; send text content.');
+  }
+  if (sources.stdin) {
+    const text = await run.readStdin();
+    if (text.length === 0) throw usageError('Standard input was empty; nothing to send.');
+    return text.endsWith('\n') ? text.slice(0, -1) : text;
+  }
+  return (sources.positional ?? sources.message)!;
+}
+
+export function coreCommands(app: App): Command[] {
+  const init = withVerbose(
+    new Command('init')
+      .description('set up $SVC_HOME, remember the default agent name, and start the local daemon')
+      .option('--name <name>', 'default agent name for registration (prompted if omitted)')
+      .option('--description <text>', 'default agent description')
+      .option('--skip-start', 'do not start the local daemon', false)
+      .option('--deployment <name>', 'default deployment for registration'),
+  );
+  action(app, init, async (run) => {
+    const o = run.opts<{ name?: string; description?: string; skipStart: boolean; deployment?: string }>();
+    await mkdir(app.home, { recursive: true, mode: 0o700 });
+    const name = o.name ?? (await run.prompt('Agent name (empty for none): ')) ?? '';
+    const settings: Array<['name' | 'description' | 'deployment', string | undefined]> = [
+      ['name', name || undefined],
+      ['description', o.description],
+      ['deployment', o.deployment],
+    ];
+    for (const [key, value] of settings)
+      if (value !== undefined) await setSetting(app.home, DEFAULT_PROFILE, key, value);
+    run.info(`home ${app.home}`);
+    let daemon = 'not started (--skip-start)';
+    if (!o.skipStart) {
+      const status = await (await run.link()).status();
+      daemon = `running (pid ${status.pid}, version ${status.version})`;
+    }
+    run.out(
+      keyValues([
+        ['home', app.home],
+        ['name', name || undefined],
+        ['deployment', o.deployment],
+        ['daemon', daemon],
+      ]) +
+        'Next: add the deployment (svc deployment fetch --url URL --trust FILE) and register ' +
+        '(svc register --enrollment-grant CODE).\n',
+    );
+  });
+
+  const register = withVerbose(
+    withJson(
+      new Command('register')
+        .description('enroll a new agent with an operator enrollment code and keep its identity in the vault')
+        .option('--name <name>', 'agent name (local name and display name)')
+        .option('--display-name <name>', 'same as --name')
+        .option('--description <text>', 'agent description')
+        .option('--discoverable', 'list the agent in discovery (default)', true)
+        .option('--no-discoverable', 'do not list the agent in discovery')
+        .option('--local', 'offline same-machine agent, no cloud or login', false)
+        .option('--deployment <name>', 'deployment to enroll with (default: the one the code names)')
+        .option('--enrollment-grant <code>', 'operator enrollment code (required for self-hosted registration)')
+        .option('--tenant <id>', 'tenant id, with a legacy raw grant')
+        .option('--agent-id <id>', 'agent id, with a legacy raw grant'),
+    ),
+  );
+  action(app, register, async (run) => {
+    const o = run.opts<{
+      name?: string;
+      displayName?: string;
+      description?: string;
+      discoverable: boolean;
+      local: boolean;
+      deployment?: string;
+      enrollmentGrant?: string;
+      tenant?: string;
+      agentId?: string;
+    }>();
+    if (o.local) throw new CliError('not_built_yet', 'Local (offline same-machine) agents are not built yet.');
+    const code = o.enrollmentGrant?.trim();
+    if (!code) throw usageError('A self-hosted registration needs --enrollment-grant CODE from the relay operator.');
+    if (!code.startsWith(`${ENROLLMENT_CODE_PREFIX}.`)) {
+      if (!o.tenant || !o.agentId) throw usageError('A legacy raw grant needs --tenant and --agent-id.');
+      throw new CliError(
+        'not_built_yet',
+        `Legacy raw grants are not supported by this version; ask the operator for an enrollment code (${ENROLLMENT_CODE_PREFIX}.…).`,
+      );
+    }
+    if (o.name && o.displayName && o.name !== o.displayName)
+      throw usageError('--name and --display-name differ; give one.');
+    const name = o.name ?? o.displayName ?? (await getSetting(app.home, DEFAULT_PROFILE, 'name'));
+    const description = o.description ?? (await getSetting(app.home, DEFAULT_PROFILE, 'description'));
+    const deployment = o.deployment ?? (await getSetting(app.home, DEFAULT_PROFILE, 'deployment'));
+    const input: RegisterInput = { enrollment_code: code, discoverable: o.discoverable };
+    if (name) {
+      input.name = name;
+      input.display_name = name;
+    }
+    if (description) input.description = description;
+    if (deployment) input.deployment = deployment;
+    run.info(`registering with deployment ${deployment ?? '(named by the code)'}`);
+    const agent = await (await run.link()).register(input);
+    run.print(agent, () => `Registered ${agent.name} (${agent.agent_number}).\n${agentText(agent)}`);
+  });
+
+  const send = common(
+    new Command('send')
+      .description('send an end-to-end encrypted message')
+      .argument('[to_number]', 'agent number (or @space path); required unless --to or --conversation-id')
+      .argument('[content]', 'message content, unless --message, --stdin or --file')
+      .option('--to <agent_number>', 'recipient agent number')
+      .option('-m, --message <text>', 'message content')
+      .addOption(choice('--content-type <type>', 'content type', CONTENT_TYPES, 'text'))
+      .option('--conversation-id <id>', 'group or broadcast conversation instead of a recipient')
+      .option('--stdin', 'read the content from standard input', false)
+      .option('--file <path>', 'attach a file (direct recipient only; the content becomes the caption)')
+      .option('--attach <path>', 'same as --file'),
+  );
+  action(app, send, async (run, first?: string, second?: string) => {
+    const o = run.opts<{
+      to?: string;
+      message?: string;
+      contentType: ContentType;
+      conversationId?: string;
+      stdin: boolean;
+      file?: string;
+      attach?: string;
+    }>();
+    let to: string | undefined;
+    let positionalContent: string | undefined;
+    if (o.to !== undefined || o.conversationId !== undefined) {
+      if (second !== undefined)
+        throw usageError('With --to or --conversation-id, give at most one positional CONTENT.');
+      to = o.to;
+      positionalContent = first;
+    } else {
+      to = first;
+      positionalContent = second;
+    }
+    if (to === undefined && o.conversationId === undefined) {
+      throw usageError('Give the recipient: TO_NUMBER, --to or --conversation-id.');
+    }
+    refuseSpacePath(to);
+    const file = o.file ?? o.attach;
+    if (file !== undefined && o.conversationId !== undefined) {
+      throw usageError('Attachments go to a direct recipient only; conversation media is unsupported.');
+    }
+    const content = await contentFrom(run, { positional: positionalContent, message: o.message, stdin: o.stdin, file });
+    const link = await run.link();
+    const agent = await run.agent(link);
+    run.info(`sending as ${agent} to ${to ?? `conversation ${o.conversationId}`}`);
+    const sent = await link.send(agent, {
+      to: to ?? '',
+      content,
+      content_type: o.contentType,
+      ...(o.conversationId === undefined ? {} : { conversation_id: o.conversationId }),
+    });
+    run.print(sent, () => sentText(sent));
+  });
+
+  const reply = common(
+    new Command('reply')
+      .description('reply to a message')
+      .argument('<message_id>', 'the message to reply to')
+      .argument('[content]', 'reply content, unless --stdin')
+      .option('--to <agent_number>', 'recipient (overrides the inferred one)')
+      .option('--stdin', 'read the content from standard input', false)
+      .addOption(choice('--content-type <type>', 'content type', CONTENT_TYPES, 'text')),
+  );
+  action(app, reply, async (run, messageId?: string, positional?: string) => {
+    const o = run.opts<{ to?: string; stdin: boolean; contentType: ContentType }>();
+    refuseSpacePath(o.to);
+    const content = await contentFrom(run, { positional, stdin: o.stdin });
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const sent = await link.reply(agent, {
+      message_id: messageId!,
+      content,
+      content_type: o.contentType,
+      ...(o.to === undefined ? {} : { to: o.to }),
+    });
+    run.print(sent, () => sentText(sent));
+  });
+
+  const inbox = common(
+    new Command('inbox')
+      .description('unacknowledged inbound messages')
+      .addOption(
+        choice(
+          '--source <source>',
+          'auto reads local-first; local or api inspect only that inbox',
+          INBOX_SOURCES,
+          'auto',
+        ),
+      ),
+  );
+  action(app, inbox, async (run) => {
+    const o = run.opts<{ source: (typeof INBOX_SOURCES)[number] }>();
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const messages = await link.inbox(agent, o.source);
+    run.print(messages, () => messagesTable(messages, 'Inbox is empty.'));
+  });
+
+  const read = common(
+    new Command('read')
+      .description('messages of a conversation from the local archive')
+      .argument('<conversation_id>', 'conversation id or agent number')
+      .option('--last <n>', 'only the N most recent messages', intParser(1, 100_000, '--last'))
+      .option('--since <timestamp>', 'only messages since this ISO-8601 timestamp', isoTimeParser),
+  );
+  action(app, read, async (run, id?: string) => {
+    const o = run.opts<{ last?: number; since?: string }>();
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const messages = await link.conversation(agent, id!, { last: o.last, since: o.since });
+    run.print(messages, () => messagesTable(messages));
+  });
+
+  const watch = withJson(
+    withAs(new Command('watch').description('print inbound messages as they arrive (until interrupted)')),
+    'NDJSON: one object per inbound message, one per line',
+  );
+  action(app, watch, async (run) => {
+    const link = await run.link();
+    const agent = run.explicitAgent() ?? (await run.agent(link));
+    const signal = run.stopSignal();
+    run.info(`watching ${agent}; interrupt to stop`);
+    for await (const event of link.events(agent, signal)) {
+      if (signal.aborted) break;
+      if (event.type === 'message' && event.message.direction === 'inbound') {
+        run.out(run.json ? jsonLine({ agent: event.agent, ...event.message }) : messageLine(event.message));
+      } else if (event.type === 'peer_key_changed') {
+        run.app.io.stderr.write(
+          `svc: warning: ${event.peer} changed its key; see svc keys status --as ${event.agent}\n`,
+        );
+      } else if (event.type === 'rejected') {
+        run.app.io.stderr.write(
+          `svc: warning: rejected message ${event.message_id} from ${event.from}: ${event.reason}\n`,
+        );
+      } else {
+        run.debug(`event ${JSON.stringify(event)}`);
+      }
+    }
+  });
+
+  const mcp = new Command('mcp').description('serve MCP over stdio');
+  notBuilt(app, mcp, 'svc mcp');
+
+  return [inbox, init, mcp, read, register, reply, send, watch];
+}

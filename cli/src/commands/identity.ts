@@ -1,0 +1,247 @@
+/** Identity: whoami, deregister, sync, doctor, account (hosted), dashboard, start, stop, star, tui. */
+import type { LocalAgent, SyncResult } from '@svc/daemon/client';
+import type { OwnProfile, TokenResponse } from '@svc/shared';
+import { Command } from 'commander';
+import type { App } from '../app.js';
+import { CliError, usageError } from '../errors.js';
+import { action, hostedOnly, intParser, notBuilt, withAs, withJson, withVerbose, yes } from '../options.js';
+import { keyValues, table } from '../output.js';
+import { agentText } from '../render.js';
+
+/** whoami straight against a relay with an API key: token exchange, then GET /api/v1/agents/me. */
+async function whoamiByApiKey(apiUrl: string, apiKey: string): Promise<OwnProfile> {
+  const base = apiUrl.replace(/\/+$/, '');
+  const call = async <T>(path: string, init: RequestInit): Promise<T> => {
+    let res: Response;
+    try {
+      res = await fetch(`${base}${path}`, init);
+    } catch (err) {
+      throw new CliError('relay_unreachable', `Cannot reach ${base}: ${(err as Error).message}`, { cause: err });
+    }
+    const body = (await res.json().catch(() => ({}))) as { error?: string; message?: string };
+    if (!res.ok) {
+      throw new CliError(body.error ?? 'internal_error', body.message ?? `The relay answered ${res.status}.`);
+    }
+    return body as T;
+  };
+  const token = await call<TokenResponse>('/api/v1/auth/token', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  return call<OwnProfile>('/api/v1/agents/me', { headers: { authorization: `Bearer ${token.access_token}` } });
+}
+
+function accountCommand(app: App): Command {
+  const what = 'Accounts';
+  const account = withJson(
+    new Command('account').description('manage hosted-service accounts on this machine (hosted only)'),
+  );
+  hostedOnly(app, account, what);
+  const sub = (name: string, description: string) => {
+    const c = new Command(name).description(description);
+    account.addCommand(c);
+    return c;
+  };
+  hostedOnly(
+    app,
+    sub('add', 'sign in to another account').option('--no-sign-out', 'keep the current account signed in'),
+    what,
+  );
+  hostedOnly(app, sub('billing', 'open the billing link'), what);
+  hostedOnly(app, yes(sub('cancel', 'cancel the plan at the end of the period')), what);
+  hostedOnly(app, withJson(sub('list', 'accounts on this machine')), what);
+  hostedOnly(app, withJson(sub('plan', "an account's plan").argument('[query]', 'part of the account email')), what);
+  hostedOnly(
+    app,
+    yes(sub('remove', 'remove an account from this machine').argument('[query]', 'part of the account email')),
+    what,
+  );
+  hostedOnly(app, sub('switch', 'switch the active account').argument('[query]', 'part of the account email'), what);
+  hostedOnly(app, yes(sub('upgrade', 'change the plan').argument('<tier>', 'plan tier')), what);
+  return account;
+}
+
+export function identityCommands(app: App): Command[] {
+  const whoami = withVerbose(
+    withJson(
+      withAs(
+        new Command('whoami')
+          .description('the identity the CLI acts as')
+          .option('--api-url <url>', 'relay base URL (with --api-key: ask the relay directly)')
+          .option('--api-key <key>', 'agent API key (with --api-url)'),
+        'agent name or number (unless --api-url and --api-key, or SVC_AGENT)',
+      ),
+    ),
+  );
+  action(app, whoami, async (run) => {
+    const o = run.opts<{ apiUrl?: string; apiKey?: string }>();
+    if ((o.apiUrl === undefined) !== (o.apiKey === undefined)) throw usageError('--api-url and --api-key go together.');
+    if (o.apiUrl !== undefined && o.apiKey !== undefined) {
+      const profile = await whoamiByApiKey(o.apiUrl, o.apiKey);
+      run.print(profile, () =>
+        keyValues([
+          ['agent number', profile.agent_number],
+          ['agent id', profile.agent_id],
+          ['tenant', profile.tenant_id],
+          ['deployment', profile.deployment_id],
+          ['display name', profile.display_name],
+          ['capabilities', profile.capabilities],
+        ]),
+      );
+      return;
+    }
+    const link = await run.link();
+    const agent = await link.getAgent(await run.agent(link));
+    run.print(agent, () => agentText(agent));
+  });
+
+  const deregister = withVerbose(
+    withJson(
+      withAs(
+        yes(new Command('deregister').description('forget a local agent (revocation is the operator’s)')).argument(
+          '<agent_name>',
+          'the local agent to remove',
+        ),
+        'agent to act as (defaults to the agent being removed)',
+      ),
+    ),
+  );
+  action(app, deregister, async (run, name?: string) => {
+    const o = run.opts<{ yes: boolean }>();
+    const link = await run.link();
+    const agent = await link.getAgent(name!);
+    if (!o.yes) await run.confirm(`Remove ${agent.name} (${agent.agent_number}) and its identity from this machine?`);
+    await link.deregister(agent.name);
+    run.print(
+      { name: agent.name, agent_number: agent.agent_number, removed: true },
+      () =>
+        `Removed ${agent.name} (${agent.agent_number}) from this machine. Ask the operator to revoke it on the relay.\n`,
+    );
+  });
+
+  const sync = withVerbose(
+    withJson(
+      withAs(
+        new Command('sync').description('fetch pending messages from the relay into the local archive'),
+        'agent to sync (without it and SVC_AGENT: every local agent)',
+      ),
+    ),
+  );
+  action(app, sync, async (run) => {
+    const link = await run.link();
+    const chosen = run.explicitAgent();
+    const agents = chosen ? [chosen] : (await link.listAgents()).map((a: LocalAgent) => a.name);
+    const results: SyncResult[] = [];
+    for (const agent of agents) {
+      run.info(`syncing ${agent}`);
+      results.push(await link.sync(agent));
+    }
+    run.print(results, () =>
+      table(
+        [
+          ['agent', 'agent'],
+          ['fetched', 'fetched'],
+          ['archived', 'archived'],
+          ['rejected', 'rejected'],
+        ],
+        results,
+        'No local agents to sync.',
+      ),
+    );
+  });
+
+  const doctor = withVerbose(
+    withJson(
+      withAs(
+        new Command('doctor')
+          .description('check the daemon, the vault, the deployments and the agents')
+          .option('--api-url <url>', 'relay base URL to check')
+          .option('--full-integrity', 'scan every local database page instead of the six-hour receipt', false),
+        'agent to check',
+      ),
+    ),
+  );
+  action(app, doctor, async (run) => {
+    const o = run.opts<{ apiUrl?: string; fullIntegrity: boolean }>();
+    if (o.fullIntegrity || o.apiUrl !== undefined) {
+      throw new CliError(
+        'not_built_yet',
+        'doctor --full-integrity and --api-url are not built yet; run svc doctor alone.',
+      );
+    }
+    const link = await run.link();
+    const status = await link.status();
+    const audit = await link.auditDeployments();
+    const chosen = run.explicitAgent();
+    const agents = chosen ? status.agents.filter((a) => a.name === chosen || a.agent_number === chosen) : status.agents;
+    if (chosen && agents.length === 0) throw new CliError('unknown_agent', `No local agent ${JSON.stringify(chosen)}.`);
+    const problems = [
+      ...(status.vault.warning ? [`vault: ${status.vault.warning}`] : []),
+      ...audit.flatMap((d) => d.problems.map((p) => `deployment ${d.name}: ${p}`)),
+      ...agents.filter((a) => a.session !== 'connected').map((a) => `agent ${a.name}: session ${a.session}`),
+    ];
+    const report = {
+      ok: problems.length === 0,
+      daemon: { version: status.version, pid: status.pid, home: status.home },
+      vault: status.vault,
+      deployments: audit,
+      agents,
+      problems,
+    };
+    run.print(
+      report,
+      () =>
+        keyValues([
+          ['daemon', `running, pid ${status.pid}, version ${status.version}`],
+          ['home', status.home],
+          ['vault', status.vault.kind],
+          ['deployments', String(audit.length)],
+          ['agents', agents.map((a) => `${a.name} (${a.session})`)],
+        ]) + (problems.length ? `Problems:\n${problems.map((p) => `  - ${p}\n`).join('')}` : 'No problems found.\n'),
+    );
+    if (problems.length) app.exitCode = 1;
+  });
+
+  const dashboard = withVerbose(
+    new Command('dashboard')
+      .description('serve the dashboard page on loopback and open it')
+      .option('--port <port>', 'port (env SVC_DASHBOARD_PORT, fallback 8191)', intParser(1, 65535, '--port'))
+      .option('--host <host>', 'loopback host only (env SVC_DASHBOARD_HOST, fallback 127.0.0.1)')
+      .option('--no-browser', 'do not open a browser'),
+  );
+  notBuilt(app, dashboard, 'svc dashboard');
+
+  const star = new Command('star')
+    .description('star the project repository')
+    .option('--repo <owner/name>', 'repository');
+  notBuilt(app, star, 'svc star');
+
+  const start = withVerbose(
+    withJson(
+      withAs(
+        new Command('start')
+          .description('start the local stack (message server and bridge)')
+          .option('--local-only', 'local server, no upstream bridge, no cross-machine delivery', false)
+          .option('--port <port>', 'leaf port (default env SVC_LEAF_PORT else 4222)', intParser(1, 65535, '--port'))
+          .option(
+            '--monitor-port <port>',
+            'monitor port (default env SVC_MONITOR_PORT else 8222)',
+            intParser(1, 65535, '--monitor-port'),
+          )
+          .option('--listen <host>', 'listen address', '127.0.0.1')
+          .option('-b, --background', 'run in the background', false),
+      ),
+    ),
+  );
+  notBuilt(app, start, 'svc start');
+
+  const stop = new Command('stop')
+    .description('stop the local stack')
+    .option('--local', 'stop only the local-only server', false);
+  notBuilt(app, stop, 'svc stop');
+
+  const tui = new Command('tui').description('read-only terminal dashboard');
+  notBuilt(app, tui, 'svc tui');
+
+  return [accountCommand(app), dashboard, deregister, doctor, star, start, stop, sync, tui, whoami];
+}

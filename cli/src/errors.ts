@@ -1,0 +1,49 @@
+/**
+ * CLI failures. Every failure a user can meet carries a stable code (the shared catalog's,
+ * a daemon code of `DAEMON_ERROR_CODES`, or one of the CLI codes below) and a one-line
+ * message that says what to do. Exit status: 1 for a failure, 2 for a usage error.
+ */
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** Codes the CLI itself raises, besides the shared catalog and the daemon codes. */
+export type CliOnlyCode =
+  | 'usage_error' // commander refused the command line
+  | 'not_built_yet' // a local command that this build does not have yet
+  | 'confirmation_required' // a destructive command without --yes and no terminal to ask
+  | 'io_error'; // a local file could not be read or written
+
+export class CliError extends Error {
+  readonly code: string;
+  readonly exitCode: number;
+
+  constructor(code: string, message: string, options?: { exitCode?: number; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CliError';
+    this.code = code;
+    this.exitCode = options?.exitCode ?? EXIT_FAILURE;
+  }
+}
+
+/** A local check of an argument value failed: a usage error (exit 2) with code validation_failed. */
+export function usageError(message: string): CliError {
+  return new CliError('validation_failed', message, { exitCode: EXIT_USAGE });
+}
+
+/** The `{error, message}` of any thrown value: a CliError, a daemon error with `.code`, or anything else. */
+export function describeError(err: unknown): { code: string; message: string; exitCode: number } {
+  if (err instanceof CliError) return { code: err.code, message: err.message, exitCode: err.exitCode };
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[a-z][a-z0-9_.]*$/.test(code)) {
+      return { code, message: err.message, exitCode: EXIT_FAILURE };
+    }
+    if (typeof code === 'string' && (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR')) {
+      return { code: 'io_error', message: err.message, exitCode: EXIT_FAILURE };
+    }
+    return { code: 'internal_error', message: err.message, exitCode: EXIT_FAILURE };
+  }
+  return { code: 'internal_error', message: String(err), exitCode: EXIT_FAILURE };
+}

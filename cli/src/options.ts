@@ -1,0 +1,98 @@
+/** Option builders shared by the command modules: the +common options and value parsers. */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { App, Run } from './app.js';
+import { CliError } from './errors.js';
+
+const countVerbose = (_value: string, previous: number) => previous + 1;
+
+export function withAs(cmd: Command, help = 'agent name or number to act as (overrides SVC_AGENT)'): Command {
+  return cmd.option('--as <agent>', help);
+}
+
+export function withJson(cmd: Command, help = 'output as JSON'): Command {
+  return cmd.option('--json', help, false);
+}
+
+export function withVerbose(cmd: Command): Command {
+  return cmd.option('-v, --verbose', 'more output on stderr (-v info, -vv debug)', countVerbose, 0);
+}
+
+/** +common: --as, --json, -v/--verbose. */
+export function common(cmd: Command): Command {
+  return withVerbose(withJson(withAs(cmd)));
+}
+
+export function yes(cmd: Command, help = 'do not ask for confirmation'): Command {
+  return cmd.option('-y, --yes', help, false);
+}
+
+export function choice(flags: string, help: string, choices: readonly string[], defaultValue?: string): Option {
+  const option = new Option(flags, help).choices(choices);
+  return defaultValue === undefined ? option : option.default(defaultValue);
+}
+
+export function intParser(min: number, max: number, what = 'value') {
+  return (raw: string): number => {
+    const n = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n)) {
+      throw new InvalidArgumentError(`${what} must be a whole number.`);
+    }
+    if (n < min || n > max) throw new InvalidArgumentError(`${what} must be between ${min} and ${max}.`);
+    return n;
+  };
+}
+
+export function numberParser(what = 'value') {
+  return (raw: string): number => {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new InvalidArgumentError(`${what} must be a positive number.`);
+    return n;
+  };
+}
+
+export function isoTimeParser(raw: string): string {
+  if (
+    !/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw) ||
+    Number.isNaN(Date.parse(raw))
+  ) {
+    throw new InvalidArgumentError('expected an ISO-8601 timestamp such as 2025-01-31T12:00:00Z.');
+  }
+  return raw;
+}
+
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/**
+ * The action of a command: `fn(run, ...positionals)`. Errors propagate to `run()` in
+ * program.ts, which prints them and sets the exit status.
+ */
+export function action<A extends Array<string | undefined>>(
+  app: App,
+  cmd: Command,
+  fn: (run: Run, ...args: A) => Promise<void>,
+): Command {
+  return cmd.action(async (...all: unknown[]) => {
+    const self = all[all.length - 1] as Command;
+    await fn(app.on(self), ...(all.slice(0, -2) as A));
+  });
+}
+
+/** Hosted-service command: exists for compatibility and always refuses. */
+export function hostedOnly(app: App, cmd: Command, what: string): Command {
+  return action(app, cmd, async () => {
+    throw new CliError(
+      'not_supported_self_hosted',
+      `${what} is a hosted-service feature; a self-hosted deployment does not offer it.`,
+    );
+  });
+}
+
+/** A local command this build does not have yet. */
+export function notBuilt(app: App, cmd: Command, what: string): Command {
+  return action(app, cmd, async () => {
+    throw new CliError('not_built_yet', `${what} is not built yet in this version of svc.`);
+  });
+}

@@ -1,0 +1,48 @@
+/** Human renderings of the daemon's answers shared by several command modules. */
+import type { ArchivedMessage, LocalAgent, SentMessage } from '@svc/daemon/client';
+import { keyValues, table } from './output.js';
+
+const short = (text: string, max = 60) => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No messages.'): string {
+  return table(
+    [
+      ['sent', 'sent_at'],
+      ['from', 'from'],
+      ['to', 'to'],
+      ['type', 'content_type'],
+      ['id', 'message_id'],
+      ['content', 'content'],
+    ],
+    messages.map((m) => ({ ...m, content: short(m.content) })),
+    empty,
+  );
+}
+
+/** One line per message, for watch and msg check --stream in human mode. */
+export function messageLine(m: ArchivedMessage): string {
+  const where = m.conversation_type === 'direct' ? '' : ` [${m.conversation_type} ${m.conversation_id}]`;
+  return `${m.sent_at}  ${m.from} → ${m.to}${where}  (${m.message_id})\n  ${m.content.replace(/\n/g, '\n  ')}\n`;
+}
+
+export function sentText(s: SentMessage): string {
+  return `${s.status === 'duplicate' ? 'Already sent' : 'Sent'} ${s.message_id} to ${s.to} (conversation ${s.conversation_id}).\n`;
+}
+
+export function agentText(a: LocalAgent): string {
+  return keyValues([
+    ['name', a.name],
+    ['agent number', a.agent_number],
+    ['agent id', a.agent_id],
+    ['tenant', a.tenant_id],
+    ['deployment', `${a.deployment} (${a.deployment_id})`],
+    ['api url', a.api_url],
+    ['capabilities', a.capabilities],
+    ['signing key', a.signing_public_key],
+    ['encryption key', a.encryption_public_key],
+    ['registered', a.registered_at],
+  ]);
+}
