@@ -1,0 +1,90 @@
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { App } from '../src/app.js';
+import { buildProgram } from '../src/program.js';
+import { svc } from './helpers.js';
+import { GLOBAL_OPTIONS, SPEC_CHOICES, SPEC_COMMANDS, SPEC_DEFAULTS } from './spec-commands.js';
+
+/** `--flag` or `-f` as a whole word of the help text. */
+function mentions(help: string, param: string): boolean {
+  if (/^[A-Z][A-Z_]*$/.test(param)) {
+    // positionals: commander shows <name> or [name]
+    return new RegExp(`[<\\[]${param.toLowerCase()}(\\.\\.\\.)?[>\\]]`).test(help);
+  }
+  const escaped = param.replace(/[-]/g, '\\-');
+  return new RegExp(`(?<![\\w-])${escaped}(?![\\w-])`).test(help);
+}
+
+/** The entries of the Options section, one string per option (continuation lines joined). */
+function optionEntries(help: string): string[] {
+  const section = help.split(/^Options:$/m)[1]?.split(/^\S/m)[0] ?? '';
+  const entries: string[] = [];
+  for (const line of section.split('\n')) {
+    if (/^ {2}-/.test(line)) entries.push(line.trim());
+    else if (line.trim() && entries.length) entries[entries.length - 1] += ` ${line.trim()}`;
+  }
+  return entries;
+}
+
+async function help(path: string): Promise<string> {
+  const result = await svc([...path.split(' '), '--help']);
+  expect(result.code, `svc ${path} --help`).toBe(0);
+  return result.stdout;
+}
+
+describe('every command of the specification', () => {
+  it.each(Object.entries(SPEC_COMMANDS))('svc %s --help lists its parameters', async (path, params) => {
+    const text = await help(path);
+    expect(text).toContain(`Usage: svc ${path}`);
+    const missing = params.filter((p) => !mentions(text, p));
+    expect(missing, `svc ${path} --help lacks ${missing.join(', ')}`).toEqual([]);
+  });
+
+  it.each(Object.entries(SPEC_CHOICES))('svc %s --help lists the choices', async (path, choices) => {
+    const text = (await help(path)).replace(/\s+/g, ' ');
+    for (const [, values] of Object.entries(choices)) {
+      expect(text).toContain(`choices: ${values.map((v) => `"${v}"`).join(', ')}`);
+    }
+  });
+
+  it.each(Object.entries(SPEC_DEFAULTS))('svc %s --help shows the defaults', async (path, defaults) => {
+    const entries = optionEntries(await help(path));
+    for (const [flag, value] of Object.entries(defaults)) {
+      const entry = entries.find((e) => mentions(e.split('  ')[0] ?? '', flag));
+      expect(entry, `${path} ${flag}`).toBeDefined();
+      expect(entry, `${path} ${flag}`).toContain(`default: ${value}`);
+    }
+  });
+
+  it('the root help lists the global options', async () => {
+    const text = await help('');
+    for (const flag of GLOBAL_OPTIONS) expect(mentions(text, flag), flag).toBe(true);
+    expect(text).toContain('Exit status');
+  });
+
+  it('the tree has no command outside the specification except the documented additions', () => {
+    const program = buildProgram(new App({ env: {}, stdout: { write() {} }, stderr: { write() {} } }));
+    const paths: string[] = [];
+    const walk = (c: Command, prefix: string[]) => {
+      for (const sub of c.commands) {
+        const p = [...prefix, sub.name()];
+        paths.push(p.join(' '));
+        walk(sub, p);
+      }
+    };
+    walk(program, []);
+    const groups = new Set(
+      Object.keys(SPEC_COMMANDS).flatMap((p) =>
+        p
+          .split(' ')
+          .slice(0, -1)
+          .map((_, i, a) => a.slice(0, i + 1).join(' ')),
+      ),
+    );
+    const extra = paths.filter((p) => !(p in SPEC_COMMANDS) && !groups.has(p));
+    expect(extra.sort()).toEqual(
+      ['agent webhook', 'agent webhook clear', 'agent webhook set', 'agent webhook status', 'keys accept'].sort(),
+    );
+    for (const path of Object.keys(SPEC_COMMANDS)) expect(paths, path).toContain(path);
+  });
+});
