@@ -51,10 +51,13 @@ export class DaemonError extends Error {
 /** A relay answer that is not 2xx, kept with the relay's own code (it travels unchanged). */
 export class RelayError extends DaemonError {
   readonly relayStatus: number;
+  /** the relay's code as sent, even when it is not in this build's catalog */
+  readonly relayErrorCode: string;
   constructor(relayStatus: number, code: string, message: string) {
     const known = isErrorCode(code) ? code : 'internal_error';
     super(known, message, { status: relayStatus >= 500 ? 502 : relayStatus });
     this.name = 'RelayError';
     this.relayStatus = relayStatus;
+    this.relayErrorCode = code;
   }
 }

@@ -1,0 +1,104 @@
+/** keys status / generate / upload-signing and accepting a changed peer key. */
+import { type KeyRecord, keyRecordBytes, toBase64url } from '@svc/shared';
+import { deriveIdentityKeys, ed25519Sign } from '@svc/shared/node';
+import type { KeyStatus, PeerKey } from '../client/api.js';
+import { DaemonError } from '../errors.js';
+import type { AgentSession } from '../session/session.js';
+import { loadSeed } from '../vault/index.js';
+
+const publicPeer = (p: PeerKey): PeerKey => ({
+  agent_number: p.agent_number,
+  signing_public_key: p.signing_public_key,
+  encryption_public_key: p.encryption_public_key,
+  pinned_at: p.pinned_at,
+  ...(p.changed ? { changed: p.changed } : {}),
+});
+
+async function relayRecord(session: AgentSession): Promise<KeyRecord | null> {
+  try {
+    const entry = await session.relay.call<{ current: KeyRecord }>({ method: 'GET', path: '/api/v1/agents/me/keys' });
+    return entry.current;
+  } catch (err) {
+    session.log.warn({ agent: session.name, err: (err as Error).message }, 'keys: relay key record unavailable');
+    return null;
+  }
+}
+
+export async function keyStatus(session: AgentSession): Promise<KeyStatus> {
+  const c = session.config;
+  const record = await relayRecord(session);
+  return {
+    agent: c.name,
+    signing_public_key: c.signing_public_key,
+    encryption_public_key: c.encryption_public_key,
+    rotation: c.rotation,
+    relay_version: record?.version ?? null,
+    peers: session.archive.listPeers().map(publicPeer),
+  };
+}
+
+async function upload(session: AgentSession, encryptionPublic: string, current: KeyRecord): Promise<KeyRecord> {
+  const c = session.config;
+  const created_at = new Date().toISOString();
+  const signing = c.signing_public_key;
+  const bytes = keyRecordBytes({
+    deployment_id: c.deployment_id,
+    tenant_id: c.tenant_id,
+    agent_id: c.agent_id,
+    agent_number: c.agent_number,
+    version: current.version + 1,
+    signing_public_key: signing,
+    encryption_public_key: encryptionPublic,
+    created_at,
+  });
+  const signature = toBase64url(ed25519Sign(loadSeed(session.vault, c.name), bytes));
+  return session.relay.call<KeyRecord>({
+    method: 'PUT',
+    path: '/api/v1/agents/me/keys',
+    body: { signing_public_key: signing, encryption_public_key: encryptionPublic, created_at, signature },
+  });
+}
+
+/** Rotates the X25519 key (same identity) and publishes it; the rotation is saved only once the relay took it. */
+export async function generateKeys(session: AgentSession): Promise<KeyStatus> {
+  const current = await session.relay.call<{ current: KeyRecord }>({ method: 'GET', path: '/api/v1/agents/me/keys' });
+  const rotation = session.config.rotation + 1;
+  const next = deriveIdentityKeys(loadSeed(session.vault, session.name), rotation);
+  const enc = toBase64url(next.encPublic);
+  await upload(session, enc, current.current);
+  session.updateConfig({ ...session.config, rotation, encryption_public_key: enc });
+  return keyStatus(session);
+}
+
+/** Publishes the vaulted signing key when the relay's record does not carry it yet. */
+export async function uploadSigning(session: AgentSession): Promise<KeyStatus> {
+  const current = await session.relay.call<{ current: KeyRecord }>({ method: 'GET', path: '/api/v1/agents/me/keys' });
+  if (
+    current.current.signing_public_key !== session.config.signing_public_key ||
+    current.current.encryption_public_key !== session.config.encryption_public_key
+  ) {
+    await upload(session, session.config.encryption_public_key, current.current);
+  }
+  return keyStatus(session);
+}
+
+/** Trusts the changed key of a peer, then archives the envelopes held for it. */
+export async function acceptPeerKey(session: AgentSession, number: string): Promise<PeerKey> {
+  const pin = session.archive.getPeer(number);
+  if (!pin) throw new DaemonError('not_found', `No pinned key for ${number}.`);
+  if (!pin.changed) return publicPeer(pin);
+  const { entry } = await session.peers.refresh(number).catch(() => ({ entry: undefined }));
+  const accepted = session.archive.acceptPeerChange(
+    number,
+    entry && entry.current.signing_public_key === pin.changed.signing_public_key ? entry.current.version : null,
+  );
+  session.log.info({ agent: session.name, peer: number }, 'peer key accepted');
+  for (const held of session.archive.held(number)) {
+    await session.inbound.process(
+      { message_id: held.message_id, sender: number, envelope: JSON.parse(held.envelope) },
+      { fromHeld: true },
+    );
+    session.archive.releaseHeld(held.message_id);
+  }
+  return publicPeer(accepted as PeerKey);
+}

@@ -1,0 +1,113 @@
+/** The live agents of this daemon: each one's archive and relay session, by name or number. */
+import type { Logger } from 'pino';
+import { Archive } from '../archive/archive.js';
+import type { DeploymentStore } from '../deployments/store.js';
+import { DaemonError } from '../errors.js';
+import type { EventBus } from '../events.js';
+import { AgentSession } from '../session/session.js';
+import { forgetAgentSecrets, type Vault } from '../vault/index.js';
+import type { EnrollmentAnswer } from './register.js';
+import type { AgentConfig, AgentStore } from './store.js';
+
+export class AgentManager {
+  readonly store: AgentStore;
+  readonly #deployments: DeploymentStore;
+  readonly #vault: Vault;
+  readonly #events: EventBus;
+  readonly #log: Logger;
+  readonly #reconnect: { min: number; max: number };
+  readonly #sessions = new Map<string, AgentSession>();
+
+  constructor(opts: {
+    store: AgentStore;
+    deployments: DeploymentStore;
+    vault: Vault;
+    events: EventBus;
+    log: Logger;
+    reconnectMinMs: number;
+    reconnectMaxMs: number;
+  }) {
+    this.store = opts.store;
+    this.#deployments = opts.deployments;
+    this.#vault = opts.vault;
+    this.#events = opts.events;
+    this.#log = opts.log;
+    this.#reconnect = { min: opts.reconnectMinMs, max: opts.reconnectMaxMs };
+  }
+
+  #open(config: AgentConfig): AgentSession {
+    let ca: string | undefined;
+    try {
+      ca = this.#deployments.get(config.deployment).ca_bundle ?? undefined;
+    } catch {
+      // the deployment was removed: the agent still talks to its recorded API URL
+    }
+    const session = new AgentSession({
+      config,
+      archive: Archive.open(this.store.archivePath(config.name)),
+      vault: this.#vault,
+      events: this.#events,
+      log: this.#log,
+      ca,
+      reconnectMinMs: this.#reconnect.min,
+      reconnectMaxMs: this.#reconnect.max,
+      saveConfig: (c) => this.store.save(c),
+    });
+    this.#sessions.set(config.name, session);
+    return session;
+  }
+
+  /** Opens every stored agent and starts its session (a locked vault leaves them offline). */
+  startAll(): void {
+    for (const config of this.store.list()) {
+      const session = this.#open(config);
+      try {
+        session.keys();
+        session.start();
+      } catch (err) {
+        this.#log.warn({ agent: config.name, err: (err as Error).message }, 'agent session not started');
+      }
+    }
+  }
+
+  sessions(): AgentSession[] {
+    return [...this.#sessions.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** A local agent by name, else by agent number. */
+  resolve(ref: string): AgentSession {
+    const byName = this.#sessions.get(ref);
+    if (byName) return byName;
+    for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
+    throw new DaemonError('unknown_agent', `No local agent ${ref}; see \`svc agent list\`.`);
+  }
+
+  exists(name: string): boolean {
+    return this.#sessions.has(name) || this.store.has(name);
+  }
+
+  add(config: AgentConfig, answer: EnrollmentAnswer): AgentSession {
+    this.store.save(config);
+    const session = this.#open(config);
+    session.credentials.prime(answer.access_token, answer.access_token_expires_at);
+    session.start();
+    this.#log.info({ agent: config.name, agent_number: config.agent_number }, 'agent registered');
+    return session;
+  }
+
+  async remove(ref: string): Promise<void> {
+    const session = this.resolve(ref);
+    await session.stop();
+    session.archive.close();
+    this.#sessions.delete(session.name);
+    forgetAgentSecrets(this.#vault, session.name);
+    this.store.retire(session.name);
+    this.#log.info({ agent: session.name }, 'agent forgotten locally');
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.sessions().map((s) => s.stop()));
+    for (const s of this.#sessions.values()) s.archive.close();
+    this.#sessions.clear();
+  }
+}

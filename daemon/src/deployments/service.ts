@@ -1,0 +1,134 @@
+/**
+ * fetch / add / renew: obtain the signed document (from {url}/.well-known/svc-deployment
+ * or as given), verify it against the trust bundle, then store it under a name.
+ */
+import type { Logger } from 'pino';
+import type {
+  AddDeploymentInput,
+  DeploymentAudit,
+  DeploymentInfo,
+  FetchDeploymentInput,
+  RenewDeploymentInput,
+} from '../client/api.js';
+import { DaemonError } from '../errors.js';
+import { isLocalName } from '../paths.js';
+import { relayRequest } from '../relay/http.js';
+import {
+  auditDeployment,
+  type Deployment,
+  type DeploymentStore,
+  deploymentInfo,
+  parseBundleText,
+  verifyDocument,
+} from './store.js';
+
+export const WELL_KNOWN_PATH = '/.well-known/svc-deployment';
+
+export async function fetchDocument(url: string, ca?: string): Promise<string> {
+  let base: URL;
+  try {
+    base = new URL(url);
+  } catch {
+    throw new DaemonError('validation_failed', `not a URL: ${url}`);
+  }
+  const res = await relayRequest<unknown>(
+    { baseUrl: base.origin, ...(ca ? { ca } : {}) },
+    {
+      method: 'GET',
+      path: WELL_KNOWN_PATH,
+      timeoutMs: 10_000,
+      headers: { accept: 'application/jose, application/json, text/plain' },
+    },
+  );
+  if (res.status !== 200) {
+    throw new DaemonError('deployment_malformed', `${url}${WELL_KNOWN_PATH} answered ${res.status}`);
+  }
+  // The document is a compact JWS; accept it as text or wrapped in JSON ({document}).
+  if (typeof res.body === 'string') return res.body.trim();
+  const wrapped = (res.body as { document?: unknown; jws?: unknown } | undefined) ?? {};
+  const jws = typeof wrapped.document === 'string' ? wrapped.document : wrapped.jws;
+  if (typeof jws !== 'string') throw new DaemonError('deployment_malformed', 'the relay served no deployment document');
+  return jws.trim();
+}
+
+export class DeploymentService {
+  readonly store: DeploymentStore;
+  readonly #log: Logger;
+
+  constructor(store: DeploymentStore, log: Logger) {
+    this.store = store;
+    this.#log = log;
+  }
+
+  async #addVerified(
+    jws: string,
+    bundleText: string,
+    opts: { name?: string; ca?: string; url: string | null },
+  ): Promise<DeploymentInfo> {
+    const bundle = parseBundleText(bundleText);
+    const doc = await verifyDocument(jws, bundle);
+    const name = opts.name ?? doc.deployment_id;
+    if (!isLocalName(name)) throw new DaemonError('validation_failed', `invalid deployment name ${name}`);
+    if (this.store.has(name)) throw new DaemonError('deployment_exists', `A deployment named ${name} exists.`);
+    const saved = this.store.save({
+      name,
+      url: opts.url,
+      document: jws,
+      trust_bundle: bundle,
+      ca_bundle: opts.ca ?? null,
+      fetched_at: new Date().toISOString(),
+    });
+    this.#log.info({ deployment: name, deployment_id: doc.deployment_id }, 'deployment trusted');
+    return deploymentInfo(saved);
+  }
+
+  async fetch(input: FetchDeploymentInput): Promise<DeploymentInfo> {
+    const jws = await fetchDocument(input.url, input.ca_bundle);
+    return this.#addVerified(jws, input.trust_bundle, { name: input.name, ca: input.ca_bundle, url: input.url });
+  }
+
+  async add(input: AddDeploymentInput): Promise<DeploymentInfo> {
+    return this.#addVerified(input.document.trim(), input.trust_bundle, {
+      name: input.name,
+      ca: input.ca_bundle,
+      url: null,
+    });
+  }
+
+  list(): DeploymentInfo[] {
+    return this.store.list().map(deploymentInfo);
+  }
+
+  get(name: string): Deployment {
+    return this.store.get(name);
+  }
+
+  remove(name: string): void {
+    this.store.remove(name);
+    this.#log.info({ deployment: name }, 'deployment removed');
+  }
+
+  /** Replaces the document with a newer one of the same deployment. */
+  async renew(name: string, input: RenewDeploymentInput): Promise<DeploymentInfo> {
+    const current = this.store.get(name);
+    const bundle = input.trust_bundle ? parseBundleText(input.trust_bundle) : current.trust_bundle;
+    const ca = input.ca_bundle ?? current.ca_bundle ?? undefined;
+    const url = input.url ?? current.url ?? current.doc.api_url;
+    const jws = input.document?.trim() ?? (await fetchDocument(url, ca));
+    await verifyDocument(jws, bundle, { expectedDeploymentId: current.doc.deployment_id });
+    const saved = this.store.save({
+      name,
+      url: input.document ? current.url : url,
+      document: jws,
+      trust_bundle: bundle,
+      ca_bundle: ca ?? null,
+      fetched_at: new Date().toISOString(),
+    });
+    this.#log.info({ deployment: name }, 'deployment renewed');
+    return deploymentInfo(saved);
+  }
+
+  async audit(): Promise<DeploymentAudit[]> {
+    return Promise.all(this.store.list().map((d) => auditDeployment(d)));
+  }
+}

@@ -1,0 +1,69 @@
+/** Reading from the archive: inbox, conversation, check (long-poll), ack. */
+import type { ArchivedMessage } from '../client/api.js';
+import { DaemonError } from '../errors.js';
+import type { AgentSession } from '../session/session.js';
+
+export const CHECK_CURSOR = 'check';
+export const MAX_CHECK_WAIT_S = 300;
+
+export async function inbox(session: AgentSession, source: 'auto' | 'local' | 'api'): Promise<ArchivedMessage[]> {
+  // `api` asks the relay now; `auto` does so only when the live stream is not connected.
+  if (source === 'api' || (source === 'auto' && session.state !== 'connected')) {
+    try {
+      await session.sync();
+    } catch (err) {
+      if (source === 'api') throw err;
+      session.log.warn({ agent: session.name, err: (err as Error).message }, 'inbox: relay unreachable; local only');
+    }
+  }
+  return session.archive.inbox();
+}
+
+export function readConversation(
+  session: AgentSession,
+  ref: string,
+  opts: { last?: number; since?: string },
+): ArchivedMessage[] {
+  const id = session.archive.resolveConversation(ref);
+  if (!id) return [];
+  return session.archive.conversation(id, opts);
+}
+
+/** New inbound since the last check; waits up to `waitS` seconds for the first one. */
+export async function check(session: AgentSession, waitS: number, ack: boolean): Promise<ArchivedMessage[]> {
+  const cursor = session.archive.getCursor(CHECK_CURSOR);
+  let page = session.archive.inboundAfter(cursor);
+  if (page.messages.length === 0 && waitS > 0) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.min(waitS, MAX_CHECK_WAIT_S) * 1000);
+      const off = session.events.subscribe((e) => {
+        if (e.type === 'message' && e.agent === session.name) done();
+      });
+      function done() {
+        clearTimeout(timer);
+        off();
+        resolve();
+      }
+    });
+    page = session.archive.inboundAfter(cursor);
+  }
+  session.archive.setCursor(CHECK_CURSOR, page.lastSeq);
+  if (!ack) return page.messages;
+  const at = new Date().toISOString();
+  return page.messages.map((m) => ({ ...m, acked_at: session.archive.ack(m.message_id, at) ?? at }));
+}
+
+/** Local acknowledgement (read); the relay was already acked when the message was archived. */
+export async function ackMessage(
+  session: AgentSession,
+  messageId: string,
+): Promise<{ message_id: string; acked_at: string }> {
+  let at = session.archive.ack(messageId, new Date().toISOString());
+  if (at === undefined) {
+    // not archived yet (stream offline?): fetch what is pending first, never ack unseen mail
+    await session.sync().catch(() => undefined);
+    at = session.archive.ack(messageId, new Date().toISOString());
+  }
+  if (at === undefined) throw new DaemonError('unknown_message', `No archived message ${messageId}.`);
+  return { message_id: messageId, acked_at: at };
+}

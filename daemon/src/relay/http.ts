@@ -1,0 +1,109 @@
+/**
+ * JSON over HTTP(S) to a relay, on node:http/https so an extra CA bundle (self-hosted
+ * relays with a private CA) can be given per request. Never logs bodies or headers.
+ */
+
+import type { IncomingMessage } from 'node:http';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { DaemonError, RelayError } from '../errors.js';
+
+export interface RelayTarget {
+  /** base URL, e.g. https://relay.example (the deployment's api_url) */
+  baseUrl: string;
+  /** PEM text of extra CAs */
+  ca?: string;
+}
+
+export interface RelayResponse<T = unknown> {
+  status: number;
+  body: T;
+  headers: IncomingMessage['headers'];
+}
+
+export interface RequestOptions {
+  method: string;
+  /** absolute path, e.g. /api/v1/messages */
+  path: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+function requestFn(url: URL): typeof http.request {
+  if (url.protocol === 'https:') return https.request as unknown as typeof http.request;
+  if (url.protocol === 'http:') return http.request;
+  throw new DaemonError('validation_failed', `unsupported URL scheme ${url.protocol}`);
+}
+
+/** Opens a request and resolves with the response stream (the caller reads it). */
+export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<IncomingMessage> {
+  const url = new URL(opts.path, target.baseUrl);
+  const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+  return new Promise((resolve, reject) => {
+    const req = requestFn(url)(url, {
+      method: opts.method,
+      headers: {
+        accept: 'application/json',
+        ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+        ...opts.headers,
+      },
+      ...(target.ca ? { ca: target.ca } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    if (opts.timeoutMs) {
+      req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`request timed out after ${opts.timeoutMs} ms`)));
+    }
+    req.once('response', resolve);
+    req.once('error', reject);
+    req.end(payload);
+  });
+}
+
+async function readBody(res: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Any status; network failures become `bus_unavailable`-like 503 errors. */
+export async function relayRequest<T = unknown>(target: RelayTarget, opts: RequestOptions): Promise<RelayResponse<T>> {
+  let res: IncomingMessage;
+  try {
+    res = await openRequest(target, { timeoutMs: 35_000, ...opts });
+  } catch (cause) {
+    if (cause instanceof DaemonError) throw cause;
+    throw new DaemonError(
+      'internal_error',
+      `the relay at ${target.baseUrl} cannot be reached: ${(cause as Error).message}`,
+      { cause, status: 503 },
+    );
+  }
+  return { status: res.statusCode ?? 0, body: (await readBody(res)) as T, headers: res.headers };
+}
+
+/** 2xx or a RelayError with the relay's own code and message. */
+export async function relayCall<T = unknown>(target: RelayTarget, opts: RequestOptions): Promise<T> {
+  const res = await relayRequest<T>(target, opts);
+  if (res.status >= 200 && res.status < 300) return res.body;
+  throw toRelayError(res);
+}
+
+export function toRelayError(res: RelayResponse<unknown>): RelayError {
+  const b = res.body as { error?: unknown; message?: unknown } | undefined;
+  const code = typeof b?.error === 'string' ? b.error : 'internal_error';
+  const message = typeof b?.message === 'string' ? b.message : `the relay answered ${res.status}`;
+  return new RelayError(res.status, code, message);
+}
+
+/** The code of a relay refusal, for retries (e.g. invalid_api_key → sign in again). */
+export function relayCode(err: unknown): string | undefined {
+  return err instanceof RelayError ? err.relayErrorCode : undefined;
+}

@@ -1,0 +1,43 @@
+/**
+ * The socket API as a Fastify app (built apart from listening, so tests can inject).
+ * Every failure answers `{error, message}` with the code's status.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { DaemonContext } from '../context.js';
+import { DaemonError } from '../errors.js';
+import { agentRoutes } from './routes/agents.js';
+import { deploymentRoutes } from './routes/deployments.js';
+import { eventRoutes } from './routes/events.js';
+import { messageRoutes } from './routes/messages.js';
+import { statusRoutes } from './routes/status.js';
+
+export function buildApp(ctx: DaemonContext): FastifyInstance {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: ctx.log.child({ subsystem: 'daemon:http' }) as FastifyBaseLogger,
+    bodyLimit: 2 * 1024 * 1024,
+  });
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof DaemonError) {
+      if (err.status >= 500) request.log.error({ err: err.message, code: err.code }, 'request failed');
+      return reply.status(err.status).send({ error: err.code, message: err.message });
+    }
+    if (err.validation) {
+      return reply.status(400).send({ error: 'validation_failed', message: err.message });
+    }
+    if (err.statusCode && err.statusCode < 500) {
+      const code = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported_media_type' : 'bad_request';
+      return reply.status(err.statusCode).send({ error: code, message: err.message });
+    }
+    request.log.error({ err }, 'unexpected failure');
+    return reply.status(500).send({ error: 'internal_error', message: 'The daemon failed unexpectedly; see its log.' });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({ error: 'not_found', message: `No route ${request.method} ${request.url}.` }),
+  );
+  statusRoutes(app, ctx);
+  deploymentRoutes(app, ctx);
+  agentRoutes(app, ctx);
+  messageRoutes(app, ctx);
+  eventRoutes(app, ctx);
+  return app;
+}

@@ -1,0 +1,28 @@
+/** GET /v1/events?agent=: NDJSON, one DaemonEvent per line, until the client goes away. */
+import type { FastifyInstance } from 'fastify';
+import type { DaemonContext } from '../../context.js';
+
+const KEEPALIVE_MS = 15_000;
+
+export function eventRoutes(app: FastifyInstance, ctx: DaemonContext): void {
+  app.get('/v1/events', async (request, reply) => {
+    const ref = (request.query as { agent?: string }).agent;
+    // the filter accepts the local name or the agent number; resolving also checks it exists
+    const name = ref ? ctx.agents.resolve(ref).name : undefined;
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+    raw.flushHeaders();
+    const off = ctx.events.subscribe((event) => {
+      if (name === undefined || event.agent === name) raw.write(`${JSON.stringify(event)}\n`);
+    });
+    // an empty line now and then lets a client notice a dead socket; readers skip blank lines
+    const keepalive = setInterval(() => raw.write('\n'), KEEPALIVE_MS);
+    const unhook = ctx.onClose(() => raw.end());
+    raw.once('close', () => {
+      clearInterval(keepalive);
+      off();
+      unhook();
+    });
+  });
+}

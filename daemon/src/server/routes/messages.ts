@@ -1,0 +1,96 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { RelayCall, ReplyInput, SendInput } from '../../client/api.js';
+import type { DaemonContext } from '../../context.js';
+import { DaemonError } from '../../errors.js';
+import { ackMessage, check, inbox, readConversation } from '../../messaging/read.js';
+import { replyTo, sendMessage } from '../../messaging/send.js';
+
+const AgentParams = Type.Object({ agent: Type.String({ minLength: 1, maxLength: 128 }) });
+const ContentType = Type.Union([Type.Literal('text'), Type.Literal('structured'), Type.Literal('media')]);
+const SendBody = Type.Object({
+  to: Type.Optional(Type.String({ maxLength: 256 })),
+  content: Type.String({ maxLength: 1024 * 1024 }),
+  content_type: Type.Optional(ContentType),
+  conversation_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+});
+const ReplyBody = Type.Object({
+  message_id: Type.String({ minLength: 1 }),
+  content: Type.String({ maxLength: 1024 * 1024 }),
+  to: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  content_type: Type.Optional(ContentType),
+});
+const RelayBody = Type.Object({
+  method: Type.Union(['GET', 'POST', 'PATCH', 'PUT', 'DELETE'].map((m) => Type.Literal(m))),
+  path: Type.String({ minLength: 1, maxLength: 2048 }),
+  body: Type.Optional(Type.Unknown()),
+});
+const int = (v: unknown, name: string, min: number, max: number): number | undefined => {
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new DaemonError('validation_failed', `${name} must be an integer from ${min} to ${max}`);
+  }
+  return n;
+};
+const bool = (v: unknown): boolean => v === 'true' || v === '1' || v === true;
+
+/** A relay path under /api/v1/, normalized; no way out of it. */
+export function relayPath(path: string): string {
+  const p = path.replace(/^\/+/, '').replace(/^api\/v1\//, '');
+  if (p.split(/[/?]/)[0] === '' || /(^|\/)\.\.?(\/|$|\?)/.test(p) || p.includes('\\') || /^[a-z]+:/i.test(p)) {
+    throw new DaemonError('validation_failed', 'path must be a relay path under /api/v1/');
+  }
+  return `/api/v1/${p}`;
+}
+
+export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
+  const agent = (request: { params: unknown }) => ctx.agents.resolve((request.params as { agent: string }).agent);
+
+  app.post('/v1/agents/:agent/send', { schema: { params: AgentParams, body: SendBody } }, async (request) =>
+    sendMessage({ ...(request.body as SendInput), session: agent(request) }),
+  );
+  app.post('/v1/agents/:agent/reply', { schema: { params: AgentParams, body: ReplyBody } }, async (request) =>
+    replyTo(agent(request), request.body as ReplyInput),
+  );
+  app.get('/v1/agents/:agent/inbox', { schema: { params: AgentParams } }, async (request) => {
+    const source = (request.query as { source?: string }).source ?? 'auto';
+    if (!['auto', 'local', 'api'].includes(source)) {
+      throw new DaemonError('validation_failed', 'source must be auto, local or api');
+    }
+    return inbox(agent(request), source as 'auto' | 'local' | 'api');
+  });
+  app.get('/v1/agents/:agent/conversations/:id/messages', async (request) => {
+    const q = request.query as { last?: string; since?: string };
+    if (q.since !== undefined && Number.isNaN(Date.parse(q.since))) {
+      throw new DaemonError('validation_failed', 'since must be an ISO-8601 time');
+    }
+    const last = int(q.last, 'last', 1, 10_000);
+    return readConversation(agent(request), (request.params as { id: string }).id, {
+      ...(last !== undefined ? { last } : {}),
+      ...(q.since !== undefined ? { since: new Date(q.since).toISOString() } : {}),
+    });
+  });
+  app.get('/v1/agents/:agent/check', { schema: { params: AgentParams } }, async (request) => {
+    const q = request.query as { wait?: string; ack?: string };
+    return check(agent(request), int(q.wait, 'wait', 0, 300) ?? 0, bool(q.ack));
+  });
+  app.post('/v1/agents/:agent/messages/:id/ack', async (request) =>
+    ackMessage(agent(request), (request.params as { id: string }).id),
+  );
+  app.get('/v1/agents/:agent/search', { schema: { params: AgentParams } }, async (request) => {
+    const q = request.query as { q?: string; limit?: string };
+    if (!q.q) throw new DaemonError('validation_failed', 'q is required');
+    return agent(request).archive.search(q.q, int(q.limit, 'limit', 1, 500) ?? 20);
+  });
+  app.post('/v1/agents/:agent/sync', { schema: { params: AgentParams } }, async (request) => agent(request).sync());
+  app.post('/v1/agents/:agent/relay', { schema: { params: AgentParams, body: RelayBody } }, async (request) => {
+    const call = request.body as RelayCall;
+    const res = await agent(request).relay.request({
+      method: call.method,
+      path: relayPath(call.path),
+      ...(call.body !== undefined ? { body: call.body } : {}),
+    });
+    return { status: res.status, body: res.body ?? null };
+  });
+}

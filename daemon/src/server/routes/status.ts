@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import type { DaemonStatus } from '../../client/api.js';
+import type { DaemonContext } from '../../context.js';
+
+export function statusRoutes(app: FastifyInstance, ctx: DaemonContext): void {
+  app.get(
+    '/v1/status',
+    async (): Promise<DaemonStatus> => ({
+      version: ctx.config.version,
+      pid: process.pid,
+      home: ctx.config.home,
+      started_at: ctx.startedAt,
+      vault: { kind: ctx.vault.kind, ...(ctx.vault.warning ? { warning: ctx.vault.warning } : {}) },
+      agents: ctx.agents.sessions().map((s) => ({
+        name: s.name,
+        agent_number: s.config.agent_number,
+        deployment: s.config.deployment,
+        session: s.state,
+      })),
+    }),
+  );
+
+  app.post('/v1/shutdown', async (_request, reply) => {
+    // answer first, then stop: the caller sees {} and the socket closes after
+    reply.raw.once('finish', () => setImmediate(ctx.requestShutdown));
+    return {};
+  });
+}

@@ -1,0 +1,73 @@
+/** Calls to the relay as one agent: adds the access JWT, retries once on a stale token. */
+import { DaemonError } from '../errors.js';
+import {
+  openRequest,
+  type RelayResponse,
+  type RelayTarget,
+  type RequestOptions,
+  relayRequest,
+  toRelayError,
+} from '../relay/http.js';
+import type { Credentials } from './credentials.js';
+
+export class AgentRelay {
+  readonly target: RelayTarget;
+  readonly credentials: Credentials;
+
+  constructor(target: RelayTarget, credentials: Credentials) {
+    this.target = target;
+    this.credentials = credentials;
+  }
+
+  /** Any status (the `relay` proxy passes it through). */
+  async request<T = unknown>(opts: RequestOptions): Promise<RelayResponse<T>> {
+    const send = async () =>
+      relayRequest<T>(this.target, {
+        ...opts,
+        headers: { ...opts.headers, authorization: await this.credentials.bearer() },
+      });
+    let res = await send();
+    if (res.status === 401 && (res.body as { error?: string } | undefined)?.error === 'invalid_token') {
+      this.credentials.invalidate();
+      res = await send();
+    }
+    return res;
+  }
+
+  /** 2xx body, else the relay's error. */
+  async call<T = unknown>(opts: RequestOptions): Promise<T> {
+    const res = await this.request<T>(opts);
+    if (res.status >= 200 && res.status < 300) return res.body;
+    throw toRelayError(res);
+  }
+
+  /** Opens the SSE message stream after `cursor`. */
+  async openStream(cursor: number, signal: AbortSignal) {
+    const res = await openRequest(this.target, {
+      method: 'GET',
+      path: '/api/v1/messages/stream',
+      headers: {
+        accept: 'text/event-stream',
+        authorization: await this.credentials.bearer(),
+        'last-event-id': String(cursor),
+      },
+      signal,
+    });
+    if (res.statusCode !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      if (res.statusCode === 401) this.credentials.invalidate();
+      throw toRelayError({ status: res.statusCode ?? 0, body, headers: res.headers });
+    }
+    return res;
+  }
+}
+
+export const notConnected = (agent: string) =>
+  new DaemonError('internal_error', `agent ${agent} has no relay session`, { status: 503 });

@@ -1,0 +1,217 @@
+/**
+ * One agent's live session with its relay: credentials, the SSE message stream with
+ * resume (Last-Event-ID = the archived cursor), reconnect with backoff, and the ack that
+ * follows archiving (so an outage never loses a message, and the idempotent archive
+ * insert means a redelivery never duplicates one).
+ */
+import type { IdentityKeys } from '@svc/shared';
+import type { Logger } from 'pino';
+import type { AgentConfig } from '../agents/store.js';
+import type { Archive } from '../archive/archive.js';
+import type { SyncResult } from '../client/api.js';
+import type { EventBus } from '../events.js';
+import { relayCode } from '../relay/http.js';
+import { loadKeys, type Vault } from '../vault/index.js';
+import { AgentRelay } from './agent-relay.js';
+import { Credentials } from './credentials.js';
+import { type InboundItem, type InboundOutcome, InboundProcessor } from './inbound.js';
+import { Peers } from './peers.js';
+import { readSse } from './sse.js';
+
+export type SessionState = 'connected' | 'connecting' | 'offline';
+export const STREAM_CURSOR = 'stream';
+
+export interface SessionOptions {
+  config: AgentConfig;
+  archive: Archive;
+  vault: Vault;
+  events: EventBus;
+  log: Logger;
+  ca?: string;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  /** called when the config changes (rotation) so it is persisted */
+  saveConfig: (c: AgentConfig) => void;
+}
+
+export class AgentSession {
+  config: AgentConfig;
+  readonly archive: Archive;
+  readonly vault: Vault;
+  readonly events: EventBus;
+  readonly log: Logger;
+  readonly credentials: Credentials;
+  readonly relay: AgentRelay;
+  readonly peers: Peers;
+  readonly inbound: InboundProcessor;
+  readonly #opts: SessionOptions;
+  readonly #keys = new Map<number, IdentityKeys>();
+  #state: SessionState = 'offline';
+  #abort?: AbortController;
+  #loop?: Promise<void>;
+  #wake?: () => void;
+  /** relay acks that failed (network): retried on the next connection */
+  readonly #unacked = new Set<string>();
+
+  constructor(opts: SessionOptions) {
+    this.#opts = opts;
+    this.config = opts.config;
+    this.archive = opts.archive;
+    this.vault = opts.vault;
+    this.events = opts.events;
+    this.log = opts.log;
+    const target = { baseUrl: opts.config.api_url, ...(opts.ca ? { ca: opts.ca } : {}) };
+    this.credentials = new Credentials(() => this.config, target, opts.vault, opts.log);
+    this.relay = new AgentRelay(target, this.credentials);
+    this.peers = new Peers(opts.config.name, opts.archive, this.relay, opts.events);
+    this.inbound = new InboundProcessor({
+      agent: () => this.config,
+      archive: opts.archive,
+      peers: this.peers,
+      events: opts.events,
+      keys: (r) => this.keys(r),
+      log: opts.log,
+    });
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  get state(): SessionState {
+    return this.#state;
+  }
+
+  /** Derived keys, cached in memory (the seed stays in the vault). */
+  keys(rotation = this.config.rotation): IdentityKeys {
+    let k = this.#keys.get(rotation);
+    if (!k) {
+      k = loadKeys(this.vault, this.name, rotation);
+      this.#keys.set(rotation, k);
+    }
+    return k;
+  }
+
+  updateConfig(c: AgentConfig): void {
+    this.config = c;
+    this.#opts.saveConfig(c);
+  }
+
+  #setState(state: SessionState): void {
+    if (state === this.#state) return;
+    this.#state = state;
+    this.log.info({ agent: this.name, state }, 'session state');
+    this.events.emit({ type: 'session', agent: this.name, state });
+  }
+
+  start(): void {
+    if (this.#loop) return;
+    this.#abort = new AbortController();
+    this.#loop = this.#run(this.#abort.signal);
+  }
+
+  async stop(): Promise<void> {
+    this.#abort?.abort();
+    this.#wake?.();
+    await this.#loop;
+    this.#loop = undefined;
+    this.#setState('offline');
+  }
+
+  /** Processes one delivered envelope and acks it on the relay unless it must come again. */
+  async handle(item: InboundItem): Promise<InboundOutcome> {
+    const outcome = await this.inbound.process(item);
+    await this.ackRelay(item.message_id);
+    return outcome;
+  }
+
+  /** Relay ack (delivery): idempotent; an unknown message is already gone. */
+  async ackRelay(messageId: string): Promise<void> {
+    try {
+      await this.relay.call({
+        method: 'POST',
+        path: `/api/v1/messages/${encodeURIComponent(messageId)}/ack`,
+        timeoutMs: 15_000,
+      });
+      this.#unacked.delete(messageId);
+    } catch (err) {
+      if (relayCode(err) === 'unknown_message') {
+        this.#unacked.delete(messageId);
+        return;
+      }
+      this.#unacked.add(messageId);
+      this.log.warn(
+        { agent: this.name, message_id: messageId, err: (err as Error).message },
+        'relay ack failed; will retry',
+      );
+    }
+  }
+
+  async #flushAcks(): Promise<void> {
+    for (const id of [...this.#unacked]) await this.ackRelay(id);
+  }
+
+  #sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+      this.#wake = done;
+    });
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
+    let attempt = 0;
+    while (!signal.aborted) {
+      this.#setState('connecting');
+      try {
+        const res = await this.relay.openStream(this.archive.getCursor(STREAM_CURSOR), signal);
+        this.#setState('connected');
+        attempt = 0;
+        await this.#flushAcks();
+        for await (const ev of readSse(res)) {
+          if (ev.event !== 'envelope') continue;
+          const item = JSON.parse(ev.data) as InboundItem & { cursor: number };
+          await this.handle(item);
+          // the cursor moves only after the envelope is archived (or finally refused)
+          this.archive.setCursor(STREAM_CURSOR, item.cursor);
+        }
+        if (!signal.aborted) this.log.info({ agent: this.name }, 'relay stream ended; reconnecting');
+      } catch (err) {
+        if (signal.aborted) break;
+        this.log.warn({ agent: this.name, err: (err as Error).message }, 'relay stream failed; reconnecting');
+      }
+      if (signal.aborted) break;
+      this.#setState('connecting');
+      const delay = Math.min(this.#opts.reconnectMaxMs, this.#opts.reconnectMinMs * 2 ** attempt);
+      attempt++;
+      await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal);
+    }
+  }
+
+  /** Pulls every pending envelope over plain HTTP (no stream needed) and processes it. */
+  async sync(): Promise<SyncResult> {
+    const result: SyncResult = { agent: this.name, fetched: 0, archived: 0, rejected: 0 };
+    let after = 0;
+    for (;;) {
+      const page = await this.relay.call<{ envelopes: Array<InboundItem & { cursor: number }>; more: boolean }>({
+        method: 'GET',
+        path: `/api/v1/messages/pending?limit=100&after=${after}`,
+      });
+      for (const item of page.envelopes) {
+        result.fetched++;
+        const outcome = await this.handle(item);
+        if (outcome === 'archived') result.archived++;
+        if (outcome === 'rejected') result.rejected++;
+        after = item.cursor;
+      }
+      if (!page.more || page.envelopes.length === 0) break;
+    }
+    await this.#flushAcks();
+    return result;
+  }
+}
