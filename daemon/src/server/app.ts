@@ -2,7 +2,7 @@
  * The socket API as a Fastify app (built apart from listening, so tests can inject).
  * Every failure answers `{error, message}` with the code's status.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import type { DaemonContext } from '../context.js';
 import { DaemonError } from '../errors.js';
 import { agentRoutes } from './routes/agents.js';
@@ -15,6 +15,19 @@ export function buildApp(ctx: DaemonContext): FastifyInstance {
   const app: FastifyInstance = Fastify({
     loggerInstance: ctx.log.child({ subsystem: 'daemon:http' }) as FastifyBaseLogger,
     bodyLimit: 2 * 1024 * 1024,
+    // the default request log carries query strings (search terms): log our own line instead
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
   });
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof DaemonError) {

@@ -1,0 +1,309 @@
+/**
+ * Two daemons (separate SVC_HOMEs) against a REAL relay process with its nats-server:
+ * deployment trust, registration with operator codes, messages both ways, the event
+ * stream, inbox/read/ack/search from the archives, a tampered envelope refused and
+ * reported, and a relay restart survived without loss.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createEnvelopeHeader, fromBase64url, utf8 } from '@svc/shared';
+import { ed25519Generate, sealEnvelope } from '@svc/shared/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from '../../relay/test/helpers/relay-process.js';
+import type { DaemonClient, DaemonEvent, DaemonEventStream } from '../src/client/index.js';
+import { startDaemon, type TestDaemon, until } from './helpers.js';
+
+let relay: RelayProcess;
+let a: TestDaemon;
+let b: TestDaemon;
+let bundle: string;
+const events: { a: DaemonEvent[]; b: DaemonEvent[] } = { a: [], b: [] };
+const streams: DaemonEventStream[] = [];
+
+async function collect(client: DaemonClient, into: DaemonEvent[]): Promise<void> {
+  const stream = await client.events();
+  streams.push(stream);
+  void (async () => {
+    for await (const e of stream) into.push(e);
+  })();
+}
+
+async function grant(agentId: string): Promise<string> {
+  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
+  if (g.code !== 0) throw new Error(g.stderr);
+  return JSON.parse(g.stdout).enrollment_code as string;
+}
+
+const waitEvent = (list: DaemonEvent[], pred: (e: DaemonEvent) => boolean, what: string, timeoutMs = 15_000) =>
+  until(() => list.find(pred), timeoutMs, what);
+
+beforeAll(async () => {
+  [relay, a, b] = await Promise.all([spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } }), startDaemon(), startDaemon()]);
+  bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+  await Promise.all([collect(a.client, events.a), collect(b.client, events.b)]);
+}, 60_000);
+
+afterAll(async () => {
+  for (const s of streams) s.close();
+  await Promise.all([a?.daemon.close(), b?.daemon.close()]);
+  await relay?.stop();
+});
+
+describe('daemon ↔ real relay', () => {
+  it('refuses a deployment document under the wrong trust bundle', async () => {
+    const otherDir = tempDir();
+    const init = await runRelayCli(['deployment', 'init', '--json'], {
+      SVC_RELAY_DATA_DIR: otherDir,
+      SVC_RELAY_TENANTS: 'acme',
+    });
+    expect(init.code).toBe(0);
+    const otherBundle = readFileSync(join(otherDir, 'deployment', 'trust-bundle.json'), 'utf8');
+    await expect(
+      a.client.fetchDeployment({ url: relay.url, trust_bundle: otherBundle, name: 'dev' }),
+    ).rejects.toMatchObject({
+      code: 'deployment_untrusted',
+      status: 400,
+    });
+    // the right signer, but a bundle for another deployment id
+    const renamed = JSON.stringify({ ...JSON.parse(bundle), deployment_id: 'someone-else' });
+    await expect(
+      a.client.fetchDeployment({ url: relay.url, trust_bundle: renamed, name: 'dev' }),
+    ).rejects.toMatchObject({
+      code: 'deployment_mismatch',
+    });
+    await expect(a.client.fetchDeployment({ url: relay.url, trust_bundle: 'nope', name: 'dev' })).rejects.toMatchObject(
+      {
+        code: 'deployment_malformed',
+      },
+    );
+    expect(await a.client.listDeployments()).toEqual([]);
+  });
+
+  it('fetches and trusts the deployment with its bundle', async () => {
+    const info = await a.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+    expect(info).toMatchObject({ name: 'dev', api_url: relay.url, tenants: ['acme'] });
+    expect(info.relay_key_ids.length).toBeGreaterThan(0);
+    await b.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+    await expect(b.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' })).rejects.toMatchObject(
+      {
+        code: 'deployment_exists',
+      },
+    );
+    expect((await a.client.listDeployments()).map((d) => d.name)).toEqual(['dev']);
+    expect(await a.client.getDeployment('dev')).toEqual(info);
+    const [audit] = await a.client.auditDeployments();
+    expect(audit).toMatchObject({ name: 'dev', ok: true, problems: [] });
+    expect((await a.client.renewDeployment('dev')).deployment_id).toBe(info.deployment_id);
+  });
+
+  it('registers one agent per daemon with operator codes (verified before redemption)', async () => {
+    // a code whose signature is broken is refused locally, and the grant stays unspent
+    const code = await grant('alice');
+    const [prefix, payload, secret] = code.split('.');
+    const obj = JSON.parse(Buffer.from(payload as string, 'base64url').toString('utf8'));
+    const forged = `${prefix}.${Buffer.from(JSON.stringify({ ...obj, agent_number: 'mallory' })).toString('base64url')}.${secret}`;
+    await expect(a.client.register({ enrollment_code: forged })).rejects.toMatchObject({
+      code: 'deployment_untrusted',
+    });
+
+    const alice = await a.client.register({ enrollment_code: code, name: 'alice' });
+    expect(alice).toMatchObject({ name: 'alice', agent_number: 'alice', tenant_id: 'acme', deployment: 'dev' });
+    const bob = await b.client.register({ enrollment_code: await grant('bob') });
+    expect(bob.name).toBe('bob');
+    expect(await a.client.listAgents()).toEqual([alice]);
+    expect(await b.client.getAgent('bob')).toEqual(bob);
+    // secrets are in the encrypted vault, never in the agent file
+    const agentFile = readFileSync(join(a.home, 'agents', 'alice', 'agent.json'), 'utf8');
+    expect(agentFile).not.toMatch(/svc_ak_/);
+    expect(readFileSync(join(a.home, 'vault.json'), 'utf8')).not.toMatch(/svc_ak_/);
+    await waitEvent(events.a, (e) => e.type === 'session' && e.state === 'connected', 'alice connected');
+    await waitEvent(events.b, (e) => e.type === 'session' && e.state === 'connected', 'bob connected');
+    expect((await a.client.status()).agents).toEqual([
+      { name: 'alice', agent_number: 'alice', deployment: 'dev', session: 'connected' },
+    ]);
+    const token = await a.client.token('alice');
+    expect(token.access_token.split('.')).toHaveLength(3);
+  });
+
+  it('exchanges messages both ways; events, inbox, read, check, ack, search', async () => {
+    const sent = await a.client.send('alice', { to: 'bob', content: 'hello bob, the budget meeting is at noon' });
+    expect(sent).toMatchObject({ to: 'bob', conversation_id: 'dm:alice:bob', status: 'accepted' });
+    const got = await waitEvent(
+      events.b,
+      (e) => e.type === 'message' && e.message.message_id === sent.message_id,
+      'bob receives',
+    );
+    expect(got).toMatchObject({
+      agent: 'bob',
+      message: { from: 'alice', to: 'bob', content: 'hello bob, the budget meeting is at noon' },
+    });
+
+    const inbox = await b.client.inbox('bob', { source: 'local' });
+    expect(inbox.map((m) => m.message_id)).toEqual([sent.message_id]);
+    const reply = await b.client.reply('bob', { message_id: sent.message_id, content: 'see you at noon, alice' });
+    expect(reply).toMatchObject({ to: 'alice', conversation_id: 'dm:alice:bob' });
+    await waitEvent(
+      events.a,
+      (e) => e.type === 'message' && e.message.message_id === reply.message_id,
+      'alice receives',
+    );
+
+    // both archives hold the whole conversation, in order
+    const thread = await a.client.read('alice', 'bob');
+    expect(thread.map((m) => [m.direction, m.content])).toEqual([
+      ['outbound', 'hello bob, the budget meeting is at noon'],
+      ['inbound', 'see you at noon, alice'],
+    ]);
+    expect((await b.client.read('bob', 'dm:alice:bob', { last: 1 })).map((m) => m.message_id)).toEqual([
+      reply.message_id,
+    ]);
+
+    // check returns new inbound once; a long-poll wakes on the next message
+    expect((await b.client.check('bob')).map((m) => m.message_id)).toEqual([sent.message_id]);
+    expect(await b.client.check('bob')).toEqual([]);
+    const waiting = b.client.check('bob', { wait: 10 });
+    await new Promise((r) => setTimeout(r, 200));
+    const second = await a.client.send('alice', {
+      to: 'bob',
+      content: '{"agenda":["budget"]}',
+      content_type: 'structured',
+    });
+    expect((await waiting).map((m) => m.message_id)).toEqual([second.message_id]);
+
+    // ack removes it from the inbox; the relay's pending queue is empty (acked after archiving)
+    const acked = await b.client.ack('bob', sent.message_id);
+    expect(acked.message_id).toBe(sent.message_id);
+    expect((await b.client.inbox('bob', { source: 'local' })).map((m) => m.message_id)).toEqual([second.message_id]);
+    await until(
+      async () => {
+        const pending = await b.client.relay<{ envelopes: unknown[] }>('bob', {
+          method: 'GET',
+          path: 'messages/pending',
+        });
+        return pending.status === 200 && pending.body.envelopes.length === 0;
+      },
+      5000,
+      'bob pending empty',
+    );
+    await expect(b.client.ack('bob', '0190f0f0-0000-7000-8000-000000000000')).rejects.toMatchObject({
+      code: 'unknown_message',
+    });
+
+    expect((await a.client.search('alice', 'budget')).map((m) => m.message_id).sort()).toEqual(
+      [sent.message_id, second.message_id].sort(),
+    );
+    expect((await b.client.search('bob', 'see you noon')).map((m) => m.message_id)).toEqual([reply.message_id]);
+    // the sender is indexed too
+    expect((await b.client.search('bob', 'alice')).length).toBe(3);
+    expect(await b.client.search('bob', 'nothing-like-this')).toEqual([]);
+
+    const keys = await a.client.keys('alice');
+    expect(keys).toMatchObject({ agent: 'alice', rotation: 0, relay_version: 1 });
+    expect(keys.peers.map((p) => p.agent_number)).toEqual(['bob']);
+  });
+
+  it('refuses and reports a tampered envelope (never archived, not redelivered)', async () => {
+    const bobKeys = await a.client.relay<{ current: { encryption_public_key: string } }>('alice', {
+      method: 'GET',
+      path: '/api/v1/agents/bob/keys',
+    });
+    const header = createEnvelopeHeader({
+      sender: 'alice',
+      recipient: 'bob',
+      conversation_id: 'dm:alice:bob',
+      conversation_type: 'direct',
+      content_type: 'text',
+      deployment_id: (await a.client.getAgent('alice')).deployment_id,
+      tenant_id: 'acme',
+    });
+    const forged = sealEnvelope({
+      header,
+      plaintext: utf8('send me the password'),
+      recipientX25519Public: fromBase64url(bobKeys.body.current.encryption_public_key),
+      senderEd25519Private: ed25519Generate().privateKey, // not alice's key
+    });
+    const posted = await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [forged] } });
+    expect(posted.status).toBe(202);
+    const rejected = await waitEvent(
+      events.b,
+      (e) => e.type === 'rejected' && e.message_id === header.message_id,
+      'rejected',
+    );
+    expect(rejected).toMatchObject({ agent: 'bob', from: 'alice', reason: 'envelope_bad_signature' });
+    expect((await b.client.read('bob', 'alice')).map((m) => m.message_id)).not.toContain(header.message_id);
+    expect(await b.client.search('bob', 'password')).toEqual([]);
+    expect(events.b.some((e) => e.type === 'message' && e.message.message_id === header.message_id)).toBe(false);
+    await until(
+      async () => {
+        const pending = await b.client.relay<{ envelopes: unknown[] }>('bob', {
+          method: 'GET',
+          path: 'messages/pending',
+        });
+        return pending.body.envelopes.length === 0;
+      },
+      5000,
+      'tampered envelope dropped from pending',
+    );
+    expect(await b.client.sync('bob')).toEqual({ agent: 'bob', fetched: 0, archived: 0, rejected: 0 });
+  });
+
+  it('survives a relay restart and catches up', async () => {
+    const before = events.b.length;
+    // SIGKILL: an outage without goodbye. (A SIGTERM'd relay currently waits ~60 s for open
+    // SSE streams to end before it exits — a relay-side issue, reported.)
+    await relay.stop('SIGKILL');
+    await until(
+      () => events.b.slice(before).find((e) => e.type === 'session' && e.state === 'connecting'),
+      10_000,
+      'bob connecting',
+    );
+    await expect(a.client.send('alice', { to: 'bob', content: 'lost?' })).rejects.toMatchObject({ status: 503 });
+    relay = await spawnRelay({ dataDir: relay.dataDir, env: relay.env, port: relay.port, init: false });
+    const after = await a.client.send('alice', { to: 'bob', content: 'after the restart' });
+    await waitEvent(
+      events.b,
+      (e) => e.type === 'message' && e.message.message_id === after.message_id,
+      'bob catches up',
+      20_000,
+    );
+    await until(async () => (await b.client.status()).agents[0]?.session === 'connected', 10_000, 'bob reconnected');
+    // nothing duplicated: each message id once in bob's archive
+    const ids = (await b.client.read('bob', 'alice')).map((m) => m.message_id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toContain(after.message_id);
+  }, 60_000);
+
+  it('rotates the X25519 key; the peer seals to the new key', async () => {
+    const keys = await b.client.generateKeys('bob');
+    expect(keys).toMatchObject({ rotation: 1, relay_version: 2 });
+    expect(keys.encryption_public_key).not.toBe((await a.client.keys('alice')).peers[0]?.encryption_public_key);
+    const sent = await a.client.send('alice', { to: 'bob', content: 'to your new key' });
+    await waitEvent(events.b, (e) => e.type === 'message' && e.message.message_id === sent.message_id, 'new key works');
+    expect((await a.client.keys('alice')).peers[0]?.encryption_public_key).toBe(keys.encryption_public_key);
+  });
+
+  it('a daemon that was down catches up on restart (stream resumes, nothing lost or doubled)', async () => {
+    await b.daemon.close();
+    const m1 = await a.client.send('alice', { to: 'bob', content: 'while you were away 1' });
+    const m2 = await a.client.send('alice', { to: 'bob', content: 'while you were away 2' });
+    b = await startDaemon(b.home);
+    await until(
+      async () => {
+        const ids = (await b.client.inbox('bob', { source: 'local' })).map((m) => m.message_id);
+        return ids.includes(m1.message_id) && ids.includes(m2.message_id);
+      },
+      15_000,
+      'bob catches up after restart',
+    );
+    const ids = (await b.client.read('bob', 'alice')).map((m) => m.message_id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('logs no API keys, tokens or plaintext', () => {
+    for (const d of [a, b]) {
+      const log = readFileSync(join(d.home, 'logs', 'daemon.log'), 'utf8');
+      expect(log.length).toBeGreaterThan(0);
+      expect(log).not.toMatch(/svc_ak_|eyJ[A-Za-z0-9_-]{10,}|budget|while you were away|test passphrase/);
+    }
+  });
+});
