@@ -15,6 +15,7 @@ import { Ledger } from './ledger/ledger.js';
 import { createLogger, subsystem } from './logger.js';
 import type { TypedApp } from './routes/types.js';
 import { runPendingCleanups } from './services/revocation.js';
+import { createWebhookDispatcher } from './webhooks/index.js';
 
 export { RELAY_VERSION } from './app.js';
 export { buildConfig, type RelayConfig } from './config/config.js';
@@ -88,6 +89,9 @@ export async function startRelay(config: RelayConfig, options: CreateRelayOption
     const app = await buildApp(context);
     const url = await app.listen({ host: config.host, port: config.port });
     logger.info({ url, deployment_id: deployment.deploymentId, tenants: config.tenants }, 'relay listening');
+    // Webhook deliveries queued in the ledger, including those left by a previous run.
+    const webhooks = createWebhookDispatcher(context);
+    webhooks?.start();
 
     let cleaning = false;
     const timer = setInterval(() => {
@@ -114,6 +118,7 @@ export async function startRelay(config: RelayConfig, options: CreateRelayOption
       close() {
         closing ??= (async () => {
           clearInterval(timer);
+          await webhooks?.stop();
           await app.close();
           await bus?.close();
           ledger.close();

@@ -73,7 +73,8 @@ export const ERROR_CATALOG = {
   // agent profiles, block, mute, report, contacts
   invalid_endpoint_url: {
     status: 400,
-    message: 'endpoint_url must be an absolute https URL without user name or password, at most 2048 characters.',
+    message:
+      'endpoint_url must be an absolute https URL without user name or password, at most 2048 characters, on a public address (not loopback, private, link-local or cloud metadata).',
   },
   invalid_timezone: { status: 400, message: 'timezone must be an IANA time zone name such as Europe/Paris.' },
   invalid_report_reason: { status: 400, message: 'The report reason must be 10 to 2000 characters after trimming.' },

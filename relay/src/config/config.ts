@@ -26,6 +26,8 @@ export interface RelayConfig {
   /** Undefined: administrator tokens are refused (the local `svc-relay grant` still works). */
   authority: AuthorityConfig | undefined;
   allowPrivateWebhooks: boolean;
+  /** Extra CA bundle (PEM) trusted for webhook TLS, on top of the system roots. */
+  webhookCaPem: string | undefined;
   apiKeyTtlSeconds: number;
   logLevel: string;
 }
@@ -150,6 +152,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
     },
     authority: authorityFrom(s),
     allowPrivateWebhooks: allow === '1',
+    webhookCaPem: readCa('SVC_RELAY_WEBHOOK_CA_FILE', s.SVC_RELAY_WEBHOOK_CA_FILE),
     apiKeyTtlSeconds: ttl,
     logLevel: s.SVC_RELAY_LOG_LEVEL ?? 'info',
   };

@@ -1,5 +1,6 @@
 /** The pending-envelope index and delivery receipts (migration 003). */
 import type { Ledger } from './ledger.js';
+import { prepareQueueDelivery } from './webhooks.js';
 
 export interface EnvelopeRow {
   recipient_row: string;
@@ -13,6 +14,9 @@ export interface EnvelopeRow {
   accepted_at: number;
   acked_at: number | null;
 }
+
+/** An envelope to record; `webhook`: also queue a webhook delivery (migration 005) in the same transaction. */
+export type NewEnvelopeRow = Omit<EnvelopeRow, 'acked_at'> & { webhook?: boolean };
 
 export interface ReceiptRow {
   id: number;
@@ -29,6 +33,7 @@ export class MessageStore {
   readonly #ack;
   readonly #receipt;
   readonly #receipts;
+  readonly #queueWebhook;
 
   constructor(ledger: Ledger) {
     this.#ledger = ledger;
@@ -50,18 +55,25 @@ export class MessageStore {
     this.#receipts = db.prepare(
       'SELECT id, message_id, recipient_number, acked_at FROM receipts WHERE sender_row = ? AND id > ? ORDER BY id LIMIT ?',
     );
+    this.#queueWebhook = prepareQueueDelivery(db);
   }
 
   find(recipientRow: string, messageId: string): EnvelopeRow | undefined {
     return this.#ledger.guarded(() => this.#find.get(recipientRow, messageId) as EnvelopeRow | undefined);
   }
 
-  /** Records accepted envelopes in one transaction; rows already present are kept as they are. */
-  insertMany(rows: Array<Omit<EnvelopeRow, 'acked_at'>>): void {
+  /**
+   * Records accepted envelopes in one transaction; rows already present are kept as they
+   * are. A new row marked `webhook` gets its webhook delivery queued in the same transaction.
+   */
+  insertMany(rows: NewEnvelopeRow[]): void {
     const db = this.#ledger.db;
     this.#ledger.guarded(() =>
       db.transaction(() => {
-        for (const r of rows) this.#insert.run(r);
+        for (const r of rows) {
+          if (this.#insert.run(r).changes === 1 && r.webhook)
+            this.#queueWebhook(r.recipient_row, r.message_id, r.accepted_at);
+        }
       })(),
     );
   }

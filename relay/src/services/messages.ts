@@ -20,6 +20,7 @@ import type { RelayContext } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
 import { type EnvelopeRow, MessageStore } from '../ledger/messages.js';
 import { isBlocked } from '../ledger/social.js';
+import { hasWebhookEndpoint } from '../ledger/webhooks.js';
 import { BusInbox } from '../messages/bus-inbox.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
 
@@ -91,7 +92,7 @@ export class Messaging {
     const now = this.#ctx.now();
     // Check everything before anything is published: a refused request stores nothing.
     // A batch usually goes to few recipients: look each one (and its block list) up once.
-    const recipients = new Map<string, { recipient: Recipient; blocked: boolean }>();
+    const recipients = new Map<string, { recipient: Recipient; blocked: boolean; webhook: boolean }>();
     const checked = body.envelopes.map((raw, i) => {
       const { envelope, bytes } = this.#check(sender, raw, i);
       const number = envelope.header.recipient;
@@ -103,15 +104,16 @@ export class Messaging {
         entry = {
           recipient,
           blocked: isBlocked(this.#ctx.ledger, sender.tenant_id, recipient.agent_id, sender.agent_id),
+          webhook: hasWebhookEndpoint(this.#ctx.ledger, recipient.id),
         };
         recipients.set(number, entry);
       }
       return { envelope, bytes, ...entry };
     });
     const results: SendResponse['results'] = [];
-    const toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string }> = [];
+    const toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string; webhook: boolean }> = [];
     const seen = new Set<string>();
-    for (const { envelope, bytes, recipient, blocked } of checked) {
+    for (const { envelope, bytes, recipient, blocked, webhook } of checked) {
       const messageId = envelope.header.message_id;
       const key = `${recipient.id}\u0000${messageId}`;
       const existing = this.store.find(recipient.id, messageId);
@@ -130,7 +132,7 @@ export class Messaging {
       });
       // A recipient that blocked the sender gets nothing; the sender is not told.
       if (duplicate || blocked) continue;
-      toPublish.push({ bytes, recipient, messageId });
+      toPublish.push({ bytes, recipient, messageId, webhook });
     }
     if (toPublish.length > 0) {
       let seqs: number[];
@@ -157,6 +159,7 @@ export class Messaging {
           stream_seq: seqs[i] as number,
           size: p.bytes.length,
           accepted_at: now,
+          webhook: p.webhook,
         })),
       );
       for (const [i, p] of toPublish.entries()) {

@@ -17,7 +17,7 @@ import {
   type ProfileRow,
   updateProfile,
 } from '../ledger/profiles.js';
-import { checkEndpointUrl } from './endpoint-url.js';
+import { checkEndpointUrl, type EndpointPolicy } from './endpoint-url.js';
 
 type ProfileContext = Pick<RelayContext, 'deployment' | 'ledger' | 'now'>;
 
@@ -45,7 +45,10 @@ export function checkTimezone(value: string): string {
 export const newWebhookSecret = (): string => randomBytes(32).toString('hex');
 
 /** Checks every field first, so a refused update changes nothing. */
-export async function checkProfileUpdate(body: ProfileUpdate): Promise<ProfileChanges> {
+export async function checkProfileUpdate(
+  body: ProfileUpdate,
+  endpointPolicy: EndpointPolicy = {},
+): Promise<ProfileChanges> {
   const changes: ProfileChanges = {};
   const text = (v: string | null | undefined) => cleanText(v);
   const display_name = text(body.display_name);
@@ -64,7 +67,7 @@ export async function checkProfileUpdate(body: ProfileUpdate): Promise<ProfileCh
   if (body.visibility !== undefined) changes.visibility = body.visibility;
   if (body.endpoint_url !== undefined) {
     const raw = body.endpoint_url;
-    changes.endpoint_url = raw === null || raw.trim() === '' ? null : await checkEndpointUrl(raw);
+    changes.endpoint_url = raw === null || raw.trim() === '' ? null : await checkEndpointUrl(raw, endpointPolicy);
   }
   return changes;
 }

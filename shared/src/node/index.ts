@@ -21,3 +21,18 @@ export {
   x25519Generate,
   x25519PublicFromPrivate,
 } from './hpke.js';
+export {
+  signWebhook,
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  WEBHOOK_EVENT_MESSAGE_RECEIVED,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  WEBHOOK_TOLERANCE_SECONDS,
+  WebhookDeduper,
+  type WebhookEvent,
+  type WebhookFailureCode,
+  type WebhookVerifyResult,
+  webhookFailureStatus,
+  webhookSignature,
+} from './webhooks.js';

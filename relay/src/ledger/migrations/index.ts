@@ -2,8 +2,9 @@ import { migration001 } from './001-initial.js';
 import { migration002 } from './002-agent-profiles.js';
 import { migration003 } from './003-messages.js';
 import { migration004 } from './004-key-directory.js';
+import { migration005 } from './005-webhook-deliveries.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005];
 export type { Migration } from './types.js';

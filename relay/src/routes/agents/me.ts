@@ -38,7 +38,7 @@ export function agentMeRoutes(app: TypedApp, ctx: RelayContext): void {
     },
     async (request) => {
       const { row } = request.agent as NonNullable<typeof request.agent>;
-      const changes = await checkProfileUpdate(request.body);
+      const changes = await checkProfileUpdate(request.body, { allowPrivate: ctx.config.allowPrivateWebhooks });
       const profile = applyProfileUpdate(ctx, row, changes);
       request.log.info(
         { agent_id: row.agent_id, fields: Object.keys(changes), webhook_secret_generated: 'webhook_secret' in profile },

@@ -1,0 +1,315 @@
+/**
+ * Webhook delivery through a real relay process to a real local https receiver (its
+ * certificate from a throw-away CA the relay trusts through SVC_RELAY_WEBHOOK_CA_FILE;
+ * SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS=1 because the receiver is on 127.0.0.1): the signed
+ * body, retries and their spacing, 4xx, timeouts, secret rotation, the receiver library
+ * on captured deliveries, and a relay killed between two attempts.
+ */
+import { createHmac } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import { join } from 'node:path';
+import { verifyWebhook, WebhookDeduper, type WebhookEvent } from '@svc/shared/node';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, enrollAgent, openFor, sealFor, type TestAgent } from './helpers/agent-client.js';
+import { generateTestCertificates } from './helpers/ca.js';
+import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from './helpers/relay-process.js';
+
+interface Hit {
+  path: string;
+  at: number;
+  raw: Buffer;
+  signature: string | undefined;
+  timestamp: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** What the receiver answers on a path, attempt by attempt (the last entry repeats); 'hang' never answers. */
+type Answer = number | 'hang';
+
+let relay: RelayProcess;
+let receiver: Server;
+let receiverUrl: string;
+const hits: Hit[] = [];
+const script = new Map<string, Answer[]>();
+const agents: Record<string, TestAgent> = {};
+const secrets: Record<string, string> = {};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const hitsOn = (path: string) => hits.filter((h) => h.path === path);
+
+async function waitForHits(path: string, n: number, timeoutMs = 15_000): Promise<Hit[]> {
+  const deadline = Date.now() + timeoutMs;
+  while (hitsOn(path).length < n) {
+    if (Date.now() > deadline) throw new Error(`expected ${n} hits on ${path}, got ${hitsOn(path).length}`);
+    await sleep(20);
+  }
+  return hitsOn(path);
+}
+
+async function grantAndEnroll(id: string): Promise<TestAgent> {
+  const g = await runRelayCli(['grant', '--agent-id', id, '--json'], relay.env);
+  if (g.code !== 0) throw new Error(g.stderr);
+  return enrollAgent(relay.url, JSON.parse(g.stdout).enrollment_code);
+}
+
+async function setEndpoint(who: TestAgent, url: string | null): Promise<string | undefined> {
+  const res = await call<{ webhook_secret?: string; error?: string }>(
+    relay.url,
+    'PATCH',
+    '/api/v1/agents/me',
+    { endpoint_url: url },
+    who.auth,
+  );
+  if (res.status !== 200) throw new Error(`PATCH endpoint_url: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.webhook_secret;
+}
+
+const send = (from: TestAgent, envelopes: unknown[]) =>
+  call<{ results: Array<{ status: string }> }>(relay.url, 'POST', '/api/v1/messages', { envelopes }, from.auth);
+
+const pendingIds = async (who: TestAgent): Promise<string[]> =>
+  (
+    await call<{ envelopes: Array<{ message_id: string }> }>(
+      relay.url,
+      'GET',
+      '/api/v1/messages/pending?limit=100',
+      undefined,
+      who.auth,
+    )
+  ).body.envelopes.map((e) => e.message_id);
+
+function ledgerRow(eventOrMessageId: string): { state: string; attempts: number; last_status: number | null } {
+  const db = new Database(join(relay.dataDir, 'ledger.db'), { readonly: true, fileMustExist: true });
+  try {
+    return db
+      .prepare('SELECT state, attempts, last_status FROM webhook_deliveries WHERE id = ? OR message_id = ?')
+      .get(eventOrMessageId, eventOrMessageId) as { state: string; attempts: number; last_status: number | null };
+  } finally {
+    db.close();
+  }
+}
+
+const parse = (h: Hit): WebhookEvent => JSON.parse(h.raw.toString('utf8')) as WebhookEvent;
+
+beforeAll(async () => {
+  const certs = await generateTestCertificates();
+  receiver = createServer({ cert: certs.certPem, key: certs.keyPem }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      const n = hitsOn(path).length;
+      hits.push({
+        path,
+        at: Date.now(),
+        raw: Buffer.concat(chunks),
+        signature: req.headers['x-svc-signature'] as string | undefined,
+        timestamp: req.headers['x-svc-timestamp'] as string | undefined,
+        headers: req.headers,
+      });
+      const answers = script.get(path) ?? [200];
+      const answer = answers[Math.min(n, answers.length - 1)] as Answer;
+      if (answer === 'hang') return; // never answers; the relay must give up after 5 s
+      res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `https://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+
+  const dir = tempDir('svc-webhook-ca-');
+  const caFile = join(dir, 'ca.pem');
+  writeFileSync(caFile, certs.caPem);
+  relay = await spawnRelay({ env: { SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS: '1', SVC_RELAY_WEBHOOK_CA_FILE: caFile } });
+  const names = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'gina', 'hank'];
+  const enrolled = await Promise.all(names.map(grantAndEnroll));
+  for (const [i, name] of names.entries()) agents[name] = enrolled[i] as TestAgent;
+  for (const name of names.slice(1)) {
+    secrets[name] = (await setEndpoint(agents[name] as TestAgent, `${receiverUrl}/${name}`)) as string;
+  }
+}, 90_000);
+
+afterAll(async () => {
+  await relay?.stop();
+  receiver?.closeAllConnections();
+  await new Promise((r) => receiver?.close(r));
+});
+
+const a = (name: string) => agents[name] as TestAgent;
+
+describe('webhook delivery', () => {
+  it('POSTs message.received, signed over the raw bytes, once on 2xx; the envelope stays pending for pull', async () => {
+    const envelope = sealFor(a('alice'), a('bob'), 'héllo bob ✓ 👋\t \r\n  end ');
+    const sentAt = Math.floor(Date.now() / 1000);
+    expect((await send(a('alice'), [envelope])).status).toBe(202);
+    const [hit] = await waitForHits('/bob', 1);
+    expect(hit?.headers['content-type']).toBe('application/json');
+    expect(hit?.signature).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(hit?.signature).toBe(
+      `sha256=${createHmac('sha256', secrets.bob as string)
+        .update(hit?.raw as Buffer)
+        .digest('hex')}`,
+    );
+    expect(Math.abs(Number(hit?.timestamp) - sentAt)).toBeLessThanOrEqual(5);
+    const verified = verifyWebhook({
+      rawBody: hit?.raw as Buffer,
+      signatureHeader: hit?.headers['x-svc-signature'],
+      timestampHeader: hit?.headers['x-svc-timestamp'],
+      secret: secrets.bob as string,
+    });
+    expect(verified.ok).toBe(true);
+    const event = parse(hit as Hit);
+    expect(event).toMatchObject({
+      event: 'message.received',
+      message_id: envelope.header.message_id,
+      agent_id: a('bob').agentId,
+    });
+    expect(Object.keys(event).sort()).toEqual(['agent_id', 'envelope', 'event', 'id', 'message_id', 'received_at']);
+    expect(event.id).toMatch(/^evt_[A-Za-z0-9_-]{22}$/);
+    expect(Math.abs(Date.parse(event.received_at) / 1000 - sentAt)).toBeLessThanOrEqual(5);
+    // still sealed: only bob can open it, and it opens to the exact text
+    expect(event.envelope).toEqual(JSON.parse(JSON.stringify(envelope)));
+    expect(openFor(a('bob'), event.envelope as typeof envelope, a('alice').keys.signPublic)).toBe(
+      'héllo bob ✓ 👋\t \r\n  end ',
+    );
+    await sleep(1500);
+    expect(hitsOn('/bob')).toHaveLength(1);
+    expect(ledgerRow(event.id)).toEqual({ state: 'delivered', attempts: 1, last_status: 200 });
+    expect(await pendingIds(a('bob'))).toContain(envelope.header.message_id);
+  });
+
+  it('retries 5xx immediately, after ~1 s and ~2 s, then stops and leaves the envelope for pull', async () => {
+    script.set('/carol', [503, 500, 502]);
+    const envelope = sealFor(a('alice'), a('carol'), 'retry me');
+    await send(a('alice'), [envelope]);
+    const three = await waitForHits('/carol', 3);
+    const [h1, h2, h3] = three as [Hit, Hit, Hit];
+    const gap1 = h2.at - h1.at;
+    const gap2 = h3.at - h2.at;
+    expect(gap1).toBeGreaterThanOrEqual(900);
+    expect(gap1).toBeLessThan(1800);
+    expect(gap2).toBeGreaterThanOrEqual(1900);
+    expect(gap2).toBeLessThan(3500);
+    // one event: the same id and the same body bytes on every attempt, each freshly signed and verifiable
+    expect(new Set(three.map((h) => parse(h).id)).size).toBe(1);
+    expect(h2.raw.equals(h1.raw) && h3.raw.equals(h1.raw)).toBe(true);
+    for (const h of three) {
+      expect(
+        verifyWebhook({
+          rawBody: h.raw,
+          signatureHeader: h.signature,
+          timestampHeader: h.timestamp,
+          secret: secrets.carol as string,
+        }).ok,
+      ).toBe(true);
+    }
+    await sleep(3500);
+    expect(hitsOn('/carol')).toHaveLength(3);
+    expect(ledgerRow(parse(h1).id)).toEqual({ state: 'gave_up', attempts: 3, last_status: 502 });
+    expect(await pendingIds(a('carol'))).toContain(envelope.header.message_id);
+  });
+
+  it('stops retrying at the first 2xx; 429 is retried; another 4xx is not', async () => {
+    script.set('/dave', [503, 200]);
+    script.set('/erin', [429, 204]);
+    script.set('/frank', [400, 200]);
+    const toDave = sealFor(a('alice'), a('dave'), 'one');
+    const toErin = sealFor(a('alice'), a('erin'), 'two');
+    const toFrank = sealFor(a('alice'), a('frank'), 'three');
+    await Promise.all([send(a('alice'), [toDave]), send(a('alice'), [toErin]), send(a('alice'), [toFrank])]);
+    await Promise.all([waitForHits('/dave', 2), waitForHits('/erin', 2), waitForHits('/frank', 1)]);
+    await sleep(2500);
+    expect(hitsOn('/dave')).toHaveLength(2);
+    expect(hitsOn('/erin')).toHaveLength(2);
+    expect(hitsOn('/frank')).toHaveLength(1);
+    expect(ledgerRow(toDave.header.message_id)).toEqual({ state: 'delivered', attempts: 2, last_status: 200 });
+    expect(ledgerRow(toErin.header.message_id)).toEqual({ state: 'delivered', attempts: 2, last_status: 204 });
+    expect(ledgerRow(toFrank.header.message_id)).toEqual({ state: 'gave_up', attempts: 1, last_status: 400 });
+    expect(await pendingIds(a('frank'))).toContain(toFrank.header.message_id);
+  });
+
+  it('treats no answer within 5 s as a failure and retries 1 s later', async () => {
+    script.set('/gina', ['hang', 200]);
+    const envelope = sealFor(a('alice'), a('gina'), 'slow');
+    await send(a('alice'), [envelope]);
+    const [h1, h2] = (await waitForHits('/gina', 2, 20_000)) as [Hit, Hit];
+    expect(h2.at - h1.at).toBeGreaterThanOrEqual(5900);
+    expect(h2.at - h1.at).toBeLessThan(8000);
+    await sleep(300);
+    expect(ledgerRow(envelope.header.message_id)).toEqual({ state: 'delivered', attempts: 2, last_status: 200 });
+  }, 30_000);
+
+  it('signs with the new secret after rotation; the old secret no longer verifies', async () => {
+    const old = secrets.bob as string;
+    expect(await setEndpoint(a('bob'), null)).toBeUndefined();
+    const fresh = (await setEndpoint(a('bob'), `${receiverUrl}/bob-rotated`)) as string;
+    expect(fresh).toMatch(/^[0-9a-f]{64}$/);
+    expect(fresh).not.toBe(old);
+    await send(a('alice'), [sealFor(a('alice'), a('bob'), 'after rotation')]);
+    const [hit] = (await waitForHits('/bob-rotated', 1)) as [Hit];
+    const check = (secret: string) =>
+      verifyWebhook({ rawBody: hit.raw, signatureHeader: hit.signature, timestampHeader: hit.timestamp, secret });
+    expect(check(fresh).ok).toBe(true);
+    expect(check(old)).toMatchObject({ ok: false, code: 'bad_signature' });
+    secrets.bobOld = old;
+    secrets.bob = fresh;
+  });
+
+  it('a captured delivery replayed outside the window, or twice, is refused / reported by the receiver library', async () => {
+    const [hit] = hitsOn('/bob') as [Hit];
+    const ts = Number(hit.timestamp);
+    const replay = (now: number) =>
+      verifyWebhook({
+        rawBody: hit.raw,
+        signatureHeader: hit.signature,
+        timestampHeader: hit.timestamp,
+        // the secret the capture was signed with (rotated since)
+        secret: secrets.bobOld as string,
+        now,
+      });
+    expect(replay(ts).ok).toBe(true);
+    expect(replay(ts + 301)).toMatchObject({ ok: false, code: 'stale_timestamp' });
+    expect(replay(ts - 301)).toMatchObject({ ok: false, code: 'stale_timestamp' });
+    const dedupe = new WebhookDeduper();
+    const first = verifyWebhook({
+      rawBody: hitsOn('/carol')[0]?.raw as Buffer,
+      signatureHeader: hitsOn('/carol')[0]?.signature,
+      timestampHeader: hitsOn('/carol')[0]?.timestamp,
+      secret: secrets.carol as string,
+      now: Number(hitsOn('/carol')[0]?.timestamp),
+    });
+    expect(first.ok).toBe(true);
+    const ids = hitsOn('/carol').map((h) => parse(h).id);
+    expect(ids.map((id) => dedupe.check(id))).toEqual(['new', 'duplicate', 'duplicate']);
+  });
+
+  it('a relay killed between two attempts makes the next attempt after it restarts', async () => {
+    script.set('/hank', [503, 200]);
+    const envelope = sealFor(a('alice'), a('hank'), 'survive a crash');
+    await send(a('alice'), [envelope]);
+    const [first] = (await waitForHits('/hank', 1)) as [Hit];
+    await sleep(250); // the relay has recorded the 503; the retry is due ~1 s after it
+    await relay.stop('SIGKILL');
+    const killedAt = Date.now();
+    await sleep(1500); // past the retry time: nothing arrives from a dead relay
+    expect(hitsOn('/hank')).toHaveLength(1);
+    relay = await spawnRelay({ dataDir: relay.dataDir, env: relay.env, init: false, port: relay.port });
+    const [, second] = (await waitForHits('/hank', 2, 20_000)) as [Hit, Hit];
+    expect(second.at).toBeGreaterThan(killedAt);
+    expect(parse(second).id).toBe(parse(first).id);
+    expect(second.raw.equals(first.raw)).toBe(true);
+    expect(
+      verifyWebhook({
+        rawBody: second.raw,
+        signatureHeader: second.signature,
+        timestampHeader: second.timestamp,
+        secret: secrets.hank as string,
+      }).ok,
+    ).toBe(true);
+    await sleep(300);
+    expect(ledgerRow(parse(first).id)).toEqual({ state: 'delivered', attempts: 2, last_status: 200 });
+    await sleep(1500);
+    expect(hitsOn('/hank')).toHaveLength(2);
+  }, 60_000);
+});
