@@ -6,11 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createEnvelopeHeader, fromBase64url, utf8 } from '@svc/shared';
-import { ed25519Generate, sealEnvelope } from '@svc/shared/node';
+import { createEnvelopeHeader, fromBase64url, keyRecordBytes, toBase64url, utf8 } from '@svc/shared';
+import { deriveIdentityKeys, ed25519Generate, ed25519Sign, sealEnvelope } from '@svc/shared/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from '../../relay/test/helpers/relay-process.js';
 import type { DaemonClient, DaemonEvent, DaemonEventStream } from '../src/client/index.js';
+import { FileVault, loadSeed } from '../src/vault/index.js';
 import { startDaemon, type TestDaemon, until } from './helpers.js';
 
 let relay: RelayProcess;
@@ -299,11 +300,98 @@ describe('daemon ↔ real relay', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('recovers from a refused API key by challenge sign-in with the identity key', async () => {
+    await a.daemon.close();
+    const vaultFile = join(a.home, 'vault.json');
+    FileVault.open(vaultFile, 'test passphrase').set('agent/alice/api_key', `svc_ak_${'x'.repeat(40)}`);
+    a = await startDaemon(a.home);
+    const token = await a.client.token('alice');
+    expect(token.access_token.split('.')).toHaveLength(3);
+    const stored = FileVault.open(vaultFile, 'test passphrase').get('agent/alice/api_key');
+    expect(stored).toMatch(/^svc_ak_/);
+    expect(stored).not.toBe(`svc_ak_${'x'.repeat(40)}`);
+    await until(async () => (await a.client.status()).agents[0]?.session === 'connected', 10_000, 'alice back');
+  });
+
+  it("holds messages under a peer's changed signing key until the owner accepts it", async () => {
+    // alice's identity moves to a new signing key in the directory (signed by old and new)
+    const oldSeed = loadSeed(FileVault.open(join(a.home, 'vault.json'), 'test passphrase'), 'alice');
+    const old = deriveIdentityKeys(oldSeed, 0);
+    const fresh = deriveIdentityKeys(ed25519Generate().privateKey, 0);
+    const alice = await a.client.getAgent('alice');
+    const dir = await a.client.relay<{ current: { version: number } }>('alice', {
+      method: 'GET',
+      path: 'agents/me/keys',
+    });
+    const record = {
+      deployment_id: alice.deployment_id,
+      tenant_id: alice.tenant_id,
+      agent_id: alice.agent_id,
+      agent_number: 'alice',
+      version: dir.body.current.version + 1,
+      signing_public_key: toBase64url(fresh.signPublic),
+      encryption_public_key: toBase64url(fresh.encPublic),
+      created_at: new Date().toISOString(),
+    };
+    const bytes = keyRecordBytes(record);
+    const put = await a.client.relay('alice', {
+      method: 'PUT',
+      path: 'agents/me/keys',
+      body: {
+        signing_public_key: record.signing_public_key,
+        encryption_public_key: record.encryption_public_key,
+        created_at: record.created_at,
+        signature: toBase64url(ed25519Sign(fresh.signPrivate, bytes)),
+        previous_signature: toBase64url(ed25519Sign(old.signPrivate, bytes)),
+      },
+    });
+    expect([200, 201]).toContain(put.status);
+    const bobKeys = await a.client.relay<{ current: { encryption_public_key: string } }>('alice', {
+      method: 'GET',
+      path: 'agents/bob/keys',
+    });
+    const header = createEnvelopeHeader({
+      sender: 'alice',
+      recipient: 'bob',
+      conversation_id: 'dm:alice:bob',
+      conversation_type: 'direct',
+      content_type: 'text',
+      deployment_id: alice.deployment_id,
+      tenant_id: 'acme',
+    });
+    const envelope = sealEnvelope({
+      header,
+      plaintext: utf8('signed with my new key'),
+      recipientX25519Public: fromBase64url(bobKeys.body.current.encryption_public_key),
+      senderEd25519Private: fresh.signPrivate,
+    });
+    const bEvents: DaemonEvent[] = [];
+    await collect(b.client, bEvents);
+    await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [envelope] } });
+    await waitEvent(bEvents, (e) => e.type === 'peer_key_changed' && e.peer === 'alice', 'peer_key_changed');
+    const peer = (await b.client.keys('bob')).peers.find((p) => p.agent_number === 'alice');
+    expect(peer?.changed?.signing_public_key).toBe(record.signing_public_key);
+    expect((await b.client.read('bob', 'alice')).map((m) => m.message_id)).not.toContain(header.message_id);
+    await expect(b.client.send('bob', { to: 'alice', content: 'who are you?' })).rejects.toMatchObject({
+      code: 'peer_key_changed',
+      status: 409,
+    });
+    const accepted = await b.client.acceptPeerKey('bob', 'alice');
+    expect(accepted).toMatchObject({ agent_number: 'alice', signing_public_key: record.signing_public_key });
+    expect(accepted.changed).toBeUndefined();
+    await waitEvent(
+      bEvents,
+      (e) => e.type === 'message' && e.message.message_id === header.message_id,
+      'held released',
+    );
+    expect((await b.client.read('bob', 'alice', { last: 1 }))[0]?.content).toBe('signed with my new key');
+  });
+
   it('logs no API keys, tokens or plaintext', () => {
     for (const d of [a, b]) {
       const log = readFileSync(join(d.home, 'logs', 'daemon.log'), 'utf8');
       expect(log.length).toBeGreaterThan(0);
-      expect(log).not.toMatch(/svc_ak_|eyJ[A-Za-z0-9_-]{10,}|budget|while you were away|test passphrase/);
+      expect(log).not.toMatch(/svc_ak_|eyJ[A-Za-z0-9_-]{10,}|budget|while you were away|new key|test passphrase/);
     }
   });
 });

@@ -99,6 +99,8 @@ export class DaemonClient {
     return new Promise((resolvePromise, reject) => {
       const req = httpRequest({
         socketPath: this.socketPath,
+        // no pooled keep-alive sockets: after a daemon restart a pooled socket fails with EPIPE
+        agent: false,
         method,
         path,
         headers: {
