@@ -56,9 +56,11 @@ export function createDaemon(config: DaemonConfig): Daemon {
 
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      // order: end event streams and sessions (waking long-polls), then the server, then the archives
       for (const fn of [...closers]) fn();
+      await agents?.stopAll().catch(() => undefined);
       await app?.close().catch(() => undefined);
-      await agents?.closeAll().catch(() => undefined);
+      agents?.closeArchives();
       if (lock) rmSync(paths.socket, { force: true });
       lock?.release();
       log?.info('daemon stopped');

@@ -387,6 +387,18 @@ describe('daemon ↔ real relay', () => {
     expect((await b.client.read('bob', 'alice', { last: 1 }))[0]?.content).toBe('signed with my new key');
   });
 
+  it('closes promptly while a long-poll check and an event stream are open', async () => {
+    await b.client.check('bob'); // drain what arrived since the last check
+    const waiting = b.client.check('bob', { wait: 60 });
+    const stream = await b.client.events();
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    await b.daemon.close();
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(await waiting).toEqual([]);
+    stream.close();
+  });
+
   it('logs no API keys, tokens or plaintext', () => {
     for (const d of [a, b]) {
       const log = readFileSync(join(d.home, 'logs', 'daemon.log'), 'utf8');

@@ -105,8 +105,12 @@ export class AgentManager {
     this.#log.info({ agent: session.name }, 'agent forgotten locally');
   }
 
-  async closeAll(): Promise<void> {
+  /** Stops every relay session (and wakes waiting checks); archives stay open for in-flight requests. */
+  async stopAll(): Promise<void> {
     await Promise.all(this.sessions().map((s) => s.stop()));
+  }
+
+  closeArchives(): void {
     for (const s of this.#sessions.values()) s.archive.close();
     this.#sessions.clear();
   }

@@ -33,18 +33,22 @@ export function readConversation(
 export async function check(session: AgentSession, waitS: number, ack: boolean): Promise<ArchivedMessage[]> {
   const cursor = session.archive.getCursor(CHECK_CURSOR);
   let page = session.archive.inboundAfter(cursor);
-  if (page.messages.length === 0 && waitS > 0) {
+  if (page.messages.length === 0 && waitS > 0 && !session.stopped.aborted) {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, Math.min(waitS, MAX_CHECK_WAIT_S) * 1000);
       const off = session.events.subscribe((e) => {
         if (e.type === 'message' && e.agent === session.name) done();
       });
+      // the daemon is stopping: answer now with what there is
+      session.stopped.addEventListener('abort', done, { once: true });
       function done() {
         clearTimeout(timer);
         off();
+        session.stopped.removeEventListener('abort', done);
         resolve();
       }
     });
+    if (session.stopped.aborted) return [];
     page = session.archive.inboundAfter(cursor);
   }
   session.archive.setCursor(CHECK_CURSOR, page.lastSeq);

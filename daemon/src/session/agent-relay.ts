@@ -10,6 +10,8 @@ import {
 } from '../relay/http.js';
 import type { Credentials } from './credentials.js';
 
+export const STREAM_IDLE_MS = 45_000;
+
 export class AgentRelay {
   readonly target: RelayTarget;
   readonly credentials: Credentials;
@@ -65,6 +67,8 @@ export class AgentRelay {
       if (res.statusCode === 401) this.credentials.invalidate();
       throw toRelayError({ status: res.statusCode ?? 0, body, headers: res.headers });
     }
+    // the relay writes a keepalive every 15 s: silence means a dead path (no FIN), so reconnect
+    res.socket?.setTimeout(STREAM_IDLE_MS, () => res.destroy(new Error('relay stream idle')));
     return res;
   }
 }

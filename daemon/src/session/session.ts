@@ -47,6 +47,7 @@ export class AgentSession {
   readonly #opts: SessionOptions;
   readonly #keys = new Map<number, IdentityKeys>();
   #state: SessionState = 'offline';
+  readonly #life = new AbortController();
   #abort?: AbortController;
   #loop?: Promise<void>;
   #wake?: () => void;
@@ -110,7 +111,13 @@ export class AgentSession {
     this.#loop = this.#run(this.#abort.signal);
   }
 
+  /** aborted when the session stops (waiting `check` calls return) */
+  get stopped(): AbortSignal {
+    return this.#life.signal;
+  }
+
   async stop(): Promise<void> {
+    this.#life.abort();
     this.#abort?.abort();
     this.#wake?.();
     await this.#loop;
