@@ -291,6 +291,31 @@ describe('challenge sign-in', () => {
 });
 
 describe('process lifecycle', () => {
+  it('SIGTERM ends open event streams and long-polls instead of waiting for them', async () => {
+    const r = await spawnRelay();
+    const g = await runRelayCli(['grant', '--agent-id', 'streamer', '--json'], r.env);
+    const creds = (
+      await call<Credentials>(
+        r.url,
+        'POST',
+        '/api/v1/enrollment',
+        enrollmentBody(JSON.parse(g.stdout).enrollment_code, newIdentity()),
+      )
+    ).body;
+    const auth = { authorization: `Bearer ${creds.access_token}` };
+    const stream = await fetch(`${r.url}/api/v1/messages/stream`, { headers: auth });
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read(); // the stream is open
+    const poll = fetch(`${r.url}/api/v1/messages/pending?wait=30`, { headers: auth }).then((res) => res.status);
+    await new Promise((res) => setTimeout(res, 200));
+    // Without ending them the server would wait for these connections (a minute and more);
+    // the test's own timeout is far shorter.
+    expect(await r.stop('SIGTERM')).toBe(0);
+    expect(await poll).toBe(200);
+    let done = false;
+    while (!done) done = (await reader.read()).done;
+  }, 20_000);
+
   it('SIGTERM stops the relay cleanly, with its nats-server', async () => {
     const r = await spawnRelay();
     const nats = r.natsPid();

@@ -42,6 +42,7 @@ export class Messaging {
   readonly notifier = new InboxNotifier();
   readonly #recipientQuery;
   readonly #recent = new Map<string, Uint8Array>();
+  readonly #closing = new AbortController();
 
   constructor(ctx: RelayContext) {
     if (!ctx.bus) throw new Error('messaging needs the message bus');
@@ -51,6 +52,15 @@ export class Messaging {
     this.#recipientQuery = ctx.ledger.db.prepare(
       'SELECT id, agent_id, agent_number FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL',
     );
+  }
+
+  /** Aborted when the relay shuts down: long-polls return and event streams end. */
+  get closing(): AbortSignal {
+    return this.#closing.signal;
+  }
+
+  shutdown(): void {
+    this.#closing.abort();
   }
 
   #recipient(tenantId: string, number: string): Recipient | undefined {

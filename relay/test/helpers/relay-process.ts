@@ -89,8 +89,8 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
   const command = options.command ?? 'serve';
   if (command === 'serve' && options.init !== false) {
     const init = await runRelayCli(['deployment', 'init', '--json'], env);
-    if (init.code !== 0 && !/already holds deployment/.test(init.stderr)) {
-      throw new Error(`deployment init failed: ${init.stderr}`);
+    if (init.code !== 0 && !/already holds deployment/.test(init.stdout + init.stderr)) {
+      throw new Error(`deployment init failed: ${init.stdout}${init.stderr}`);
     }
   }
   const logFile = join(dataDir, `relay-${Date.now()}.log`);

@@ -56,11 +56,12 @@ export function messageRoutes(app: TypedApp, ctx: RelayContext): Messaging {
       const q = request.query;
       const abort = new AbortController();
       request.raw.once('close', () => abort.abort());
+      const signal = AbortSignal.any([abort.signal, messaging.closing]);
       return messaging.pending(me(request), {
         after: Number(q.after ?? 0),
         limit: Number(q.limit ?? 50),
         waitMs: Number(q.wait ?? 0) * 1000,
-        signal: abort.signal,
+        signal,
       });
     },
   );
@@ -95,5 +96,7 @@ export function messageRoutes(app: TypedApp, ctx: RelayContext): Messaging {
   );
 
   messageStreamRoute(app, ctx, messaging);
+  // Held-open streams and long-polls would keep the server from closing: end them first.
+  app.addHook('preClose', async () => messaging.shutdown());
   return messaging;
 }

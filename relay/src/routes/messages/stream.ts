@@ -39,6 +39,7 @@ export function messageStreamRoute(app: TypedApp, ctx: RelayContext, messaging: 
         'x-request-id': request.id,
       });
       raw.on('close', () => abort.abort());
+      messaging.closing.addEventListener('abort', () => abort.abort(), { once: true, signal: abort.signal });
       raw.write(': svc message stream\n\n');
       try {
         while (!abort.signal.aborted) {
