@@ -73,7 +73,9 @@ export function buildProgram(app: App): Command {
   for (const c of commands) program.addCommand(c);
 
   for (const c of everyCommand(program)) {
-    c.exitOverride()
+    // options belong to the command they follow: `svc --no-autostart account --json list` is refused, `account list --json` is list's
+    c.enablePositionalOptions()
+      .exitOverride()
       .configureOutput({
         writeOut: (s) => app.io.stdout.write(s),
         writeErr: (s) => app.io.stderr.write(s),
@@ -100,7 +102,11 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   program.hook('preAction', (_root, actionCommand) => {
     active = actionCommand;
   });
-  const wantsJson = () => (active ? active.opts().json === true : argv.includes('--json'));
+  const wantsJson = () => {
+    if (!active) return argv.includes('--json');
+    for (let c: Command | null = active; c; c = c.parent) if (c.opts().json === true) return true;
+    return false;
+  };
 
   try {
     const global = globalAction(argv);

@@ -17,7 +17,8 @@ export type FakeAnswers = Partial<{ [K in keyof DaemonLink]: (...args: Parameter
 export function fakeLink(answers: FakeAnswers = {}): { link: DaemonLink; calls: Call[] } {
   const calls: Call[] = [];
   const link = new Proxy({} as DaemonLink, {
-    get(_target, prop: string) {
+    get(_target, prop: string | symbol) {
+      if (typeof prop !== 'string' || prop === 'then') return undefined; // not a thenable
       return (...args: unknown[]) => {
         calls.push({ method: prop as keyof DaemonLink, args });
         const answer = (answers as Record<string, ((...a: unknown[]) => unknown) | undefined>)[prop];
@@ -48,8 +49,16 @@ export async function svc(argv: string[], options: RunOptions = {}): Promise<Cli
   let stderr = '';
   const code = await run(argv, {
     env: { SVC_HOME: '/nonexistent/svc-test-home', ...options.env },
-    stdout: { write: (s: string) => void (stdout += s) },
-    stderr: { write: (s: string) => void (stderr += s) },
+    stdout: {
+      write: (s: string) => {
+        stdout += s;
+      },
+    },
+    stderr: {
+      write: (s: string) => {
+        stderr += s;
+      },
+    },
     ...(options.stdin === undefined ? {} : { stdin: Readable.from([Buffer.from(options.stdin)]) }),
     ...(options.signal ? { signal: options.signal } : {}),
     connect: async ({ autostart }) => {

@@ -1,0 +1,431 @@
+import { describe, expect, it } from 'vitest';
+import { AGENT, fakeLink, svc, withTempHome } from './helpers.js';
+
+const two = () => [AGENT, { ...AGENT, name: 'bob', agent_number: '1002' }];
+
+describe('agent selection', () => {
+  it('an explicit --as wins over SVC_AGENT', async () => {
+    const { link, calls } = fakeLink();
+    const r = await svc(['msg', 'ack', 'm1', '--as', 'bob', '--json'], { link, env: { SVC_AGENT: 'alice' } });
+    expect(r.code).toBe(0);
+    expect(calls).toEqual([{ method: 'ack', args: ['bob', 'm1'] }]);
+  });
+
+  it('SVC_AGENT selects the agent without --as', async () => {
+    const { link, calls } = fakeLink();
+    await svc(['msg', 'ack', 'm1'], { link, env: { SVC_AGENT: 'alice' } });
+    expect(calls).toEqual([{ method: 'ack', args: ['alice', 'm1'] }]);
+  });
+
+  it('without either, the only local agent is used', async () => {
+    const { link, calls } = fakeLink({ listAgents: () => [AGENT] });
+    await svc(['msg', 'ack', 'm1'], { link });
+    expect(calls.map((c) => c.method)).toEqual(['listAgents', 'ack']);
+    expect(calls[1]!.args[0]).toBe('alice');
+  });
+
+  it('several local agents and no choice is agent_required', async () => {
+    const { link } = fakeLink({ listAgents: two });
+    const r = await svc(['inbox', '--json'], { link });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ error: 'agent_required', message: expect.stringContaining('--as') });
+  });
+
+  it('sync without a choice processes every local agent', async () => {
+    const { link, calls } = fakeLink({
+      listAgents: two,
+      sync: (agent) => ({ agent, fetched: 1, archived: 1, rejected: 0 }),
+    });
+    const r = await svc(['sync', '--json'], { link });
+    expect(r.code).toBe(0);
+    expect(calls.filter((c) => c.method === 'sync').map((c) => c.args[0])).toEqual(['alice', 'bob']);
+    expect(JSON.parse(r.stdout)).toHaveLength(2);
+  });
+});
+
+describe('errors and exit status', () => {
+  it('--json prints {error, message} on stdout and exits 1 on a daemon error', async () => {
+    const { link } = fakeLink({
+      getAgent: () => {
+        throw Object.assign(new Error('No local agent carol.'), { code: 'unknown_agent', status: 404 });
+      },
+    });
+    const r = await svc(['whoami', '--as', 'carol', '--json'], { link });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ error: 'unknown_agent', message: 'No local agent carol.' });
+    expect(r.stderr).toContain('No local agent carol.');
+  });
+
+  it('human mode prints one line on stderr and nothing on stdout', async () => {
+    const { link } = fakeLink({
+      listDeployments: () => {
+        throw Object.assign(new Error('The vault is locked.'), { code: 'vault_locked' });
+      },
+    });
+    const r = await svc(['deployment', 'list'], { link });
+    expect(r).toEqual({ code: 1, stdout: '', stderr: 'svc: error: The vault is locked. (vault_locked)\n' });
+  });
+
+  it('usage errors exit 2 (and --json still gets an error object)', async () => {
+    expect((await svc(['no-such-command'])).code).toBe(2);
+    expect((await svc(['send', '--bogus'])).code).toBe(2);
+    const r = await svc(['msg', 'ack', '--json']);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error).toBe('usage_error');
+  });
+
+  it('--no-autostart reaches the link without autostart, and a missing daemon says how to start it', async () => {
+    let autostart: boolean | undefined;
+    const { link } = fakeLink({ listDeployments: () => [] });
+    await svc(['--no-autostart', 'deployment', 'list'], {
+      link,
+      connected: (a) => {
+        autostart = a;
+      },
+    });
+    expect(autostart).toBe(false);
+    await svc(['deployment', 'list'], {
+      link,
+      connected: (a) => {
+        autostart = a;
+      },
+    });
+    expect(autostart).toBe(true);
+  });
+
+  it('a missing daemon with --no-autostart is daemon_unavailable', async () => {
+    await withTempHome(async (home) => {
+      const { run } = await import('../src/program.js');
+      let out = '';
+      const code = await run(['--no-autostart', 'deployment', 'list', '--json'], {
+        env: { SVC_HOME: home },
+        stdout: {
+          write: (s) => {
+            out += s;
+          },
+        },
+        stderr: { write() {} },
+      });
+      expect(code).toBe(1);
+      const body = JSON.parse(out);
+      expect(body.error).toBe('daemon_unavailable');
+      expect(body.message).toContain('daemon.sock');
+    });
+  });
+
+  it('--version needs no daemon', async () => {
+    const r = await svc(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+});
+
+describe('msg check', () => {
+  it.each(['0', '31', '-1', '2.5', 'x'])('--wait %s is refused locally', async (wait) => {
+    const { link, calls } = fakeLink();
+    const r = await svc(['msg', 'check', '--as', 'alice', '--wait', wait, '--json'], { link });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error).toBe('validation_failed');
+    expect(JSON.parse(r.stdout).message).toContain('1 to 30');
+    expect(calls).toEqual([]);
+  });
+
+  it.each([
+    ['1', 1],
+    ['30', 30],
+  ])('--wait %s is sent as the long-poll', async (wait, n) => {
+    const { link, calls } = fakeLink({ check: () => [] });
+    const r = await svc(['msg', 'check', '--as', 'alice', '--wait', wait, '--ack'], { link });
+    expect(r.code).toBe(0);
+    expect(calls).toEqual([{ method: 'check', args: ['alice', { wait: n, ack: true }] }]);
+  });
+
+  it('--stream requires --wait', async () => {
+    const r = await svc(['msg', 'check', '--as', 'alice', '--stream']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--stream requires --wait');
+  });
+
+  it('--stream prints JSONL until stopped', async () => {
+    const ctl = new AbortController();
+    let n = 0;
+    const { link } = fakeLink({
+      check: () => {
+        n += 1;
+        if (n === 2) ctl.abort();
+        return [{ message_id: `m${n}`, content: 'hi' }];
+      },
+    });
+    const r = await svc(['msg', 'check', '--as', 'alice', '--wait', '5', '--stream'], { link, signal: ctl.signal });
+    expect(r.code).toBe(0);
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).message_id),
+    ).toEqual(['m1', 'm2']);
+  });
+});
+
+describe('abuse report', () => {
+  it.each([
+    ['too short', 'short', 2],
+    ['only spaces around a short text', '   123456789   ', 2],
+    ['too long', 'x'.repeat(2001), 2],
+  ])('refuses a reason that is %s, before calling the relay', async (_what, reason, code) => {
+    const { link, calls } = fakeLink();
+    const r = await svc(['abuse', 'report', '1002', '--reason', reason, '--as', 'alice', '--json'], { link });
+    expect(r.code).toBe(code);
+    expect(JSON.parse(r.stdout).error).toBe('validation_failed');
+    expect(calls).toEqual([]);
+  });
+
+  it('sends a valid reason (trimmed) through the relay proxy', async () => {
+    const { link, calls } = fakeLink({
+      relay: () => ({ status: 202, body: { report_id: 'rpt_1', received_at: '2025-01-01T00:00:00Z' } }),
+    });
+    const r = await svc(['abuse', 'report', '1002', '--reason', '  spam spam spam  ', '--as', 'alice', '--json'], {
+      link,
+    });
+    expect(r.code).toBe(0);
+    expect(calls).toEqual([
+      {
+        method: 'relay',
+        args: ['alice', { method: 'POST', path: '/api/v1/agents/1002/report', body: { reason: 'spam spam spam' } }],
+      },
+    ]);
+    expect(JSON.parse(r.stdout)).toEqual({ report_id: 'rpt_1', received_at: '2025-01-01T00:00:00Z' });
+  });
+
+  it('a relay refusal becomes its error code', async () => {
+    const { link } = fakeLink({
+      relay: () => ({ status: 400, body: { error: 'cannot_target_self', message: 'An agent cannot block itself.' } }),
+    });
+    const r = await svc(['abuse', 'block', '1001', '--as', 'alice', '--json'], { link });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ error: 'cannot_target_self', message: 'An agent cannot block itself.' });
+  });
+});
+
+describe('hosted-only and unbuilt commands', () => {
+  it.each([
+    'account --json',
+    'account list --json',
+    'account upgrade pro --yes',
+    'auth login',
+    'auth logout --deployment home',
+    'auth mint-token --no-save',
+    'auth tokens list --json',
+    'auth tokens revoke pat_1',
+    'space my --json',
+    'space create lab -t a -t b',
+    'discover -q x --scope local --json',
+    'send @lab/general hi --as alice --json',
+    'agent recover --name a --number 1 --api-key k',
+  ])('svc %s is not_supported_self_hosted', async (line) => {
+    const { link, calls } = fakeLink();
+    const argv = line.split(' ');
+    const r = await svc(argv, { link });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('(not_supported_self_hosted)');
+    if (argv.includes('--json')) expect(JSON.parse(r.stdout).error).toBe('not_supported_self_hosted');
+    expect(calls).toEqual([]);
+  });
+
+  it.each([['tui'], ['mcp'], ['dashboard'], ['start'], ['stop']])('svc %s says not built yet', async (cmd) => {
+    const r = await svc([cmd]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('not built yet');
+  });
+});
+
+describe('wired commands', () => {
+  it('send takes TO_NUMBER and CONTENT positionally, or --to and -m', async () => {
+    const { link, calls } = fakeLink({
+      send: (_a, i) => ({ message_id: 'm1', conversation_id: 'c1', to: i.to, sent_at: 't', status: 'accepted' }),
+    });
+    expect((await svc(['send', '1002', 'hello', '--as', 'alice'], { link })).code).toBe(0);
+    expect((await svc(['send', '--to', '1002', '-m', 'hi', '--as', 'alice'], { link })).code).toBe(0);
+    expect(
+      (await svc(['send', '--to', '1002', 'hey', '--as', 'alice', '--content-type', 'structured'], { link })).code,
+    ).toBe(0);
+    expect(calls.map((c) => c.args[1])).toEqual([
+      { to: '1002', content: 'hello', content_type: 'text' },
+      { to: '1002', content: 'hi', content_type: 'text' },
+      { to: '1002', content: 'hey', content_type: 'structured' },
+    ]);
+  });
+
+  it('send --stdin reads the content; two content sources are a usage error', async () => {
+    const { link, calls } = fakeLink();
+    expect((await svc(['send', '1002', '--stdin', '--as', 'alice'], { link, stdin: 'from stdin\n' })).code).toBe(0);
+    expect(calls[0]!.args[1]).toMatchObject({ content: 'from stdin' });
+    expect((await svc(['send', '1002', 'x', '-m', 'y', '--as', 'alice'], { link })).code).toBe(2);
+    expect((await svc(['send', '1002', '--file', 'a.png', '--as', 'alice', '--json'], { link })).stdout).toContain(
+      'not_built_yet',
+    );
+  });
+
+  it('agent update needs at least one option and patches the profile', async () => {
+    const { link, calls } = fakeLink({ relay: () => ({ status: 200, body: { agent_number: '1001' } }) });
+    expect((await svc(['agent', 'update', '--as', 'alice'], { link })).code).toBe(2);
+    expect(calls).toEqual([]);
+    await svc(['agent', 'update', '--as', 'alice', '--name', 'Alice', '--timezone', 'Europe/Paris', '--json'], {
+      link,
+    });
+    expect(calls[0]!.args[1]).toEqual({
+      method: 'PATCH',
+      path: '/api/v1/agents/me',
+      body: { display_name: 'Alice', timezone: 'Europe/Paris' },
+    });
+  });
+
+  it('agent webhook set prints the secret once', async () => {
+    const secret = 'a'.repeat(64);
+    const { link, calls } = fakeLink({
+      relay: () => ({
+        status: 200,
+        body: { endpoint_url: 'https://x.example/hook', webhook_secret_set: true, webhook_secret: secret },
+      }),
+    });
+    const r = await svc(['agent', 'webhook', 'set', 'https://x.example/hook', '--as', 'alice'], { link });
+    expect(r.stdout).toContain(secret);
+    expect(r.stdout).toContain('shown once');
+    expect(calls[0]!.args[1]).toEqual({
+      method: 'PATCH',
+      path: '/api/v1/agents/me',
+      body: { endpoint_url: 'https://x.example/hook' },
+    });
+    await svc(['agent', 'webhook', 'clear', '--as', 'alice'], { link });
+    expect(calls[1]!.args[1]).toMatchObject({ body: { endpoint_url: null } });
+  });
+
+  it('keys status shows a changed peer key clearly', async () => {
+    const { link } = fakeLink({
+      keyStatus: () => ({
+        agent: 'alice',
+        signing_public_key: 's',
+        encryption_public_key: 'e',
+        rotation: 1,
+        relay_version: 2,
+        peers: [
+          {
+            agent_number: '1002',
+            signing_public_key: 's2',
+            encryption_public_key: 'OLD',
+            pinned_at: '2025-01-01T00:00:00Z',
+            changed: { signing_public_key: 's3', encryption_public_key: 'NEW', seen_at: '2025-02-01T00:00:00Z' },
+          },
+          {
+            agent_number: '1003',
+            signing_public_key: 's4',
+            encryption_public_key: 'k4',
+            pinned_at: '2025-01-01T00:00:00Z',
+          },
+        ],
+      }),
+    });
+    const r = await svc(['keys', 'status', '--as', 'alice'], { link });
+    expect(r.stdout).toMatch(/1002\s+CHANGED 2025-02-01/);
+    expect(r.stdout).toContain('OLD → NEW');
+    expect(r.stdout).toContain('WARNING: 1002 now presents a different key');
+    expect(r.stdout).toMatch(/1003\s+pinned/);
+  });
+
+  it('watch --json prints one object per inbound message', async () => {
+    const msg = (id: string, direction: string) => ({
+      message_id: id,
+      direction,
+      content: 'x',
+      conversation_type: 'direct',
+    });
+    const { link } = fakeLink({
+      events: async function* () {
+        yield { type: 'message', agent: 'alice', message: msg('m1', 'inbound') };
+        yield { type: 'message', agent: 'alice', message: msg('m2', 'outbound') };
+        yield { type: 'session', agent: 'alice', state: 'connected' };
+        yield { type: 'message', agent: 'alice', message: msg('m3', 'inbound') };
+      } as never,
+    });
+    const r = await svc(['watch', '--as', 'alice', '--json'], { link });
+    expect(r.code).toBe(0);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.message_id)).toEqual(['m1', 'm3']);
+    expect(lines[0]).toMatchObject({ agent: 'alice', direction: 'inbound' });
+  });
+
+  it('deployment fetch reads the trust bundle file and requires --trust', async () => {
+    await withTempHome(async (home) => {
+      const { writeFile } = await import('node:fs/promises');
+      await writeFile(`${home}/trust.json`, '{"keys":[]}');
+      const { link, calls } = fakeLink({ fetchDeployment: () => ({ name: 'home' }) });
+      expect((await svc(['deployment', 'fetch', '--url', 'https://r.example'], { link })).code).toBe(2);
+      const r = await svc(
+        [
+          'deployment',
+          'fetch',
+          '--url',
+          'https://r.example',
+          '--trust',
+          `${home}/trust.json`,
+          '--name',
+          'home',
+          '--json',
+        ],
+        { link },
+      );
+      expect(r.code).toBe(0);
+      expect(calls).toEqual([
+        { method: 'fetchDeployment', args: [{ url: 'https://r.example', trust_bundle: '{"keys":[]}', name: 'home' }] },
+      ]);
+      const missing = await svc(['deployment', 'fetch', '--url', 'u', '--trust', `${home}/nope.json`, '--json'], {
+        link,
+      });
+      expect(JSON.parse(missing.stdout).error).toBe('io_error');
+    });
+  });
+
+  it('register sends the enrollment code and options', async () => {
+    const { link, calls } = fakeLink({ register: () => AGENT });
+    const r = await svc(
+      [
+        'register',
+        '--enrollment-grant',
+        'svce1.abc.def',
+        '--name',
+        'alice',
+        '--no-discoverable',
+        '--deployment',
+        'home',
+        '--json',
+      ],
+      { link, env: { SVC_HOME: '/nonexistent/svc-home' } },
+    );
+    expect(r.code).toBe(0);
+    expect(calls).toEqual([
+      {
+        method: 'register',
+        args: [
+          {
+            enrollment_code: 'svce1.abc.def',
+            discoverable: false,
+            name: 'alice',
+            display_name: 'alice',
+            deployment: 'home',
+          },
+        ],
+      },
+    ]);
+    expect((await svc(['register'], { link })).code).toBe(2);
+  });
+
+  it('-v and -vv log to stderr, never stdout', async () => {
+    const { link } = fakeLink({ inbox: () => [] });
+    const r = await svc(['inbox', '--as', 'alice', '-vv', '--json'], { link });
+    expect(r.stdout).toBe('[]\n');
+    expect(r.stderr).toContain('svc: debug: agent alice (--as)');
+  });
+});
