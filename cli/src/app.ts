@@ -47,7 +47,7 @@ export class App {
 
   /** The daemon link, autostarting the daemon unless the global --no-autostart was given. */
   link(autostart: boolean): Promise<DaemonLink> {
-    this.linkPromise ??= (this.io.connect ?? connectDaemon)({ home: this.home, autostart });
+    this.linkPromise ??= (this.io.connect ?? connectDaemon)({ home: this.home, autostart, env: this.io.env });
     return this.linkPromise;
   }
 }

@@ -1,28 +1,29 @@
 /**
- * The CLI's one door to the daemon: typed calls for each path of the socket API
- * (`@svc/daemon/client`, api.ts). Until the daemon's `DaemonClient` lands, this module
- * speaks the documented contract itself (JSON over HTTP on `$SVC_HOME/run/daemon.sock`);
- * commands depend only on the `DaemonLink` interface, so switching over touches this file.
+ * The CLI's one door to the daemon: the `DaemonLink` interface the commands use, backed by
+ * the daemon's `DaemonClient` (`@svc/daemon/client`, which speaks the socket API of
+ * api.ts). Commands depend only on the interface, so tests hand in a fake.
  */
-import { request } from 'node:http';
-import type {
-  AddDeploymentInput,
-  ArchivedMessage,
-  DaemonEvent,
-  DaemonStatus,
-  DeploymentAudit,
-  DeploymentInfo,
-  FetchDeploymentInput,
-  KeyStatus,
-  LocalAgent,
-  PeerKey,
-  RegisterInput,
-  RelayCall,
-  RenewDeploymentInput,
-  ReplyInput,
-  SendInput,
-  SentMessage,
-  SyncResult,
+import {
+  type AddDeploymentInput,
+  type ArchivedMessage,
+  type DaemonClient,
+  DaemonClientError,
+  type DaemonEvent,
+  type DaemonStatus,
+  type DeploymentAudit,
+  type DeploymentInfo,
+  ensureDaemon,
+  type FetchDeploymentInput,
+  type KeyStatus,
+  type LocalAgent,
+  type PeerKey,
+  type RegisterInput,
+  type RelayCall,
+  type RenewDeploymentInput,
+  type ReplyInput,
+  type SendInput,
+  type SentMessage,
+  type SyncResult,
 } from '@svc/daemon/client';
 import { CliError } from './errors.js';
 import { socketPath } from './home.js';
@@ -31,6 +32,7 @@ export type InboxSource = 'auto' | 'local' | 'api';
 
 export interface DaemonLink {
   status(): Promise<DaemonStatus>;
+  shutdown(): Promise<void>;
   listDeployments(): Promise<DeploymentInfo[]>;
   fetchDeployment(input: FetchDeploymentInput): Promise<DeploymentInfo>;
   addDeployment(input: AddDeploymentInput): Promise<DeploymentInfo>;
@@ -59,168 +61,78 @@ export interface DaemonLink {
   events(agent: string | undefined, signal?: AbortSignal): AsyncIterable<DaemonEvent>;
 }
 
-/** Error of a daemon answer: the `{error, message}` body and the HTTP status. */
-export class DaemonLinkError extends Error {
-  readonly code: string;
-  readonly status: number;
-  constructor(code: string, message: string, status: number) {
-    super(message);
-    this.name = 'DaemonLinkError';
-    this.code = code;
-    this.status = status;
-  }
-}
-
 export interface ConnectOptions {
   home: string;
   /** start the daemon when none answers (false with --no-autostart) */
   autostart: boolean;
+  /** environment of a daemon started here */
+  env?: NodeJS.ProcessEnv;
 }
 
-const enc = encodeURIComponent;
-
-function unavailable(home: string, autostart: boolean, cause?: unknown): CliError {
-  const sock = socketPath(home);
-  const how = autostart
-    ? 'this build cannot start it yet: start the daemon (svc-daemon) with the same SVC_HOME and retry'
-    : 'start it (svc-daemon with the same SVC_HOME) or run the command without --no-autostart';
-  return new CliError('daemon_unavailable', `No svc daemon answers on ${sock}; ${how}.`, { cause });
-}
-
-/** A link over the socket API, after checking that a daemon answers (and starting one if allowed). */
+/** A link to a running daemon, started (detached) first unless autostart is false. */
 export async function connectDaemon(options: ConnectOptions): Promise<DaemonLink> {
-  const link = socketLink(socketPath(options.home));
   try {
-    await link.status();
+    const client = await ensureDaemon({
+      home: options.home,
+      autostart: options.autostart,
+      ...(options.env ? { env: options.env } : {}),
+    });
+    return clientLink(client);
   } catch (err) {
-    if (err instanceof DaemonLinkError) throw err;
-    throw unavailable(options.home, options.autostart, err);
-  }
-  return link;
-}
-
-interface RawAnswer {
-  status: number;
-  text: string;
-}
-
-function call(sock: string, method: string, path: string, body?: unknown): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      {
-        socketPath: sock,
-        method,
-        path,
-        headers: {
-          accept: 'application/json',
-          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-function answerError(answer: RawAnswer): DaemonLinkError {
-  try {
-    const body = JSON.parse(answer.text) as { error?: unknown; message?: unknown };
-    if (typeof body.error === 'string') {
-      return new DaemonLinkError(body.error, String(body.message ?? body.error), answer.status);
+    if (err instanceof DaemonClientError && err.code === 'daemon_unavailable' && !options.autostart) {
+      throw new CliError(
+        'daemon_unavailable',
+        `No svc daemon answers on ${socketPath(options.home)}; start it with \`svc start\` (same SVC_HOME) or run the command without --no-autostart.`,
+        { cause: err },
+      );
     }
-  } catch {
-    // not JSON: fall through
-  }
-  return new DaemonLinkError(
-    'internal_error',
-    `The daemon answered ${answer.status}: ${answer.text.slice(0, 200)}`,
-    answer.status,
-  );
-}
-
-export function socketLink(sock: string): DaemonLink {
-  const json = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const answer = await call(sock, method, path, body);
-    if (answer.status < 200 || answer.status > 299) throw answerError(answer);
-    return (answer.text ? JSON.parse(answer.text) : {}) as T;
-  };
-  const qs = (params: Record<string, string | number | boolean | undefined>) => {
-    const entries = Object.entries(params).filter((e): e is [string, string | number | boolean] => e[1] !== undefined);
-    return entries.length === 0
-      ? ''
-      : `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
-  };
-  const agentPath = (agent: string, rest = '') => `/v1/agents/${enc(agent)}${rest}`;
-
-  return {
-    status: () => json('GET', '/v1/status'),
-    listDeployments: () => json('GET', '/v1/deployments'),
-    fetchDeployment: (input) => json('POST', '/v1/deployments/fetch', input),
-    addDeployment: (input) => json('POST', '/v1/deployments/add', input),
-    getDeployment: (name) => json('GET', `/v1/deployments/${enc(name)}`),
-    removeDeployment: async (name) => {
-      await json('DELETE', `/v1/deployments/${enc(name)}`);
-    },
-    renewDeployment: (name, input) => json('POST', `/v1/deployments/${enc(name)}/renew`, input),
-    auditDeployments: () => json('GET', '/v1/deployments-audit'),
-    register: (input) => json('POST', '/v1/agents/register', input),
-    listAgents: () => json('GET', '/v1/agents'),
-    getAgent: (agent) => json('GET', agentPath(agent)),
-    deregister: async (agent) => {
-      await json('DELETE', agentPath(agent));
-    },
-    token: (agent) => json('POST', agentPath(agent, '/token')),
-    keyStatus: (agent) => json('GET', agentPath(agent, '/keys')),
-    generateKeys: (agent) => json('POST', agentPath(agent, '/keys/generate')),
-    uploadSigningKey: (agent) => json('POST', agentPath(agent, '/keys/upload-signing')),
-    acceptPeerKey: (agent, peer) => json('POST', agentPath(agent, `/peers/${enc(peer)}/accept-key`)),
-    send: (agent, input) => json('POST', agentPath(agent, '/send'), input),
-    reply: (agent, input) => json('POST', agentPath(agent, '/reply'), input),
-    inbox: (agent, source) => json('GET', agentPath(agent, `/inbox${qs({ source })}`)),
-    conversation: (agent, id, q) =>
-      json('GET', agentPath(agent, `/conversations/${enc(id)}/messages${qs({ last: q.last, since: q.since })}`)),
-    check: (agent, q) => json('GET', agentPath(agent, `/check${qs({ wait: q.wait, ack: q.ack })}`)),
-    ack: (agent, id) => json('POST', agentPath(agent, `/messages/${enc(id)}/ack`)),
-    search: (agent, q, limit) => json('GET', agentPath(agent, `/search${qs({ q, limit })}`)),
-    sync: (agent) => json('POST', agentPath(agent, '/sync')),
-    relay: (agent, relayCall) => json('POST', agentPath(agent, '/relay'), relayCall),
-    events: (agent, signal) => eventStream(sock, `/v1/events${qs({ agent })}`, signal),
-  };
-}
-
-async function* eventStream(sock: string, path: string, signal?: AbortSignal): AsyncGenerator<DaemonEvent> {
-  const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-    const req = request({ socketPath: sock, method: 'GET', path, headers: { accept: 'application/x-ndjson' }, signal });
-    req.on('response', resolve);
-    req.on('error', reject);
-    req.end();
-  });
-  if ((res.statusCode ?? 0) >= 300) {
-    const chunks: Buffer[] = [];
-    for await (const c of res) chunks.push(c as Buffer);
-    throw answerError({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
-  }
-  let buffered = '';
-  try {
-    for await (const chunk of res) {
-      buffered += (chunk as Buffer).toString('utf8');
-      let nl = buffered.indexOf('\n');
-      while (nl >= 0) {
-        const line = buffered.slice(0, nl).trim();
-        buffered = buffered.slice(nl + 1);
-        if (line) yield JSON.parse(line) as DaemonEvent;
-        nl = buffered.indexOf('\n');
-      }
-    }
-  } catch (err) {
-    if (signal?.aborted) return;
     throw err;
+  }
+}
+
+/** The DaemonLink view of a DaemonClient. */
+export function clientLink(client: DaemonClient): DaemonLink {
+  return {
+    status: () => client.status(),
+    shutdown: () => client.shutdown(),
+    listDeployments: () => client.listDeployments(),
+    fetchDeployment: (input) => client.fetchDeployment(input),
+    addDeployment: (input) => client.addDeployment(input),
+    getDeployment: (name) => client.getDeployment(name),
+    removeDeployment: (name) => client.removeDeployment(name),
+    renewDeployment: (name, input) => client.renewDeployment(name, input),
+    auditDeployments: () => client.auditDeployments(),
+    register: (input) => client.register(input),
+    listAgents: () => client.listAgents(),
+    getAgent: (agent) => client.getAgent(agent),
+    deregister: (agent) => client.deregister(agent),
+    token: (agent) => client.token(agent),
+    keyStatus: (agent) => client.keys(agent),
+    generateKeys: (agent) => client.generateKeys(agent),
+    uploadSigningKey: (agent) => client.uploadSigningKey(agent),
+    acceptPeerKey: (agent, peer) => client.acceptPeerKey(agent, peer),
+    send: (agent, input) => client.send(agent, input),
+    reply: (agent, input) => client.reply(agent, input),
+    inbox: (agent, source) => client.inbox(agent, { source }),
+    conversation: (agent, id, q) => client.read(agent, id, q),
+    check: (agent, q) => client.check(agent, q),
+    ack: (agent, id) => client.ack(agent, id),
+    search: (agent, q, limit) => client.search(agent, q, { limit }),
+    sync: (agent) => client.sync(agent),
+    relay: (agent, call) => client.relay(agent, call),
+    events: (agent, signal) => eventsUntil(client, agent, signal),
+  };
+}
+
+async function* eventsUntil(client: DaemonClient, agent: string | undefined, signal?: AbortSignal) {
+  const stream = await client.events(agent === undefined ? {} : { agent });
+  const close = () => stream.close();
+  if (signal?.aborted) close();
+  signal?.addEventListener('abort', close, { once: true });
+  try {
+    yield* stream;
+  } finally {
+    signal?.removeEventListener('abort', close);
+    stream.close();
   }
 }

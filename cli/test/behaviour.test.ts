@@ -232,11 +232,14 @@ describe('hosted-only and unbuilt commands', () => {
     expect(calls).toEqual([]);
   });
 
-  it.each([['tui'], ['mcp'], ['dashboard'], ['start'], ['stop']])('svc %s says not built yet', async (cmd) => {
-    const r = await svc([cmd]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('not built yet');
-  });
+  it.each([['tui'], ['mcp'], ['dashboard'], ['start', '--local-only'], ['stop', '--local']])(
+    'svc %s says not built yet',
+    async (...argv) => {
+      const r = await svc(argv);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('not built yet');
+    },
+  );
 });
 
 describe('wired commands', () => {

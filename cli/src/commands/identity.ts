@@ -1,5 +1,6 @@
 /** Identity: whoami, deregister, sync, doctor, account (hosted), dashboard, start, stop, star, tui. */
-import type { LocalAgent, SyncResult } from '@svc/daemon/client';
+import { spawn } from 'node:child_process';
+import { daemonCommand, type LocalAgent, type SyncResult } from '@svc/daemon/client';
 import type { OwnProfile, TokenResponse } from '@svc/shared';
 import { Command } from 'commander';
 import type { App } from '../app.js';
@@ -233,12 +234,52 @@ export function identityCommands(app: App): Command[] {
       ),
     ),
   );
-  notBuilt(app, start, 'svc start');
+  action(app, start, async (run) => {
+    const o = run.opts<{
+      localOnly: boolean;
+      port?: number;
+      monitorPort?: number;
+      listen: string;
+      background: boolean;
+    }>();
+    if (o.localOnly || o.port !== undefined || o.monitorPort !== undefined || o.listen !== '127.0.0.1') {
+      throw new CliError('not_built_yet', 'start --local-only, --port, --monitor-port and --listen are not built yet.');
+    }
+    if (o.background) {
+      const status = await app.link(true).then((l) => l.status());
+      run.print(
+        status,
+        () => `The svc daemon runs (pid ${status.pid}, version ${status.version}, home ${status.home}).\n`,
+      );
+      return;
+    }
+    const running = await app.link(false).then(
+      (l) => l.status(),
+      () => undefined,
+    );
+    if (running) throw new CliError('daemon_already_running', `The svc daemon already runs (pid ${running.pid}).`);
+    const { command, args, cwd } = daemonCommand();
+    run.info(`running the daemon in the foreground: ${command} ${args.join(' ')}`);
+    const child = spawn(command, args, { cwd, stdio: 'inherit', env: { ...run.env, SVC_HOME: app.home } });
+    const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
+    if (code !== 0) throw new CliError('daemon_unavailable', `The daemon exited with status ${code}.`);
+  });
 
   const stop = new Command('stop')
     .description('stop the local stack')
     .option('--local', 'stop only the local-only server', false);
-  notBuilt(app, stop, 'svc stop');
+  action(app, stop, async (run) => {
+    if (run.opts<{ local: boolean }>().local) throw new CliError('not_built_yet', 'stop --local is not built yet.');
+    let link: Awaited<ReturnType<App['link']>>;
+    try {
+      link = await app.link(false);
+    } catch {
+      run.out('No svc daemon is running.\n');
+      return;
+    }
+    await link.shutdown();
+    run.out('Stopped the svc daemon.\n');
+  });
 
   const tui = new Command('tui').description('read-only terminal dashboard');
   notBuilt(app, tui, 'svc tui');

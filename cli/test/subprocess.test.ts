@@ -1,0 +1,59 @@
+/** `svc` as a real process against a real daemon it autostarts in a temp SVC_HOME. */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const bin = join(root, 'cli', 'src', 'bin', 'svc.ts');
+let home: string;
+
+async function svc(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, ['--conditions=source', '--import', 'tsx', bin, ...args], {
+      cwd: root,
+      env: { ...process.env, SVC_HOME: home, SVC_VAULT_PASSPHRASE: 'cli-subprocess-test', SVC_AGENT: '' },
+      timeout: 30_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+describe('svc subprocess', () => {
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), 'svc-cli-proc-'));
+  });
+  afterAll(async () => {
+    await svc(['stop']);
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('svc --version prints the version without a daemon', async () => {
+    const r = await svc(['--version']);
+    expect(r).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
+  });
+
+  it('svc --no-autostart without a daemon is daemon_unavailable, exit 1', async () => {
+    const r = await svc(['--no-autostart', 'deployment', 'list', '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).error).toBe('daemon_unavailable');
+  });
+
+  it('svc deployment list --json autostarts the daemon and prints []', async () => {
+    const r = await svc(['deployment', 'list', '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([]);
+  });
+
+  it('a usage error exits 2', async () => {
+    expect((await svc(['msg', 'check', '--wait', '31'])).code).toBe(2);
+  });
+});
