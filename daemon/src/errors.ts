@@ -25,6 +25,10 @@ const DAEMON_CODES: Record<DaemonErrorCode, { status: number; message: string }>
   },
   envelope_rejected: { status: 422, message: 'An inbound envelope failed verification; it was not archived.' },
   not_supported_self_hosted: { status: 501, message: 'This command needs the hosted service.' },
+  relay_unreachable: {
+    status: 503,
+    message: 'The relay cannot be reached; check the network or ask its operator, then retry.',
+  },
 };
 
 export function statusOf(code: string): number {

@@ -353,9 +353,7 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     const down = await svc(homes.a, ['send', 'bob', '-m', 'lost while the relay is down', '--json']);
     expect(down.code, down.stdout + down.stderr).toBe(1);
     const err = JSON.parse(down.stdout) as { error: string; message: string };
-    // The code is a stable snake_case string; today it is `internal_error` (the daemon has no
-    // catalog code for an unreachable relay; reported), so only the message is pinned down.
-    expect(err.error).toEqual(expect.stringMatching(/^[a-z][a-z0-9_.]*$/));
+    expect(err.error).toBe('relay_unreachable');
     expect(err.message).toMatch(/relay .* cannot be reached/);
     expect(down.stderr).toContain(`(${err.error})`);
     console.info(`e2e: relay stopped in ${stopMs} ms; svc send while down → ${down.stdout.trim()}`);

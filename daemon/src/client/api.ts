@@ -46,6 +46,7 @@ export const DAEMON_ERROR_CODES = [
   'peer_key_changed', // a pinned peer key changed: `svc keys status` shows it, accept to continue
   'envelope_rejected', // an inbound envelope failed verification (reported, never archived)
   'not_supported_self_hosted', // hosted-only commands
+  'relay_unreachable', // the relay does not answer (network, relay down); retry later
 ] as const;
 export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
 

@@ -81,7 +81,7 @@ export async function relayRequest<T = unknown>(target: RelayTarget, opts: Reque
   } catch (cause) {
     if (cause instanceof DaemonError) throw cause;
     throw new DaemonError(
-      'internal_error',
+      'relay_unreachable',
       `the relay at ${target.baseUrl} cannot be reached: ${(cause as Error).message}`,
       { cause, status: 503 },
     );
