@@ -393,6 +393,27 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     expect(inbox.map((m) => m.message_id)).toEqual([ids.second, after.message_id]);
   }, 120_000);
 
+  it('manages the webhook endpoint: the secret is printed once, status shows it set, clear removes both', async () => {
+    type Hook = { endpoint_url: string | null; webhook_secret_set: boolean; webhook_secret?: string };
+    const url = 'https://hooks.example.com/svc';
+    const set = await svcJson<Hook>(homes.b, ['agent', 'webhook', 'set', url, '--as', 'bob', '--json']);
+    expect(set).toMatchObject({ endpoint_url: url, webhook_secret_set: true });
+    expect(set.webhook_secret).toMatch(/^[0-9a-f]{64}$/);
+    const status = await svcJson<Hook>(homes.b, ['agent', 'webhook', 'status', '--as', 'bob', '--json']);
+    expect(status).toMatchObject({ endpoint_url: url, webhook_secret_set: true });
+    expect(JSON.stringify(status)).not.toContain(set.webhook_secret);
+    // a private address is refused by the relay with its code, through the CLI
+    const refused = await svc(homes.b, ['agent', 'webhook', 'set', 'https://127.0.0.1/hook', '--as', 'bob', '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ error: 'invalid_endpoint_url' });
+    const cleared = await svcJson<Hook>(homes.b, ['agent', 'webhook', 'clear', '--as', 'bob', '--json']);
+    expect(cleared).toMatchObject({ endpoint_url: null, webhook_secret_set: false });
+    const again = await svcJson<Hook>(homes.b, ['agent', 'webhook', 'set', url, '--as', 'bob', '--json']);
+    expect(again.webhook_secret).toMatch(/^[0-9a-f]{64}$/);
+    expect(again.webhook_secret).not.toBe(set.webhook_secret); // a new secret after clearing
+    await svcJson(homes.b, ['agent', 'webhook', 'clear', '--as', 'bob', '--json']);
+  }, 120_000);
+
   it('stops cleanly: watch ends on SIGTERM, svc stop ends each daemon, no process is left', async () => {
     const [wa, wb] = await Promise.all([watches.a!.stop(), watches.b!.stop()]);
     expect([wa, wb]).toEqual([0, 0]);
