@@ -3,8 +3,10 @@
  * against raw JetStream publishes of the same size in the same run.
  *
  *   relay:    a real `svc-relay dev` process; N sealed 1 KiB envelopes sent in batches of
- *             BATCH per request with CONCURRENCY requests in flight; the recipient follows
- *             the SSE stream, which gives send→delivery latency.
+ *             BATCH per request with CONCURRENCY requests in flight (the send path alone,
+ *             as the baseline measures publishes alone). Then a second recipient follows
+ *             its SSE stream while LATENCY_N envelopes go out in batches of 10, which gives
+ *             send→delivery latency.
  *   baseline: a nats-server in the same operator/JetStream setup (our Bus), N raw
  *             publishes to the same kind of stream, the fastest way the client allows:
  *             no per-message promise, a reply inbox per message and one wildcard
@@ -28,6 +30,7 @@ const N = Number(process.env.BENCH_N ?? 20_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
+const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 2_000);
 const BODY = 'x'.repeat(1024);
 
 const quiet = pino({ level: 'silent' });
@@ -116,18 +119,48 @@ async function relayRun(): Promise<RelayRun> {
       (JSON.parse(grant.stdout) as { enrollment_code: string }).enrollment_code,
     );
 
-    // sealed in advance: the client's crypto is not what this measures
+    // Sealed and serialized in advance: the client's crypto and JSON are not what this measures.
     const envelopes = Array.from({ length: N }, () => sealFor(sender, recipient, BODY));
+    const bodies: string[] = [];
+    for (let i = 0; i < N; i += BATCH) bodies.push(JSON.stringify({ envelopes: envelopes.slice(i, i + BATCH) }));
+    const post = async (body: string) => {
+      const res = await fetch(`${base}/api/v1/messages`, {
+        method: 'POST',
+        headers: { ...sender.auth, 'content-type': 'application/json' },
+        body,
+      });
+      if (res.status !== 202) throw new Error(`send failed: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+
+    // Throughput: the send path alone, as the baseline measures publishes alone.
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < bodies.length) await post(bodies[next++] as string);
+      }),
+    );
+    const ms = performance.now() - t0;
+
+    // Latency: a second recipient follows its event stream while LATENCY_N envelopes are
+    // sent in small batches; each is timed from its request to its arrival on the stream.
+    const grant2 = await runRelayCli(['grant', '--agent-id', 'bench-follower', '--json'], env);
+    if (grant2.code !== 0) throw new Error(`svc-relay grant failed: ${grant2.stderr}${grant2.stdout}`);
+    const follower = await enrollAgent(
+      base,
+      (JSON.parse(grant2.stdout) as { enrollment_code: string }).enrollment_code,
+    );
+    const timed = Array.from({ length: LATENCY_N }, () => sealFor(sender, follower, BODY));
     const sentAt = new Map<string, number>();
     const latencies: number[] = [];
-
     const abort = new AbortController();
-    const stream = await fetch(`${base}/api/v1/messages/stream`, { headers: recipient.auth, signal: abort.signal });
+    const stream = await fetch(`${base}/api/v1/messages/stream`, { headers: follower.auth, signal: abort.signal });
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
     const delivered = (async () => {
-      const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
       const decoder = new TextDecoder();
       let buffer = '';
-      while (latencies.length < N) {
+      while (latencies.length < LATENCY_N) {
         const { value, done } = await reader.read();
         if (done) break;
         buffer += decoder.decode(value, { stream: true });
@@ -140,26 +173,19 @@ async function relayRun(): Promise<RelayRun> {
         }
       }
     })();
-
-    let next = 0;
-    const t0 = performance.now();
-    const worker = async () => {
-      while (next < N) {
-        const batch = envelopes.slice(next, next + BATCH);
-        next += batch.length;
-        const now = performance.now();
-        for (const e of batch) sentAt.set(e.header.message_id, now);
-        const res = await fetch(`${base}/api/v1/messages`, {
-          method: 'POST',
-          headers: { ...sender.auth, 'content-type': 'application/json' },
-          body: JSON.stringify({ envelopes: batch }),
-        });
-        if (res.status !== 202) throw new Error(`send failed: ${res.status} ${await res.text()}`);
-        await res.arrayBuffer();
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const ms = performance.now() - t0;
+    let k = 0;
+    await Promise.all(
+      Array.from({ length: 2 }, async () => {
+        while (k < timed.length) {
+          const batch = timed.slice(k, k + 10);
+          k += batch.length;
+          const body = JSON.stringify({ envelopes: batch });
+          const now = performance.now();
+          for (const e of batch) sentAt.set(e.header.message_id, now);
+          await post(body);
+        }
+      }),
+    );
     await Promise.race([delivered, new Promise((r) => setTimeout(r, 60_000))]);
     abort.abort();
     return { rate: rate(N, ms), p50: pct(latencies, 50), p99: pct(latencies, 99) };

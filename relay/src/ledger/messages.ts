@@ -29,6 +29,7 @@ export class MessageStore {
   readonly #ledger: Ledger;
   readonly #insert;
   readonly #find;
+  readonly #senders;
   readonly #pending;
   readonly #ack;
   readonly #receipt;
@@ -43,6 +44,9 @@ export class MessageStore {
        VALUES (@recipient_row, @message_id, @tenant_id, @recipient_number, @sender_row, @sender_number, @stream_seq, @size, @accepted_at)`,
     );
     this.#find = db.prepare('SELECT * FROM envelopes WHERE recipient_row = ? AND message_id = ?');
+    this.#senders = db.prepare(
+      'SELECT message_id, sender_row FROM envelopes WHERE recipient_row = ? AND message_id IN (SELECT value FROM json_each(?))',
+    );
     this.#pending = db.prepare(
       'SELECT * FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL AND stream_seq > ? ORDER BY stream_seq LIMIT ?',
     );
@@ -56,6 +60,18 @@ export class MessageStore {
       'SELECT id, message_id, recipient_number, acked_at FROM receipts WHERE sender_row = ? AND id > ? ORDER BY id LIMIT ?',
     );
     this.#queueWebhook = prepareQueueDelivery(db);
+  }
+
+  /** For each of these message ids already recorded for the recipient: who sent it. One query per batch. */
+  existingSenders(recipientRow: string, messageIds: string[]): Map<string, string> {
+    const rows = this.#ledger.guarded(
+      () =>
+        this.#senders.all(recipientRow, JSON.stringify(messageIds)) as Array<{
+          message_id: string;
+          sender_row: string;
+        }>,
+    );
+    return new Map(rows.map((r) => [r.message_id, r.sender_row]));
   }
 
   find(recipientRow: string, messageId: string): EnvelopeRow | undefined {

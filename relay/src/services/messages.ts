@@ -123,10 +123,17 @@ export class Messaging {
     const results: SendResponse['results'] = [];
     const toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string; webhook: boolean }> = [];
     const seen = new Set<string>();
+    // What is already recorded, one query per recipient of the batch.
+    const known = new Map<string, Map<string, string>>();
+    for (const { recipient } of recipients.values()) {
+      const ids = checked.filter((c) => c.recipient.id === recipient.id).map((c) => c.envelope.header.message_id);
+      known.set(recipient.id, this.store.existingSenders(recipient.id, ids));
+    }
     for (const { envelope, bytes, recipient, blocked, webhook } of checked) {
       const messageId = envelope.header.message_id;
       const key = `${recipient.id}\u0000${messageId}`;
-      const existing = this.store.find(recipient.id, messageId);
+      const existingSender = known.get(recipient.id)?.get(messageId);
+      const existing = existingSender === undefined ? undefined : { sender_row: existingSender };
       if (existing && existing.sender_row !== sender.id) {
         throw new SvcError(
           'message_id_conflict',
