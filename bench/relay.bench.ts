@@ -28,7 +28,7 @@ import { freePort, runRelayCli } from '../relay/test/helpers/relay-process.js';
 
 const N = Number(process.env.BENCH_N ?? 20_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
 const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 2_000);
 const BODY = 'x'.repeat(1024);
