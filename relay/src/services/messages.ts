@@ -6,6 +6,7 @@
 import {
   type Envelope,
   type EnvelopeHeader,
+  encodeEnvelope,
   isEnvelopeError,
   MESSAGE_LIMITS,
   type PendingItem,
@@ -75,7 +76,8 @@ export class Messaging {
       if (isEnvelopeError(err)) throw new SvcError('envelope_malformed', `envelopes[${index}]: ${err.message}`);
       throw err;
     }
-    const bytes = Buffer.from(JSON.stringify(envelope));
+    // Canonical, and cheap: every field was just checked to be plain ASCII.
+    const bytes = Buffer.from(encodeEnvelope(envelope), 'latin1');
     if (bytes.length > MESSAGE_LIMITS.maxEnvelopeBytes) {
       throw new SvcError(
         'envelope_too_large',
