@@ -2,8 +2,8 @@
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { type KeyRecord, keyRecordBytes, toBase64url } from '@svc/shared';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { verifyEd25519 } from '../src/auth/signatures.js';
 import { KeyDirectory } from '../src/ledger/keys.js';
-import { verifyEd25519 } from '../src/services/enrollment.js';
 import { signInSignature } from './helpers/agent-client.js';
 import { type InProcessAgent, type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 

@@ -19,10 +19,10 @@ import {
   SvcError,
   toBase64url,
 } from '@svc/shared';
+import { verifyEd25519 } from '../auth/signatures.js';
 import type { RelayContext } from '../context.js';
 import { requireAgent } from '../http/auth-hooks.js';
 import { KeyDirectory, type KeyOwner } from '../ledger/keys.js';
-import { verifyEd25519 } from '../services/enrollment.js';
 import type { TypedApp } from './types.js';
 
 /** Decodes canonical base64url of exactly `length` bytes, or undefined. */

@@ -2,7 +2,7 @@
  * Redeeming an enrollment code with a signed proof. Every refusal is the one uniform
  * 403 invalid_enrollment; the reason goes to the log only.
  */
-import { createPublicKey, randomUUID, verify } from 'node:crypto';
+import { randomUUID, verify } from 'node:crypto';
 import {
   type Credentials,
   type EnrollmentRequest,
@@ -14,21 +14,13 @@ import {
   SvcError,
 } from '@svc/shared';
 import { equalHashes, hashSecret, issueAccessToken, newApiKey } from '../auth/agent-credentials.js';
+import { verifyEd25519 } from '../auth/signatures.js';
 import type { RelayContext } from '../context.js';
 import { cleanupIncarnation } from './revocation.js';
 
 const refuse = (reason: string): never => {
   throw new SvcError('invalid_enrollment', undefined, { detail: reason });
 };
-
-export function verifyEd25519(publicKeyB64url: string, data: Uint8Array, signatureB64url: string): boolean {
-  try {
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKeyB64url }, format: 'jwk' });
-    return verify(null, data, key, fromBase64url(signatureB64url));
-  } catch {
-    return false;
-  }
-}
 
 export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promise<Credentials> {
   const now = ctx.now();

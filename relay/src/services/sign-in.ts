@@ -14,9 +14,9 @@ import {
   type TokenResponse,
 } from '@svc/shared';
 import { hashSecret, issueAccessToken, newApiKey } from '../auth/agent-credentials.js';
+import { verifyEd25519 } from '../auth/signatures.js';
 import type { RelayContext } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
-import { verifyEd25519 } from './enrollment.js';
 
 export const CHALLENGE_TTL_MS = 60_000;
 

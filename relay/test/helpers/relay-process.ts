@@ -4,7 +4,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,16 +11,9 @@ import { fileURLToPath } from 'node:url';
 const BIN = fileURLToPath(new URL('../../src/bin/svc-relay.ts', import.meta.url));
 const NODE_ARGS = ['--conditions=source', '--import', 'tsx', BIN];
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { findFreePort as freePort } from '../../src/bus/index.js';
+
+export { freePort };
 
 export const tempDir = (prefix = 'svc-relay-test-'): string => mkdtempSync(join(tmpdir(), prefix));
 
