@@ -136,6 +136,28 @@ export const ERROR_CATALOG = {
   },
   unknown_message: { status: 404, message: 'No pending message with this id for you.' },
 
+  // the local daemon and its clients (listed in daemon/src/client/api.ts)
+  daemon_unavailable: { status: 503, message: 'No svc daemon answers; start it with `svc start`.' },
+  daemon_already_running: { status: 409, message: 'A daemon already runs for this SVC_HOME.' },
+  unknown_agent: { status: 404, message: 'No local agent by that name or number; see `svc agent list`.' },
+  agent_required: { status: 400, message: 'Several local agents: choose one with --as or SVC_AGENT.' },
+  unknown_deployment: {
+    status: 404,
+    message: 'No trusted deployment by that name; add it with `svc deployment fetch`.',
+  },
+  deployment_exists: { status: 409, message: 'A deployment by that name exists; remove it or choose another name.' },
+  vault_locked: { status: 423, message: 'The file vault is locked: set SVC_VAULT_PASSPHRASE to its passphrase.' },
+  peer_key_changed: {
+    status: 409,
+    message: "A peer's pinned key changed: check `svc keys status` and accept the new key to continue.",
+  },
+  envelope_rejected: { status: 422, message: 'An inbound envelope failed verification; it was not archived.' },
+  not_supported_self_hosted: { status: 501, message: 'This command needs the hosted service.' },
+  relay_unreachable: {
+    status: 503,
+    message: 'The relay cannot be reached; check the network or ask its operator, then retry.',
+  },
+
   // local configuration (CLI/daemon/operator commands)
   config_invalid: { status: 400, message: 'The configuration is invalid.' },
 } as const satisfies Record<string, { status: number; message: string }>;
