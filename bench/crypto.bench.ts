@@ -14,8 +14,8 @@ import {
   createPrivateKey,
   createPublicKey,
   diffieHellman,
-  generateKeyPairSync,
   type KeyObject,
+  randomBytes,
   sign,
   verify,
 } from 'node:crypto';
@@ -97,12 +97,17 @@ function schedule(dh: Buffer, enc: Uint8Array): { key: Buffer; nonce: Buffer } {
     nonce: hmac(secret, LABEL.baseNonce, ksc, EXPAND_COUNTER_1).subarray(0, 12),
   };
 }
+/** Node does not read `x` of a private OKP JWK: the public key is derived from `d`. */
+const UNREAD_X = 'A'.repeat(43);
 function bareRoundTrip(): void {
   // seal + sign
-  const eph = generateKeyPairSync('x25519');
-  const encText = eph.publicKey.export({ format: 'jwk' }).x as string;
+  // An ephemeral key from 32 random bytes, as the implementation does (generateKeyPairSync
+  // can deadlock Node 20 under GC, docs/decisions.md); a JWK import is the fast raw-key path.
+  const d = randomBytes(32).toString('base64url');
+  const ephPrivate = createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d, x: UNREAD_X }, format: 'jwk' });
+  const encText = createPublicKey(ephPrivate).export({ format: 'jwk' }).x as string;
   const enc = Buffer.from(encText, 'base64url');
-  const s = schedule(diffieHellman({ privateKey: eph.privateKey, publicKey: pkR }), enc);
+  const s = schedule(diffieHellman({ privateKey: ephPrivate, publicKey: pkR }), enc);
   const cipher = createCipheriv('chacha20-poly1305', s.key, s.nonce, { authTagLength: 16 });
   cipher.setAAD(aad, { plaintextLength: BODY.length });
   const ct = Buffer.concat([cipher.update(BODY), cipher.final(), cipher.getAuthTag()]);

@@ -1,7 +1,8 @@
 /** Ed25519 key files (private JWK, 0600) for the deployment signer and the relay key. */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { generatePrivateKey } from '@svc/shared/node';
 import type { JWK } from 'jose';
 
 export interface Ed25519KeyFile {
@@ -21,7 +22,7 @@ export interface LoadedKey {
 const kidOf = (x: string): string => createHash('sha256').update(x).digest('base64url').slice(0, 22);
 
 export function generateKeyFile(path: string): Ed25519KeyFile {
-  const { privateKey } = generateKeyPairSync('ed25519');
+  const privateKey = generatePrivateKey('ed25519');
   const jwk = privateKey.export({ format: 'jwk' }) as Ed25519KeyFile['jwk'];
   const file: Ed25519KeyFile = { kid: kidOf(jwk.x), jwk, created_at: new Date().toISOString() };
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });

@@ -3,7 +3,7 @@
  * its current signing key when that changes); agents of the same tenant look up the
  * current keys and the whole history of the active incarnation by agent number or id.
  */
-import { createPublicKey, diffieHellman, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, diffieHellman } from 'node:crypto';
 import {
   ErrorResponse,
   fromBase64url,
@@ -19,6 +19,7 @@ import {
   SvcError,
   toBase64url,
 } from '@svc/shared';
+import { generatePrivateKey } from '@svc/shared/node';
 import { verifyEd25519 } from '../auth/signatures.js';
 import type { RelayContext } from '../context.js';
 import { requireAgent } from '../http/auth-hooks.js';
@@ -65,7 +66,7 @@ function checkEncryptionKey(key: string): void {
   if (!canonicalBytes(key, 32)) bad('not 32 bytes of canonical base64url');
   try {
     const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: key }, format: 'jwk' });
-    const shared = diffieHellman({ privateKey: generateKeyPairSync('x25519').privateKey, publicKey });
+    const shared = diffieHellman({ privateKey: generatePrivateKey('x25519'), publicKey });
     if (shared.every((b) => b === 0)) bad('low-order point');
   } catch (err) {
     if (err instanceof SvcError) throw err;

@@ -1,5 +1,5 @@
 /** A minimal agent for tests: an Ed25519 identity and the enrollment/sign-in requests. */
-import { createPrivateKey, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, randomBytes, sign } from 'node:crypto';
 import {
   createEnvelopeHeader,
   type EnrollmentRequest,
@@ -8,7 +8,7 @@ import {
   signInProofBytes,
   toBase64url,
 } from '@svc/shared';
-import { deriveIdentityKeys, openEnvelope, sealEnvelope } from '@svc/shared/node';
+import { deriveIdentityKeys, generatePrivateKey, openEnvelope, sealEnvelope } from '@svc/shared/node';
 
 export interface TestIdentity {
   signPrivate: KeyObject;
@@ -17,12 +17,13 @@ export interface TestIdentity {
 }
 
 export function newIdentity(): TestIdentity {
-  const ed = generateKeyPairSync('ed25519');
-  const x = generateKeyPairSync('x25519');
+  // not generateKeyPairSync: it can deadlock Node 20 under GC (docs/decisions.md)
+  const ed = generatePrivateKey('ed25519');
+  const x = generatePrivateKey('x25519');
   return {
-    signPrivate: ed.privateKey,
-    signPublic: (ed.publicKey.export({ format: 'jwk' }) as { x: string }).x,
-    encPublic: (x.publicKey.export({ format: 'jwk' }) as { x: string }).x,
+    signPrivate: ed,
+    signPublic: (createPublicKey(ed).export({ format: 'jwk' }) as { x: string }).x,
+    encPublic: (createPublicKey(x).export({ format: 'jwk' }) as { x: string }).x,
   };
 }
 

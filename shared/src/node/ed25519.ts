@@ -3,12 +3,12 @@
  * envelopes, enrollment proofs and challenge sign-in. Same API as the @noble helpers
  * in `../envelope/keys.ts`.
  */
-import { generateKeyPairSync, sign, verify } from 'node:crypto';
+import { sign, verify } from 'node:crypto';
 import type { KeyPair } from '../envelope/hpke-suite.js';
-import { asBuffer, cachedPrivateKey, cachedPublicKey, rawPair, view } from './key-objects.js';
+import { asBuffer, cachedPrivateKey, cachedPublicKey, generatePrivateKey, rawPair, view } from './key-objects.js';
 
 export function ed25519Generate(): KeyPair {
-  return rawPair(generateKeyPairSync('ed25519').privateKey);
+  return rawPair(generatePrivateKey('ed25519'));
 }
 
 export function ed25519PublicFromPrivate(privateSeed32: Uint8Array): Uint8Array {

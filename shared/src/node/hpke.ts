@@ -10,7 +10,6 @@ import {
   createHmac,
   createPublicKey,
   diffieHellman,
-  generateKeyPairSync,
   type KeyObject,
 } from 'node:crypto';
 import { EnvelopeError } from '../envelope/errors.js';
@@ -36,6 +35,7 @@ import {
 import {
   cachedPrivateKey,
   cachedPublicKey,
+  generatePrivateKey,
   privateKeyFromRaw,
   publicKeyFromRaw,
   rawPair,
@@ -137,16 +137,9 @@ function keySchedule(sharedSecret: Uint8Array, info: Uint8Array): HpkeKeySchedul
 
 function encap(recipientPublic: Uint8Array, ephemeralPrivate?: Uint8Array): { enc: Uint8Array; sharedSecret: Buffer } {
   const pkR = cachedPublicKey('x25519', recipientPublic);
-  let skE: KeyObject;
-  let enc: Uint8Array;
-  if (ephemeralPrivate === undefined) {
-    const pair = generateKeyPairSync('x25519');
-    skE = pair.privateKey;
-    enc = rawPublic(pair.publicKey);
-  } else {
-    skE = privateKeyFromRaw('x25519', ephemeralPrivate);
-    enc = rawPublic(createPublicKey(skE));
-  }
+  const skE =
+    ephemeralPrivate === undefined ? generatePrivateKey('x25519') : privateKeyFromRaw('x25519', ephemeralPrivate);
+  const enc = rawPublic(createPublicKey(skE));
   return { enc, sharedSecret: extractAndExpand(dh(skE, pkR), enc, recipientPublic) };
 }
 
@@ -185,7 +178,7 @@ export function aeadOpen(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, ci
 }
 
 export function x25519Generate(): KeyPair {
-  return rawPair(generateKeyPairSync('x25519').privateKey);
+  return rawPair(generatePrivateKey('x25519'));
 }
 
 export function x25519PublicFromPrivate(privateKey: Uint8Array): Uint8Array {

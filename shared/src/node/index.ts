@@ -21,6 +21,7 @@ export {
   x25519Generate,
   x25519PublicFromPrivate,
 } from './hpke.js';
+export { generatePrivateKey } from './key-objects.js';
 export {
   signWebhook,
   type VerifyWebhookOptions,

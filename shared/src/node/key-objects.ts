@@ -2,11 +2,11 @@
  * Raw 32-byte Ed25519/X25519 keys <-> node:crypto KeyObjects. Node 20 has no 'raw' key
  * import. Public keys go through JWK (`x` is the raw key in base64url): with OpenSSL 3,
  * JWK import/export of a public key is 5-10x faster than the DER (SPKI) decoder/encoder,
- * and the ephemeral key of every envelope takes this path. Private keys go through their
- * fixed PKCS#8 DER prefix (RFC 8410) — slower, but a private key is parsed once and cached.
+ * and the ephemeral key of every envelope takes this path. Private keys too (see
+ * `privateKeyFromRaw`), with their fixed PKCS#8 DER prefix (RFC 8410) as the fallback.
  * Parsed KeyObjects are cached (bounded) by key bytes; a process uses few long-lived keys.
  */
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, randomBytes } from 'node:crypto';
 import { EnvelopeError } from '../envelope/errors.js';
 
 export type OkpCurve = 'ed25519' | 'x25519';
@@ -32,8 +32,26 @@ function checkRaw(bytes: Uint8Array, what: string): void {
   }
 }
 
+/** Any 32-byte base64url value: Node derives the public key from `d` and does not read `x`. */
+const UNREAD_X = 'A'.repeat(43);
+
+/**
+ * Private KeyObject from raw bytes. Node 20 imports an OKP JWK with a raw-key call (~90 µs)
+ * but a PKCS#8 DER key through OpenSSL 3's decoders (~1.1 ms). A JWK needs `x`, which Node
+ * does not read for a private key (the public half is always derived from `d`, here and by
+ * every caller); should a later Node refuse it, the DER import still gives the same key.
+ */
 export function privateKeyFromRaw(curve: OkpCurve, raw: Uint8Array): KeyObject {
   checkRaw(raw, `${curve} private key`);
+  const d = asBuffer(raw).toString('base64url');
+  try {
+    return createPrivateKey({ key: { kty: 'OKP', crv: JWK_CRV[curve], d, x: UNREAD_X }, format: 'jwk' });
+  } catch {
+    return privateKeyFromDer(curve, raw);
+  }
+}
+
+function privateKeyFromDer(curve: OkpCurve, raw: Uint8Array): KeyObject {
   const der = Buffer.allocUnsafe(PKCS8_LENGTH);
   PKCS8[curve].copy(der, 0);
   der.set(raw, 16);
@@ -41,6 +59,22 @@ export function privateKeyFromRaw(curve: OkpCurve, raw: Uint8Array): KeyObject {
     return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
   } finally {
     der.fill(0);
+  }
+}
+
+/**
+ * A new private key: 32 random bytes are a valid X25519 private key and a valid Ed25519
+ * seed (RFC 7748, RFC 8032), imported like any other. Not `generateKeyPairSync`: on Node
+ * 20 its KeyObjects share a lock with the key-generation job, and when the garbage
+ * collector frees that job while a JWK export of the key holds the lock, the process
+ * deadlocks (seen within seconds of sealing in a loop; see docs/decisions.md).
+ */
+export function generatePrivateKey(curve: OkpCurve): KeyObject {
+  const raw = randomBytes(32);
+  try {
+    return privateKeyFromRaw(curve, raw);
+  } finally {
+    raw.fill(0);
   }
 }
 
