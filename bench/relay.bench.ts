@@ -11,18 +11,26 @@
  *             publishes to the same kind of stream, the fastest way the client allows:
  *             no per-message promise, a reply inbox per message and one wildcard
  *             subscription counting acknowledgements, WINDOW publishes in flight.
+ *   bare:     (information) the floor of any HTTP relay on this machine: bare Fastify that
+ *             only parses the same request bodies and publishes each envelope with an
+ *             acknowledgement through the relay's publisher (BENCH_SKIP_BARE to skip).
+ * The load generator (node:http, kept-alive) reports its own CPU and the machine's.
  *
  * Last line: `relay/jetstream ratio: R` (R = relay rate ÷ raw rate).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { fork, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInbox, headers } from '@nats-io/transport-node';
+import type { Envelope } from '@svc/shared';
+import Fastify from 'fastify';
 import { pino } from 'pino';
-import { Bus } from '../relay/src/bus/index.js';
+import { Bus, MSGS_STREAM } from '../relay/src/bus/index.js';
 import { connectWithCreds } from '../relay/src/bus/system-client.js';
+import { AckedPublisher } from '../relay/src/messages/acked-publisher.js';
 import { enrollAgent, sealFor, type TestAgent } from '../relay/test/helpers/agent-client.js';
 import { freePort, runRelayCli } from '../relay/test/helpers/relay-process.js';
 
@@ -79,10 +87,80 @@ async function rawJetStream(size: number): Promise<number> {
   }
 }
 
-interface RelayRun {
+function machineCpu(): { busy: number; total: number } {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
+}
+
+interface SendRun {
   rate: number;
+  /** the load generator's own CPU, in cores */
+  clientCores: number;
+  /** busy share of the whole machine (both cores) */
+  machineBusy: number;
+}
+
+/**
+ * POSTs every body, CONCURRENCY at a time, and expects 202s. The load generator should cost
+ * as little as the raw baseline's client: plain node:http on kept-alive connections
+ * (fetch costs several times more per request).
+ */
+async function sendAll(url: string, headers: Record<string, string>, bodies: Buffer[]): Promise<SendRun> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const post = (body: Buffer) =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            res.statusCode === 202
+              ? resolve()
+              : reject(new Error(`send failed: ${res.statusCode} ${Buffer.concat(chunks).toString()}`)),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  let next = 0;
+  let sent = 0;
+  const machine0 = machineCpu();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++] as Buffer;
+        await post(body);
+        sent++;
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const machine1 = machineCpu();
+  agent.destroy();
+  return {
+    rate: rate(sent === bodies.length ? N : Number.NaN, ms),
+    clientCores: (cpu.user + cpu.system) / 1000 / ms,
+    machineBusy: (machine1.busy - machine0.busy) / (machine1.total - machine0.total),
+  };
+}
+
+interface RelayRun {
+  send: SendRun;
   p50: number;
   p99: number;
+  /** the request bodies sent, for the bare run */
+  bodies: Buffer[];
 }
 
 async function relayRun(): Promise<RelayRun> {
@@ -121,8 +199,9 @@ async function relayRun(): Promise<RelayRun> {
 
     // Sealed and serialized in advance: the client's crypto and JSON are not what this measures.
     const envelopes = Array.from({ length: N }, () => sealFor(sender, recipient, BODY));
-    const bodies: string[] = [];
-    for (let i = 0; i < N; i += BATCH) bodies.push(JSON.stringify({ envelopes: envelopes.slice(i, i + BATCH) }));
+    const bodies: Buffer[] = [];
+    for (let i = 0; i < N; i += BATCH)
+      bodies.push(Buffer.from(JSON.stringify({ envelopes: envelopes.slice(i, i + BATCH) })));
     const post = async (body: string) => {
       const res = await fetch(`${base}/api/v1/messages`, {
         method: 'POST',
@@ -134,14 +213,7 @@ async function relayRun(): Promise<RelayRun> {
     };
 
     // Throughput: the send path alone, as the baseline measures publishes alone.
-    let next = 0;
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < bodies.length) await post(bodies[next++] as string);
-      }),
-    );
-    const ms = performance.now() - t0;
+    const send = await sendAll(`${base}/api/v1/messages`, sender.auth, bodies);
 
     // Latency: a second recipient follows its event stream while LATENCY_N envelopes are
     // sent in small batches; each is timed from its request to its arrival on the stream.
@@ -188,7 +260,7 @@ async function relayRun(): Promise<RelayRun> {
     );
     await Promise.race([delivered, new Promise((r) => setTimeout(r, 60_000))]);
     abort.abort();
-    return { rate: rate(N, ms), p50: pct(latencies, 50), p99: pct(latencies, 99) };
+    return { send, p50: pct(latencies, 50), p99: pct(latencies, 99), bodies };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
@@ -196,16 +268,85 @@ async function relayRun(): Promise<RelayRun> {
   }
 }
 
-const size = JSON.stringify({ header: {}, enc: '', ciphertext: 'x'.repeat(1400), signature: '' }).length;
-console.log(
-  `bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed), batch ${BATCH}, ${CONCURRENCY} requests in flight`,
-);
-const raw = process.env.BENCH_SKIP_RAW ? 1 : await rawJetStream(size);
-console.log(`raw JetStream publish (async, window ${WINDOW}): ${fmt(raw)} msg/s`);
-const relay = await relayRun();
-console.log(`relay send (HTTP + JWT + ledger + JetStream):   ${fmt(relay.rate)} msg/s`);
-console.log(
-  `send→delivery latency on the event stream: p50 ${relay.p50.toFixed(1)} ms, p99 ${relay.p99.toFixed(1)} ms`,
-);
-console.log(`relay/jetstream ratio: ${(relay.rate / raw).toFixed(2)}`);
-process.exit(0);
+/**
+ * The floor of any HTTP relay here: bare Fastify (default JSON parser, no auth, schema,
+ * checks or ledger) publishing each envelope with an acknowledgement through the relay's
+ * own publisher, in a process of its own, fed the same request bodies.
+ */
+async function bareServer(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-bare-'));
+  const bus = await Bus.start({ dataDir: dir, tenants: ['bench'], logger: quiet });
+  const publisher = new AckedPublisher(await bus.tenantConnection('bench'), 5000);
+  const app = Fastify({ bodyLimit: 8 * 1024 * 1024 });
+  app.post('/send', async (req, reply) => {
+    const { envelopes } = req.body as { envelopes: Envelope[] };
+    const seqs = await Promise.all(
+      envelopes.map((e) =>
+        publisher.publish(
+          `msg.${e.header.recipient}`,
+          Buffer.from(JSON.stringify(e)),
+          `${e.header.message_id}:${e.header.recipient}`,
+          MSGS_STREAM,
+        ),
+      ),
+    );
+    return reply
+      .status(202)
+      .send({ results: seqs.map((seq, i) => ({ message_id: envelopes[i]?.header.message_id, seq })) });
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  process.once('SIGTERM', () => {
+    publisher.close();
+    void app
+      .close()
+      .then(() => bus.close())
+      .finally(() => {
+        rmSync(dir, { recursive: true, force: true });
+        process.exit(0);
+      });
+  });
+  process.send?.((app.server.address() as { port: number }).port);
+}
+
+async function bareRun(bodies: Buffer[]): Promise<SendRun> {
+  const child = fork(fileURLToPath(import.meta.url), ['bare-server'], {
+    execArgv: ['--conditions=source', '--import', 'tsx'],
+  });
+  process.once('exit', () => child.kill('SIGTERM'));
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as number));
+      child.once('exit', () => reject(new Error('the bare server did not start')));
+    });
+    return await sendAll(`http://127.0.0.1:${port}/send`, {}, bodies);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+if (process.argv[2] === 'bare-server') {
+  await bareServer();
+} else {
+  const size = JSON.stringify({ header: {}, enc: '', ciphertext: 'x'.repeat(1400), signature: '' }).length;
+  console.log(
+    `bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed), batch ${BATCH}, ${CONCURRENCY} requests in flight`,
+  );
+  const raw = process.env.BENCH_SKIP_RAW ? 1 : await rawJetStream(size);
+  console.log(`raw JetStream publish (async, window ${WINDOW}): ${fmt(raw)} msg/s`);
+  const relay = await relayRun();
+  const load = (r: SendRun) =>
+    `load generator ${r.clientCores.toFixed(2)} cores, machine ${(r.machineBusy * 100).toFixed(0)}% busy`;
+  const bare = process.env.BENCH_SKIP_BARE ? undefined : await bareRun(relay.bodies);
+  if (bare) {
+    console.log(
+      `bare Fastify + publish only (information): ${fmt(bare.rate)} msg/s, ratio ${(bare.rate / raw).toFixed(2)} (${load(bare)})`,
+    );
+  }
+  console.log(`relay send (HTTP + JWT + ledger + JetStream):   ${fmt(relay.send.rate)} msg/s (${load(relay.send)})`);
+  console.log(
+    `send→delivery latency on the event stream: p50 ${relay.p50.toFixed(1)} ms, p99 ${relay.p99.toFixed(1)} ms`,
+  );
+  console.log(`relay/jetstream ratio: ${(relay.send.rate / raw).toFixed(2)}`);
+  process.exit(0);
+}
