@@ -131,17 +131,12 @@ async function sendAll(url: string, headers: Record<string, string>, bodies: Buf
       req.end(body);
     });
   let next = 0;
-  let sent = 0;
   const machine0 = machineCpu();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < bodies.length) {
-        const body = bodies[next++] as Buffer;
-        await post(body);
-        sent++;
-      }
+      while (next < bodies.length) await post(bodies[next++] as Buffer);
     }),
   );
   const ms = performance.now() - t0;
@@ -149,7 +144,8 @@ async function sendAll(url: string, headers: Record<string, string>, bodies: Buf
   const machine1 = machineCpu();
   agent.destroy();
   return {
-    rate: rate(sent === bodies.length ? N : Number.NaN, ms),
+    // Promise.all above rejects on any refused request, so all N envelopes went through.
+    rate: rate(N, ms),
     clientCores: (cpu.user + cpu.system) / 1000 / ms,
     machineBusy: (machine1.busy - machine0.busy) / (machine1.total - machine0.total),
   };

@@ -1,5 +1,5 @@
 /** A minimal agent for tests: an Ed25519 identity and the enrollment/sign-in requests. */
-import { createPrivateKey, createPublicKey, type KeyObject, randomBytes, sign } from 'node:crypto';
+import { createPrivateKey, type KeyObject, randomBytes, sign } from 'node:crypto';
 import {
   createEnvelopeHeader,
   type EnrollmentRequest,
@@ -8,7 +8,7 @@ import {
   signInProofBytes,
   toBase64url,
 } from '@svc/shared';
-import { deriveIdentityKeys, generatePrivateKey, openEnvelope, sealEnvelope } from '@svc/shared/node';
+import { deriveIdentityKeys, openEnvelope, sealEnvelope } from '@svc/shared/node';
 
 export interface TestIdentity {
   signPrivate: KeyObject;
@@ -16,15 +16,9 @@ export interface TestIdentity {
   encPublic: string;
 }
 
+/** A fresh random identity (from a random seed, as a daemon makes one). */
 export function newIdentity(): TestIdentity {
-  // not generateKeyPairSync: it can deadlock Node 20 under GC (docs/decisions.md)
-  const ed = generatePrivateKey('ed25519');
-  const x = generatePrivateKey('x25519');
-  return {
-    signPrivate: ed,
-    signPublic: (createPublicKey(ed).export({ format: 'jwk' }) as { x: string }).x,
-    encPublic: (createPublicKey(x).export({ format: 'jwk' }) as { x: string }).x,
-  };
+  return identityFromSeed(randomBytes(32)).identity;
 }
 
 export function enrollmentBody(
