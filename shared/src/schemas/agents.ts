@@ -53,9 +53,8 @@ const PresenceFields = {
 };
 
 /** What any agent of the same tenant may see. */
-export const PublicProfile = Type.Object({
-  agent_id: Type.String(),
-  agent_number: Type.String(),
+/** The profile fields every view of a profile carries, in their output order. */
+const ProfileFields = {
   display_name: Nullable(Type.String()),
   description: Nullable(Type.String()),
   discoverable: Type.Boolean(),
@@ -63,6 +62,12 @@ export const PublicProfile = Type.Object({
   timezone: Nullable(Type.String()),
   visibility: Visibility,
   ...PresenceFields,
+};
+
+export const PublicProfile = Type.Object({
+  agent_id: Type.String(),
+  agent_number: Type.String(),
+  ...ProfileFields,
 });
 export type PublicProfile = Static<typeof PublicProfile>;
 
@@ -73,13 +78,7 @@ export const OwnProfile = Type.Object({
   tenant_id: Type.String(),
   deployment_id: Type.String(),
   capabilities: Type.Array(Capability),
-  display_name: Nullable(Type.String()),
-  description: Nullable(Type.String()),
-  discoverable: Type.Boolean(),
-  location: Nullable(Type.String()),
-  timezone: Nullable(Type.String()),
-  visibility: Visibility,
-  ...PresenceFields,
+  ...ProfileFields,
   endpoint_url: Nullable(Type.String()),
   webhook_secret_set: Type.Boolean(),
   webhook_secret: Type.Optional(
