@@ -57,11 +57,9 @@ export async function issueAccessToken(
   return { token, expiresAt: new Date((iat + ACCESS_TOKEN_TTL_SECONDS) * 1000) };
 }
 
-export async function verifyAccessToken(
-  key: LoadedKey,
-  token: string,
-  issuer: string,
-): Promise<AccessTokenClaims & { iat: number }> {
+export type VerifiedAccessToken = AccessTokenClaims & { iat: number; exp: number };
+
+export async function verifyAccessToken(key: LoadedKey, token: string, issuer: string): Promise<VerifiedAccessToken> {
   try {
     const { payload } = await jwtVerify(token, key.publicKey, {
       algorithms: ['EdDSA'],
@@ -76,7 +74,8 @@ export async function verifyAccessToken(
       typeof payload.svc_deployment_id !== 'string' ||
       typeof payload.svc_tenant_id !== 'string' ||
       !Array.isArray(caps) ||
-      typeof payload.iat !== 'number'
+      typeof payload.iat !== 'number' ||
+      typeof payload.exp !== 'number'
     ) {
       throw new SvcError('invalid_token', undefined, { detail: 'access token lacks svc claims' });
     }
@@ -87,10 +86,36 @@ export async function verifyAccessToken(
       svc_tenant_id: payload.svc_tenant_id,
       svc_capabilities: caps as Capability[],
       iat: payload.iat,
+      exp: payload.exp,
     };
   } catch (err) {
     if (err instanceof SvcError) throw err;
     const detail = err instanceof joseErrors.JOSEError ? err.code : String(err);
     throw new SvcError('invalid_token', undefined, { detail });
   }
+}
+
+/** Verified tokens kept, oldest dropped first; each holds a few hundred bytes. */
+const VERIFIED_TOKENS_MAX = 10_000;
+
+/**
+ * `verifyAccessToken` with the signature checks remembered until each token expires: an
+ * agent sends the same token with every request for its lifetime, and an EdDSA verify
+ * costs more than the rest of a small request. Only a byte-identical token hits, so the
+ * cache cannot accept anything the full check would refuse before `exp`; revocation is
+ * checked per request against the ledger, after this.
+ */
+export function accessTokenVerifier(key: LoadedKey, issuer: string): (token: string) => Promise<VerifiedAccessToken> {
+  const verified = new Map<string, VerifiedAccessToken>();
+  return async (token) => {
+    const hit = verified.get(token);
+    if (hit) {
+      if (hit.exp * 1000 > Date.now()) return hit;
+      verified.delete(token);
+    }
+    const claims = await verifyAccessToken(key, token, issuer);
+    if (verified.size >= VERIFIED_TOKENS_MAX) verified.delete(verified.keys().next().value as string);
+    verified.set(token, Object.freeze(claims));
+    return claims;
+  };
 }

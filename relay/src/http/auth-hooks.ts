@@ -2,7 +2,7 @@
 import { type AccessTokenClaims, SvcError } from '@svc/shared';
 import type { FastifyRequest } from 'fastify';
 import type { AdminPrincipal } from '../auth/admin-token.js';
-import { bearerOf, verifyAccessToken } from '../auth/agent-credentials.js';
+import { accessTokenVerifier, bearerOf } from '../auth/agent-credentials.js';
 import type { RelayContext } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
 
@@ -27,12 +27,21 @@ export function requireAdmin(ctx: RelayContext) {
   };
 }
 
+/** One verifier (and so one cache of verified tokens) per relay, shared by every route. */
+const verifiers = new WeakMap<RelayContext, ReturnType<typeof accessTokenVerifier>>();
+
 export function requireAgent(ctx: RelayContext) {
+  let verify = verifiers.get(ctx);
+  if (!verify) {
+    verify = accessTokenVerifier(ctx.deployment.relayKey, ctx.config.publicUrl);
+    verifiers.set(ctx, verify);
+  }
+  const verifyToken = verify;
   return async (request: FastifyRequest): Promise<void> => {
     const token = bearerOf(request.headers.authorization);
     if (!token)
       throw new SvcError('missing_token', 'Send the access JWT as "Authorization: Bearer <token>" (svc auth token).');
-    const claims = await verifyAccessToken(ctx.deployment.relayKey, token, ctx.config.publicUrl);
+    const claims = await verifyToken(token);
     if (claims.svc_deployment_id !== ctx.deployment.deploymentId)
       throw new SvcError('invalid_token', undefined, { detail: 'other deployment' });
     const row = ctx.ledger.activeAgent(claims.svc_tenant_id, claims.sub);

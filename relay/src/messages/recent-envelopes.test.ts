@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { RecentEnvelopes } from './recent-envelopes.js';
+
+const bytes = (n: number, size = 1) => new Uint8Array(size).fill(n);
+
+describe('RecentEnvelopes', () => {
+  it('keeps tenants apart: the same sequence in two tenants is two entries', () => {
+    const r = new RecentEnvelopes(10, 1000);
+    r.add('t1', 1, bytes(1));
+    r.add('t2', 1, bytes(2));
+    expect(r.get('t1', 1)).toEqual(bytes(1));
+    expect(r.get('t2', 1)).toEqual(bytes(2));
+    r.delete('t1', 1);
+    expect(r.get('t1', 1)).toBeUndefined();
+    expect(r.get('t2', 1)).toEqual(bytes(2));
+  });
+
+  it('holds at most maxEntries across tenants, dropping the oldest first', () => {
+    const r = new RecentEnvelopes(3, 1000);
+    r.add('a', 1, bytes(1));
+    r.add('b', 1, bytes(2));
+    r.add('a', 2, bytes(3));
+    r.add('b', 2, bytes(4));
+    expect(r.usage.entries).toBe(3);
+    expect(r.get('a', 1)).toBeUndefined();
+    expect(r.get('b', 1)).toEqual(bytes(2));
+    r.add('c', 9, bytes(5));
+    r.add('c', 10, bytes(6));
+    expect(r.usage.entries).toBe(3);
+    expect([r.get('a', 2), r.get('b', 2), r.get('c', 9), r.get('c', 10)]).toEqual([
+      undefined,
+      bytes(4),
+      bytes(5),
+      bytes(6),
+    ]);
+  });
+
+  it('holds at most maxBytes, dropping the oldest first, and never keeps an envelope larger than that', () => {
+    const r = new RecentEnvelopes(100, 10);
+    r.add('a', 1, bytes(1, 4));
+    r.add('a', 2, bytes(2, 4));
+    r.add('a', 3, bytes(3, 4));
+    expect(r.get('a', 1)).toBeUndefined();
+    expect(r.usage).toEqual({ entries: 2, bytes: 8 });
+    r.add('a', 4, bytes(4, 11));
+    expect(r.get('a', 4)).toBeUndefined();
+    expect(r.usage).toEqual({ entries: 2, bytes: 8 });
+  });
+
+  it('an entry deleted early (acknowledged) releases its bytes once, and its slot is skipped later', () => {
+    const r = new RecentEnvelopes(2, 100);
+    r.add('a', 1, bytes(1, 10));
+    r.delete('a', 1);
+    r.delete('a', 1);
+    expect(r.usage).toEqual({ entries: 0, bytes: 0 });
+    r.add('a', 2, bytes(2, 10));
+    r.add('a', 3, bytes(3, 10));
+    expect([r.get('a', 2), r.get('a', 3)]).toEqual([bytes(2, 10), bytes(3, 10)]);
+    expect(r.usage).toEqual({ entries: 2, bytes: 20 });
+  });
+});
