@@ -81,6 +81,37 @@ describe('exchange', () => {
     expect((await pending(bob)).body.envelopes).toHaveLength(0);
   });
 
+  it('a body in any JSON spelling is taken like the canonical one (the fast path and the general path agree)', async () => {
+    const canonical = sealFor(alice, bob, 'canonical body');
+    const spelled = sealFor(alice, bob, 'spaced body, other key order');
+    const reordered = (e: typeof spelled) => ({
+      signature: e.signature,
+      header: Object.fromEntries(Object.entries(e.header).reverse()),
+      enc: e.enc,
+      ciphertext: e.ciphertext,
+    });
+    const other = (envelopes: Array<typeof spelled>) =>
+      call<{ results: Array<{ status: string }> }>(
+        relay.url,
+        'POST',
+        '/api/v1/messages',
+        JSON.stringify({ envelopes: envelopes.map(reordered) }, null, 2),
+        alice.auth,
+      );
+    expect((await send(alice, [canonical])).body.results[0]?.status).toBe('accepted');
+    expect((await other([spelled])).body.results[0]?.status).toBe('accepted');
+    // the idempotency key holds across spellings, both ways
+    expect((await other([canonical])).body.results[0]?.status).toBe('duplicate');
+    expect((await send(alice, [spelled])).body.results[0]?.status).toBe('duplicate');
+    const got = (await pending(bob)).body.envelopes;
+    expect(got.map((g) => g.message_id)).toEqual([canonical.header.message_id, spelled.header.message_id]);
+    expect(got.map((g) => openFor(bob, g.envelope, alice.keys.signPublic))).toEqual([
+      'canonical body',
+      'spaced body, other key order',
+    ]);
+    await drain(bob);
+  });
+
   it('ack removes from pending and gives the sender a receipt; acking twice is harmless', async () => {
     const before = await call<{ next: number }>(relay.url, 'GET', '/api/v1/receipts', undefined, alice.auth);
     const e = sealFor(alice, bob, 'ack me');

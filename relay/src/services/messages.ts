@@ -24,6 +24,8 @@ import { isBlocked } from '../ledger/social.js';
 import { hasWebhookEndpoint } from '../ledger/webhooks.js';
 import { BusInbox } from '../messages/bus-inbox.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
+import { RecentEnvelopes } from '../messages/recent-envelopes.js';
+import { canonicalBytesOf } from '../messages/send-body.js';
 
 interface Recipient {
   id: string;
@@ -35,6 +37,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Envelopes just accepted, so a waiting reader gets them without a round trip to the stream. */
 const RECENT_MAX = 20_000;
+const RECENT_MAX_BYTES = 64 * 1024 * 1024;
 
 export class Messaging {
   readonly #ctx: RelayContext;
@@ -42,7 +45,7 @@ export class Messaging {
   readonly #inbox: BusInbox;
   readonly notifier = new InboxNotifier();
   readonly #recipientQuery;
-  readonly #recent = new Map<string, Uint8Array>();
+  readonly #recent = new RecentEnvelopes(RECENT_MAX, RECENT_MAX_BYTES);
   readonly #closing = new AbortController();
 
   constructor(ctx: RelayContext) {
@@ -76,8 +79,9 @@ export class Messaging {
       if (isEnvelopeError(err)) throw new SvcError('envelope_malformed', `envelopes[${index}]: ${err.message}`);
       throw err;
     }
-    // Canonical, and cheap: every field was just checked to be plain ASCII.
-    const bytes = Buffer.from(encodeEnvelope(envelope), 'latin1');
+    // Canonical: cut from the request by the fast path, or written again (every field was
+    // just checked to be plain ASCII).
+    const bytes = canonicalBytesOf(envelope) ?? Buffer.from(encodeEnvelope(envelope), 'latin1');
     if (bytes.length > MESSAGE_LIMITS.maxEnvelopeBytes) {
       throw new SvcError(
         'envelope_too_large',
@@ -182,26 +186,17 @@ export class Messaging {
         })),
       );
       for (const [i, p] of toPublish.entries()) {
-        this.#remember(sender.tenant_id, seqs[i] as number, p.bytes);
+        this.#recent.add(sender.tenant_id, seqs[i] as number, p.bytes);
         this.notifier.notify(p.recipient.id);
       }
     }
     return { results };
   }
 
-  #remember(tenantId: string, seq: number, bytes: Uint8Array): void {
-    this.#recent.set(`${tenantId}:${seq}`, bytes);
-    if (this.#recent.size > RECENT_MAX) {
-      const oldest = this.#recent.keys().next().value as string;
-      this.#recent.delete(oldest);
-    }
-  }
-
   async #load(rows: EnvelopeRow[]): Promise<PendingItem[]> {
     const items = await Promise.all(
       rows.map(async (r): Promise<PendingItem | undefined> => {
-        const data =
-          this.#recent.get(`${r.tenant_id}:${r.stream_seq}`) ?? (await this.#inbox.get(r.tenant_id, r.stream_seq));
+        const data = this.#recent.get(r.tenant_id, r.stream_seq) ?? (await this.#inbox.get(r.tenant_id, r.stream_seq));
         if (!data) return undefined; // expired from the stream (max age)
         return {
           cursor: r.stream_seq,
@@ -244,7 +239,7 @@ export class Messaging {
       const again = this.store.find(agent.id, messageId);
       return { message_id: messageId, acked_at: iso(again?.acked_at ?? now), already: true };
     }
-    this.#recent.delete(`${row.tenant_id}:${row.stream_seq}`);
+    this.#recent.delete(row.tenant_id, row.stream_seq);
     // The ledger is the source of truth; the bus copies are tidied best-effort.
     const log = this.#ctx.logger;
     await this.#inbox

@@ -16,7 +16,7 @@ import { utf8 } from '../base64url.js';
 import { EnvelopeError } from './errors.js';
 import { N_ENC, N_T } from './hpke-suite.js';
 import { ED25519_SIGNATURE_LENGTH } from './keys.js';
-import { isMessageId, newMessageId } from './message-id.js';
+import { isMessageId, newMessageId, UUID_V7_PATTERN } from './message-id.js';
 
 export const ENVELOPE_VERSION = 1;
 export const CONVERSATION_TYPES = ['direct', 'group', 'broadcast'] as const;
@@ -77,6 +77,11 @@ const B64URL_VALUE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 /** Byte length of a canonical unpadded base64url string, or -1 if it is not one (no decoding). */
 export function base64urlByteLength(text: string): number {
   if (typeof text !== 'string' || !B64URL_PATTERN.test(text)) return -1;
+  return alphabetCheckedByteLength(text);
+}
+
+/** `base64urlByteLength` of text already known to hold only base64url characters. */
+function alphabetCheckedByteLength(text: string): number {
   const rest = text.length % 4;
   if (rest === 1) return -1;
   if (rest !== 0) {
@@ -139,17 +144,18 @@ export function parseEnvelopeHeader(value: unknown): EnvelopeHeader {
   if (!isConversationType(h.conversation_type)) throw malformed('header.conversation_type');
   if (!isContentType(h.content_type)) throw malformed('header.content_type');
   if (!isSentAt(h.sent_at)) throw malformed('header.sent_at must be ISO-8601 UTC');
+  // Keys in canonical (sorted) order, so JSON.stringify writes the canonical form.
   return {
-    v: ENVELOPE_VERSION,
-    message_id: h.message_id,
-    sender: h.sender,
-    recipient: h.recipient,
+    content_type: h.content_type as ContentType,
     conversation_id: h.conversation_id as string,
     conversation_type: h.conversation_type as ConversationType,
-    content_type: h.content_type as ContentType,
-    sent_at: h.sent_at,
     deployment_id: h.deployment_id as string,
+    message_id: h.message_id,
+    recipient: h.recipient,
+    sender: h.sender,
+    sent_at: h.sent_at,
     tenant_id: h.tenant_id as string,
+    v: ENVELOPE_VERSION,
   };
 }
 
@@ -211,9 +217,9 @@ function parseEnvelopeFresh(value: Record<string, unknown>): Envelope {
   }
   Object.freeze(header);
   return Object.freeze({
-    header,
-    enc: enc as string,
     ciphertext: ciphertext as string,
+    enc: enc as string,
+    header,
     signature: signature as string,
   });
 }
@@ -273,6 +279,92 @@ export function decodeEnvelope(text: string): Envelope {
     throw new EnvelopeError('envelope_malformed', 'envelope: not JSON', { cause });
   }
   return parseEnvelope(value);
+}
+
+/** One envelope found by `scanCanonicalEnvelopes`: its text is `text.slice(start, end)`. */
+export interface ScannedEnvelope {
+  envelope: Envelope;
+  start: number;
+  end: number;
+}
+
+const inner = (pattern: RegExp): string => pattern.source.slice(1, -1); // without ^ and $
+const B64_CHARS = '[A-Za-z0-9_-]';
+/**
+ * One envelope in exactly its canonical form, built from the same patterns parseEnvelope
+ * uses. Sticky: it matches only at lastIndex.
+ */
+const CANONICAL_ENVELOPE = new RegExp(
+  `\\{"ciphertext":"(${B64_CHARS}*)","enc":"(${B64_CHARS}{43})",` +
+    `"header":\\{"content_type":"(${CONTENT_TYPES.join('|')})","conversation_id":"(${inner(ENVELOPE_ID_PATTERN)})",` +
+    `"conversation_type":"(${CONVERSATION_TYPES.join('|')})","deployment_id":"(${inner(ENVELOPE_ID_PATTERN)})",` +
+    `"message_id":"(${inner(UUID_V7_PATTERN)})","recipient":"(${inner(AGENT_NUMBER_PATTERN)})",` +
+    `"sender":"(${inner(AGENT_NUMBER_PATTERN)})","sent_at":"(${inner(SENT_AT_PATTERN)})",` +
+    `"tenant_id":"(${inner(ENVELOPE_ID_PATTERN)})","v":${ENVELOPE_VERSION}\\},"signature":"(${B64_CHARS}{86})"\\}`,
+  'y',
+);
+const SEND_BODY_OPEN = '{"envelopes":[';
+const SEND_BODY_CLOSE = ']}';
+
+/**
+ * The fast path for a send request body `{"envelopes":[…]}` written exactly in canonical
+ * form (what `JSON.stringify` of sealed envelopes gives): finds each envelope and checks it
+ * as strictly as `parseEnvelope`, without building a JSON tree or writing the canonical
+ * bytes again. Returns null for anything else (other spacing or key order, escapes, a
+ * field parseEnvelope would refuse, more than `max` envelopes): the caller then takes the
+ * general path, JSON.parse plus parseEnvelope, which also words the error. Envelopes it
+ * returns are the frozen values `parseEnvelope` would give, and known to it as parsed.
+ */
+export function scanCanonicalEnvelopes(text: string, max: number): ScannedEnvelope[] | null {
+  if (!text.startsWith(SEND_BODY_OPEN) || !text.endsWith(SEND_BODY_CLOSE)) return null;
+  const last = text.length - SEND_BODY_CLOSE.length;
+  const found: ScannedEnvelope[] = [];
+  let at = SEND_BODY_OPEN.length;
+  for (;;) {
+    if (found.length === max) return null;
+    CANONICAL_ENVELOPE.lastIndex = at;
+    const m = CANONICAL_ENVELOPE.exec(text);
+    if (!m) return null;
+    const envelope = scannedEnvelope(m);
+    if (!envelope) return null;
+    const end = CANONICAL_ENVELOPE.lastIndex;
+    found.push({ envelope, start: at, end });
+    if (end === last) return found;
+    if (text.charCodeAt(end) !== 44 /* , */) return null;
+    at = end + 1;
+  }
+}
+
+function scannedEnvelope(m: RegExpExecArray): Envelope | null {
+  const [, ciphertext, enc, contentType, conversationId, conversationType, deploymentId, messageId] =
+    m as unknown as string[];
+  const [recipient, sender, sentAt, tenantId, signature] = m.slice(8) as string[];
+  // What the pattern cannot say: calendar dates, lengths, canonical last characters.
+  if (!isSentAt(sentAt)) return null;
+  if (alphabetCheckedByteLength(enc as string) !== N_ENC) return null;
+  if (alphabetCheckedByteLength(signature as string) !== ED25519_SIGNATURE_LENGTH) return null;
+  const ctLength = alphabetCheckedByteLength(ciphertext as string);
+  if (ctLength < N_T || ctLength > ENVELOPE_MAX_PLAINTEXT_BYTES + N_T) return null;
+  const header: EnvelopeHeader = Object.freeze({
+    content_type: contentType as ContentType,
+    conversation_id: conversationId as string,
+    conversation_type: conversationType as ConversationType,
+    deployment_id: deploymentId as string,
+    message_id: messageId as string,
+    recipient: recipient as string,
+    sender: sender as string,
+    sent_at: sentAt as string,
+    tenant_id: tenantId as string,
+    v: ENVELOPE_VERSION,
+  });
+  const envelope: Envelope = Object.freeze({
+    ciphertext: ciphertext as string,
+    enc: enc as string,
+    header,
+    signature: signature as string,
+  });
+  parsedMemo.set(envelope, envelope);
+  return envelope;
 }
 
 export type EnvelopeHeaderFields = Omit<EnvelopeHeader, 'v' | 'message_id' | 'sent_at'> &

@@ -66,7 +66,8 @@ export function createEnvelopeApi(p: EnvelopePrimitives): EnvelopeApi {
       const enc = p.toBase64url(sealed.enc);
       const ciphertext = p.toBase64url(sealed.ciphertext);
       const signature = p.sign(input.senderEd25519Private, p.bytes(signatureInputJson(headerJson, enc, ciphertext)));
-      return { header, enc, ciphertext, signature: p.toBase64url(signature) };
+      // canonical key order: JSON.stringify of the envelope is its canonical JSON
+      return { ciphertext, enc, header, signature: p.toBase64url(signature) };
     },
 
     /** True only if the envelope is well-formed and its signature verifies; never throws. */

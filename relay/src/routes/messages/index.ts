@@ -12,6 +12,7 @@ import {
 } from '@svc/shared';
 import type { RelayContext } from '../../context.js';
 import { requireAgent } from '../../http/auth-hooks.js';
+import { installSendBodyParser } from '../../messages/send-body.js';
 import { Messaging } from '../../services/messages.js';
 import type { TypedApp } from '../types.js';
 import { messageStreamRoute } from './stream.js';
@@ -25,21 +26,25 @@ export function messageRoutes(app: TypedApp, ctx: RelayContext): Messaging {
   const me = (request: { agent?: { row: import('../../ledger/ledger.js').AgentRow } }) =>
     (request.agent as NonNullable<typeof request.agent>).row;
 
-  app.post(
-    '/api/v1/messages',
-    {
-      onRequest: auth,
-      // a full batch of maximal envelopes, plus the JSON around them
-      bodyLimit: MESSAGE_LIMITS.maxEnvelopeBytes * 4 + 64 * 1024,
-      schema: {
-        summary: 'Send sealed envelopes, one per recipient; the message id is the idempotency key',
-        security,
-        body: SendRequest,
-        response: { 202: SendResponse, ...errors },
+  // The send route parses its body its own way: a scope of its own keeps that parser here.
+  app.register(async (scope: TypedApp) => {
+    installSendBodyParser(scope);
+    scope.post(
+      '/api/v1/messages',
+      {
+        onRequest: auth,
+        // a full batch of maximal envelopes, plus the JSON around them
+        bodyLimit: MESSAGE_LIMITS.maxEnvelopeBytes * 4 + 64 * 1024,
+        schema: {
+          summary: 'Send sealed envelopes, one per recipient; the message id is the idempotency key',
+          security,
+          body: SendRequest,
+          response: { 202: SendResponse, ...errors },
+        },
       },
-    },
-    async (request, reply) => reply.status(202).send(await messaging.send(me(request), request.body)),
-  );
+      async (request, reply) => reply.status(202).send(await messaging.send(me(request), request.body)),
+    );
+  });
 
   app.get(
     '/api/v1/messages/pending',

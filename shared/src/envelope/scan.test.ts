@@ -1,0 +1,131 @@
+/**
+ * scanCanonicalEnvelopes against the general path (JSON.parse + parseEnvelope): whatever
+ * the scanner accepts, the general path accepts with the same values and the same
+ * canonical bytes; and canonical text the general path accepts, the scanner accepts too.
+ */
+import { describe, expect, it } from 'vitest';
+import { type Envelope, encodeEnvelope, parseEnvelope, scanCanonicalEnvelopes } from './format.js';
+import { newMessageId } from './message-id.js';
+
+const b64 = (n: number, fill = 7) => Buffer.alloc(n, fill).toString('base64url');
+
+function envelope(i: number): Envelope {
+  return parseEnvelope({
+    header: {
+      v: 1,
+      message_id: newMessageId(1_700_000_000_000 + i),
+      sender: 'agent-a',
+      recipient: `agent_B-${i}`,
+      conversation_id: 'conv:0001@x.y',
+      conversation_type: i % 2 ? 'direct' : 'group',
+      content_type: 'text',
+      sent_at: '2024-02-29T23:59:59.123Z',
+      deployment_id: 'dep-test',
+      tenant_id: 'tenant-a',
+    },
+    enc: b64(32, i),
+    ciphertext: b64(16 + i, i),
+    signature: b64(64, i),
+  });
+}
+
+const body = (envs: Envelope[]) => JSON.stringify({ envelopes: envs });
+
+/** The general path's verdict: the parsed envelopes, or null when anything is refused. */
+function general(text: string, max: number): Envelope[] | null {
+  try {
+    const value = JSON.parse(text) as { envelopes?: unknown };
+    if (Object.keys(value).join() !== 'envelopes' || !Array.isArray(value.envelopes)) return null;
+    if (value.envelopes.length < 1 || value.envelopes.length > max) return null;
+    return value.envelopes.map((e) => parseEnvelope(e));
+  } catch {
+    return null;
+  }
+}
+
+/** Deterministic PRNG (mulberry32), so a failure can be replayed. */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('scanCanonicalEnvelopes', () => {
+  it('JSON.stringify of sealed envelopes is canonical: each envelope is found with its exact canonical bytes', () => {
+    const envs = [envelope(1), envelope(2), envelope(3)];
+    const text = body(envs);
+    const found = scanCanonicalEnvelopes(text, 100);
+    expect(found).not.toBeNull();
+    expect(found?.map((f) => f.envelope)).toEqual(envs);
+    for (const [i, f] of (found ?? []).entries()) {
+      expect(text.slice(f.start, f.end)).toBe(encodeEnvelope(envs[i] as Envelope));
+      // parseEnvelope knows the scanned value as parsed: it answers with the same object
+      expect(parseEnvelope(f.envelope)).toBe(f.envelope);
+      expect(Object.isFrozen(f.envelope) && Object.isFrozen(f.envelope.header)).toBe(true);
+    }
+  });
+
+  it('leaves anything but exact canonical text to the general path', () => {
+    const e = envelope(1);
+    const canonical = body([e]);
+    const cases: Array<[string, string]> = [
+      ['spaces', JSON.stringify({ envelopes: [e] }, null, 1)],
+      ['another key order', JSON.stringify({ envelopes: [{ header: e.header, ...e }] })],
+      ['an escaped character', canonical.replace('agent-a', 'agent\\u002da')],
+      ['an extra field', canonical.replace('"v":1}', '"v":1,"x":2}')],
+      ['more envelopes than allowed', body([e, envelope(2), envelope(3)])],
+      ['no envelopes', '{"envelopes":[]}'],
+      ['a trailing comma', canonical.replace(']}', ',]}')],
+      ['text after the body', `${canonical} `],
+      ['a date that does not exist', canonical.replace('2024-02-29', '2023-02-29')],
+      ['enc of the wrong length', canonical.replace(`"enc":"${e.enc}"`, `"enc":"${b64(31)}"`)],
+      ['a non-canonical last character', canonical.replace(`"enc":"${e.enc}"`, `"enc":"${e.enc.slice(0, -1)}B"`)],
+      [
+        'a ciphertext shorter than the tag',
+        canonical.replace(`"ciphertext":"${e.ciphertext}"`, `"ciphertext":"${b64(15)}"`),
+      ],
+      ['version 2', canonical.replace('"v":1}', '"v":2}')],
+      ['an uppercase message id', canonical.replace(e.header.message_id, e.header.message_id.toUpperCase())],
+    ];
+    for (const [what, text] of cases) expect(scanCanonicalEnvelopes(text, 2), what).toBeNull();
+  });
+
+  it('agrees with the general path on thousands of mutated bodies', () => {
+    const random = prng(20261122);
+    const alphabet = 'aA0_-.:@"{},[]\\ 7Zz9T';
+    const base = body([envelope(1), envelope(2)]);
+    let fastAccepted = 0;
+    for (let round = 0; round < 6000; round++) {
+      let text = base;
+      for (let edits = 1 + Math.floor(random() * 2); edits > 0; edits--) {
+        const at = Math.floor(random() * text.length);
+        const ch = alphabet[Math.floor(random() * alphabet.length)] as string;
+        const op = random();
+        text =
+          op < 0.5
+            ? text.slice(0, at) + ch + text.slice(at + 1)
+            : op < 0.75
+              ? text.slice(0, at) + text.slice(at + 1)
+              : text.slice(0, at) + ch + text.slice(at);
+      }
+      const fast = scanCanonicalEnvelopes(text, 2);
+      const slow = general(text, 2);
+      if (fast) {
+        fastAccepted++;
+        // soundness: nothing the general path refuses, and the very same values and bytes
+        expect(slow, text).not.toBeNull();
+        expect(fast.map((f) => f.envelope)).toEqual(slow);
+        for (const f of fast) expect(text.slice(f.start, f.end)).toBe(encodeEnvelope(f.envelope));
+      } else if (slow && body(slow) === text) {
+        // completeness: canonical text the general path accepts is never left to it
+        expect.fail(`the scanner missed canonical text: ${text}`);
+      }
+    }
+    // the mutations must also produce accepted bodies, or the soundness check tests nothing
+    expect(fastAccepted).toBeGreaterThan(100);
+  });
+});
