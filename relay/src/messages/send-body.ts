@@ -11,7 +11,10 @@ import type { FastifyInstance } from 'fastify';
 
 const canonicalBytes = new WeakMap<object, Buffer>();
 
-/** The canonical bytes of an envelope the fast path found (undefined for any other). */
+/**
+ * The canonical bytes of an envelope the fast path found (undefined for any other): a view
+ * of the request body, so whoever keeps it past the request keeps the whole body alive.
+ */
 export function canonicalBytesOf(envelope: object): Buffer | undefined {
   return canonicalBytes.get(envelope);
 }
@@ -30,8 +33,7 @@ export function installSendBodyParser(app: FastifyInstance): void {
       return;
     }
     const envelopes = found.map(({ envelope, start, end }) => {
-      // a copy, so a kept envelope does not keep the whole request body alive
-      canonicalBytes.set(envelope, Buffer.from(raw.subarray(start, end)));
+      canonicalBytes.set(envelope, raw.subarray(start, end));
       return envelope;
     });
     done(null, { envelopes });
