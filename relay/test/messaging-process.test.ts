@@ -79,6 +79,12 @@ describe('exchange', () => {
     // still a duplicate after acknowledgement: never delivered again
     expect((await send(alice, [e])).body.results[0]!.status).toBe('duplicate');
     expect((await pending(bob)).body.envelopes).toHaveLength(0);
+    // a request mixing a new envelope with a duplicate delivers the new one, intact
+    const fresh = sealFor(alice, bob, 'new beside a duplicate');
+    expect((await send(alice, [e, fresh])).body.results.map((r) => r.status)).toEqual(['duplicate', 'accepted']);
+    const got = (await pending(bob)).body.envelopes;
+    expect(got.map((g) => openFor(bob, g.envelope, alice.keys.signPublic))).toEqual(['new beside a duplicate']);
+    await drain(bob);
   });
 
   it('a body in any JSON spelling is taken like the canonical one (the fast path and the general path agree)', async () => {
