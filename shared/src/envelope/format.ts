@@ -207,21 +207,34 @@ function parseEnvelopeFresh(value: Record<string, unknown>): Envelope {
   const header = parseEnvelopeHeader(value.header);
   if (!hasExactKeys(value, ENVELOPE_KEYS)) throw malformed(`must have exactly the fields ${ENVELOPE_KEYS.join(', ')}`);
   const { enc, ciphertext, signature } = value as Record<string, string>;
-  if (base64urlByteLength(enc as string) !== N_ENC) throw malformed(`enc must be ${N_ENC} bytes of base64url`);
-  const ctLength = base64urlByteLength(ciphertext as string);
-  if (ctLength < N_T || ctLength > ENVELOPE_MAX_PLAINTEXT_BYTES + N_T) {
-    throw malformed('ciphertext must be base64url, at least the 16-byte tag, within the size limit');
-  }
-  if (base64urlByteLength(signature as string) !== ED25519_SIGNATURE_LENGTH) {
-    throw malformed(`signature must be ${ED25519_SIGNATURE_LENGTH} bytes of base64url`);
-  }
-  Object.freeze(header);
-  return Object.freeze({
-    ciphertext: ciphertext as string,
-    enc: enc as string,
-    header,
-    signature: signature as string,
-  });
+  const problem = sealedPartsProblem(enc as string, ciphertext as string, signature as string, base64urlByteLength);
+  if (problem) throw malformed(problem);
+  return frozenEnvelope(header, enc as string, ciphertext as string, signature as string);
+}
+
+/**
+ * What is wrong with an envelope's three base64url parts, or undefined. `byteLength`
+ * measures them: `base64urlByteLength`, or its alphabet-checked half when a pattern has
+ * already checked the characters.
+ */
+function sealedPartsProblem(
+  enc: string,
+  ciphertext: string,
+  signature: string,
+  byteLength: (text: string) => number,
+): string | undefined {
+  if (byteLength(enc) !== N_ENC) return `enc must be ${N_ENC} bytes of base64url`;
+  const ctLength = byteLength(ciphertext);
+  if (ctLength < N_T || ctLength > ENVELOPE_MAX_PLAINTEXT_BYTES + N_T)
+    return 'ciphertext must be base64url, at least the 16-byte tag, within the size limit';
+  if (byteLength(signature) !== ED25519_SIGNATURE_LENGTH)
+    return `signature must be ${ED25519_SIGNATURE_LENGTH} bytes of base64url`;
+  return undefined;
+}
+
+/** A checked envelope, frozen, keys in canonical order (JSON.stringify writes the canonical form). */
+function frozenEnvelope(header: EnvelopeHeader, enc: string, ciphertext: string, signature: string): Envelope {
+  return Object.freeze({ ciphertext, enc, header: Object.freeze(header), signature });
 }
 
 /** Type guard form of `parseEnvelope`. */
@@ -335,34 +348,59 @@ export function scanCanonicalEnvelopes(text: string, max: number): ScannedEnvelo
   }
 }
 
+/** The captures of CANONICAL_ENVELOPE, in order. */
+type EnvelopeCaptures = [
+  text: string,
+  ciphertext: string,
+  enc: string,
+  contentType: ContentType,
+  conversationId: string,
+  conversationType: ConversationType,
+  deploymentId: string,
+  messageId: string,
+  recipient: string,
+  sender: string,
+  sentAt: string,
+  tenantId: string,
+  signature: string,
+];
+
 function scannedEnvelope(m: RegExpExecArray): Envelope | null {
-  const [, ciphertext, enc, contentType, conversationId, conversationType, deploymentId, messageId] =
-    m as unknown as string[];
-  const [recipient, sender, sentAt, tenantId, signature] = m.slice(8) as string[];
+  const [
+    ,
+    ciphertext,
+    enc,
+    contentType,
+    conversationId,
+    conversationType,
+    deploymentId,
+    messageId,
+    recipient,
+    sender,
+    sentAt,
+    tenantId,
+    signature,
+  ] = m as unknown as EnvelopeCaptures;
   // What the pattern cannot say: calendar dates, lengths, canonical last characters.
   if (!isSentAt(sentAt)) return null;
-  if (alphabetCheckedByteLength(enc as string) !== N_ENC) return null;
-  if (alphabetCheckedByteLength(signature as string) !== ED25519_SIGNATURE_LENGTH) return null;
-  const ctLength = alphabetCheckedByteLength(ciphertext as string);
-  if (ctLength < N_T || ctLength > ENVELOPE_MAX_PLAINTEXT_BYTES + N_T) return null;
-  const header: EnvelopeHeader = Object.freeze({
-    content_type: contentType as ContentType,
-    conversation_id: conversationId as string,
-    conversation_type: conversationType as ConversationType,
-    deployment_id: deploymentId as string,
-    message_id: messageId as string,
-    recipient: recipient as string,
-    sender: sender as string,
-    sent_at: sentAt as string,
-    tenant_id: tenantId as string,
-    v: ENVELOPE_VERSION,
-  });
-  const envelope: Envelope = Object.freeze({
-    ciphertext: ciphertext as string,
-    enc: enc as string,
-    header,
-    signature: signature as string,
-  });
+  if (sealedPartsProblem(enc, ciphertext, signature, alphabetCheckedByteLength)) return null;
+  const envelope = frozenEnvelope(
+    {
+      content_type: contentType,
+      conversation_id: conversationId,
+      conversation_type: conversationType,
+      deployment_id: deploymentId,
+      message_id: messageId,
+      recipient,
+      sender,
+      sent_at: sentAt,
+      tenant_id: tenantId,
+      v: ENVELOPE_VERSION,
+    },
+    enc,
+    ciphertext,
+    signature,
+  );
   parsedMemo.set(envelope, envelope);
   return envelope;
 }
