@@ -30,13 +30,17 @@ export function requireAdmin(ctx: RelayContext) {
 /** One verifier (and so one cache of verified tokens) per relay, shared by every route. */
 const verifiers = new WeakMap<RelayContext, ReturnType<typeof accessTokenVerifier>>();
 
-export function requireAgent(ctx: RelayContext) {
+function verifierFor(ctx: RelayContext): ReturnType<typeof accessTokenVerifier> {
   let verify = verifiers.get(ctx);
   if (!verify) {
     verify = accessTokenVerifier(ctx.deployment.relayKey, ctx.config.publicUrl);
     verifiers.set(ctx, verify);
   }
-  const verifyToken = verify;
+  return verify;
+}
+
+export function requireAgent(ctx: RelayContext) {
+  const verifyToken = verifierFor(ctx);
   return async (request: FastifyRequest): Promise<void> => {
     const token = bearerOf(request.headers.authorization);
     if (!token)

@@ -71,7 +71,7 @@ export class Messaging {
     return this.#ctx.ledger.guarded(() => this.#recipientQuery.get(tenantId, number) as Recipient | undefined);
   }
 
-  #check(sender: AgentRow, raw: unknown, index: number): { envelope: Envelope; bytes: Buffer; view: boolean } {
+  #check(sender: AgentRow, raw: unknown, index: number): { envelope: Envelope; bytes: Buffer } {
     let envelope: Envelope;
     try {
       envelope = parseEnvelope(raw);
@@ -81,8 +81,7 @@ export class Messaging {
     }
     // Canonical: cut from the request by the fast path, or written again (every field was
     // just checked to be plain ASCII).
-    const view = canonicalBytesOf(envelope);
-    const bytes = view ?? Buffer.from(encodeEnvelope(envelope), 'latin1');
+    const bytes = canonicalBytesOf(envelope) ?? Buffer.from(encodeEnvelope(envelope), 'latin1');
     if (bytes.length > MESSAGE_LIMITS.maxEnvelopeBytes) {
       throw new SvcError(
         'envelope_too_large',
@@ -102,7 +101,7 @@ export class Messaging {
         `envelopes[${index}]: deployment or tenant differs from your credentials`,
       );
     }
-    return { envelope, bytes, view: view !== undefined };
+    return { envelope, bytes };
   }
 
   async send(sender: AgentRow, body: SendRequest): Promise<SendResponse> {
@@ -111,7 +110,7 @@ export class Messaging {
     // A batch usually goes to few recipients: look each one (and its block list) up once.
     const recipients = new Map<string, { recipient: Recipient; blocked: boolean; webhook: boolean }>();
     const checked = body.envelopes.map((raw, i) => {
-      const { envelope, bytes, view } = this.#check(sender, raw, i);
+      const { envelope, bytes } = this.#check(sender, raw, i);
       const number = envelope.header.recipient;
       let entry = recipients.get(number);
       if (!entry) {
@@ -125,16 +124,10 @@ export class Messaging {
         };
         recipients.set(number, entry);
       }
-      return { envelope, bytes, view, ...entry };
+      return { envelope, bytes, ...entry };
     });
     const results: SendResponse['results'] = [];
-    const toPublish: Array<{
-      bytes: Buffer;
-      view: boolean;
-      recipient: Recipient;
-      messageId: string;
-      webhook: boolean;
-    }> = [];
+    const toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string; webhook: boolean }> = [];
     const seen = new Set<string>();
     // What is already recorded, one query per recipient of the batch.
     const known = new Map<string, Map<string, string>>();
@@ -142,7 +135,7 @@ export class Messaging {
       const ids = checked.filter((c) => c.recipient.id === recipient.id).map((c) => c.envelope.header.message_id);
       known.set(recipient.id, this.store.existingSenders(recipient.id, ids));
     }
-    for (const { envelope, bytes, view, recipient, blocked, webhook } of checked) {
+    for (const { envelope, bytes, recipient, blocked, webhook } of checked) {
       const messageId = envelope.header.message_id;
       const key = `${recipient.id}\u0000${messageId}`;
       const existingSender = known.get(recipient.id)?.get(messageId);
@@ -162,7 +155,7 @@ export class Messaging {
       });
       // A recipient that blocked the sender gets nothing; the sender is not told.
       if (duplicate || blocked) continue;
-      toPublish.push({ bytes, view, recipient, messageId, webhook });
+      toPublish.push({ bytes, recipient, messageId, webhook });
     }
     if (toPublish.length > 0) {
       let seqs: number[];
@@ -192,11 +185,12 @@ export class Messaging {
           webhook: p.webhook,
         })),
       );
-      // Views of the request body are kept as they are only when all of it is kept;
-      // otherwise a few kept envelopes would hold on to every byte of their requests.
+      // The bytes may be views of the request body: kept as they are only when every
+      // envelope of the request is kept, else copied, so that a few kept envelopes never
+      // hold on to every byte of their requests.
       const wholeBody = toPublish.length === checked.length;
       for (const [i, p] of toPublish.entries()) {
-        const kept = p.view && !wholeBody ? Buffer.from(p.bytes) : p.bytes;
+        const kept = wholeBody ? p.bytes : Buffer.from(p.bytes);
         this.#recent.add(sender.tenant_id, seqs[i] as number, kept);
         this.notifier.notify(p.recipient.id);
       }
