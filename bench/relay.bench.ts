@@ -12,8 +12,9 @@
  *             no per-message promise, a reply inbox per message and one wildcard
  *             subscription counting acknowledgements, WINDOW publishes in flight.
  *   bare:     (information) the floor of any HTTP relay on this machine: bare Fastify that
- *             only parses the same request bodies and publishes each envelope with an
- *             acknowledgement through the relay's publisher (BENCH_SKIP_BARE to skip).
+ *             reads the same request bodies as bytes, checks nothing and publishes each
+ *             envelope with an acknowledgement through the relay's publisher
+ *             (BENCH_SKIP_BARE to skip).
  * The load generator (node:http, kept-alive) reports its own CPU and the machine's.
  *
  * Last line: `relay/jetstream ratio: R` (R = relay rate ÷ raw rate).
@@ -25,7 +26,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInbox, headers } from '@nats-io/transport-node';
-import type { Envelope } from '@svc/shared';
 import Fastify from 'fastify';
 import { pino } from 'pino';
 import { Bus, MSGS_STREAM } from '../relay/src/bus/index.js';
@@ -265,30 +265,41 @@ async function relayRun(): Promise<RelayRun> {
 }
 
 /**
- * The floor of any HTTP relay here: bare Fastify (default JSON parser, no auth, schema,
- * checks or ledger) publishing each envelope with an acknowledgement through the relay's
- * own publisher, in a process of its own, fed the same request bodies.
+ * The floor of any HTTP relay here: bare Fastify, in a process of its own, fed the same
+ * request bodies, that reads each body as bytes and publishes every envelope with an
+ * acknowledgement through the relay's own publisher. It checks nothing, parses no JSON
+ * (envelopes are cut at their opening field, subject and message id found by search),
+ * authenticates nobody and records nothing: what is left is HTTP and the publishes.
  */
 async function bareServer(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-bare-'));
   const bus = await Bus.start({ dataDir: dir, tenants: ['bench'], logger: quiet });
   const publisher = new AckedPublisher(await bus.tenantConnection('bench'), 5000);
   const app = Fastify({ bodyLimit: 8 * 1024 * 1024 });
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  const field = (text: string, name: string, from: number) => {
+    const at = text.indexOf(`"${name}":"`, from) + name.length + 4;
+    return text.slice(at, text.indexOf('"', at));
+  };
   app.post('/send', async (req, reply) => {
-    const { envelopes } = req.body as { envelopes: Envelope[] };
+    const raw = req.body as Buffer;
+    const text = raw.toString('latin1');
+    const starts: number[] = [];
+    for (let i = text.indexOf('{"ciphertext"'); i >= 0; i = text.indexOf('{"ciphertext"', i + 1)) starts.push(i);
     const seqs = await Promise.all(
-      envelopes.map((e) =>
-        publisher.publish(
-          `msg.${e.header.recipient}`,
-          Buffer.from(JSON.stringify(e)),
-          `${e.header.message_id}:${e.header.recipient}`,
+      starts.map((start, k) => {
+        const end = k + 1 < starts.length ? (starts[k + 1] as number) - 1 : text.length - 2;
+        const recipient = field(text, 'recipient', start);
+        return publisher.publish(
+          `msg.${recipient}`,
+          raw.subarray(start, end),
+          `${field(text, 'message_id', start)}:${recipient}`,
           MSGS_STREAM,
-        ),
-      ),
+        );
+      }),
     );
-    return reply
-      .status(202)
-      .send({ results: seqs.map((seq, i) => ({ message_id: envelopes[i]?.header.message_id, seq })) });
+    return reply.status(202).send({ results: seqs.map((seq) => ({ seq })) });
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   process.once('SIGTERM', () => {
