@@ -3,8 +3,15 @@
  * both directions, pending (long-poll), the event stream, ack and receipts, isolation,
  * blocking, bad input, and durability across restarts.
  */
+import { readFileSync } from 'node:fs';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { createUser, fromSeed } from '@nats-io/nkeys';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { newMessageId } from '@svc/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credsFile, userJwt } from '../src/bus/jwts.js';
+import { busRoot, natsLayout, tenantFiles } from '../src/bus/layout.js';
+import { connectWithCreds } from '../src/bus/system-client.js';
 import { call, enrollAgent, openFor, sealFor, type TestAgent } from './helpers/agent-client.js';
 import { processAlive, type RelayProcess, runRelayCli, spawnRelay } from './helpers/relay-process.js';
 
@@ -12,6 +19,7 @@ let relay: RelayProcess;
 let alice: TestAgent;
 let bob: TestAgent;
 let carol: TestAgent; // another tenant
+let dave: TestAgent; // carol's tenant
 
 async function agent(id: string, tenant = 'acme'): Promise<TestAgent> {
   const g = await runRelayCli(['grant', '--agent-id', id, '--tenant', tenant, '--json'], relay.env);
@@ -41,7 +49,12 @@ async function drain(who: TestAgent) {
 
 beforeAll(async () => {
   relay = await spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme,globex' } });
-  [alice, bob, carol] = await Promise.all([agent('alice'), agent('bob'), agent('carol', 'globex')]);
+  [alice, bob, carol, dave] = await Promise.all([
+    agent('alice'),
+    agent('bob'),
+    agent('carol', 'globex'),
+    agent('dave', 'globex'),
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -207,6 +220,59 @@ describe('isolation and policy', () => {
     expect(await ack(carol, e.header.message_id)).toMatchObject({ status: 404, body: { error: 'unknown_message' } });
     expect(await call(relay.url, 'GET', '/api/v1/agents/bob', undefined, carol.auth)).toMatchObject({ status: 404 });
     await drain(bob);
+  });
+
+  it("on the bus each tenant's envelopes live in its own account, unseen by the other", async () => {
+    // A user of each tenant's account, minted from the relay's own keys on disk, on the
+    // relay's own nats-server: what an edge of that tenant could ever see.
+    const layout = natsLayout(busRoot(relay.dataDir));
+    const port = /^port: (\d+)$/m.exec(readFileSync(layout.configFile, 'utf8'))?.[1];
+    const tenantUser = async (tenant: string): Promise<NatsConnection> => {
+      const files = tenantFiles(layout, tenant);
+      const seed = (file: string) => fromSeed(new TextEncoder().encode(readFileSync(file, 'utf8').trim()));
+      const user = createUser();
+      const jwt = await userJwt(user, seed(files.accountSeedFile).getPublicKey(), seed(files.signingSeedFile), {
+        name: `isolation-${tenant}`,
+      });
+      return connectWithCreds(`nats://127.0.0.1:${port}`, credsFile(jwt, user), `isolation-${tenant}`, {
+        reconnect: false,
+      });
+    };
+    const [acme, globex] = await Promise.all([tenantUser('acme'), tenantUser('globex')]);
+    try {
+      const live = { acme: [] as string[], globex: [] as string[] };
+      acme.subscribe('msg.>', { callback: (_e, m) => live.acme.push(m.subject) });
+      globex.subscribe('msg.>', { callback: (_e, m) => live.globex.push(m.subject) });
+      await Promise.all([acme.flush(), globex.flush()]);
+
+      const toBob = sealFor(alice, bob, 'acme only');
+      const toDave = sealFor(carol, dave, 'globex only');
+      expect((await send(alice, [toBob])).status).toBe(202);
+      expect((await send(carol, [toDave])).status).toBe(202);
+
+      const stored = async (nc: NatsConnection): Promise<string[]> => {
+        const jsm = await jetstreamManager(nc);
+        const { state } = await jsm.streams.info('SVC_MSGS');
+        const ids: string[] = [];
+        for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+          const m = await jsm.streams.getMessage('SVC_MSGS', { seq });
+          if (m) ids.push((m.json() as { header: { message_id: string } }).header.message_id);
+        }
+        return ids;
+      };
+      const [inAcme, inGlobex] = await Promise.all([stored(acme), stored(globex)]);
+      expect(inAcme).toContain(toBob.header.message_id);
+      expect(inAcme).not.toContain(toDave.header.message_id);
+      expect(inGlobex).toEqual([toDave.header.message_id]);
+      await Promise.all([acme.flush(), globex.flush()]);
+      expect(live.acme).toContain('msg.bob');
+      expect(live.acme).not.toContain('msg.dave');
+      expect(live.globex).toEqual(['msg.dave']);
+    } finally {
+      await Promise.all([acme.close(), globex.close()]);
+    }
+    await drain(bob);
+    await drain(dave);
   });
 
   it("the sender is the token's agent: a forged sender is refused", async () => {
