@@ -241,8 +241,16 @@ describe('isolation and policy', () => {
     const [acme, globex] = await Promise.all([tenantUser('acme'), tenantUser('globex')]);
     try {
       const live = { acme: [] as string[], globex: [] as string[] };
-      acme.subscribe('msg.>', { callback: (_e, m) => live.acme.push(m.subject) });
-      globex.subscribe('msg.>', { callback: (_e, m) => live.globex.push(m.subject) });
+      acme.subscribe('msg.>', {
+        callback: (_e, m) => {
+          live.acme.push(m.subject);
+        },
+      });
+      globex.subscribe('msg.>', {
+        callback: (_e, m) => {
+          live.globex.push(m.subject);
+        },
+      });
       await Promise.all([acme.flush(), globex.flush()]);
 
       const toBob = sealFor(alice, bob, 'acme only');
