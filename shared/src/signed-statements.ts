@@ -17,6 +17,33 @@ export interface EnrollmentProofFields {
   issued_at: string;
 }
 
+/** What a code binds, which its redeemer signs back with the keys it enrolls. */
+export type EnrollmentProofBindings = Pick<
+  EnrollmentProofFields,
+  'grant_id' | 'deployment_id' | 'tenant_id' | 'agent_id' | 'agent_number' | 'capabilities'
+>;
+
+/**
+ * The proof's fields from a code's bindings (any object carrying them, such as a parsed
+ * enrollment code's) and the redeemer's keys: only the bound fields are taken.
+ */
+export function enrollmentProofFields(
+  b: EnrollmentProofBindings,
+  keys: Pick<EnrollmentProofFields, 'signing_public_key' | 'encryption_public_key' | 'issued_at'>,
+): EnrollmentProofFields {
+  return {
+    grant_id: b.grant_id,
+    deployment_id: b.deployment_id,
+    tenant_id: b.tenant_id,
+    agent_id: b.agent_id,
+    agent_number: b.agent_number,
+    capabilities: b.capabilities,
+    signing_public_key: keys.signing_public_key,
+    encryption_public_key: keys.encryption_public_key,
+    issued_at: keys.issued_at,
+  };
+}
+
 export function enrollmentProofBytes(fields: EnrollmentProofFields): Uint8Array {
   return canonicalJsonBytes({
     typ: 'svc.enrollment-proof/v1',

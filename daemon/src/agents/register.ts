@@ -10,6 +10,7 @@ import {
   EnrollmentCodeFormatError,
   enrollmentCodeSigningBytes,
   enrollmentProofBytes,
+  enrollmentProofFields,
   fromBase64url,
   parseEnrollmentCode,
   toBase64url,
@@ -105,17 +106,9 @@ export async function register(opts: {
   const issued_at = new Date().toISOString();
   const proof = ed25519Sign(
     keys.signPrivate,
-    enrollmentProofBytes({
-      grant_id: b.grant_id,
-      deployment_id: b.deployment_id,
-      tenant_id: b.tenant_id,
-      agent_id: b.agent_id,
-      agent_number: b.agent_number,
-      capabilities: b.capabilities,
-      signing_public_key: signing,
-      encryption_public_key: encryption,
-      issued_at,
-    }),
+    enrollmentProofBytes(
+      enrollmentProofFields(b, { signing_public_key: signing, encryption_public_key: encryption, issued_at }),
+    ),
   );
   let answer: EnrollmentAnswer;
   try {

@@ -4,6 +4,7 @@ import {
   createEnvelopeHeader,
   type EnrollmentRequest,
   enrollmentProofBytes,
+  enrollmentProofFields,
   parseEnrollmentCode,
   signInProofBytes,
   toBase64url,
@@ -29,15 +30,7 @@ export function enrollmentBody(
   const b = parseEnrollmentCode(code).bindings;
   const issued_at = (opts.issuedAt ?? new Date()).toISOString();
   const proof = enrollmentProofBytes({
-    grant_id: b.grant_id,
-    deployment_id: b.deployment_id,
-    tenant_id: b.tenant_id,
-    agent_id: b.agent_id,
-    agent_number: b.agent_number,
-    capabilities: b.capabilities,
-    signing_public_key: id.signPublic,
-    encryption_public_key: id.encPublic,
-    issued_at,
+    ...enrollmentProofFields(b, { signing_public_key: id.signPublic, encryption_public_key: id.encPublic, issued_at }),
     ...opts.override,
   });
   return {
