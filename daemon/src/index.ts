@@ -85,17 +85,19 @@ export function createDaemon(config: DaemonConfig): Daemon {
           dir: paths.logsDir,
           stderr: config.logToStderr,
         });
+        const agentStore = new AgentStore(paths.agentsDir);
         const vault = openVault({
           home: config.home,
           file: paths.vaultFile,
           passphrase: config.vaultPassphrase,
           backend: config.vaultBackend,
           logger: subsystem(log, 'daemon:vault'),
+          hasAgents: agentStore.any(),
         });
         const events = new EventBus();
         const deploymentStore = new DeploymentStore(paths.deploymentsDir);
         agents = new AgentManager({
-          store: new AgentStore(paths.agentsDir),
+          store: agentStore,
           deployments: deploymentStore,
           vault,
           events,

@@ -7,7 +7,8 @@
  * `write` starts the real daemon from the environment (SVC_HOME=<homeA>, no passphrase)
  * and reports its status, then stores the secrets given in SVC_TEST_SECRETS (JSON) in the
  * vaults of both homes. `read` (a new process) opens the vaults again, reads the secrets
- * back, checks them in the Secret Service directly and deletes homeA's. Prints one line:
+ * back, checks them in the Secret Service directly and deletes homeA's. The `unreachable-*`
+ * steps, run between them, open homeA with its keyring out of reach. Each prints one line:
  * `RESULT <json>`.
  */
 import { Entry } from '@napi-rs/keyring';
@@ -30,7 +31,7 @@ interface Secrets {
 }
 
 const args = process.argv.slice(2);
-if (args.length !== 3) throw new Error('usage: vault-keyring-child.ts write|read <homeA> <homeB>');
+if (args.length !== 3) throw new Error('usage: vault-keyring-child.ts <step> <homeA> <homeB>');
 const [step, homeA, homeB] = args as [string, string, string];
 const secrets = JSON.parse(process.env.SVC_TEST_SECRETS ?? '') as Secrets;
 const AGENT = 'alice';
@@ -78,5 +79,37 @@ function readAndDelete(): unknown {
   return { kinds: { a: vaults.a.kind, b: vaults.b.kind }, before, direct, after };
 }
 
-const result = step === 'write' ? await write() : readAndDelete();
+/**
+ * Run with the session bus out of reach: the keyring holding homeA's secrets is
+ * unreachable. `unreachable-daemon`: the daemon still starts and says so.
+ * `unreachable-vault`: the vault refuses every access. Separate processes: after a first failed call,
+ * the keyring library answered later calls in the same process from a store of its own.
+ */
+async function unreachableDaemon(): Promise<unknown> {
+  const daemon = createDaemon(configFromEnv());
+  await daemon.start();
+  try {
+    return { vault: (await new DaemonClient({ home: homeA }).status()).vault };
+  } finally {
+    await daemon.close();
+  }
+}
+
+function unreachableVault(): unknown {
+  try {
+    return { read: open(homeA).get(`agent/${AGENT}/seed`) ?? null };
+  } catch (err) {
+    return { refused: (err as { code?: string }).code };
+  }
+}
+
+const steps: Record<string, () => unknown> = {
+  write,
+  'unreachable-daemon': unreachableDaemon,
+  'unreachable-vault': unreachableVault,
+  read: readAndDelete,
+};
+const run = steps[step];
+if (!run) throw new Error(`unknown step ${step}`);
+const result = await run();
 process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);

@@ -7,15 +7,17 @@
  *                              && node … vault-keyring-child.ts write … && node … read …'
  *
  * The children (vault-keyring-child.ts) run the real daemon and the vault module with a
- * temp SVC_HOME and no SVC_VAULT_PASSPHRASE. Skipped only when dbus-run-session or
+ * temp SVC_HOME and no SVC_VAULT_PASSPHRASE; one of them runs without the session bus,
+ * so the keyring holding the secrets is out of reach. Skipped only when dbus-run-session or
  * gnome-keyring-daemon is not installed (scripts/setup.sh installs them as root).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { KEYRING_UNREACHABLE, keyringService } from '../src/vault/index.js';
 import { tempHome } from './helpers.js';
 
 const TOOLS = ['dbus-run-session', 'gnome-keyring-daemon'];
@@ -125,19 +127,27 @@ describe('vault: the real OS keyring (Secret Service via gnome-keyring in a priv
       'set -e',
       'printf %s "$KEYRING_PW" | gnome-keyring-daemon --unlock --components=secrets >/dev/null',
       node('write'),
+      // the same home started with its keyring out of reach (a session bus that is not there;
+      // with none set, D-Bus would autolaunch a new one)
+      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-daemon')}`,
+      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-vault')}`,
       node('read'),
     ].join('\n');
     try {
       const run = await inSession(script, env, 15_000);
       const detail = `exit ${run.code} after ${run.ms} ms\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
       expect(run.code, detail).toBe(0);
-      const [written, read] = results(run.stdout);
+      const [written, cutDaemon, cutVault, read] = results(run.stdout);
       expect(read, detail).toBeDefined();
 
       // the real daemon, started from the environment with no SVC_VAULT_PASSPHRASE
       expect(written.daemon).toEqual({ home: homeA, vault: { kind: 'keyring' } });
       expect(written.kinds).toEqual({ a: 'keyring', b: 'keyring' });
       expect(written.readBack).toEqual(secrets);
+      // without its keyring the daemon starts, says where the secrets are, and locks the
+      // vault instead of starting an empty file vault that would hide them from then on
+      expect(cutDaemon, detail).toEqual({ vault: { kind: 'keyring', warning: KEYRING_UNREACHABLE } });
+      expect(cutVault, detail).toEqual({ refused: 'vault_locked' });
       // a second process sees the same entries (they live in the Secret Service)
       expect(read.kinds).toEqual({ a: 'keyring', b: 'keyring' });
       expect(read.before).toEqual(secrets);
@@ -145,8 +155,14 @@ describe('vault: the real OS keyring (Secret Service via gnome-keyring in a priv
       // same key names in two homes, separate entries: deleting A's leaves B's
       expect(read.after).toEqual({ a: { seed: null, apiKey: null }, b: secrets.b });
 
-      // nothing secret on disk in either home, and no vault file at all
-      for (const home of [homeA, homeB]) expect(existsSync(join(home, 'vault.json'))).toBe(false);
+      // nothing secret on disk in either home: vault.json only names the keyring service
+      for (const home of [homeA, homeB]) {
+        expect(JSON.parse(readFileSync(join(home, 'vault.json'), 'utf8'))).toEqual({
+          v: 1,
+          kind: 'keyring',
+          service: keyringService(home),
+        });
+      }
       const files = [...filesUnder(homeA), ...filesUnder(homeB)];
       expect(files.some((f) => f.path.endsWith('daemon.log'))).toBe(true);
       const seedBytes = (s: string) => Buffer.from(s, 'base64url');

@@ -39,10 +39,20 @@ export class AgentStore {
     return existsSync(join(this.agentDir(name), 'agent.json'));
   }
 
-  list(): AgentConfig[] {
+  #names(): string[] {
     return readdirSync(this.dir, { withFileTypes: true })
       .filter((d) => d.isDirectory() && isLocalName(d.name) && existsSync(join(this.dir, d.name, 'agent.json')))
-      .map((d) => this.get(d.name))
+      .map((d) => d.name);
+  }
+
+  /** Whether any agent is registered here (without reading their configs). */
+  any(): boolean {
+    return this.#names().length > 0;
+  }
+
+  list(): AgentConfig[] {
+    return this.#names()
+      .map((name) => this.get(name))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 

@@ -31,6 +31,16 @@ interface PlainFile {
   kind: 'file-plain';
   entries: Record<string, string>;
 }
+/**
+ * Written when the OS keyring is chosen: the secrets are in the keyring, under `service`,
+ * and a later start without a reachable keyring must say so instead of starting an empty
+ * file vault beside them.
+ */
+interface KeyringPin {
+  v: 1;
+  kind: 'keyring';
+  service: string;
+}
 type VaultFile = EncryptedFile | PlainFile;
 
 export const PLAIN_VAULT_WARNING =
@@ -48,18 +58,29 @@ function deriveKey(passphrase: string, params: ScryptParams): Buffer {
   });
 }
 
-/** What kind of vault the file holds, or undefined when there is none. */
-export function fileVaultKind(path: string): VaultKind | undefined {
+/**
+ * What kind of vault the file names, or undefined when there is none; for the keyring,
+ * also the keyring service holding the secrets.
+ */
+export function fileVaultKind(path: string): { kind: VaultKind; service?: string } | undefined {
   if (!existsSync(path)) return undefined;
   try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<VaultFile>;
-    return parsed.kind === 'file-plain' ? 'file-plain' : 'file-encrypted';
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<VaultFile | KeyringPin>;
+    if (parsed.kind === 'keyring' && typeof parsed.service === 'string') {
+      return { kind: 'keyring', service: parsed.service };
+    }
+    return { kind: parsed.kind === 'file-plain' ? 'file-plain' : 'file-encrypted' };
   } catch {
-    return 'file-encrypted';
+    return { kind: 'file-encrypted' };
   }
 }
 
-function writeAtomic(path: string, data: VaultFile): void {
+/** Records that the secrets of this home live in the OS keyring, under `service`. */
+export function pinKeyring(path: string, service: string): void {
+  writeAtomic(path, { v: 1, kind: 'keyring', service });
+}
+
+function writeAtomic(path: string, data: VaultFile | KeyringPin): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(data)}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600);
@@ -103,12 +124,13 @@ export class FileVault implements Vault {
       v.#save();
       return v;
     }
-    let file: VaultFile;
+    let file: VaultFile | KeyringPin;
     try {
-      file = JSON.parse(existing) as VaultFile;
+      file = JSON.parse(existing) as VaultFile | KeyringPin;
     } catch (cause) {
       throw new DaemonError('config_invalid', `the vault file ${path} is damaged`, { cause });
     }
+    if (file.kind === 'keyring') throw new Error(`${path} names the OS keyring, not a file vault`);
     if (file.kind === 'file-plain') return new FileVault(path, 'file-plain', { ...file.entries }, false);
     if (passphrase === undefined) return new FileVault(path, 'file-encrypted', {}, true);
     const kdf: ScryptParams = { N: file.kdf.N, r: file.kdf.r, p: file.kdf.p, salt: file.kdf.salt };
