@@ -15,6 +15,8 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
       ['to', 'to'],
       ['type', 'content_type'],
       ['id', 'message_id'],
+      // sent messages: when the recipient's client had it ('-' until then; inbound: '-')
+      ['delivered', 'delivered_at'],
       ['content', 'content'],
     ],
     messages.map((m) => ({ ...m, content: short(m.content) })),

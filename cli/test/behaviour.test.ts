@@ -34,12 +34,64 @@ describe('agent selection', () => {
   it('sync without a choice processes every local agent', async () => {
     const { link, calls } = fakeLink({
       listAgents: two,
-      sync: (agent) => ({ agent, fetched: 1, archived: 1, rejected: 0 }),
+      sync: (agent) => ({ agent, fetched: 1, archived: 1, rejected: 0, receipts: 0 }),
     });
     const r = await svc(['sync', '--json'], { link });
     expect(r.code).toBe(0);
     expect(calls.filter((c) => c.method === 'sync').map((c) => c.args[0])).toEqual(['alice', 'bob']);
     expect(JSON.parse(r.stdout)).toHaveLength(2);
+  });
+});
+
+describe('read', () => {
+  it('shows when each sent message was delivered, and - for the rest', async () => {
+    const base = {
+      conversation_id: 'dm:alice:bob',
+      conversation_type: 'direct' as const,
+      content_type: 'text',
+      received_at: null,
+      acked_at: null,
+    };
+    const { link } = fakeLink({
+      listAgents: () => [AGENT],
+      conversation: () => [
+        {
+          ...base,
+          message_id: 'm1',
+          direction: 'outbound',
+          from: 'alice',
+          to: 'bob',
+          content: 'hi',
+          sent_at: 'S1',
+          delivered_at: 'D1',
+        },
+        {
+          ...base,
+          message_id: 'm2',
+          direction: 'inbound',
+          from: 'bob',
+          to: 'alice',
+          content: 'yo',
+          sent_at: 'S2',
+          delivered_at: null,
+        },
+        {
+          ...base,
+          message_id: 'm3',
+          direction: 'outbound',
+          from: 'alice',
+          to: 'bob',
+          content: 'there?',
+          sent_at: 'S3',
+          delivered_at: null,
+        },
+      ],
+    });
+    const r = await svc(['read', 'bob'], { link });
+    expect(r.code).toBe(0);
+    const [header, ...rows] = r.stdout.trimEnd().split('\n');
+    expect(header?.split(/\s+/)).toEqual(['SENT', 'FROM', 'TO', 'TYPE', 'ID', 'DELIVERED', 'CONTENT']);
+    expect(rows.map((l) => l.split(/\s+/)[5])).toEqual(['D1', '-', '-']);
   });
 });
 

@@ -104,6 +104,7 @@ export function createDaemon(config: DaemonConfig): Daemon {
           log: subsystem(log, 'daemon:session'),
           reconnectMinMs: config.reconnectMinMs,
           reconnectMaxMs: config.reconnectMaxMs,
+          receiptsPollMs: config.receiptsPollMs,
         });
         const ctx: DaemonContext = {
           config,

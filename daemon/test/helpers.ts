@@ -24,6 +24,7 @@ export async function startDaemon(home = tempHome(), overrides: Partial<DaemonCo
         logLevel: 'debug',
         reconnectMinMs: 100,
         reconnectMaxMs: 500,
+        receiptsPollMs: 200,
         ...overrides,
       },
     ),

@@ -203,6 +203,35 @@ describe('daemon ↔ real relay', () => {
     expect(keys.peers.map((p) => p.agent_number)).toEqual(['bob']);
   });
 
+  it('the sender learns of each delivery: a receipt event, delivered_at in the archive, once', async () => {
+    const sent = await a.client.send('alice', { to: 'bob', content: 'did this arrive?' });
+    // bob's daemon archives it and acks it on the relay; alice's session asks for receipts
+    const receipt = await waitEvent(
+      events.a,
+      (e) => e.type === 'receipt' && e.message_id === sent.message_id,
+      'receipt for alice',
+    );
+    expect(receipt).toEqual({
+      type: 'receipt',
+      agent: 'alice',
+      message_id: sent.message_id,
+      recipient: 'bob',
+      acked_at: expect.any(String),
+    });
+    const thread = await a.client.read('alice', 'bob');
+    expect(thread.find((m) => m.message_id === sent.message_id)?.delivered_at).toBe(
+      (receipt as { acked_at: string }).acked_at,
+    );
+    // the earlier sent messages were delivered too; inbound ones never carry a receipt
+    const outbound = thread.filter((m) => m.direction === 'outbound');
+    expect(outbound.length).toBeGreaterThan(1);
+    expect(outbound.every((m) => m.delivered_at !== null)).toBe(true);
+    expect(thread.filter((m) => m.direction === 'inbound').every((m) => m.delivered_at === null)).toBe(true);
+    // each receipt is recorded once: asking again finds nothing new
+    expect(await a.client.sync('alice')).toEqual({ agent: 'alice', fetched: 0, archived: 0, rejected: 0, receipts: 0 });
+    expect(events.a.filter((e) => e.type === 'receipt' && e.message_id === sent.message_id)).toHaveLength(1);
+  });
+
   it('refuses and reports a tampered envelope (never archived, not redelivered)', async () => {
     const bobKeys = await a.client.relay<{ current: { encryption_public_key: string } }>('alice', {
       method: 'GET',
@@ -245,7 +274,8 @@ describe('daemon ↔ real relay', () => {
       5000,
       'tampered envelope dropped from pending',
     );
-    expect(await b.client.sync('bob')).toEqual({ agent: 'bob', fetched: 0, archived: 0, rejected: 0 });
+    // (bob's own receipts may or may not have come in by now: his session asks for them too)
+    expect(await b.client.sync('bob')).toMatchObject({ agent: 'bob', fetched: 0, archived: 0, rejected: 0 });
   });
 
   it('survives a relay restart and catches up', async () => {

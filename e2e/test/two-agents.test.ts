@@ -274,6 +274,26 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     expect(pending.body.envelopes).toEqual([]);
   }, 120_000);
 
+  it("the sender sees delivery: svc read shows delivered_at once the recipient's daemon has it", async () => {
+    // bob's daemon archived these and acknowledged them on the relay; alice's session asks
+    // for receipts while a sent message waits for one
+    const thread = await until(
+      async () => {
+        const t = await svcJson<ArchivedMessage[]>(homes.a, ['read', 'bob', '--json']);
+        return t.filter((m) => m.direction === 'outbound').every((m) => m.delivered_at !== null) ? t : undefined;
+      },
+      30_000,
+      "receipts of alice's messages",
+      500,
+    );
+    expect(thread.filter((m) => m.direction === 'outbound').map((m) => m.message_id)).toEqual([ids.first, ids.second]);
+    expect(thread.filter((m) => m.direction === 'inbound').every((m) => m.delivered_at === null)).toBe(true);
+    // sync asks too, and finds nothing new to record
+    expect(await svcJson(homes.a, ['sync', '--json'])).toEqual([
+      { agent: 'alice', fetched: 0, archived: 0, rejected: 0, receipts: 0 },
+    ]);
+  }, 60_000);
+
   it('msg search finds them in each archive', async () => {
     const [budgetA, budgetB, noonB, nothing] = await Promise.all([
       svcJson<ArchivedMessage[]>(homes.a, ['msg', 'search', 'budget', '--json']),

@@ -123,7 +123,9 @@ export function identityCommands(app: App): Command[] {
   const sync = withVerbose(
     withJson(
       withAs(
-        new Command('sync').description('fetch pending messages from the relay into the local archive'),
+        new Command('sync').description(
+          'fetch pending messages and delivery receipts from the relay into the local archive',
+        ),
         'agent to sync (without it and SVC_AGENT: every local agent)',
       ),
     ),
@@ -144,6 +146,7 @@ export function identityCommands(app: App): Command[] {
           ['fetched', 'fetched'],
           ['archived', 'archived'],
           ['rejected', 'rejected'],
+          ['receipts', 'receipts'],
         ],
         results,
         'No local agents to sync.',

@@ -16,6 +16,7 @@ export class AgentManager {
   readonly #events: EventBus;
   readonly #log: Logger;
   readonly #reconnect: { min: number; max: number };
+  readonly #receiptsPollMs: number;
   readonly #sessions = new Map<string, AgentSession>();
 
   constructor(opts: {
@@ -26,6 +27,7 @@ export class AgentManager {
     log: Logger;
     reconnectMinMs: number;
     reconnectMaxMs: number;
+    receiptsPollMs: number;
   }) {
     this.store = opts.store;
     this.#deployments = opts.deployments;
@@ -33,6 +35,7 @@ export class AgentManager {
     this.#events = opts.events;
     this.#log = opts.log;
     this.#reconnect = { min: opts.reconnectMinMs, max: opts.reconnectMaxMs };
+    this.#receiptsPollMs = opts.receiptsPollMs;
   }
 
   #open(config: AgentConfig): AgentSession {
@@ -51,6 +54,7 @@ export class AgentManager {
       ca,
       reconnectMinMs: this.#reconnect.min,
       reconnectMaxMs: this.#reconnect.max,
+      receiptsPollMs: this.#receiptsPollMs,
       saveConfig: (c) => this.store.save(c),
     });
     this.#sessions.set(config.name, session);

@@ -24,6 +24,7 @@ const msg = (
   sent_at,
   received_at: direction === 'inbound' ? sent_at : null,
   acked_at: null,
+  delivered_at: null,
 });
 
 describe('archive', () => {
@@ -43,6 +44,31 @@ describe('archive', () => {
     expect(at).toBeTruthy();
     expect(archive.inbox()).toEqual([]);
     expect(archive.ack('nope', 'x')).toBeUndefined();
+  });
+
+  it('records a receipt once and marks the sent message delivered, even one archived after it', () => {
+    archive = Archive.open(join(mkdtempSync(join(tmpdir(), 'svc-archive-')), 'archive.db'));
+    const old = new Date(Date.now() - 30 * 24 * 3600 * 1000).toISOString();
+    archive.insertMessage(msg('in', 'hello', 'inbound'));
+    archive.insertMessage(msg('out', 'hi', 'outbound'));
+    archive.insertMessage(msg('stale', 'long ago', 'outbound', old));
+    const recent = new Date(Date.now() - 3600 * 1000).toISOString();
+    expect(archive.awaitingReceipts(recent)).toBe(true);
+
+    expect(archive.recordReceipt('out', 'alice', 'acked', 'T1')).toBe(true);
+    expect(archive.recordReceipt('out', 'alice', 'acked', 'T2')).toBe(false);
+    expect(archive.getMessage('out')?.delivered_at).toBe('T1');
+    // an inbound message with the same id as a receipt is never marked
+    expect(archive.recordReceipt('in', 'alice', 'acked', 'T3')).toBe(true);
+    expect(archive.getMessage('in')?.delivered_at).toBeNull();
+    // only a sent message newer than the horizon keeps the session asking
+    expect(archive.awaitingReceipts(recent)).toBe(false);
+    expect(archive.awaitingReceipts(new Date(0).toISOString())).toBe(true);
+
+    // the receipt came first (sent from another client of the agent): archived delivered
+    expect(archive.recordReceipt('later', 'alice', 'acked', 'T4')).toBe(true);
+    archive.insertMessage(msg('later', 'sent elsewhere', 'outbound'));
+    expect(archive.getMessage('later')?.delivered_at).toBe('T4');
   });
 
   it('quotes user text for FTS5', () => {

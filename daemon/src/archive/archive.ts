@@ -25,6 +25,7 @@ interface MessageRow {
   sent_at: string;
   received_at: string | null;
   acked_at: string | null;
+  delivered_at: string | null;
 }
 
 interface PeerRow {
@@ -56,6 +57,7 @@ const toMessage = (r: MessageRow): ArchivedMessage => ({
   sent_at: r.sent_at,
   received_at: r.received_at,
   acked_at: r.acked_at,
+  delivered_at: r.delivered_at,
 });
 
 const toPeer = (r: PeerRow): PeerPin => ({
@@ -113,8 +115,11 @@ export class Archive {
     const r = this.db
       .prepare(
         `INSERT INTO messages (message_id, conversation_id, conversation_type, direction, sender, recipient,
-           content_type, content, sent_at, received_at, acked_at, envelope)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (message_id) DO NOTHING`,
+           content_type, content, sent_at, received_at, acked_at, envelope, delivered_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+           -- a receipt can come before its message is archived (another client of the agent)
+           CASE WHEN ? = 'outbound' THEN (SELECT at FROM receipts WHERE message_id = ?) END)
+         ON CONFLICT (message_id) DO NOTHING`,
       )
       .run(
         m.message_id,
@@ -129,6 +134,8 @@ export class Archive {
         m.received_at,
         m.acked_at,
         m.envelope ?? null,
+        m.direction,
+        m.message_id,
       );
     return r.changes === 1;
   }
@@ -312,9 +319,32 @@ export class Archive {
       .run(messageId, sender, reason, new Date().toISOString());
   }
 
-  recordReceipt(messageId: string, recipient: string, status: string, at: string): void {
-    this.db
-      .prepare('INSERT INTO receipts (message_id, recipient, status, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
-      .run(messageId, recipient, status, at);
+  /**
+   * Records the recipient's acknowledgement of a message this agent sent, and marks the
+   * message delivered. True when it was new.
+   */
+  recordReceipt(messageId: string, recipient: string, status: string, at: string): boolean {
+    return this.db.transaction(() => {
+      const added = this.db
+        .prepare('INSERT INTO receipts (message_id, recipient, status, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
+        .run(messageId, recipient, status, at).changes;
+      this.db
+        .prepare(
+          `UPDATE messages SET delivered_at = ? WHERE message_id = ? AND direction = 'outbound' AND delivered_at IS NULL`,
+        )
+        .run(at, messageId);
+      return added === 1;
+    })();
+  }
+
+  /** Whether a message sent since `since` (ISO time) still waits for its receipt. */
+  awaitingReceipts(since: string): boolean {
+    return (
+      this.db
+        .prepare(
+          `SELECT 1 FROM messages WHERE direction = 'outbound' AND delivered_at IS NULL AND sent_at >= ? LIMIT 1`,
+        )
+        .get(since) !== undefined
+    );
   }
 }

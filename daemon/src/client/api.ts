@@ -177,6 +177,8 @@ export interface ArchivedMessage {
   sent_at: string;
   received_at: string | null;
   acked_at: string | null;
+  /** outbound: when the recipient acknowledged it (the relay's receipt); inbound: null */
+  delivered_at: string | null;
 }
 
 export interface SyncResult {
@@ -184,6 +186,8 @@ export interface SyncResult {
   fetched: number;
   archived: number;
   rejected: number;
+  /** delivery receipts of sent messages newly recorded */
+  receipts: number;
 }
 
 export interface RelayCall {
@@ -197,4 +201,6 @@ export type DaemonEvent =
   | { type: 'message'; agent: string; message: ArchivedMessage }
   | { type: 'rejected'; agent: string; message_id: string; from: string; reason: string }
   | { type: 'session'; agent: string; state: 'connected' | 'connecting' | 'offline' }
-  | { type: 'peer_key_changed'; agent: string; peer: string };
+  | { type: 'peer_key_changed'; agent: string; peer: string }
+  /** the recipient of a message this agent sent acknowledged it */
+  | { type: 'receipt'; agent: string; message_id: string; recipient: string; acked_at: string };

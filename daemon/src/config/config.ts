@@ -17,6 +17,8 @@ export interface DaemonConfig {
   /** reconnect backoff of relay sessions */
   reconnectMinMs: number;
   reconnectMaxMs: number;
+  /** how often a connected session asks the relay for receipts of sent messages */
+  receiptsPollMs: number;
   version: string;
 }
 
@@ -38,6 +40,7 @@ export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {
     logToStderr: overrides.logToStderr ?? false,
     reconnectMinMs: overrides.reconnectMinMs ?? 250,
     reconnectMaxMs: overrides.reconnectMaxMs ?? 5_000,
+    receiptsPollMs: overrides.receiptsPollMs ?? 5_000,
     version: overrides.version ?? DAEMON_VERSION,
   };
 }

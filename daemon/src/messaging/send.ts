@@ -79,6 +79,7 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     sent_at: header.sent_at,
     received_at: null,
     acked_at: null,
+    delivered_at: null,
     envelope: JSON.stringify(envelope),
   });
   session.log.info({ agent: me.name, message_id: header.message_id, to: peer.agentNumber, status }, 'message sent');

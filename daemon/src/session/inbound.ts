@@ -150,6 +150,7 @@ export class InboundProcessor {
       sent_at: h.sent_at,
       received_at: new Date().toISOString(),
       acked_at: null,
+      delivered_at: null,
     };
     if (!this.#archive.insertMessage({ ...message, envelope: JSON.stringify(env) })) return 'duplicate';
     this.#log.info({ agent: me.name, message_id: h.message_id, sender: h.sender }, 'message archived');

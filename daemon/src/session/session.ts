@@ -20,6 +20,14 @@ import { readSse } from './sse.js';
 
 export type SessionState = 'connected' | 'connecting' | 'offline';
 export const STREAM_CURSOR = 'stream';
+export const RECEIPTS_CURSOR = 'receipts';
+/** Sent messages older than this no longer make the session ask for receipts. */
+const RECEIPTS_HORIZON_MS = 7 * 24 * 3600 * 1000;
+
+interface RelayReceipts {
+  receipts: Array<{ id: number; message_id: string; recipient: string; acked_at: string }>;
+  next: number;
+}
 
 export interface SessionOptions {
   config: AgentConfig;
@@ -30,6 +38,8 @@ export interface SessionOptions {
   ca?: string;
   reconnectMinMs: number;
   reconnectMaxMs: number;
+  /** how often a connected session asks for receipts while a sent message waits for one */
+  receiptsPollMs: number;
   /** called when the config changes (rotation) so it is persisted */
   saveConfig: (c: AgentConfig) => void;
 }
@@ -50,6 +60,7 @@ export class AgentSession {
   readonly #life = new AbortController();
   #abort?: AbortController;
   #loop?: Promise<void>;
+  #receiptsLoop?: Promise<void>;
   #wake?: () => void;
   /** relay acks that failed (network): retried on the next connection */
   readonly #unacked = new Set<string>();
@@ -109,6 +120,7 @@ export class AgentSession {
     if (this.#loop) return;
     this.#abort = new AbortController();
     this.#loop = this.#run(this.#abort.signal);
+    this.#receiptsLoop = this.#pollReceipts(this.#abort.signal);
   }
 
   /** aborted when the session stops (waiting `check` calls return) */
@@ -120,8 +132,9 @@ export class AgentSession {
     this.#life.abort();
     this.#abort?.abort();
     this.#wake?.();
-    await this.#loop;
+    await Promise.all([this.#loop, this.#receiptsLoop]);
     this.#loop = undefined;
+    this.#receiptsLoop = undefined;
     this.#setState('offline');
   }
 
@@ -158,7 +171,7 @@ export class AgentSession {
     for (const id of [...this.#unacked]) await this.ackRelay(id);
   }
 
-  #sleep(ms: number, signal: AbortSignal): Promise<void> {
+  #sleep(ms: number, signal: AbortSignal, wakeable = true): Promise<void> {
     return new Promise((resolve) => {
       const t = setTimeout(done, ms);
       function done() {
@@ -167,8 +180,53 @@ export class AgentSession {
         resolve();
       }
       signal.addEventListener('abort', done, { once: true });
-      this.#wake = done;
+      if (wakeable) this.#wake = done;
     });
+  }
+
+  /**
+   * Records the relay's receipts for messages this agent sent (the recipient acknowledged
+   * them), from the stored cursor on. Returns how many were new.
+   */
+  async fetchReceipts(): Promise<number> {
+    let added = 0;
+    let since = this.archive.getCursor(RECEIPTS_CURSOR);
+    for (;;) {
+      const page = await this.relay.call<RelayReceipts>({
+        method: 'GET',
+        path: `/api/v1/receipts?since=${since}&limit=100`,
+      });
+      for (const r of page.receipts) {
+        if (this.archive.recordReceipt(r.message_id, r.recipient, 'acked', r.acked_at)) {
+          added++;
+          this.events.emit({
+            type: 'receipt',
+            agent: this.name,
+            message_id: r.message_id,
+            recipient: r.recipient,
+            acked_at: r.acked_at,
+          });
+        }
+      }
+      if (page.receipts.length === 0 || page.next <= since) break;
+      since = page.next;
+      this.archive.setCursor(RECEIPTS_CURSOR, since);
+    }
+    return added;
+  }
+
+  /** While connected, asks for receipts as long as a recent sent message waits for one. */
+  async #pollReceipts(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.#sleep(this.#opts.receiptsPollMs, signal, false);
+      if (signal.aborted || this.#state !== 'connected') continue;
+      if (!this.archive.awaitingReceipts(new Date(Date.now() - RECEIPTS_HORIZON_MS).toISOString())) continue;
+      try {
+        await this.fetchReceipts();
+      } catch (err) {
+        this.log.warn({ agent: this.name, err: (err as Error).message }, 'could not fetch receipts');
+      }
+    }
   }
 
   async #run(signal: AbortSignal): Promise<void> {
@@ -202,7 +260,7 @@ export class AgentSession {
 
   /** Pulls every pending envelope over plain HTTP (no stream needed) and processes it. */
   async sync(): Promise<SyncResult> {
-    const result: SyncResult = { agent: this.name, fetched: 0, archived: 0, rejected: 0 };
+    const result: SyncResult = { agent: this.name, fetched: 0, archived: 0, rejected: 0, receipts: 0 };
     let after = 0;
     for (;;) {
       const page = await this.relay.call<{ envelopes: Array<InboundItem & { cursor: number }>; more: boolean }>({
@@ -219,6 +277,7 @@ export class AgentSession {
       if (!page.more || page.envelopes.length === 0) break;
     }
     await this.#flushAcks();
+    result.receipts = await this.fetchReceipts();
     return result;
   }
 }

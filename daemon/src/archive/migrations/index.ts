@@ -6,6 +6,7 @@ import { migration003 } from './003-peer-keys.js';
 import { migration004 } from './004-receipts.js';
 import { migration005 } from './005-sync-cursors.js';
 import { migration006 } from './006-search.js';
+import { migration007 } from './007-delivered.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -16,6 +17,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration004,
   migration005,
   migration006,
+  migration007,
 ];
 
 /** Applies the migrations above `user_version`, up to `target` (tests stop early). */

@@ -78,6 +78,21 @@ describe('archive migrations', () => {
     expect(find('fox')).toBe(1);
     expect(find('dogs')).toBe(1);
     expect(find('cat')).toBe(0);
+    expect(db.pragma('user_version', { simple: true })).toBe(6);
+  });
+
+  it('007 delivered: outbound messages take the time of a receipt already recorded', () => {
+    const db = at(6);
+    insertMessage(db, 'out-1', 'acked by the peer', 'outbound');
+    insertMessage(db, 'out-2', 'not yet', 'outbound');
+    insertMessage(db, 'in-1', 'inbound has no receipt', 'inbound');
+    db.prepare("INSERT INTO receipts (message_id, recipient, status, at) VALUES ('out-1', 'b', 'acked', 'T1')").run();
+    migrate(db, 7);
+    expect(db.prepare('SELECT message_id, delivered_at FROM messages ORDER BY message_id').all()).toEqual([
+      { message_id: 'in-1', delivered_at: null },
+      { message_id: 'out-1', delivered_at: 'T1' },
+      { message_id: 'out-2', delivered_at: null },
+    ]);
     expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
   });
 
