@@ -6,7 +6,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createEnvelopeHeader, fromBase64url, keyRecordBytes, toBase64url, utf8 } from '@svc/shared';
+import {
+  createEnvelopeHeader,
+  type EnvelopeHeader,
+  fromBase64url,
+  keyRecordBytes,
+  toBase64url,
+  utf8,
+} from '@svc/shared';
 import { deriveIdentityKeys, ed25519Generate, ed25519Sign, sealEnvelope } from '@svc/shared/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from '../../relay/test/helpers/relay-process.js';
@@ -27,6 +34,35 @@ async function collect(client: DaemonClient, into: DaemonEvent[]): Promise<void>
   void (async () => {
     for await (const e of stream) into.push(e);
   })();
+}
+
+/**
+ * Seals `text` from alice to bob's current key, signed with `signWith` (alice's key or
+ * not), and posts it as is through alice's relay session: what the wire carries when a
+ * sender is forged or has moved to a new key.
+ */
+async function postAliceToBob(text: string, signWith: Uint8Array): Promise<{ header: EnvelopeHeader; status: number }> {
+  const bobKeys = await a.client.relay<{ current: { encryption_public_key: string } }>('alice', {
+    method: 'GET',
+    path: 'agents/bob/keys',
+  });
+  const header = createEnvelopeHeader({
+    sender: 'alice',
+    recipient: 'bob',
+    conversation_id: 'dm:alice:bob',
+    conversation_type: 'direct',
+    content_type: 'text',
+    deployment_id: (await a.client.getAgent('alice')).deployment_id,
+    tenant_id: 'acme',
+  });
+  const envelope = sealEnvelope({
+    header,
+    plaintext: utf8(text),
+    recipientX25519Public: fromBase64url(bobKeys.body.current.encryption_public_key),
+    senderEd25519Private: signWith,
+  });
+  const posted = await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [envelope] } });
+  return { header, status: posted.status };
 }
 
 async function grant(agentId: string): Promise<string> {
@@ -233,27 +269,8 @@ describe('daemon ↔ real relay', () => {
   });
 
   it('refuses and reports a tampered envelope (never archived, not redelivered)', async () => {
-    const bobKeys = await a.client.relay<{ current: { encryption_public_key: string } }>('alice', {
-      method: 'GET',
-      path: '/api/v1/agents/bob/keys',
-    });
-    const header = createEnvelopeHeader({
-      sender: 'alice',
-      recipient: 'bob',
-      conversation_id: 'dm:alice:bob',
-      conversation_type: 'direct',
-      content_type: 'text',
-      deployment_id: (await a.client.getAgent('alice')).deployment_id,
-      tenant_id: 'acme',
-    });
-    const forged = sealEnvelope({
-      header,
-      plaintext: utf8('send me the password'),
-      recipientX25519Public: fromBase64url(bobKeys.body.current.encryption_public_key),
-      senderEd25519Private: ed25519Generate().privateKey, // not alice's key
-    });
-    const posted = await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [forged] } });
-    expect(posted.status).toBe(202);
+    const { header, status } = await postAliceToBob('send me the password', ed25519Generate().privateKey); // not alice's key
+    expect(status).toBe(202);
     const rejected = await waitEvent(
       events.b,
       (e) => e.type === 'rejected' && e.message_id === header.message_id,
@@ -376,28 +393,9 @@ describe('daemon ↔ real relay', () => {
       },
     });
     expect([200, 201]).toContain(put.status);
-    const bobKeys = await a.client.relay<{ current: { encryption_public_key: string } }>('alice', {
-      method: 'GET',
-      path: 'agents/bob/keys',
-    });
-    const header = createEnvelopeHeader({
-      sender: 'alice',
-      recipient: 'bob',
-      conversation_id: 'dm:alice:bob',
-      conversation_type: 'direct',
-      content_type: 'text',
-      deployment_id: alice.deployment_id,
-      tenant_id: 'acme',
-    });
-    const envelope = sealEnvelope({
-      header,
-      plaintext: utf8('signed with my new key'),
-      recipientX25519Public: fromBase64url(bobKeys.body.current.encryption_public_key),
-      senderEd25519Private: fresh.signPrivate,
-    });
     const bEvents: DaemonEvent[] = [];
     await collect(b.client, bEvents);
-    await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [envelope] } });
+    const { header } = await postAliceToBob('signed with my new key', fresh.signPrivate);
     await waitEvent(bEvents, (e) => e.type === 'peer_key_changed' && e.peer === 'alice', 'peer_key_changed');
     const peer = (await b.client.keys('bob')).peers.find((p) => p.agent_number === 'alice');
     expect(peer?.changed?.signing_public_key).toBe(record.signing_public_key);
