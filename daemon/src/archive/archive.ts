@@ -12,21 +12,8 @@ export interface NewMessage extends ArchivedMessage {
   envelope?: string;
 }
 
-interface MessageRow {
-  seq: number;
-  message_id: string;
-  conversation_id: string;
-  conversation_type: ArchivedMessage['conversation_type'];
-  direction: ArchivedMessage['direction'];
-  sender: string;
-  recipient: string;
-  content_type: string;
-  content: string;
-  sent_at: string;
-  received_at: string | null;
-  acked_at: string | null;
-  delivered_at: string | null;
-}
+/** A messages row: the archived message under its column names, with its sequence. */
+type MessageRow = Omit<ArchivedMessage, 'from' | 'to'> & { seq: number; sender: string; recipient: string };
 
 interface PeerRow {
   agent_number: string;
