@@ -1,22 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { insertAgent, insertGrant } from '../../../test/helpers/ledger-rows.js';
 import { migrate, openDatabase } from '../database.js';
 import { migration001 } from './001-initial.js';
 
 describe('migration 001-initial', () => {
   const db = openDatabase(':memory:');
   migrate(db, [migration001]);
-  const grant = (id: string) =>
-    db
-      .prepare(
-        "INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at) VALUES (?, 't', 'a', 'a', '[]', 'h', 'x', 0, 1)",
-      )
-      .run(id);
+  const grant = (id: string) => insertGrant(db, id);
   const agent = (id: string, grantId: string, revoked: number | null = null, tenant = 't') =>
-    db
-      .prepare(
-        "INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key, grant_id, created_at, revoked_at) VALUES (?, ?, 'a', 'a', '[]', 's', 'e', ?, 0, ?)",
-      )
-      .run(id, tenant, grantId, revoked);
+    insertAgent(db, id, { grant: grantId, revokedAt: revoked, tenant });
 
   it('records itself and is not applied twice', () => {
     expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([{ version: 1, name: 'initial' }]);

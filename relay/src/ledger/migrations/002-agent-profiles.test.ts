@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { insertAgent, insertGrant } from '../../../test/helpers/ledger-rows.js';
 import { migrate, openDatabase } from '../database.js';
 import { migration001 } from './001-initial.js';
 import { migration002 } from './002-agent-profiles.js';
@@ -8,15 +9,8 @@ const SECRET = 'ab'.repeat(32);
 describe('migration 002-agent-profiles', () => {
   const db = openDatabase(':memory:');
   migrate(db, [migration001, migration002]);
-  db.prepare(
-    "INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at) VALUES ('g', 't', 'a', 'a', '[]', 'h', 'x', 0, 1)",
-  ).run();
-  const agent = (id: string, agentId = 'a') =>
-    db
-      .prepare(
-        "INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key, grant_id, created_at) VALUES (?, 't', ?, ?, '[]', 's', 'e', 'g', 0)",
-      )
-      .run(id, agentId, agentId);
+  insertGrant(db);
+  const agent = (id: string, agentId = 'a') => insertAgent(db, id, { agentId });
   const profile = (row: string, url: string | null, secret: string | null, at: number | null = secret ? 1 : null) =>
     db
       .prepare(
@@ -37,11 +31,7 @@ describe('migration 002-agent-profiles', () => {
   it('upgrades a ledger that already holds 001 data', () => {
     const old = openDatabase(':memory:');
     migrate(old, [migration001]);
-    old
-      .prepare(
-        "INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at) VALUES ('g', 't', 'a', 'a', '[]', 'h', 'x', 0, 1)",
-      )
-      .run();
+    insertGrant(old);
     expect(migrate(old, [migration001, migration002])).toEqual([2]);
     expect(old.prepare('SELECT count(*) AS n FROM agent_profiles').get()).toEqual({ n: 0 });
   });

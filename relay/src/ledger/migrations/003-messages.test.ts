@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { insertAgent, insertGrant } from '../../../test/helpers/ledger-rows.js';
 import { migrate, openDatabase } from '../database.js';
 import { migration001 } from './001-initial.js';
 import { migration003 } from './003-messages.js';
@@ -6,14 +7,8 @@ import { migration003 } from './003-messages.js';
 describe('migration 003-messages', () => {
   const db = openDatabase(':memory:');
   migrate(db, [migration001, migration003]);
-  db.prepare(
-    "INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at) VALUES ('g', 't', 'a', 'a', '[]', 'h', 'x', 0, 1)",
-  ).run();
-  for (const id of ['r', 's']) {
-    db.prepare(
-      "INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key, grant_id, created_at) VALUES (?, 't', ?, ?, '[]', 'k', 'k', 'g', 0)",
-    ).run(id, id, id);
-  }
+  insertGrant(db);
+  for (const id of ['r', 's']) insertAgent(db, id, { agentId: id });
   const envelope = (messageId: string, seq: number, recipient = 'r') =>
     db
       .prepare(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { insertAgent, insertGrant } from '../../../test/helpers/ledger-rows.js';
 import { migrate, openDatabase } from '../database.js';
 import { migration001 } from './001-initial.js';
 import { migration003 } from './003-messages.js';
@@ -8,12 +9,8 @@ describe('migration 005-webhook-deliveries', () => {
   // 001 (agents) and 003 (envelopes) only: 005 must not depend on 002 or 004.
   const db = openDatabase(':memory:');
   migrate(db, [migration001, migration003, migration005]);
-  db.prepare(
-    "INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at) VALUES ('g', 't', 'a', 'a', '[]', 'h', 'x', 0, 1)",
-  ).run();
-  db.prepare(
-    "INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key, grant_id, created_at) VALUES ('row', 't', 'a', 'a', '[]', 's', 'e', 'g', 0)",
-  ).run();
+  insertGrant(db);
+  insertAgent(db, 'row');
   const envelope = (messageId: string) =>
     db
       .prepare(
