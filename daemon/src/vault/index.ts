@@ -57,28 +57,23 @@ class UnreachableKeyringVault implements Vault {
 }
 
 export function openVault(opts: OpenVaultOptions): Vault {
-  const probe = opts.probe ?? probeKeyring;
   const existing = fileVaultKind(opts.file);
-  if (existing?.kind === 'keyring') {
-    const service = existing.service as string;
-    if (opts.backend === 'file')
-      opts.logger?.warn('vault: SVC_VAULT_BACKEND=file ignored; the secrets are in the OS keyring');
-    if (probe(service)) {
-      opts.logger?.info({ vault: 'keyring' }, 'vault: OS keyring');
-      return new KeyringVault(service);
-    }
-    opts.logger?.warn({ vault: 'keyring' }, `vault: ${KEYRING_UNREACHABLE}`);
-    return new UnreachableKeyringVault();
+  // the keyring service a pin names: the secrets are there, whatever the backend setting
+  const pinned = existing?.kind === 'keyring' ? existing.service : undefined;
+  if (pinned !== undefined && opts.backend === 'file') {
+    opts.logger?.warn('vault: SVC_VAULT_BACKEND=file ignored; the secrets are in the OS keyring');
   }
-  if (existing === undefined && opts.backend !== 'file') {
-    const service = keyringService(opts.home);
-    if (probe(service)) {
-      pinKeyring(opts.file, service);
+  if (pinned !== undefined || (existing === undefined && opts.backend !== 'file')) {
+    const service = pinned ?? keyringService(opts.home);
+    if ((opts.probe ?? probeKeyring)(service)) {
+      if (pinned === undefined) pinKeyring(opts.file, service);
       opts.logger?.info({ vault: 'keyring' }, 'vault: OS keyring');
       return new KeyringVault(service);
     }
-    if (opts.backend === 'keyring') throw new Error('SVC_VAULT_BACKEND=keyring but the OS keyring is not available');
-    if (opts.hasAgents) {
+    if (pinned === undefined && opts.backend === 'keyring') {
+      throw new Error('SVC_VAULT_BACKEND=keyring but the OS keyring is not available');
+    }
+    if (pinned !== undefined || opts.hasAgents) {
       opts.logger?.warn({ vault: 'keyring' }, `vault: ${KEYRING_UNREACHABLE}`);
       return new UnreachableKeyringVault();
     }
