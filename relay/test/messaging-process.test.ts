@@ -5,11 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { createUser, fromSeed } from '@nats-io/nkeys';
+import { createUser } from '@nats-io/nkeys';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { newMessageId } from '@svc/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credsFile, userJwt } from '../src/bus/jwts.js';
+import { readSeedFile } from '../src/bus/keys.js';
 import { busRoot, natsLayout, tenantFiles } from '../src/bus/layout.js';
 import { connectWithCreds } from '../src/bus/system-client.js';
 import { call, enrollAgent, openFor, sealFor, type TestAgent } from './helpers/agent-client.js';
@@ -229,9 +230,12 @@ describe('isolation and policy', () => {
     const port = /^port: (\d+)$/m.exec(readFileSync(layout.configFile, 'utf8'))?.[1];
     const tenantUser = async (tenant: string): Promise<NatsConnection> => {
       const files = tenantFiles(layout, tenant);
-      const seed = (file: string) => fromSeed(new TextEncoder().encode(readFileSync(file, 'utf8').trim()));
+      const [account, signing] = await Promise.all([
+        readSeedFile(files.accountSeedFile, 'account'),
+        readSeedFile(files.signingSeedFile, 'account'),
+      ]);
       const user = createUser();
-      const jwt = await userJwt(user, seed(files.accountSeedFile).getPublicKey(), seed(files.signingSeedFile), {
+      const jwt = await userJwt(user, account.getPublicKey(), signing, {
         name: `isolation-${tenant}`,
       });
       return connectWithCreds(`nats://127.0.0.1:${port}`, credsFile(jwt, user), `isolation-${tenant}`, {

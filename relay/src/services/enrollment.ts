@@ -8,6 +8,7 @@ import {
   type EnrollmentRequest,
   enrollmentCodeSigningBytes,
   enrollmentProofBytes,
+  enrollmentProofFields,
   fromBase64url,
   PROOF_MAX_SKEW_MS,
   parseEnrollmentCode,
@@ -55,17 +56,10 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
   if (!Number.isFinite(issuedAt) || Math.abs(now - issuedAt) > PROOF_MAX_SKEW_MS)
     refuse('proof timestamp outside the allowed skew');
   if (fromBase64url(body.encryption_public_key).length !== 32) refuse('bad encryption key');
-  const proofBytes = enrollmentProofBytes({
-    grant_id: grant.id,
-    deployment_id: ctx.deployment.deploymentId,
-    tenant_id: grant.tenant_id,
-    agent_id: grant.agent_id,
-    agent_number: grant.agent_number,
-    capabilities: grant.capabilities,
-    signing_public_key: body.signing_public_key,
-    encryption_public_key: body.encryption_public_key,
-    issued_at: body.issued_at,
-  });
+  // what the grant binds (not what the code claims), and the keys of the request
+  const proofBytes = enrollmentProofBytes(
+    enrollmentProofFields({ ...grant, grant_id: grant.id, deployment_id: ctx.deployment.deploymentId }, body),
+  );
   if (!verifyEd25519(body.signing_public_key, proofBytes, body.proof)) refuse('proof signature does not verify');
 
   const active = ctx.ledger.activeAgent(grant.tenant_id, grant.agent_id);
