@@ -160,6 +160,12 @@ export const ERROR_CATALOG = {
 
   // local configuration (CLI/daemon/operator commands)
   config_invalid: { status: 400, message: 'The configuration is invalid.' },
+
+  // everyday behaviour (daemon and CLI: read, deregister)
+  unknown_conversation: {
+    status: 404,
+    message: 'No conversation or peer by that id in the local archive; see `svc inbox` or `svc conv list`.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

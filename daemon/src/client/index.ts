@@ -188,8 +188,9 @@ export class DaemonClient {
   getAgent(agent: string): Promise<LocalAgent> {
     return this.request('GET', `/v1/agents/${enc(agent)}`);
   }
-  async deregister(agent: string): Promise<void> {
-    await this.request('DELETE', `/v1/agents/${enc(agent)}`);
+  /** Revokes the agent on its relay, then forgets it here; `revoke: false` only forgets it. */
+  async deregister(agent: string, opts: { revoke?: boolean } = {}): Promise<void> {
+    await this.request('DELETE', `/v1/agents/${enc(agent)}${opts.revoke === false ? '?revoke=false' : ''}`);
   }
   token(agent: string): Promise<{ access_token: string; expires_at: string }> {
     return this.request('POST', `/v1/agents/${enc(agent)}/token`, {});

@@ -33,6 +33,7 @@ const int = (v: unknown, name: string, min: number, max: number): number | undef
   }
   return n;
 };
+const MUTE_PATH = /^\/api\/v1\/agents\/[^/?]+\/mute(\?|$)/;
 const bool = (v: unknown): boolean => v === 'true' || v === '1' || v === true;
 
 /** A relay path under /api/v1/, normalized; no way out of it. */
@@ -86,11 +87,15 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
   app.post('/v1/agents/:agent/sync', { schema: { params: AgentParams } }, async (request) => agent(request).sync());
   app.post('/v1/agents/:agent/relay', { schema: { params: AgentParams, body: RelayBody } }, async (request) => {
     const call = request.body as RelayCall;
-    const res = await agent(request).relay.request({
+    const session = agent(request);
+    const path = relayPath(call.path);
+    const res = await session.relay.request({
       method: call.method,
-      path: relayPath(call.path),
+      path,
       ...(call.body !== undefined ? { body: call.body } : {}),
     });
+    // `abuse mute` / `unmute` go through here: the session acts on the new list at once
+    if (MUTE_PATH.test(path) && res.status < 300) await session.refreshMutes();
     return { status: res.status, body: res.body ?? null };
   });
 }
