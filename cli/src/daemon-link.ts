@@ -53,7 +53,7 @@ export interface DaemonLink {
   reply(agent: string, input: ReplyInput): Promise<SentMessage>;
   inbox(agent: string, source: InboxSource): Promise<ArchivedMessage[]>;
   conversation(agent: string, id: string, query: { last?: number; since?: string }): Promise<ArchivedMessage[]>;
-  check(agent: string, query: { wait?: number; ack?: boolean }): Promise<ArchivedMessage[]>;
+  check(agent: string, query: { wait?: number; ack?: boolean; signal?: AbortSignal }): Promise<ArchivedMessage[]>;
   ack(agent: string, messageId: string): Promise<{ message_id: string; acked_at: string }>;
   search(agent: string, query: string, limit: number): Promise<ArchivedMessage[]>;
   sync(agent: string): Promise<SyncResult>;

@@ -77,6 +77,19 @@ describe('everyday behaviour', () => {
     expect(profile.last_seen_at).toEqual(expect.any(String));
   });
 
+  it('a deployment fetched without a name is named for the relay host, not its id', async () => {
+    const c = await startDaemon(undefined, timing);
+    try {
+      const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+      const first = await c.client.fetchDeployment({ url: relay.url, trust_bundle: bundle });
+      expect(first.name).toBe(`127.0.0.1-${relay.port}`);
+      const second = await c.client.fetchDeployment({ url: relay.url, trust_bundle: bundle });
+      expect(second.name).toBe(`127.0.0.1-${relay.port}-2`);
+    } finally {
+      await c.daemon.close();
+    }
+  });
+
   it('refuses empty content, media without an attachment, and reading an unknown peer', async () => {
     await expect(a.client.send('alice', { to: 'bob', content: '' })).rejects.toMatchObject({
       code: 'validation_failed',

@@ -38,7 +38,12 @@ export function readConversation(
  * New inbound since the last check that is still unacknowledged and not from a muted
  * sender (what `msg check` promises); waits up to `waitS` seconds for the first one.
  */
-export async function check(session: AgentSession, waitS: number, ack: boolean): Promise<ArchivedMessage[]> {
+export async function check(
+  session: AgentSession,
+  waitS: number,
+  ack: boolean,
+  cancelled?: AbortSignal,
+): Promise<ArchivedMessage[]> {
   const cursor = session.archive.getCursor(CHECK_CURSOR);
   const fresh = (m: ArchivedMessage) => m.acked_at === null && !m.muted;
   let page = session.archive.inboundAfter(cursor);
@@ -48,16 +53,18 @@ export async function check(session: AgentSession, waitS: number, ack: boolean):
       const off = session.events.subscribe((e) => {
         if (e.type === 'message' && e.agent === session.name) done();
       });
-      // the daemon is stopping: answer now with what there is
+      // the daemon is stopping, or the client went away: answer now
       session.stopped.addEventListener('abort', done, { once: true });
+      cancelled?.addEventListener('abort', done, { once: true });
       function done() {
         clearTimeout(timer);
         off();
         session.stopped.removeEventListener('abort', done);
+        cancelled?.removeEventListener('abort', done);
         resolve();
       }
     });
-    if (session.stopped.aborted) return [];
+    if (session.stopped.aborted || cancelled?.aborted) return [];
     page = session.archive.inboundAfter(cursor);
   }
   session.archive.setCursor(CHECK_CURSOR, page.lastSeq);

@@ -72,9 +72,19 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
       ...(q.since !== undefined ? { since: new Date(q.since).toISOString() } : {}),
     });
   });
-  app.get('/v1/agents/:agent/check', { schema: { params: AgentParams } }, async (request) => {
+  app.get('/v1/agents/:agent/check', { schema: { params: AgentParams } }, async (request, reply) => {
     const q = request.query as { wait?: string; ack?: string };
-    return check(agent(request), int(q.wait, 'wait', 0, 300) ?? 0, bool(q.ack));
+    // a client that went away (Ctrl-C) ends the wait; nothing is marked checked or acked for it
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!reply.sent) gone.abort();
+    };
+    request.raw.socket.once('close', onClose);
+    try {
+      return await check(agent(request), int(q.wait, 'wait', 0, 300) ?? 0, bool(q.ack), gone.signal);
+    } finally {
+      request.raw.socket.off('close', onClose);
+    }
   });
   app.post('/v1/agents/:agent/messages/:id/ack', async (request) =>
     ackMessage(agent(request), (request.params as { id: string }).id),
