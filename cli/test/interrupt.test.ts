@@ -43,7 +43,8 @@ async function startWaiting(args: string[]): Promise<{ child: ChildProcess; exit
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', bin, ...args, '-v'], {
     cwd: root,
     env: { ...process.env, SVC_HOME: d.home, SVC_AGENT: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // stdin stays open, as a terminal's does
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let err = '';
