@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
 import type { Archive } from '../archive/archive.js';
 import type { SyncResult } from '../client/api.js';
+import { RelayError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import { isTransient, postEnvelope } from '../messaging/send.js';
 import { relayCode } from '../relay/http.js';
@@ -229,8 +230,9 @@ export class AgentSession {
           this.log.info({ agent: this.name, message_id: entry.message_id, status }, 'queued message sent');
           this.events.emit({ type: 'outbox', agent: this.name, message_id: entry.message_id, state: 'sent' });
         } catch (err) {
-          if (isTransient(err)) return false;
-          const error = `${relayCode(err) ?? 'refused'}: ${(err as Error).message}`;
+          // only the relay's own refusal is final; anything else (network, 5xx, a locked vault) waits
+          if (!(err instanceof RelayError) || isTransient(err)) return false;
+          const error = `${err.relayErrorCode}: ${err.message}`;
           this.archive.settleQueued(entry.message_id, 'failed', error);
           this.log.warn({ agent: this.name, message_id: entry.message_id, error }, 'queued message refused');
           this.events.emit({ type: 'outbox', agent: this.name, message_id: entry.message_id, state: 'failed', error });
