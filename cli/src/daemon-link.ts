@@ -43,7 +43,7 @@ export interface DaemonLink {
   register(input: RegisterInput): Promise<LocalAgent>;
   listAgents(): Promise<LocalAgent[]>;
   getAgent(agent: string): Promise<LocalAgent>;
-  deregister(agent: string): Promise<void>;
+  deregister(agent: string, opts?: { revoke?: boolean }): Promise<void>;
   token(agent: string): Promise<{ access_token: string; expires_at: string }>;
   keyStatus(agent: string): Promise<KeyStatus>;
   generateKeys(agent: string): Promise<KeyStatus>;
@@ -53,7 +53,7 @@ export interface DaemonLink {
   reply(agent: string, input: ReplyInput): Promise<SentMessage>;
   inbox(agent: string, source: InboxSource): Promise<ArchivedMessage[]>;
   conversation(agent: string, id: string, query: { last?: number; since?: string }): Promise<ArchivedMessage[]>;
-  check(agent: string, query: { wait?: number; ack?: boolean }): Promise<ArchivedMessage[]>;
+  check(agent: string, query: { wait?: number; ack?: boolean; signal?: AbortSignal }): Promise<ArchivedMessage[]>;
   ack(agent: string, messageId: string): Promise<{ message_id: string; acked_at: string }>;
   search(agent: string, query: string, limit: number): Promise<ArchivedMessage[]>;
   sync(agent: string): Promise<SyncResult>;
@@ -105,7 +105,7 @@ export function clientLink(client: DaemonClient): DaemonLink {
     register: (input) => client.register(input),
     listAgents: () => client.listAgents(),
     getAgent: (agent) => client.getAgent(agent),
-    deregister: (agent) => client.deregister(agent),
+    deregister: (agent, opts) => client.deregister(agent, opts),
     token: (agent) => client.token(agent),
     keyStatus: (agent) => client.keys(agent),
     generateKeys: (agent) => client.generateKeys(agent),

@@ -85,7 +85,7 @@ export function hostedOnly(app: App, cmd: Command, what: string): Command {
   return action(app, cmd, async () => {
     throw new CliError(
       'not_supported_self_hosted',
-      `${what} is a hosted-service feature; a self-hosted deployment does not offer it.`,
+      `${what}: only the hosted service offers this; a self-hosted deployment does not.`,
     );
   });
 }

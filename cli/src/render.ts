@@ -7,6 +7,9 @@ const short = (text: string, max = 60) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
+/** queued / sent / delivered / failed for sent messages; received / read for inbound, with /muted from a muted sender. */
+export const stateText = (m: ArchivedMessage): string => `${m.state}${m.muted ? '/muted' : ''}`;
+
 export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No messages.'): string {
   return table(
     [
@@ -15,11 +18,17 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
       ['to', 'to'],
       ['type', 'content_type'],
       ['id', 'message_id'],
-      // sent messages: when the recipient's client had it ('-' until then; inbound: '-')
-      ['delivered', 'delivered_at'],
+      ['state', 'state'],
+      // sent messages: when the recipient acknowledged it ('-' until then); inbound: when it reached this machine
+      ['delivered', 'delivered'],
       ['content', 'content'],
     ],
-    messages.map((m) => ({ ...m, content: short(m.content) })),
+    messages.map((m) => ({
+      ...m,
+      state: stateText(m),
+      delivered: m.direction === 'inbound' ? m.received_at : m.delivered_at,
+      content: short(m.content),
+    })),
     empty,
   );
 }
@@ -31,6 +40,9 @@ export function messageLine(m: ArchivedMessage): string {
 }
 
 export function sentText(s: SentMessage): string {
+  if (s.status === 'queued') {
+    return `Queued ${s.message_id} for ${s.to} (conversation ${s.conversation_id}): the relay cannot be reached now; the daemon sends it when it answers.\n`;
+  }
   return `${s.status === 'duplicate' ? 'Already sent' : 'Sent'} ${s.message_id} to ${s.to} (conversation ${s.conversation_id}).\n`;
 }
 

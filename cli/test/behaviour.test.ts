@@ -44,13 +44,14 @@ describe('agent selection', () => {
 });
 
 describe('read', () => {
-  it('shows when each sent message was delivered, and - for the rest', async () => {
+  it('shows each message state; delivered is the receipt for sent ones and the arrival for inbound ones', async () => {
     const base = {
       conversation_id: 'dm:alice:bob',
       conversation_type: 'direct' as const,
       content_type: 'text',
       received_at: null,
       acked_at: null,
+      muted: false,
     };
     const { link } = fakeLink({
       listAgents: () => [AGENT],
@@ -64,6 +65,7 @@ describe('read', () => {
           content: 'hi',
           sent_at: 'S1',
           delivered_at: 'D1',
+          state: 'delivered',
         },
         {
           ...base,
@@ -73,7 +75,10 @@ describe('read', () => {
           to: 'alice',
           content: 'yo',
           sent_at: 'S2',
+          received_at: 'R2',
           delivered_at: null,
+          state: 'received',
+          muted: true,
         },
         {
           ...base,
@@ -84,14 +89,19 @@ describe('read', () => {
           content: 'there?',
           sent_at: 'S3',
           delivered_at: null,
+          state: 'queued',
         },
       ],
     });
     const r = await svc(['read', 'bob'], { link });
     expect(r.code).toBe(0);
     const [header, ...rows] = r.stdout.trimEnd().split('\n');
-    expect(header?.split(/\s+/)).toEqual(['SENT', 'FROM', 'TO', 'TYPE', 'ID', 'DELIVERED', 'CONTENT']);
-    expect(rows.map((l) => l.split(/\s+/)[5])).toEqual(['D1', '-', '-']);
+    expect(header?.split(/\s+/)).toEqual(['SENT', 'FROM', 'TO', 'TYPE', 'ID', 'STATE', 'DELIVERED', 'CONTENT']);
+    expect(rows.map((l) => l.split(/\s+/).slice(5, 7))).toEqual([
+      ['delivered', 'D1'],
+      ['received/muted', 'R2'],
+      ['queued', '-'],
+    ]);
   });
 });
 

@@ -105,6 +105,9 @@ export function createDaemon(config: DaemonConfig): Daemon {
           reconnectMinMs: config.reconnectMinMs,
           reconnectMaxMs: config.reconnectMaxMs,
           receiptsPollMs: config.receiptsPollMs,
+          heartbeatMs: config.heartbeatMs,
+          outboxRetryMinMs: config.outboxRetryMinMs,
+          outboxRetryMaxMs: config.outboxRetryMaxMs,
         });
         const ctx: DaemonContext = {
           config,

@@ -360,7 +360,7 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     expect(thread.map((m) => m.message_id)).not.toContain(forgedId);
   }, 90_000);
 
-  it('survives a relay restart: a send while it is down fails cleanly, then the daemons reconnect and catch up', async () => {
+  it('survives a relay restart: a send while it is down is queued and sent after, the daemons reconnect and catch up', async () => {
     const first = { relay: relay.child.pid!, nats: relay.natsPid() };
     const t0 = Date.now();
     const code = await relay.stop('SIGTERM');
@@ -369,13 +369,11 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     expect(stopMs, 'relay SIGTERM with open event streams').toBeLessThan(15_000);
     await until(() => !running(first.relay) && !running(first.nats), 10_000, 'relay and its nats-server gone');
 
-    // while the relay is down, svc send fails with a JSON error and exit 1 (nothing is queued)
-    const down = await svc(homes.a, ['send', 'bob', '-m', 'lost while the relay is down', '--json']);
-    expect(down.code, down.stdout + down.stderr).toBe(1);
-    const err = JSON.parse(down.stdout) as { error: string; message: string };
-    expect(err.error).toBe('relay_unreachable');
-    expect(err.message).toMatch(/relay .* cannot be reached/);
-    expect(down.stderr).toContain(`(${err.error})`);
+    // while the relay is down, svc send queues the sealed message (exit 0, state queued)
+    const down = await svc(homes.a, ['send', 'bob', '-m', 'queued while the relay is down', '--json']);
+    expect(down.code, down.stdout + down.stderr).toBe(0);
+    const queued = JSON.parse(down.stdout) as { message_id: string; state: string };
+    expect(queued.state).toBe('queued');
     console.info(`e2e: relay stopped in ${stopMs} ms; svc send while down → ${down.stdout.trim()}`);
 
     relay = await spawnRelay({ dataDir: relay.dataDir, env: relay.env, port: relay.port, init: false });
@@ -383,6 +381,11 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     pids.set(relay.child.pid!, 'relay (restarted)');
     pids.set(relay.natsPid(), 'nats-server (restarted)');
 
+    // the outbox sends the queued message once the relay answers
+    expect(await watchLine(watches.b!, queued.message_id, 'bob')).toMatchObject({
+      from: 'alice',
+      content: 'queued while the relay is down',
+    });
     // sent as soon as the relay answers, likely before bob's daemon has reconnected its stream
     const after = await send(homes.a, 'bob', 'after the restart, the budget is approved');
     ids.after = after.message_id;
@@ -400,17 +403,16 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     ]);
     const idsB = threadB.map((m) => m.message_id);
     expect(new Set(idsB).size, 'no duplicates in bob archive').toBe(idsB.length);
-    expect(idsB).toEqual([ids.first, ids.answer, ids.second, after.message_id, back.message_id]);
+    expect(idsB).toEqual([ids.first, ids.answer, ids.second, queued.message_id, after.message_id, back.message_id]);
     expect(threadA.map((m) => m.message_id)).toEqual([
       ids.first,
       ids.answer,
       ids.second,
+      queued.message_id,
       after.message_id,
       back.message_id,
     ]);
-    // the failed send is in neither archive
-    expect([...threadA, ...threadB].map((m) => m.content)).not.toContain('lost while the relay is down');
-    expect(inbox.map((m) => m.message_id)).toEqual([ids.second, after.message_id]);
+    expect(inbox.map((m) => m.message_id)).toEqual([ids.second, queued.message_id, after.message_id]);
   }, 120_000);
 
   it('manages the webhook endpoint: the secret is printed once, status shows it set, clear removes both', async () => {

@@ -14,6 +14,7 @@ import { agentMeRoutes } from './routes/agents/me.js';
 import { agentProfileRoutes } from './routes/agents/profile.js';
 import { agentRelationRoutes } from './routes/agents/relations.js';
 import { agentReportRoutes } from './routes/agents/report.js';
+import { agentRevokeRoutes } from './routes/agents/revoke.js';
 import { signInRoutes } from './routes/auth/sign-in.js';
 import { contactRoutes } from './routes/contacts.js';
 import { enrollmentRoutes } from './routes/enrollment.js';
@@ -74,6 +75,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   agentProfileRoutes(app, ctx);
   agentRelationRoutes(app, ctx);
   agentReportRoutes(app, ctx);
+  agentRevokeRoutes(app, ctx);
   contactRoutes(app, ctx);
   if (ctx.bus) messageRoutes(app, ctx);
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

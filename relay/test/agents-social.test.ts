@@ -151,6 +151,13 @@ describe('report', () => {
 });
 
 describe('contacts', () => {
+  it('refuses adding yourself, like blocking or muting yourself', async () => {
+    const res = await api(alice, 'POST', '/api/v1/contacts', { agent_number: 'alice' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toBe('cannot_target_self');
+    expect((await api(alice, 'GET', '/api/v1/contacts')).json()).toEqual({ contacts: [] });
+  });
+
   it('adds (201), updates alias and notes on a second add (200), lists and deletes', async () => {
     const added = await api(alice, 'POST', '/api/v1/contacts', { agent_number: 'bob', alias: ' Bobby ' });
     expect(added.statusCode, added.body).toBe(201);
@@ -195,9 +202,9 @@ describe('contacts', () => {
     expect(byId.statusCode).toBe(400);
     const cross = await api(eve, 'POST', '/api/v1/contacts', { agent_number: 'alice' });
     expect(cross.statusCode).toBe(404);
-    // eve's "carol" is herself in globex, never acme's carol
+    // eve's "carol" is herself in globex, never acme's carol: refused as adding herself
     const own = await api(eve, 'POST', '/api/v1/contacts', { agent_number: 'carol' });
-    expect(own.json().agent_id).toBe('eve');
+    expect(own.json().error).toBe('cannot_target_self');
     expect((await api(eve, 'DELETE', '/api/v1/contacts/alice')).statusCode).toBe(404);
   });
 

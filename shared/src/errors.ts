@@ -78,7 +78,7 @@ export const ERROR_CATALOG = {
   },
   invalid_timezone: { status: 400, message: 'timezone must be an IANA time zone name such as Europe/Paris.' },
   invalid_report_reason: { status: 400, message: 'The report reason must be 10 to 2000 characters after trimming.' },
-  cannot_target_self: { status: 400, message: 'An agent cannot block, mute or report itself.' },
+  cannot_target_self: { status: 400, message: 'An agent cannot block, mute, report or add itself as a contact.' },
 
   // key directory
   invalid_key_record: {
@@ -160,6 +160,12 @@ export const ERROR_CATALOG = {
 
   // local configuration (CLI/daemon/operator commands)
   config_invalid: { status: 400, message: 'The configuration is invalid.' },
+
+  // everyday behaviour (daemon and CLI: read, deregister)
+  unknown_conversation: {
+    status: 404,
+    message: 'No conversation or peer by that id in the local archive; see `svc inbox` or `svc conv list`.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -33,6 +33,13 @@ function refuseSpacePath(to: string | undefined): void {
   }
 }
 
+/** `--content-type media` names an attachment; text typed on the command line is not one. */
+function refuseBareMedia(type: ContentType, file: string | undefined): void {
+  if (type === 'media' && file === undefined) {
+    throw usageError('--content-type media is for attachments (--file PATH); send text with --content-type text.');
+  }
+}
+
 async function contentFrom(
   run: Run,
   sources: { positional?: string; message?: string; stdin?: boolean; file?: string },
@@ -51,10 +58,12 @@ async function contentFrom(
   }
   if (sources.stdin) {
     const text = await run.readStdin();
-    if (text.length === 0) throw usageError('Standard input was empty; nothing to send.');
+    if (text.trim() === '') throw usageError('Standard input was empty; nothing to send.');
     return text.endsWith('\n') ? text.slice(0, -1) : text;
   }
-  return (sources.positional ?? sources.message)!;
+  const text = (sources.positional ?? sources.message)!;
+  if (text.trim() === '') throw usageError('The message is empty; give some content.');
+  return text;
 }
 
 export function coreCommands(app: App): Command[] {
@@ -192,6 +201,7 @@ export function coreCommands(app: App): Command[] {
     if (file !== undefined && o.conversationId !== undefined) {
       throw usageError('Attachments go to a direct recipient only; conversation media is unsupported.');
     }
+    refuseBareMedia(o.contentType, file);
     const content = await contentFrom(run, { positional: positionalContent, message: o.message, stdin: o.stdin, file });
     const link = await run.link();
     const agent = await run.agent(link);
@@ -217,6 +227,7 @@ export function coreCommands(app: App): Command[] {
   action(app, reply, async (run, messageId?: string, positional?: string) => {
     const o = run.opts<{ to?: string; stdin: boolean; contentType: ContentType }>();
     refuseSpacePath(o.to);
+    refuseBareMedia(o.contentType, undefined);
     const content = await contentFrom(run, { positional, stdin: o.stdin });
     const link = await run.link();
     const agent = await run.agent(link);
@@ -264,9 +275,11 @@ export function coreCommands(app: App): Command[] {
     run.print(messages, () => messagesTable(messages));
   });
 
-  const watch = withJson(
-    withAs(new Command('watch').description('print inbound messages as they arrive (until interrupted)')),
-    'NDJSON: one object per inbound message, one per line',
+  const watch = withVerbose(
+    withJson(
+      withAs(new Command('watch').description('print inbound messages as they arrive (until interrupted)')),
+      'NDJSON: one object per inbound message, one per line',
+    ),
   );
   action(app, watch, async (run) => {
     const link = await run.link();

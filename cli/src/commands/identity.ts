@@ -99,24 +99,31 @@ export function identityCommands(app: App): Command[] {
   const deregister = withVerbose(
     withJson(
       withAs(
-        yes(new Command('deregister').description('forget a local agent (revocation is the operator’s)')).argument(
-          '<agent_name>',
-          'the local agent to remove',
-        ),
+        yes(
+          new Command('deregister')
+            .description('revoke a local agent on its relay (nobody can write to it any more), then forget it here')
+            .option('--local', 'only forget it here, without revoking it (a relay that is gone for good)', false),
+        ).argument('<agent_name>', 'the local agent to remove'),
         'agent to act as (defaults to the agent being removed)',
       ),
     ),
   );
   action(app, deregister, async (run, name?: string) => {
-    const o = run.opts<{ yes: boolean }>();
+    const o = run.opts<{ yes: boolean; local: boolean }>();
     const link = await run.link();
     const agent = await link.getAgent(name!);
-    if (!o.yes) await run.confirm(`Remove ${agent.name} (${agent.agent_number}) and its identity from this machine?`);
-    await link.deregister(agent.name);
-    run.print(
-      { name: agent.name, agent_number: agent.agent_number, removed: true },
-      () =>
-        `Removed ${agent.name} (${agent.agent_number}) from this machine. Ask the operator to revoke it on the relay.\n`,
+    if (!o.yes) {
+      await run.confirm(
+        o.local
+          ? `Remove ${agent.name} (${agent.agent_number}) and its identity from this machine, without revoking it?`
+          : `Revoke ${agent.name} (${agent.agent_number}) on its relay and remove it from this machine?`,
+      );
+    }
+    await link.deregister(agent.name, { revoke: !o.local });
+    run.print({ name: agent.name, agent_number: agent.agent_number, removed: true, revoked: !o.local }, () =>
+      o.local
+        ? `Removed ${agent.name} (${agent.agent_number}) from this machine; it was not revoked (ask the operator: svc-relay agent revoke).\n`
+        : `Revoked ${agent.name} (${agent.agent_number}) on its relay and removed it from this machine.\n`,
     );
   });
 
@@ -224,7 +231,9 @@ export function identityCommands(app: App): Command[] {
     withJson(
       withAs(
         new Command('start')
-          .description('start the local stack (message server and bridge)')
+          .description(
+            'start the svc daemon for this SVC_HOME (in the foreground, or -b in the background); does nothing if it already runs',
+          )
           .option('--local-only', 'local server, no upstream bridge, no cross-machine delivery', false)
           .option('--port <port>', 'leaf port (default env SVC_LEAF_PORT else 4222)', intParser(1, 65535, '--port'))
           .option(
@@ -260,7 +269,14 @@ export function identityCommands(app: App): Command[] {
       (l) => l.status(),
       () => undefined,
     );
-    if (running) throw new CliError('daemon_already_running', `The svc daemon already runs (pid ${running.pid}).`);
+    // idempotent like -b: the daemon this command would start is already there
+    if (running) {
+      run.print(
+        running,
+        () => `The svc daemon already runs (pid ${running.pid}, version ${running.version}, home ${running.home}).\n`,
+      );
+      return;
+    }
     const { command, args, cwd } = daemonCommand();
     run.info(`running the daemon in the foreground: ${command} ${args.join(' ')}`);
     const child = spawn(command, args, { cwd, stdio: 'inherit', env: { ...run.env, SVC_HOME: app.home } });
@@ -269,7 +285,7 @@ export function identityCommands(app: App): Command[] {
   });
 
   const stop = new Command('stop')
-    .description('stop the local stack')
+    .description('stop the svc daemon of this SVC_HOME')
     .option('--local', 'stop only the local-only server', false);
   action(app, stop, async (run) => {
     if (run.opts<{ local: boolean }>().local) throw new CliError('not_built_yet', 'stop --local is not built yet.');

@@ -25,7 +25,7 @@ export function msgCommand(app: App): Command {
 
   const check = common(
     new Command('check')
-      .description('new inbound messages since the last check')
+      .description('new inbound messages since the last check that are still unacknowledged (muted senders left out)')
       .option('--wait <seconds>', `long-poll up to this many seconds (${WAIT_MIN} to ${WAIT_MAX})`)
       .option('--stream', 'keep checking and print each message as one JSON line (JSONL); requires --wait', false)
       .option('--ack', 'acknowledge the messages returned', false),
@@ -44,7 +44,14 @@ export function msgCommand(app: App): Command {
     const signal = run.stopSignal();
     run.info(`streaming new messages for ${agent}; interrupt to stop`);
     while (!signal.aborted) {
-      const messages = await link.check(agent, { wait, ack: o.ack });
+      let messages: Awaited<ReturnType<typeof link.check>>;
+      try {
+        // the signal cancels the long-poll itself, so Ctrl-C does not wait for it to time out
+        messages = await link.check(agent, { wait, ack: o.ack, signal });
+      } catch (err) {
+        if (signal.aborted) break;
+        throw err;
+      }
       for (const m of messages) run.out(jsonLine(m));
     }
   });

@@ -17,6 +17,7 @@ export class AgentManager {
   readonly #log: Logger;
   readonly #reconnect: { min: number; max: number };
   readonly #receiptsPollMs: number;
+  readonly #timing: { heartbeatMs: number; outboxRetryMinMs: number; outboxRetryMaxMs: number };
   readonly #sessions = new Map<string, AgentSession>();
 
   constructor(opts: {
@@ -28,6 +29,9 @@ export class AgentManager {
     reconnectMinMs: number;
     reconnectMaxMs: number;
     receiptsPollMs: number;
+    heartbeatMs: number;
+    outboxRetryMinMs: number;
+    outboxRetryMaxMs: number;
   }) {
     this.store = opts.store;
     this.#deployments = opts.deployments;
@@ -36,6 +40,11 @@ export class AgentManager {
     this.#log = opts.log;
     this.#reconnect = { min: opts.reconnectMinMs, max: opts.reconnectMaxMs };
     this.#receiptsPollMs = opts.receiptsPollMs;
+    this.#timing = {
+      heartbeatMs: opts.heartbeatMs,
+      outboxRetryMinMs: opts.outboxRetryMinMs,
+      outboxRetryMaxMs: opts.outboxRetryMaxMs,
+    };
   }
 
   #open(config: AgentConfig): AgentSession {
@@ -55,6 +64,7 @@ export class AgentManager {
       reconnectMinMs: this.#reconnect.min,
       reconnectMaxMs: this.#reconnect.max,
       receiptsPollMs: this.#receiptsPollMs,
+      ...this.#timing,
       saveConfig: (c) => this.store.save(c),
     });
     this.#sessions.set(config.name, session);

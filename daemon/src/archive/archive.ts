@@ -5,15 +5,40 @@
  */
 import { chmodSync, existsSync } from 'node:fs';
 import Database, { type Database as Db } from 'better-sqlite3';
-import type { ArchivedMessage, PeerKey } from '../client/api.js';
+import type { ArchivedMessage, MessageState, PeerKey } from '../client/api.js';
 import { migrate } from './migrations/index.js';
 
-export interface NewMessage extends ArchivedMessage {
+export type SendState = 'queued' | 'sent' | 'failed';
+
+export interface NewMessage extends Omit<ArchivedMessage, 'state' | 'muted' | 'send_error'> {
   envelope?: string;
+  /** outbound only; default sent */
+  send_state?: SendState;
+  muted?: boolean;
 }
 
 /** A messages row: the archived message under its column names, with its sequence. */
-type MessageRow = Omit<ArchivedMessage, 'from' | 'to'> & { seq: number; sender: string; recipient: string };
+type MessageRow = Omit<ArchivedMessage, 'from' | 'to' | 'state' | 'muted' | 'send_error'> & {
+  seq: number;
+  sender: string;
+  recipient: string;
+  send_state: SendState | null;
+  send_error: string | null;
+  muted: number;
+};
+
+/** A queued outbound message: the sealed envelope to post again, as it was first sealed. */
+export interface OutboxEntry {
+  message_id: string;
+  recipient: string;
+  envelope: string;
+}
+
+function stateOf(r: MessageRow): MessageState {
+  if (r.direction === 'inbound') return r.acked_at === null ? 'received' : 'read';
+  if (r.delivered_at !== null) return 'delivered';
+  return r.send_state ?? 'sent';
+}
 
 interface PeerRow {
   agent_number: string;
@@ -45,6 +70,9 @@ const toMessage = (r: MessageRow): ArchivedMessage => ({
   received_at: r.received_at,
   acked_at: r.acked_at,
   delivered_at: r.delivered_at,
+  state: stateOf(r),
+  muted: r.muted === 1,
+  ...(r.send_error !== null && r.send_state === 'failed' ? { send_error: r.send_error } : {}),
 });
 
 const toPeer = (r: PeerRow): PeerPin => ({
@@ -102,8 +130,8 @@ export class Archive {
     const r = this.db
       .prepare(
         `INSERT INTO messages (message_id, conversation_id, conversation_type, direction, sender, recipient,
-           content_type, content, sent_at, received_at, acked_at, envelope, delivered_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+           content_type, content, sent_at, received_at, acked_at, envelope, send_state, muted, delivered_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
            -- a receipt can come before its message is archived (another client of the agent)
            CASE WHEN ? = 'outbound' THEN (SELECT at FROM receipts WHERE message_id = ?) END)
          ON CONFLICT (message_id) DO NOTHING`,
@@ -121,6 +149,8 @@ export class Archive {
         m.received_at,
         m.acked_at,
         m.envelope ?? null,
+        m.direction === 'outbound' ? (m.send_state ?? 'sent') : null,
+        m.muted === true ? 1 : 0,
         m.direction,
         m.message_id,
       );
@@ -322,6 +352,25 @@ export class Archive {
         .run(at, messageId);
       return added === 1;
     })();
+  }
+
+  /** Queued outbound messages, oldest first: the outbox. */
+  outbox(limit = 100): OutboxEntry[] {
+    return this.db
+      .prepare(
+        `SELECT message_id, recipient, envelope FROM messages WHERE send_state = 'queued' AND envelope IS NOT NULL
+         ORDER BY seq LIMIT ?`,
+      )
+      .all(limit) as OutboxEntry[];
+  }
+
+  /** Moves a queued message on: the relay accepted it (sent) or refused it for good (failed). */
+  settleQueued(messageId: string, state: 'sent' | 'failed', error?: string): boolean {
+    return (
+      this.db
+        .prepare(`UPDATE messages SET send_state = ?, send_error = ? WHERE message_id = ? AND send_state = 'queued'`)
+        .run(state, error ?? null, messageId).changes === 1
+    );
   }
 
   /** Whether a message sent since `since` (ISO time) still waits for its receipt. */

@@ -17,17 +17,17 @@
  *   POST   /v1/agents/register     RegisterInput        → LocalAgent
  *   GET    /v1/agents                                   → LocalAgent[]
  *   GET    /v1/agents/:agent                            → LocalAgent (whoami)
- *   DELETE /v1/agents/:agent                            → {}   (deregister: forgets locally, revocation is the operator's)
+ *   DELETE /v1/agents/:agent?revoke=                    → {}   (deregister: revokes on the relay, then forgets locally; revoke=false only forgets)
  *   POST   /v1/agents/:agent/token                      → {access_token, expires_at}
  *   GET    /v1/agents/:agent/keys                       → KeyStatus
  *   POST   /v1/agents/:agent/keys/generate              → KeyStatus (rotates the X25519 key, uploads it)
  *   POST   /v1/agents/:agent/keys/upload-signing        → KeyStatus
  *   POST   /v1/agents/:agent/peers/:number/accept-key   → PeerKey
- *   POST   /v1/agents/:agent/send   SendInput           → SentMessage
+ *   POST   /v1/agents/:agent/send   SendInput           → SentMessage (status queued: the relay was unreachable; the outbox sends it)
  *   POST   /v1/agents/:agent/reply  ReplyInput          → SentMessage
  *   GET    /v1/agents/:agent/inbox?source=auto|local|api → ArchivedMessage[] (unacknowledged inbound)
- *   GET    /v1/agents/:agent/conversations/:id/messages?last=&since= → ArchivedMessage[]  (:id = conversation id or peer number)
- *   GET    /v1/agents/:agent/check?wait=&ack=           → ArchivedMessage[] (new inbound since the last check; long-poll)
+ *   GET    /v1/agents/:agent/conversations/:id/messages?last=&since= → ArchivedMessage[]  (:id = conversation id or peer number; unknown: 404 unknown_conversation)
+ *   GET    /v1/agents/:agent/check?wait=&ack=           → ArchivedMessage[] (new, unacknowledged, unmuted inbound since the last check; long-poll)
  *   POST   /v1/agents/:agent/messages/:id/ack           → {message_id, acked_at}
  *   GET    /v1/agents/:agent/search?q=&limit=           → ArchivedMessage[] (FTS5 over the archive)
  *   POST   /v1/agents/:agent/sync                       → SyncResult
@@ -162,8 +162,18 @@ export interface SentMessage {
   conversation_id: string;
   to: string;
   sent_at: string;
-  status: 'accepted' | 'duplicate';
+  /** accepted/duplicate: the relay has it; queued: the relay was unreachable, the daemon sends it when it answers */
+  status: 'accepted' | 'duplicate' | 'queued';
+  state: 'sent' | 'queued';
 }
+
+/**
+ * Where a message stands. Outbound: queued (kept in the outbox until the relay answers),
+ * sent (the relay has it), delivered (the recipient acknowledged it), failed (the relay
+ * refused it; see send_error). Inbound: received (archived, not yet acknowledged here) or
+ * read (acknowledged here).
+ */
+export type MessageState = 'queued' | 'sent' | 'delivered' | 'failed' | 'received' | 'read';
 
 export interface ArchivedMessage {
   message_id: string;
@@ -179,6 +189,11 @@ export interface ArchivedMessage {
   acked_at: string | null;
   /** outbound: when the recipient acknowledged it (the relay's receipt); inbound: null */
   delivered_at: string | null;
+  state: MessageState;
+  /** inbound from a sender this agent muted: archived without any notification */
+  muted: boolean;
+  /** failed outbound: why the relay refused it */
+  send_error?: string;
 }
 
 export interface SyncResult {
@@ -203,4 +218,6 @@ export type DaemonEvent =
   | { type: 'session'; agent: string; state: 'connected' | 'connecting' | 'offline' }
   | { type: 'peer_key_changed'; agent: string; peer: string }
   /** the recipient of a message this agent sent acknowledged it */
-  | { type: 'receipt'; agent: string; message_id: string; recipient: string; acked_at: string };
+  | { type: 'receipt'; agent: string; message_id: string; recipient: string; acked_at: string }
+  /** a queued message left the outbox: sent, or refused by the relay (error says why) */
+  | { type: 'outbox'; agent: string; message_id: string; state: 'sent' | 'failed'; error?: string };

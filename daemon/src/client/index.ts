@@ -94,7 +94,13 @@ export class DaemonClient {
     this.#timeoutMs = options.timeoutMs ?? 60_000;
   }
 
-  #open(method: string, path: string, body?: unknown, timeoutMs = this.#timeoutMs): Promise<IncomingMessage> {
+  #open(
+    method: string,
+    path: string,
+    body?: unknown,
+    timeoutMs = this.#timeoutMs,
+    signal?: AbortSignal,
+  ): Promise<IncomingMessage> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((resolvePromise, reject) => {
       const req = httpRequest({
@@ -108,6 +114,7 @@ export class DaemonClient {
           accept: 'application/json',
           ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
         },
+        ...(signal ? { signal } : {}),
       });
       if (timeoutMs > 0) {
         req.setTimeout(timeoutMs, () =>
@@ -119,6 +126,7 @@ export class DaemonClient {
       req.once('response', resolvePromise);
       req.once('error', (err) => {
         if (err instanceof DaemonClientError) reject(err);
+        else if (signal?.aborted) reject(new DaemonClientError('aborted', 'The request was cancelled.', 499));
         else reject(unavailable(this.socketPath, err));
       });
       req.end(payload);
@@ -126,8 +134,8 @@ export class DaemonClient {
   }
 
   /** One JSON call; non-2xx answers throw DaemonClientError with the daemon's code. */
-  async request<T>(method: string, path: string, body?: unknown, timeoutMs?: number): Promise<T> {
-    const res = await this.#open(method, path, body, timeoutMs);
+  async request<T>(method: string, path: string, body?: unknown, timeoutMs?: number, signal?: AbortSignal): Promise<T> {
+    const res = await this.#open(method, path, body, timeoutMs, signal);
     const chunks: Buffer[] = [];
     for await (const c of res) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -188,8 +196,9 @@ export class DaemonClient {
   getAgent(agent: string): Promise<LocalAgent> {
     return this.request('GET', `/v1/agents/${enc(agent)}`);
   }
-  async deregister(agent: string): Promise<void> {
-    await this.request('DELETE', `/v1/agents/${enc(agent)}`);
+  /** Revokes the agent on its relay, then forgets it here; `revoke: false` only forgets it. */
+  async deregister(agent: string, opts: { revoke?: boolean } = {}): Promise<void> {
+    await this.request('DELETE', `/v1/agents/${enc(agent)}${opts.revoke === false ? '?revoke=false' : ''}`);
   }
   token(agent: string): Promise<{ access_token: string; expires_at: string }> {
     return this.request('POST', `/v1/agents/${enc(agent)}/token`, {});
@@ -229,13 +238,18 @@ export class DaemonClient {
     );
   }
   /** New inbound since the last check; `wait` long-polls up to that many seconds (max 300). */
-  check(agent: string, options: { wait?: number; ack?: boolean } = {}): Promise<ArchivedMessage[]> {
+  /** `signal` cancels a long-poll (Ctrl-C): the daemon then moves no cursor and acks nothing. */
+  check(
+    agent: string,
+    options: { wait?: number; ack?: boolean; signal?: AbortSignal } = {},
+  ): Promise<ArchivedMessage[]> {
     const waitMs = (options.wait ?? 0) * 1000;
     return this.request(
       'GET',
       `/v1/agents/${enc(agent)}/check${query({ wait: options.wait, ack: options.ack })}`,
       undefined,
       this.#timeoutMs + waitMs,
+      options.signal,
     );
   }
   ack(agent: string, messageId: string): Promise<{ message_id: string; acked_at: string }> {

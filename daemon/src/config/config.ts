@@ -1,6 +1,7 @@
 /** The daemon's typed configuration: env values validated, defaults applied. */
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PRESENCE_WINDOW_SECONDS } from '@svc/shared';
 import type { DaemonEnv } from './env.js';
 
 export type VaultBackend = 'auto' | 'keyring' | 'file';
@@ -19,6 +20,11 @@ export interface DaemonConfig {
   reconnectMaxMs: number;
   /** how often a connected session asks the relay for receipts of sent messages */
   receiptsPollMs: number;
+  /** how often a connected session heartbeats (half the relay's presence window: one miss is tolerated) */
+  heartbeatMs: number;
+  /** backoff of the outbox (messages queued while the relay did not answer) */
+  outboxRetryMinMs: number;
+  outboxRetryMaxMs: number;
   version: string;
 }
 
@@ -41,6 +47,9 @@ export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {
     reconnectMinMs: overrides.reconnectMinMs ?? 250,
     reconnectMaxMs: overrides.reconnectMaxMs ?? 5_000,
     receiptsPollMs: overrides.receiptsPollMs ?? 5_000,
+    heartbeatMs: overrides.heartbeatMs ?? (PRESENCE_WINDOW_SECONDS * 1000) / 2,
+    outboxRetryMinMs: overrides.outboxRetryMinMs ?? 1_000,
+    outboxRetryMaxMs: overrides.outboxRetryMaxMs ?? 60_000,
     version: overrides.version ?? DAEMON_VERSION,
   };
 }

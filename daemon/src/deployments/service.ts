@@ -60,6 +60,26 @@ export class DeploymentService {
     this.#log = log;
   }
 
+  /**
+   * A readable name for a deployment added without one: the relay's host (relay.example.com,
+   * 127.0.0.1-8787), with -2, -3 … when taken; the deployment id only if the host makes no name.
+   */
+  #defaultName(apiUrl: string, deploymentId: string): string {
+    let base: string;
+    try {
+      const u = new URL(apiUrl);
+      base = (u.port ? `${u.hostname}-${u.port}` : u.hostname)
+        .replace(/[^A-Za-z0-9_.-]/g, '-')
+        .replace(/^[^A-Za-z0-9]+/, '');
+    } catch {
+      base = '';
+    }
+    if (!isLocalName(base)) return deploymentId;
+    let name = base;
+    for (let n = 2; this.store.has(name); n++) name = `${base}-${n}`;
+    return name;
+  }
+
   async #addVerified(
     jws: string,
     bundleText: string,
@@ -67,7 +87,7 @@ export class DeploymentService {
   ): Promise<DeploymentInfo> {
     const bundle = parseBundleText(bundleText);
     const doc = await verifyDocument(jws, bundle);
-    const name = opts.name ?? doc.deployment_id;
+    const name = opts.name ?? this.#defaultName(doc.api_url, doc.deployment_id);
     if (!isLocalName(name)) throw new DaemonError('validation_failed', `invalid deployment name ${name}`);
     if (this.store.has(name)) throw new DaemonError('deployment_exists', `A deployment named ${name} exists.`);
     const saved = this.store.save({

@@ -25,36 +25,53 @@ export function readConversation(
   opts: { last?: number; since?: string },
 ): ArchivedMessage[] {
   const id = session.archive.resolveConversation(ref);
-  if (!id) return [];
-  return session.archive.conversation(id, opts);
+  if (id) return session.archive.conversation(id, opts);
+  // a pinned peer we have not talked with yet has an empty conversation; anything else is unknown
+  if (session.archive.getPeer(ref)) return [];
+  throw new DaemonError(
+    'unknown_conversation',
+    `No conversation ${JSON.stringify(ref)} and no peer by that number here.`,
+  );
 }
 
-/** New inbound since the last check; waits up to `waitS` seconds for the first one. */
-export async function check(session: AgentSession, waitS: number, ack: boolean): Promise<ArchivedMessage[]> {
+/**
+ * New inbound since the last check that is still unacknowledged and not from a muted
+ * sender (what `msg check` promises); waits up to `waitS` seconds for the first one.
+ */
+export async function check(
+  session: AgentSession,
+  waitS: number,
+  ack: boolean,
+  cancelled?: AbortSignal,
+): Promise<ArchivedMessage[]> {
   const cursor = session.archive.getCursor(CHECK_CURSOR);
+  const fresh = (m: ArchivedMessage) => m.acked_at === null && !m.muted;
   let page = session.archive.inboundAfter(cursor);
-  if (page.messages.length === 0 && waitS > 0 && !session.stopped.aborted) {
+  if (!page.messages.some(fresh) && waitS > 0 && !session.stopped.aborted) {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, Math.min(waitS, MAX_CHECK_WAIT_S) * 1000);
       const off = session.events.subscribe((e) => {
         if (e.type === 'message' && e.agent === session.name) done();
       });
-      // the daemon is stopping: answer now with what there is
+      // the daemon is stopping, or the client went away: answer now
       session.stopped.addEventListener('abort', done, { once: true });
+      cancelled?.addEventListener('abort', done, { once: true });
       function done() {
         clearTimeout(timer);
         off();
         session.stopped.removeEventListener('abort', done);
+        cancelled?.removeEventListener('abort', done);
         resolve();
       }
     });
-    if (session.stopped.aborted) return [];
+    if (session.stopped.aborted || cancelled?.aborted) return [];
     page = session.archive.inboundAfter(cursor);
   }
   session.archive.setCursor(CHECK_CURSOR, page.lastSeq);
-  if (!ack) return page.messages;
+  const messages = page.messages.filter(fresh);
+  if (!ack) return messages;
   const at = new Date().toISOString();
-  return page.messages.map((m) => ({ ...m, acked_at: session.archive.ack(m.message_id, at) ?? at }));
+  return messages.map((m) => ({ ...m, acked_at: session.archive.ack(m.message_id, at) ?? at, state: 'read' as const }));
 }
 
 /** Local acknowledgement (read); the relay was already acked when the message was archived. */

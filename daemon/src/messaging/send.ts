@@ -2,19 +2,45 @@
  * send / reply: seal to the peer's pinned encryption key with our identity key, hand the
  * envelope to the relay, archive the outbound message. The relay treats the message id
  * as an idempotency key, so a retried send is reported as `duplicate`, never doubled.
+ *
+ * Local-first: when the relay cannot be reached, the sealed envelope is archived as
+ * `queued` and the session's outbox posts the same envelope (same message id) when the
+ * relay answers again. Sealing needs the peer's pinned key, so a peer never contacted
+ * cannot be queued for.
  */
-import { createEnvelopeHeader, ENVELOPE_ID_PATTERN, type ContentType as EnvelopeContentType, utf8 } from '@svc/shared';
+import {
+  createEnvelopeHeader,
+  ENVELOPE_ID_PATTERN,
+  type ContentType as EnvelopeContentType,
+  fromBase64url,
+  utf8,
+} from '@svc/shared';
 import { sealEnvelope } from '@svc/shared/node';
 import type { ContentType, ReplyInput, SendInput, SentMessage } from '../client/api.js';
-import { DaemonError } from '../errors.js';
+import { DaemonError, RelayError } from '../errors.js';
+import { relayCode } from '../relay/http.js';
 import type { AgentSession } from '../session/session.js';
 
 const CONTENT_TYPES: readonly ContentType[] = ['text', 'structured', 'media'];
 
 export const directConversationId = (a: string, b: string): string => `dm:${[a, b].sort().join(':')}`;
 
+/** True when the relay did not answer or failed on its side: the envelope can wait in the outbox. */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof RelayError) return err.relayStatus >= 500 || err.relayStatus === 429;
+  return err instanceof DaemonError && err.code === 'relay_unreachable';
+}
+
 function checkContent(content: unknown, type: ContentType): string {
   if (typeof content !== 'string') throw new DaemonError('validation_failed', 'content must be a string');
+  if (content.trim() === '') throw new DaemonError('validation_failed', 'The message is empty; give some content.');
+  if (type === 'media') {
+    // media is an attachment's descriptor, and this version sends no attachments
+    throw new DaemonError(
+      'validation_failed',
+      'content_type media is for attachments, which this version does not send yet; send text or structured content.',
+    );
+  }
   if (type === 'structured') {
     try {
       JSON.parse(content);
@@ -44,7 +70,7 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
   if (s.conversation_id !== undefined && !ENVELOPE_ID_PATTERN.test(s.conversation_id)) {
     throw new DaemonError('validation_failed', 'conversation_id may use letters, digits and ._:@- (1 to 256)');
   }
-  const peer = await session.peers.encryptionKeyFor(to);
+  const peer = await sealingKey(session, to);
   const conversationId = s.conversation_id ?? directConversationId(me.agent_number, peer.agentNumber);
   const header = createEnvelopeHeader({
     sender: me.agent_number,
@@ -61,12 +87,17 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     recipientX25519Public: peer.key,
     senderEd25519Private: session.keys().signPrivate,
   });
-  const res = await session.relay.call<{ results: Array<{ message_id: string; status: 'accepted' | 'duplicate' }> }>({
-    method: 'POST',
-    path: '/api/v1/messages',
-    body: { envelopes: [envelope] },
-  });
-  const status = res.results[0]?.status ?? 'accepted';
+  let status: SentMessage['status'];
+  try {
+    status = await postEnvelope(session, envelope);
+  } catch (err) {
+    if (!isTransient(err)) throw err;
+    status = 'queued';
+    session.log.info(
+      { agent: me.name, message_id: header.message_id, err: (err as Error).message },
+      'relay unreachable; message queued',
+    );
+  }
   session.archive.insertMessage({
     message_id: header.message_id,
     conversation_id: conversationId,
@@ -81,15 +112,64 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     acked_at: null,
     delivered_at: null,
     envelope: JSON.stringify(envelope),
+    send_state: status === 'queued' ? 'queued' : 'sent',
   });
-  session.log.info({ agent: me.name, message_id: header.message_id, to: peer.agentNumber, status }, 'message sent');
+  if (status === 'queued') session.wakeOutbox();
+  else
+    session.log.info({ agent: me.name, message_id: header.message_id, to: peer.agentNumber, status }, 'message sent');
   return {
     message_id: header.message_id,
     conversation_id: conversationId,
     to: peer.agentNumber,
     sent_at: header.sent_at,
     status,
+    state: status === 'queued' ? 'queued' : 'sent',
   };
+}
+
+/** Posts one sealed envelope; the relay's answer for it. */
+export async function postEnvelope(session: AgentSession, envelope: unknown): Promise<'accepted' | 'duplicate'> {
+  const res = await session.relay.call<{ results: Array<{ message_id: string; status: 'accepted' | 'duplicate' }> }>({
+    method: 'POST',
+    path: '/api/v1/messages',
+    body: { envelopes: [envelope] },
+    timeoutMs: 15_000,
+  });
+  return res.results[0]?.status ?? 'accepted';
+}
+
+/**
+ * The peer's encryption key: from the directory (pinning on first use), or, while the
+ * relay cannot be reached, the key pinned earlier (unless it is marked changed).
+ */
+async function sealingKey(session: AgentSession, to: string): Promise<{ agentNumber: string; key: Uint8Array }> {
+  try {
+    return await session.peers.encryptionKeyFor(to);
+  } catch (err) {
+    // the directory no longer (or never) lists it: revoked, deregistered or never enrolled
+    if (relayCode(err) === 'not_found') {
+      throw new DaemonError(
+        'unknown_recipient',
+        `${to} is not an agent of your tenant (never enrolled, or revoked/deregistered).`,
+      );
+    }
+    if (!isTransient(err)) throw err;
+    const pin = session.archive.getPeer(to);
+    if (!pin) {
+      throw new DaemonError(
+        'relay_unreachable',
+        `The relay cannot be reached and ${to} was never contacted, so there is no pinned key to seal to; send again when the relay answers.`,
+        { status: 503 },
+      );
+    }
+    if (pin.changed) {
+      throw new DaemonError(
+        'peer_key_changed',
+        `The signing key of ${pin.agent_number} changed; check \`svc keys status\` and accept it to continue.`,
+      );
+    }
+    return { agentNumber: pin.agent_number, key: fromBase64url(pin.encryption_public_key) };
+  }
 }
 
 export async function replyTo(session: AgentSession, input: ReplyInput): Promise<SentMessage> {

@@ -41,6 +41,7 @@ export class InboundProcessor {
   readonly #events: EventBus;
   readonly #keys: (rotation: number) => IdentityKeys;
   readonly #log: Logger;
+  readonly #isMuted: (sender: string) => boolean;
   readonly #replay = new ReplayGuard();
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -51,6 +52,8 @@ export class InboundProcessor {
     events: EventBus;
     keys: (rotation: number) => IdentityKeys;
     log: Logger;
+    /** a sender the agent muted: its messages are archived, marked muted, and announced to no one */
+    isMuted?: (sender: string) => boolean;
   }) {
     this.#agent = opts.agent;
     this.#archive = opts.archive;
@@ -58,6 +61,7 @@ export class InboundProcessor {
     this.#events = opts.events;
     this.#keys = opts.keys;
     this.#log = opts.log;
+    this.#isMuted = opts.isMuted ?? (() => false);
   }
 
   /** Serialized: the stream, a sync and an accept-key never interleave on one archive. */
@@ -151,10 +155,15 @@ export class InboundProcessor {
       received_at: new Date().toISOString(),
       acked_at: null,
       delivered_at: null,
+      state: 'received',
+      muted: this.#isMuted(h.sender),
     };
     if (!this.#archive.insertMessage({ ...message, envelope: JSON.stringify(env) })) return 'duplicate';
-    this.#log.info({ agent: me.name, message_id: h.message_id, sender: h.sender }, 'message archived');
-    this.#events.emit({ type: 'message', agent: me.name, message });
+    this.#log.info(
+      { agent: me.name, message_id: h.message_id, sender: h.sender, muted: message.muted },
+      'message archived',
+    );
+    if (!message.muted) this.#events.emit({ type: 'message', agent: me.name, message });
     return 'archived';
   }
 }

@@ -4,12 +4,14 @@
  * follows archiving (so an outage never loses a message, and the idempotent archive
  * insert means a redelivery never duplicates one).
  */
-import type { IdentityKeys } from '@svc/shared';
+import type { IdentityKeys, MutedList } from '@svc/shared';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
 import type { Archive } from '../archive/archive.js';
 import type { SyncResult } from '../client/api.js';
+import { RelayError } from '../errors.js';
 import type { EventBus } from '../events.js';
+import { isTransient, postEnvelope } from '../messaging/send.js';
 import { relayCode } from '../relay/http.js';
 import { loadKeys, type Vault } from '../vault/index.js';
 import { AgentRelay } from './agent-relay.js';
@@ -40,6 +42,11 @@ export interface SessionOptions {
   reconnectMaxMs: number;
   /** how often a connected session asks for receipts while a sent message waits for one */
   receiptsPollMs: number;
+  /** how often a connected session tells the relay it is present (heartbeat) */
+  heartbeatMs: number;
+  /** backoff of the outbox while the relay does not answer */
+  outboxRetryMinMs: number;
+  outboxRetryMaxMs: number;
   /** called when the config changes (rotation) so it is persisted */
   saveConfig: (c: AgentConfig) => void;
 }
@@ -61,7 +68,13 @@ export class AgentSession {
   #abort?: AbortController;
   #loop?: Promise<void>;
   #receiptsLoop?: Promise<void>;
+  #outboxLoop?: Promise<void>;
+  #heartbeatLoop?: Promise<void>;
   #wake?: () => void;
+  #wakeOutbox?: () => void;
+  #wakeHeartbeat?: () => void;
+  /** agent numbers this agent muted (the relay's mute list, read on connect and after a change) */
+  #muted = new Set<string>();
   /** relay acks that failed (network): retried on the next connection */
   readonly #unacked = new Set<string>();
 
@@ -83,6 +96,7 @@ export class AgentSession {
       events: opts.events,
       keys: (r) => this.keys(r),
       log: opts.log,
+      isMuted: (sender) => this.#muted.has(sender),
     });
   }
 
@@ -114,6 +128,11 @@ export class AgentSession {
     this.#state = state;
     this.log.info({ agent: this.name, state }, 'session state');
     this.events.emit({ type: 'session', agent: this.name, state });
+    if (state === 'connected') {
+      // the relay answers again: send what waited, and say we are here
+      this.#wakeOutbox?.();
+      this.#wakeHeartbeat?.();
+    }
   }
 
   start(): void {
@@ -121,6 +140,13 @@ export class AgentSession {
     this.#abort = new AbortController();
     this.#loop = this.#run(this.#abort.signal);
     this.#receiptsLoop = this.#pollReceipts(this.#abort.signal);
+    this.#outboxLoop = this.#runOutbox(this.#abort.signal);
+    this.#heartbeatLoop = this.#heartbeat(this.#abort.signal);
+  }
+
+  /** A message was queued: try the outbox now. */
+  wakeOutbox(): void {
+    this.#wakeOutbox?.();
   }
 
   /** aborted when the session stops (waiting `check` calls return) */
@@ -132,9 +158,11 @@ export class AgentSession {
     this.#life.abort();
     this.#abort?.abort();
     this.#wake?.();
-    await Promise.all([this.#loop, this.#receiptsLoop]);
+    await Promise.all([this.#loop, this.#receiptsLoop, this.#outboxLoop, this.#heartbeatLoop]);
     this.#loop = undefined;
     this.#receiptsLoop = undefined;
+    this.#outboxLoop = undefined;
+    this.#heartbeatLoop = undefined;
     this.#setState('offline');
   }
 
@@ -171,7 +199,8 @@ export class AgentSession {
     for (const id of [...this.#unacked]) await this.ackRelay(id);
   }
 
-  #sleep(ms: number, signal: AbortSignal, wakeable = true): Promise<void> {
+  /** Sleeps `ms` or until the signal aborts; `onWake` receives the function that ends it early. */
+  #sleep(ms: number, signal: AbortSignal, onWake?: (wake: () => void) => void): Promise<void> {
     return new Promise((resolve) => {
       const t = setTimeout(done, ms);
       function done() {
@@ -180,8 +209,87 @@ export class AgentSession {
         resolve();
       }
       signal.addEventListener('abort', done, { once: true });
-      if (wakeable) this.#wake = done;
+      onWake?.(done);
     });
+  }
+
+  /**
+   * Posts the queued envelopes, oldest first, each exactly as it was sealed (same message
+   * id, so a post the relay already had comes back `duplicate`, never doubled). Stops at
+   * the first transient failure; a refusal marks that message failed. Returns whether the
+   * outbox is empty now.
+   */
+  async flushOutbox(): Promise<boolean> {
+    for (;;) {
+      const batch = this.archive.outbox(50);
+      if (batch.length === 0) return true;
+      for (const entry of batch) {
+        try {
+          const status = await postEnvelope(this, JSON.parse(entry.envelope));
+          this.archive.settleQueued(entry.message_id, 'sent');
+          this.log.info({ agent: this.name, message_id: entry.message_id, status }, 'queued message sent');
+          this.events.emit({ type: 'outbox', agent: this.name, message_id: entry.message_id, state: 'sent' });
+        } catch (err) {
+          // only the relay's own refusal is final; anything else (network, 5xx, a locked vault) waits
+          if (!(err instanceof RelayError) || isTransient(err)) return false;
+          const error = `${err.relayErrorCode}: ${err.message}`;
+          this.archive.settleQueued(entry.message_id, 'failed', error);
+          this.log.warn({ agent: this.name, message_id: entry.message_id, error }, 'queued message refused');
+          this.events.emit({ type: 'outbox', agent: this.name, message_id: entry.message_id, state: 'failed', error });
+        }
+      }
+    }
+  }
+
+  /** Sends the outbox whenever there is something in it, with backoff while the relay does not answer. */
+  async #runOutbox(signal: AbortSignal): Promise<void> {
+    const { outboxRetryMinMs: min, outboxRetryMaxMs: max } = this.#opts;
+    let attempt = 0;
+    while (!signal.aborted) {
+      let empty = false;
+      try {
+        empty = await this.flushOutbox();
+      } catch (err) {
+        this.log.warn({ agent: this.name, err: (err as Error).message }, 'outbox flush failed');
+      }
+      if (signal.aborted) break;
+      if (empty) attempt = 0;
+      // empty: wait for a new queued message; else back off (a reconnect wakes it early)
+      const delay = empty ? 3_600_000 : Math.min(max, min * 2 ** attempt++);
+      await this.#sleep(delay, signal, (wake) => {
+        this.#wakeOutbox = wake;
+      });
+    }
+  }
+
+  /** While connected, a heartbeat every `heartbeatMs` so the relay shows the agent online. */
+  async #heartbeat(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      if (this.#state === 'connected') {
+        try {
+          await this.relay.call({ method: 'POST', path: '/api/v1/agents/me/heartbeat', body: {}, timeoutMs: 15_000 });
+        } catch (err) {
+          this.log.debug({ agent: this.name, err: (err as Error).message }, 'heartbeat failed');
+        }
+      }
+      if (signal.aborted) break;
+      await this.#sleep(this.#opts.heartbeatMs, signal, (wake) => {
+        this.#wakeHeartbeat = wake;
+      });
+    }
+  }
+
+  /** Reads the relay's mute list (after connecting, and after `abuse mute`/`unmute`). */
+  async refreshMutes(): Promise<void> {
+    try {
+      const list = await this.relay.call<MutedList>({ method: 'GET', path: '/api/v1/agents/me/muted' });
+      this.#muted = new Set(list.muted.map((m) => m.agent_number));
+    } catch (err) {
+      this.log.warn(
+        { agent: this.name, err: (err as Error).message },
+        'could not read the mute list; keeping the last one',
+      );
+    }
   }
 
   /**
@@ -218,7 +326,7 @@ export class AgentSession {
   /** While connected, asks for receipts as long as a recent sent message waits for one. */
   async #pollReceipts(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      await this.#sleep(this.#opts.receiptsPollMs, signal, false);
+      await this.#sleep(this.#opts.receiptsPollMs, signal);
       if (signal.aborted || this.#state !== 'connected') continue;
       if (!this.archive.awaitingReceipts(new Date(Date.now() - RECEIPTS_HORIZON_MS).toISOString())) continue;
       try {
@@ -235,6 +343,8 @@ export class AgentSession {
       this.#setState('connecting');
       try {
         const res = await this.relay.openStream(this.archive.getCursor(STREAM_CURSOR), signal);
+        // before the first envelope is handled, so a muted sender's messages stay quiet
+        await this.refreshMutes();
         this.#setState('connected');
         attempt = 0;
         await this.#flushAcks();
@@ -254,13 +364,16 @@ export class AgentSession {
       this.#setState('connecting');
       const delay = Math.min(this.#opts.reconnectMaxMs, this.#opts.reconnectMinMs * 2 ** attempt);
       attempt++;
-      await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal);
+      await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal, (wake) => {
+        this.#wake = wake;
+      });
     }
   }
 
   /** Pulls every pending envelope over plain HTTP (no stream needed) and processes it. */
   async sync(): Promise<SyncResult> {
     const result: SyncResult = { agent: this.name, fetched: 0, archived: 0, rejected: 0, receipts: 0 };
+    await this.refreshMutes();
     let after = 0;
     for (;;) {
       const page = await this.relay.call<{ envelopes: Array<InboundItem & { cursor: number }>; more: boolean }>({
@@ -278,6 +391,7 @@ export class AgentSession {
     }
     await this.#flushAcks();
     result.receipts = await this.fetchReceipts();
+    this.#wakeOutbox?.();
     return result;
   }
 }

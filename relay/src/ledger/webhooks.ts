@@ -34,6 +34,8 @@ export interface DueDelivery {
   stream_seq: number;
   accepted_at: number;
   acked_at: number | null;
+  /** tenant, agent ids of recipient and sender: whether the recipient muted the sender */
+  sender_agent_id: string;
 }
 
 export const newWebhookEventId = (): string => `evt_${randomBytes(16).toString('base64url')}`;
@@ -44,6 +46,23 @@ export function hasWebhookEndpoint(ledger: Ledger, agentRow: string): boolean {
     () =>
       ledger.stmt('SELECT 1 FROM agent_profiles WHERE agent_row = ? AND webhook_secret IS NOT NULL').get(agentRow) !==
       undefined,
+  );
+}
+
+/**
+ * True while the first webhook attempt for an envelope has not finished: the envelope's
+ * stream copy must stay for it even once acknowledged (the first attempt always goes out;
+ * the dispatcher tidies the copy afterwards).
+ */
+export function firstAttemptPending(ledger: Ledger, recipientRow: string, messageId: string): boolean {
+  return ledger.guarded(
+    () =>
+      ledger
+        .stmt(
+          `SELECT 1 FROM webhook_deliveries WHERE recipient_row = ? AND message_id = ? AND state = 'pending'
+             AND (attempts = 0 OR (attempts = 1 AND last_status IS NULL AND last_error IS NULL))`,
+        )
+        .get(recipientRow, messageId) !== undefined,
   );
 }
 
@@ -75,10 +94,11 @@ export class WebhookStore {
         this.#ledger
           .stmt(
             `SELECT d.id, d.recipient_row, d.message_id, d.attempts, e.tenant_id, a.agent_id, e.stream_seq,
-               e.accepted_at, e.acked_at
+               e.accepted_at, e.acked_at, s.agent_id AS sender_agent_id
              FROM webhook_deliveries d
              JOIN envelopes e ON e.recipient_row = d.recipient_row AND e.message_id = d.message_id
              JOIN agents a ON a.id = d.recipient_row
+             JOIN agents s ON s.id = e.sender_row
              WHERE d.state = 'pending' AND d.next_attempt_at <= ?
              ORDER BY d.next_attempt_at LIMIT ?`,
           )
@@ -155,6 +175,16 @@ export class WebhookStore {
              WHERE p.agent_row = ? AND a.revoked_at IS NULL AND p.webhook_secret IS NOT NULL`,
           )
           .get(recipientRow) as { endpoint_url: string; webhook_secret: string } | undefined,
+    );
+  }
+
+  /** Whether the envelope of a delivery is acknowledged now. */
+  acked(recipientRow: string, messageId: string): boolean {
+    return this.#ledger.guarded(
+      () =>
+        this.#ledger
+          .stmt('SELECT 1 FROM envelopes WHERE recipient_row = ? AND message_id = ? AND acked_at IS NOT NULL')
+          .get(recipientRow, messageId) !== undefined,
     );
   }
 

@@ -39,6 +39,9 @@ export function contactRoutes(app: TypedApp, ctx: RelayContext): void {
       if (!target || target.agent_number !== number) {
         throw new SvcError('not_found', `No agent number ${JSON.stringify(number)} in your tenant.`);
       }
+      // like blocking or muting: a contact is another agent
+      if (target.agent_id === row.agent_id)
+        throw new SvcError('cannot_target_self', 'An agent cannot add itself as a contact.');
       const { contact, created } = upsertContact(
         ctx.ledger,
         row.tenant_id,

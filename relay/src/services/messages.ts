@@ -21,7 +21,7 @@ import type { RelayContext } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
 import { type EnvelopeRow, MessageStore } from '../ledger/messages.js';
 import { isBlocked } from '../ledger/social.js';
-import { hasWebhookEndpoint } from '../ledger/webhooks.js';
+import { firstAttemptPending, hasWebhookEndpoint } from '../ledger/webhooks.js';
 import { BusInbox } from '../messages/bus-inbox.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
@@ -245,13 +245,16 @@ export class Messaging {
       return { message_id: messageId, acked_at: iso(again?.acked_at ?? now), already: true };
     }
     this.#recent.delete(row.tenant_id, row.stream_seq);
-    // The ledger is the source of truth; the bus copies are tidied best-effort.
+    // The ledger is the source of truth; the bus copies are tidied best-effort. A webhook
+    // whose first attempt has not gone out yet still needs the copy: the dispatcher tidies it.
     const log = this.#ctx.logger;
-    await this.#inbox
-      .delete(row.tenant_id, row.stream_seq)
-      .catch((err: Error) =>
-        log.warn({ err: err.message, seq: row.stream_seq }, 'could not delete acknowledged envelope'),
-      );
+    if (!firstAttemptPending(this.#ctx.ledger, row.recipient_row, messageId)) {
+      await this.#inbox
+        .delete(row.tenant_id, row.stream_seq)
+        .catch((err: Error) =>
+          log.warn({ err: err.message, seq: row.stream_seq }, 'could not delete acknowledged envelope'),
+        );
+    }
     await this.#inbox
       .publishReceipt(
         row.tenant_id,

@@ -8,13 +8,22 @@
  * - any other answer (other 4xx, and 1xx/3xx: redirects are not followed): gave_up at
  *   once; the receiver said the request itself is wrong, and repeating it will not help.
  * - an address the policy refuses at delivery time: gave_up at once.
- * - endpoint removed, envelope acknowledged or expired before the attempt: cancelled.
+ * - endpoint removed, or envelope expired before the attempt: cancelled.
+ * - the recipient muted the sender (the relay's mute list): cancelled before the first
+ *   attempt; a mute means no notification.
+ *
+ * The first attempt always goes out, even when the agent's daemon has already
+ * acknowledged the envelope (it usually has, within milliseconds): the endpoint gets
+ * every inbound message. Only retries stop once the envelope is acknowledged. The
+ * acknowledgement leaves the envelope's stream copy for that first attempt, and the
+ * dispatcher removes the copy afterwards.
  *
  * Whatever happens, the envelope stays pending for pull delivery until acknowledged:
  * a webhook is a notification, never the only copy.
  */
 import type { Logger } from 'pino';
 import type { Ledger } from '../ledger/ledger.js';
+import { isMuted } from '../ledger/social.js';
 import { type DueDelivery, WebhookStore } from '../ledger/webhooks.js';
 import type { Lookup } from './address-policy.js';
 import { type PostOutcome, postWebhook } from './post.js';
@@ -27,6 +36,8 @@ export interface DispatcherOptions {
   ledger: Ledger;
   logger: Logger;
   loadEnvelope: EnvelopeLoader;
+  /** removes an acknowledged envelope's stream copy once its first attempt is done (best-effort) */
+  deleteEnvelope?: (tenantId: string, streamSeq: number) => Promise<void>;
   allowPrivate: boolean;
   caPem?: string | undefined;
   lookup?: Lookup | undefined;
@@ -142,11 +153,26 @@ export class WebhookDispatcher {
     }
   }
 
+  /** Removes the stream copy of an acknowledged envelope that was kept for the first attempt. */
+  async #tidy(row: DueDelivery): Promise<void> {
+    await this.#opts
+      .deleteEnvelope?.(row.tenant_id, row.stream_seq)
+      .catch((err: Error) =>
+        this.#log.debug({ err: err.message, seq: row.stream_seq }, 'could not delete acknowledged envelope'),
+      );
+  }
+
   async #attempt(row: DueDelivery): Promise<void> {
     const store = this.#store;
     const started = this.#now();
-    if (row.acked_at !== null) {
-      store.finish(row.id, 'cancelled', started, null, 'envelope acknowledged before delivery');
+    if (row.acked_at !== null && row.attempts > 0) {
+      store.finish(row.id, 'cancelled', started, null, 'envelope acknowledged; no more retries');
+      await this.#tidy(row);
+      return;
+    }
+    if (row.attempts === 0 && isMuted(this.#opts.ledger, row.tenant_id, row.agent_id, row.sender_agent_id)) {
+      store.finish(row.id, 'cancelled', started, null, 'the recipient muted the sender');
+      if (row.acked_at !== null) await this.#tidy(row);
       return;
     }
     const target = store.target(row.recipient_row);
@@ -193,6 +219,18 @@ export class WebhookDispatcher {
     if ('release' in verdict) {
       if (this.#opts.ledger.isOpen) store.release(row.id, now);
       return;
+    }
+    // acknowledged meanwhile (or before): the first attempt went out; no retry, and the copy can go
+    if (store.acked(row.recipient_row, row.message_id)) {
+      if ('retry' in verdict) {
+        store.finish(row.id, 'cancelled', now, verdict.status, `${verdict.error}; envelope acknowledged, not retried`);
+        this.#log.info(
+          { ...log, status: verdict.status, error: verdict.error },
+          'webhook attempt failed; acknowledged, not retried',
+        );
+      }
+      await this.#tidy(row);
+      if ('retry' in verdict) return;
     }
     if ('final' in verdict) {
       store.finish(row.id, verdict.final, now, verdict.status, verdict.error);

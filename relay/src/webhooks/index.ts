@@ -13,6 +13,7 @@ export function createWebhookDispatcher(ctx: RelayContext): WebhookDispatcher | 
     ledger: ctx.ledger,
     logger: ctx.logger.child({ subsystem: 'relay:webhooks' }),
     loadEnvelope: (tenantId, seq) => inbox.get(tenantId, seq),
+    deleteEnvelope: (tenantId, seq) => inbox.delete(tenantId, seq),
     allowPrivate: ctx.config.allowPrivateWebhooks,
     caPem: ctx.config.webhookCaPem,
     now: ctx.now,

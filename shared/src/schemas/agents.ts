@@ -187,3 +187,15 @@ export const ContactNumberParams = Type.Object(
   { additionalProperties: false },
 );
 export type ContactNumberParams = Static<typeof ContactNumberParams>;
+
+/** POST /api/v1/agents/me/revoke: the caller revoked its own credentials (deregistration). */
+export const SelfRevoked = Type.Object({
+  agent_id: Type.String(),
+  agent_number: AgentNumber,
+  tenant_id: Type.String(),
+  revoked_at: Type.String({ format: 'date-time' }),
+  cleanup_pending: Type.Boolean({
+    description: 'true when the bus cleanup (NATS users, undelivered envelopes) finishes later',
+  }),
+});
+export type SelfRevoked = Static<typeof SelfRevoked>;

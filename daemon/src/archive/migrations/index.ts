@@ -7,6 +7,7 @@ import { migration004 } from './004-receipts.js';
 import { migration005 } from './005-sync-cursors.js';
 import { migration006 } from './006-search.js';
 import { migration007 } from './007-delivered.js';
+import { migration009 } from './009-outbox.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -18,10 +19,11 @@ export const MIGRATIONS: readonly Migration[] = [
   migration005,
   migration006,
   migration007,
+  migration009,
 ];
 
 /** Applies the migrations above `user_version`, up to `target` (tests stop early). */
-export function migrate(db: Database, target = MIGRATIONS.length): number {
+export function migrate(db: Database, target = Number.POSITIVE_INFINITY): number {
   const current = db.pragma('user_version', { simple: true }) as number;
   for (const m of MIGRATIONS) {
     if (m.version <= current || m.version > target) continue;

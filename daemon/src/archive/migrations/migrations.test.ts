@@ -93,11 +93,26 @@ describe('archive migrations', () => {
       { message_id: 'out-1', delivered_at: 'T1' },
       { message_id: 'out-2', delivered_at: null },
     ]);
-    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+  });
+
+  it('009 outbox: messages sent before it are sent; queued ones are found; nothing is muted', () => {
+    const db = at(7);
+    insertMessage(db, 'out-1', 'sent long ago', 'outbound');
+    insertMessage(db, 'in-1', 'inbound', 'inbound');
+    migrate(db, 9);
+    expect(db.prepare('SELECT message_id, send_state, muted FROM messages ORDER BY message_id').all()).toEqual([
+      { message_id: 'in-1', send_state: null, muted: 0 },
+      { message_id: 'out-1', send_state: 'sent', muted: 0 },
+    ]);
+    expect(() => db.prepare("UPDATE messages SET send_state = 'lost' WHERE message_id = 'out-1'").run()).toThrow(
+      /CHECK/,
+    );
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS[MIGRATIONS.length - 1]?.version);
   });
 
   it('migrate is idempotent', () => {
-    const db = at(MIGRATIONS.length);
-    expect(migrate(db)).toBe(MIGRATIONS.length);
+    const last = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+    const db = at(last);
+    expect(migrate(db)).toBe(last);
   });
 });

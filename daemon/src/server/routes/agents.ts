@@ -6,7 +6,26 @@ import { register } from '../../agents/register.js';
 import { localAgent } from '../../agents/store.js';
 import type { RegisterInput } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
-import { DaemonError } from '../../errors.js';
+import { DaemonError, RelayError } from '../../errors.js';
+import type { AgentSession } from '../../session/session.js';
+
+/**
+ * Deregistration revokes the agent's own credentials on the relay before anything is
+ * forgotten here, so nobody can write to it any more and its keys are useless. A relay
+ * that no longer knows the agent (401/403/404) has nothing left to revoke.
+ */
+async function revokeSelf(session: AgentSession): Promise<void> {
+  try {
+    await session.relay.call({ method: 'POST', path: '/api/v1/agents/me/revoke', timeoutMs: 15_000 });
+    session.log.info({ agent: session.name }, 'agent revoked on the relay');
+  } catch (err) {
+    if (err instanceof RelayError && [401, 403, 404].includes(err.relayStatus)) {
+      session.log.info({ agent: session.name, code: err.relayErrorCode }, 'relay no longer knows the agent');
+      return;
+    }
+    throw err;
+  }
+}
 
 const AgentParams = Type.Object({ agent: Type.String({ minLength: 1, maxLength: 128 }) });
 const PeerParams = Type.Object({
@@ -60,7 +79,10 @@ export function agentRoutes(app: FastifyInstance, ctx: DaemonContext): void {
     localAgent(agent(request).config),
   );
   app.delete('/v1/agents/:agent', { schema: { params: AgentParams } }, async (request) => {
-    await ctx.agents.remove((request.params as { agent: string }).agent);
+    const session = agent(request);
+    // revoke=false: forget locally only (a relay that is gone for good); the credentials stay valid there
+    if ((request.query as { revoke?: string }).revoke !== 'false') await revokeSelf(session);
+    await ctx.agents.remove(session.name);
     return {};
   });
   app.post('/v1/agents/:agent/token', { schema: { params: AgentParams } }, async (request) =>

@@ -14,6 +14,8 @@ export function eventRoutes(app: FastifyInstance, ctx: DaemonContext): void {
     raw.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
     raw.flushHeaders();
     const off = ctx.events.subscribe((event) => {
+      // the daemon ends the stream on close before its sessions report going offline
+      if (raw.writableEnded) return;
       if (name === undefined || event.agent === name) raw.write(`${JSON.stringify(event)}\n`);
     });
     // an empty line now and then lets a client notice a dead socket; readers skip blank lines

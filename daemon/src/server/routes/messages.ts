@@ -33,6 +33,7 @@ const int = (v: unknown, name: string, min: number, max: number): number | undef
   }
   return n;
 };
+const MUTE_PATH = /^\/api\/v1\/agents\/[^/?]+\/mute(\?|$)/;
 const bool = (v: unknown): boolean => v === 'true' || v === '1' || v === true;
 
 /** A relay path under /api/v1/, normalized; no way out of it. */
@@ -71,9 +72,19 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
       ...(q.since !== undefined ? { since: new Date(q.since).toISOString() } : {}),
     });
   });
-  app.get('/v1/agents/:agent/check', { schema: { params: AgentParams } }, async (request) => {
+  app.get('/v1/agents/:agent/check', { schema: { params: AgentParams } }, async (request, reply) => {
     const q = request.query as { wait?: string; ack?: string };
-    return check(agent(request), int(q.wait, 'wait', 0, 300) ?? 0, bool(q.ack));
+    // a client that went away (Ctrl-C) ends the wait; nothing is marked checked or acked for it
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!reply.sent) gone.abort();
+    };
+    request.raw.socket.once('close', onClose);
+    try {
+      return await check(agent(request), int(q.wait, 'wait', 0, 300) ?? 0, bool(q.ack), gone.signal);
+    } finally {
+      request.raw.socket.off('close', onClose);
+    }
   });
   app.post('/v1/agents/:agent/messages/:id/ack', async (request) =>
     ackMessage(agent(request), (request.params as { id: string }).id),
@@ -86,11 +97,15 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
   app.post('/v1/agents/:agent/sync', { schema: { params: AgentParams } }, async (request) => agent(request).sync());
   app.post('/v1/agents/:agent/relay', { schema: { params: AgentParams, body: RelayBody } }, async (request) => {
     const call = request.body as RelayCall;
-    const res = await agent(request).relay.request({
+    const session = agent(request);
+    const path = relayPath(call.path);
+    const res = await session.relay.request({
       method: call.method,
-      path: relayPath(call.path),
+      path,
       ...(call.body !== undefined ? { body: call.body } : {}),
     });
+    // `abuse mute` / `unmute` go through here: the session acts on the new list at once
+    if (MUTE_PATH.test(path) && res.status < 300) await session.refreshMutes();
     return { status: res.status, body: res.body ?? null };
   });
 }

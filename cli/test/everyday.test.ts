@@ -1,0 +1,112 @@
+/** Everyday CLI behaviour: refusals before anything is sent, the queued send, deregister, start, wording. */
+import { describe, expect, it } from 'vitest';
+import { AGENT, fakeLink, svc } from './helpers.js';
+
+const agents = { listAgents: () => [AGENT] };
+
+describe('send refuses what cannot be a message', () => {
+  it.each([
+    [['send', 'bob', '']],
+    [['send', 'bob', '-m', '   ']],
+    [['send', '--to', 'bob', '']],
+    [['reply', 'm1', '']],
+  ])('svc %j: empty content is a usage error and nothing is sent', async (argv) => {
+    const { link, calls } = fakeLink(agents);
+    const r = await svc(argv, { link });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/empty/);
+    expect(calls.filter((c) => c.method === 'send' || c.method === 'reply')).toEqual([]);
+  });
+
+  it('--content-type media without an attachment is a usage error', async () => {
+    const { link, calls } = fakeLink(agents);
+    const r = await svc(['send', 'bob', 'plain words', '--content-type', 'media'], { link });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/media is for attachments/);
+    expect(calls.filter((c) => c.method === 'send')).toEqual([]);
+  });
+});
+
+describe('a send while the relay is unreachable', () => {
+  const queued = {
+    message_id: 'm1',
+    conversation_id: 'dm:1001:bob',
+    to: 'bob',
+    sent_at: 't',
+    status: 'queued' as const,
+    state: 'queued' as const,
+  };
+
+  it('exits 0 saying it is queued', async () => {
+    const { link } = fakeLink({ ...agents, send: () => queued });
+    const r = await svc(['send', 'bob', 'hello'], { link });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Queued m1 for bob .*sends it when it answers/);
+  });
+
+  it('--json has "state": "queued"', async () => {
+    const { link } = fakeLink({ ...agents, send: () => queued });
+    const r = await svc(['send', 'bob', 'hello', '--json'], { link });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ state: 'queued', status: 'queued' });
+  });
+});
+
+describe('deregister', () => {
+  it('revokes on the relay by default and says so', async () => {
+    const { link, calls } = fakeLink({ ...agents, getAgent: () => AGENT });
+    const r = await svc(['deregister', 'alice', '--yes', '--json'], { link });
+    expect(r.code).toBe(0);
+    expect(calls.find((c) => c.method === 'deregister')?.args).toEqual(['alice', { revoke: true }]);
+    expect(JSON.parse(r.stdout)).toMatchObject({ name: 'alice', removed: true, revoked: true });
+  });
+
+  it('--local only forgets it, and says it was not revoked', async () => {
+    const { link, calls } = fakeLink({ ...agents, getAgent: () => AGENT });
+    const r = await svc(['deregister', 'alice', '--yes', '--local'], { link });
+    expect(r.code).toBe(0);
+    expect(calls.find((c) => c.method === 'deregister')?.args).toEqual(['alice', { revoke: false }]);
+    expect(r.stdout).toMatch(/not revoked/);
+  });
+});
+
+describe('start', () => {
+  const status = {
+    version: '0.1.0',
+    pid: 42,
+    home: '/h',
+    started_at: 't',
+    vault: { kind: 'file-plain' as const },
+    agents: [],
+  };
+
+  it.each([[['start']], [['start', '-b']]])('svc %j with a running daemon succeeds and says it runs', async (argv) => {
+    const { link } = fakeLink({ status: () => status });
+    const r = await svc(argv, { link });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/daemon .*runs \(pid 42/);
+  });
+
+  it('says what it starts: the daemon, not a "local stack"', async () => {
+    const help = (await svc(['start', '--help'])).stdout;
+    expect(help).toMatch(/start the svc daemon/);
+    expect(help).not.toMatch(/stack|bridge \(/);
+  });
+});
+
+describe('wording', () => {
+  it.each([
+    ['account list', 'Accounts'],
+    ['discover -q x --scope local', 'Network discovery'],
+  ])('svc %s: a grammatical hosted-only refusal', async (line, what) => {
+    const r = await svc(line.split(' '), { link: fakeLink().link });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${what}: only the hosted service offers this`);
+    expect(r.stderr).not.toMatch(/ is a hosted-service feature/);
+  });
+
+  it('msg check says it returns unacknowledged messages since the last check', async () => {
+    const help = (await svc(['msg', 'check', '--help'])).stdout;
+    expect(help).toMatch(/since the last check that are still unacknowledged/);
+  });
+});

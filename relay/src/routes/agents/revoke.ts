@@ -1,0 +1,48 @@
+import { ErrorResponse, SelfRevoked, SvcError } from '@svc/shared';
+import type { RelayContext } from '../../context.js';
+import { requireAgent } from '../../http/auth-hooks.js';
+import { cleanupIncarnation } from '../../services/revocation.js';
+import type { TypedApp } from '../types.js';
+
+/**
+ * POST /api/v1/agents/me/revoke: an agent revokes its own incarnation, exactly as the
+ * operator's `svc-relay agent revoke` does (API keys, tokens and bus users stop working,
+ * undelivered envelopes are purged), so a deregistered agent cannot be written to.
+ */
+export function agentRevokeRoutes(app: TypedApp, ctx: RelayContext): void {
+  app.post(
+    '/api/v1/agents/me/revoke',
+    {
+      onRequest: requireAgent(ctx),
+      schema: {
+        summary: 'Revoke the calling agent (deregistration): its credentials stop working and it gets no more messages',
+        security: [{ accessToken: [] }],
+        response: { 200: SelfRevoked, '4xx': ErrorResponse, '5xx': ErrorResponse },
+      },
+    },
+    async (request) => {
+      const { row } = request.agent as NonNullable<typeof request.agent>;
+      const revoked = ctx.ledger.revokeAgent(row.tenant_id, row.agent_id, ctx.now());
+      // requireAgent just found it active; only a concurrent revocation gets here
+      if (!revoked) throw new SvcError('invalid_token', undefined, { detail: 'agent revoked meanwhile' });
+      let pending = true;
+      try {
+        await cleanupIncarnation(ctx, revoked);
+        pending = false;
+      } catch {
+        // stays pending: the relay's cleanup round finishes it (logged by cleanupIncarnation)
+      }
+      request.log.info(
+        { agent_id: row.agent_id, tenant_id: row.tenant_id, cleanup_pending: pending },
+        'agent revoked itself',
+      );
+      return {
+        agent_id: revoked.agent_id,
+        agent_number: revoked.agent_number,
+        tenant_id: revoked.tenant_id,
+        revoked_at: new Date(revoked.revoked_at as number).toISOString(),
+        cleanup_pending: pending,
+      };
+    },
+  );
+}
