@@ -160,6 +160,16 @@ export const ERROR_CATALOG = {
 
   // local configuration (CLI/daemon/operator commands)
   config_invalid: { status: 400, message: 'The configuration is invalid.' },
+
+  // relay authorization of agents and administrators (helper B)
+  missing_capability: {
+    status: 403,
+    message: "This agent's grant lacks the http-relay capability; ask the operator for a new grant with it.",
+  },
+  insufficient_role: {
+    status: 403,
+    message: 'Only an admin or automation token may mint enrollment grants; ask an administrator.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

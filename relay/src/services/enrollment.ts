@@ -101,6 +101,7 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
     relayKey,
     {
       sub: grant.agent_id,
+      svc_incarnation_id: rowId,
       svc_agent_number: grant.agent_number,
       svc_deployment_id: ctx.deployment.deploymentId,
       svc_tenant_id: grant.tenant_id,
