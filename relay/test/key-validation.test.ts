@@ -221,6 +221,33 @@ describe('key rotation (PUT /api/v1/agents/me/keys)', () => {
     },
   );
 
+  it('a non-canonical base64url previous_signature → 400 invalid_previous_signature', async () => {
+    const agent = await relay.enroll('acme', 'judy');
+    const next = newIdentity();
+    const created_at = new Date().toISOString();
+    const bytes = keyRecordBytes({
+      deployment_id: DEPLOYMENT,
+      tenant_id: agent.tenant,
+      agent_id: agent.agentId,
+      agent_number: agent.agentNumber,
+      version: 2,
+      signing_public_key: next.signPublic,
+      encryption_public_key: next.encPublic,
+      created_at,
+    });
+    await expectRefused(
+      agent,
+      {
+        signing_public_key: next.signPublic,
+        encryption_public_key: next.encPublic,
+        created_at,
+        signature: toBase64url(sign(null, bytes, next.signPrivate)),
+        previous_signature: nonCanonical(toBase64url(sign(null, bytes, agent.identity.signPrivate))),
+      },
+      'invalid_previous_signature',
+    );
+  });
+
   it('a non-canonical base64url signature → 400 invalid_key_signature', async () => {
     const agent = await relay.enroll('acme', 'ivan');
     const enc = xKey();
