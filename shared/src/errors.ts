@@ -166,6 +166,12 @@ export const ERROR_CATALOG = {
     status: 404,
     message: 'No conversation or peer by that id in the local archive; see `svc inbox` or `svc conv list`.',
   },
+
+  // relay authorization of administrators
+  insufficient_role: {
+    status: 403,
+    message: 'Only an admin or automation token may mint enrollment grants; ask an administrator.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

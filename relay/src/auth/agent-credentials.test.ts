@@ -14,6 +14,7 @@ function key(): LoadedKey {
 
 const claims = {
   sub: 'agent-row-1',
+  svc_incarnation_id: 'row-1',
   svc_agent_number: 'a1',
   svc_deployment_id: 'dep',
   svc_tenant_id: 'ten',

@@ -41,6 +41,7 @@ export async function issueAccessToken(
 ): Promise<IssuedToken> {
   const iat = Math.floor(now / 1000);
   const token = await new SignJWT({
+    svc_incarnation_id: claims.svc_incarnation_id,
     svc_agent_number: claims.svc_agent_number,
     svc_deployment_id: claims.svc_deployment_id,
     svc_tenant_id: claims.svc_tenant_id,
@@ -70,6 +71,7 @@ export async function verifyAccessToken(key: LoadedKey, token: string, issuer: s
     const caps = payload.svc_capabilities;
     if (
       typeof payload.sub !== 'string' ||
+      typeof payload.svc_incarnation_id !== 'string' ||
       typeof payload.svc_agent_number !== 'string' ||
       typeof payload.svc_deployment_id !== 'string' ||
       typeof payload.svc_tenant_id !== 'string' ||
@@ -81,6 +83,7 @@ export async function verifyAccessToken(key: LoadedKey, token: string, issuer: s
     }
     return {
       sub: payload.sub,
+      svc_incarnation_id: payload.svc_incarnation_id,
       svc_agent_number: payload.svc_agent_number,
       svc_deployment_id: payload.svc_deployment_id,
       svc_tenant_id: payload.svc_tenant_id,
@@ -103,7 +106,8 @@ const VERIFIED_TOKENS_MAX = 10_000;
  * agent sends the same token with every request for its lifetime, and an EdDSA verify
  * costs more than the rest of a small request. Only a byte-identical token hits, so the
  * cache cannot accept anything the full check would refuse before `exp`; revocation is
- * checked per request against the ledger, after this.
+ * checked per request against the ledger, after this (the token's incarnation must be
+ * the agent's active row), so a revocation is seen at once.
  */
 export function accessTokenVerifier(key: LoadedKey, issuer: string): (token: string) => Promise<VerifiedAccessToken> {
   const verified = new Map<string, VerifiedAccessToken>();

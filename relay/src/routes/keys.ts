@@ -3,10 +3,8 @@
  * its current signing key when that changes); agents of the same tenant look up the
  * current keys and the whole history of the active incarnation by agent number or id.
  */
-import { createPublicKey, diffieHellman } from 'node:crypto';
 import {
   ErrorResponse,
-  fromBase64url,
   KeyAgentParams,
   KeyAgentVersionParams,
   KeyDirectoryEntry,
@@ -17,60 +15,34 @@ import {
   keyRecordBytes,
   PROOF_MAX_SKEW_MS,
   SvcError,
-  toBase64url,
 } from '@svc/shared';
-import { generatePrivateKey } from '@svc/shared/node';
+import { canonicalBytes, encryptionKeyProblem, signingKeyProblem } from '../auth/public-keys.js';
 import { verifyEd25519 } from '../auth/signatures.js';
 import type { RelayContext } from '../context.js';
 import { requireAgent } from '../http/auth-hooks.js';
 import { KeyDirectory, type KeyOwner } from '../ledger/keys.js';
 import type { TypedApp } from './types.js';
 
-/** Decodes canonical base64url of exactly `length` bytes, or undefined. */
-function canonicalBytes(text: string, length: number): Uint8Array | undefined {
-  try {
-    const bytes = fromBase64url(text);
-    return bytes.length === length && toBase64url(bytes) === text ? bytes : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function checkSigningKey(key: string): void {
-  const bad = (detail: string): never => {
+  const problem = signingKeyProblem(key);
+  if (problem !== undefined) {
     throw new SvcError(
       'invalid_key_record',
-      'signing_public_key must be a 32-byte Ed25519 key in canonical base64url',
-      {
-        detail,
-      },
+      'signing_public_key must be a 32-byte Ed25519 key in canonical base64url, not a small-order point',
+      { detail: problem },
     );
-  };
-  if (!canonicalBytes(key, 32)) bad('not 32 bytes of canonical base64url');
-  try {
-    createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key }, format: 'jwk' });
-  } catch {
-    bad('not an Ed25519 public key');
   }
 }
 
-/** A low-order X25519 point gives an all-zero shared secret, which the agreement refuses. */
+/** A small-order X25519 point gives a predictable (all-zero) shared secret. */
 function checkEncryptionKey(key: string): void {
-  const bad = (detail: string): never => {
+  const problem = encryptionKeyProblem(key);
+  if (problem !== undefined) {
     throw new SvcError(
       'invalid_key_record',
-      'encryption_public_key must be a 32-byte X25519 key in canonical base64url, not a low-order point',
-      { detail },
+      'encryption_public_key must be a 32-byte X25519 key in canonical base64url, not a small-order point',
+      { detail: problem },
     );
-  };
-  if (!canonicalBytes(key, 32)) bad('not 32 bytes of canonical base64url');
-  try {
-    const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: key }, format: 'jwk' });
-    const shared = diffieHellman({ privateKey: generatePrivateKey('x25519'), publicKey });
-    if (shared.every((b) => b === 0)) bad('low-order point');
-  } catch (err) {
-    if (err instanceof SvcError) throw err;
-    bad('X25519 agreement fails (low-order point)');
   }
 }
 

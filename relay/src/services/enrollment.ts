@@ -9,12 +9,12 @@ import {
   enrollmentCodeSigningBytes,
   enrollmentProofBytes,
   enrollmentProofFields,
-  fromBase64url,
   PROOF_MAX_SKEW_MS,
   parseEnrollmentCode,
   SvcError,
 } from '@svc/shared';
 import { equalHashes, hashSecret, issueAccessToken, newApiKey } from '../auth/agent-credentials.js';
+import { encryptionKeyProblem, signingKeyProblem } from '../auth/public-keys.js';
 import { verifyEd25519 } from '../auth/signatures.js';
 import type { RelayContext } from '../context.js';
 import { cleanupIncarnation } from './revocation.js';
@@ -55,7 +55,8 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
   const issuedAt = Date.parse(body.issued_at);
   if (!Number.isFinite(issuedAt) || Math.abs(now - issuedAt) > PROOF_MAX_SKEW_MS)
     refuse('proof timestamp outside the allowed skew');
-  if (fromBase64url(body.encryption_public_key).length !== 32) refuse('bad encryption key');
+  const keyProblem = signingKeyProblem(body.signing_public_key) ?? encryptionKeyProblem(body.encryption_public_key);
+  if (keyProblem !== undefined) refuse(`bad key: ${keyProblem}`);
   // what the grant binds (not what the code claims), and the keys of the request
   const proofBytes = enrollmentProofBytes(
     enrollmentProofFields({ ...grant, grant_id: grant.id, deployment_id: ctx.deployment.deploymentId }, body),
@@ -100,6 +101,7 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
     relayKey,
     {
       sub: grant.agent_id,
+      svc_incarnation_id: rowId,
       svc_agent_number: grant.agent_number,
       svc_deployment_id: ctx.deployment.deploymentId,
       svc_tenant_id: grant.tenant_id,

@@ -84,6 +84,7 @@ function accessTokenFor(ctx: RelayContext, agent: AgentRow, now: number) {
     ctx.deployment.relayKey,
     {
       sub: agent.agent_id,
+      svc_incarnation_id: agent.id,
       svc_agent_number: agent.agent_number,
       svc_deployment_id: ctx.deployment.deploymentId,
       svc_tenant_id: agent.tenant_id,

@@ -4,6 +4,7 @@ export * from './errors.js';
 export * from './format.js';
 export * from './hpke.js';
 export * from './hpke-suite.js';
+export * from './key-checks.js';
 export * from './keys.js';
 export * from './message-id.js';
 export * from './replay-guard.js';

@@ -11,6 +11,7 @@ import { utf8 } from '../base64url.js';
 import { canonicalJsonBytes } from '../canonical-json.js';
 import { EnvelopeError } from './errors.js';
 import type { KeyPair } from './hpke-suite.js';
+import { ed25519VerifyStrict } from './key-checks.js';
 
 export const ED25519_SEED_LENGTH = 32;
 export const ED25519_PUBLIC_LENGTH = 32;
@@ -59,17 +60,13 @@ export function ed25519Sign(seed: Uint8Array, data: Uint8Array): Uint8Array {
 }
 
 /**
- * Strict RFC 8032 verification (zip215 off), matching OpenSSL in node:crypto, so both
- * implementations accept exactly the same signatures. Never throws; a malformed key or
- * signature is simply `false`.
+ * Strict verification under the shared policy of `./key-checks.ts` (the node:crypto
+ * verifier applies the same policy, so both accept exactly the same signatures).
+ * Never throws; a malformed key or signature is simply `false`.
  */
 export function ed25519Verify(publicKey: Uint8Array, data: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey?.length !== ED25519_PUBLIC_LENGTH || signature?.length !== ED25519_SIGNATURE_LENGTH) return false;
-  try {
-    return ed25519.verify(signature, data, publicKey, { zip215: false });
-  } catch {
-    return false;
-  }
+  return ed25519VerifyStrict(publicKey, data, signature);
 }
 
 export function x25519Generate(): KeyPair {

@@ -63,6 +63,8 @@ export type TokenResponse = Static<typeof TokenResponse>;
 /** Claims of the relay-issued access JWT (EdDSA, 15 minutes). */
 export interface AccessTokenClaims {
   sub: string;
+  /** The ledger row of the agent incarnation the token was issued to: a token never outlives its incarnation. */
+  svc_incarnation_id: string;
   svc_agent_number: string;
   svc_deployment_id: string;
   svc_tenant_id: string;

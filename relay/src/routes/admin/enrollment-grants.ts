@@ -1,10 +1,18 @@
 import { ErrorResponse, GrantRequest, GrantResponse, SvcError } from '@svc/shared';
+import type { AdminRole } from '../../auth/admin-token.js';
 import type { RelayContext } from '../../context.js';
 import { requireAdmin } from '../../http/auth-hooks.js';
 import { mintGrant } from '../../services/grants.js';
 import type { TypedApp } from '../types.js';
 
 export const GRANT_SCOPE = 'enrollment:grant';
+
+/**
+ * The roles that may mint grants (specification, "Roles"). Checked besides the scope: a
+ * misconfigured authority that hands `enrollment:grant` to an auditor or member must
+ * not let it mint.
+ */
+export const GRANT_ROLES: readonly AdminRole[] = ['admin', 'automation'];
 
 export function enrollmentGrantRoutes(app: TypedApp, ctx: RelayContext): void {
   app.post(
@@ -22,6 +30,10 @@ export function enrollmentGrantRoutes(app: TypedApp, ctx: RelayContext): void {
       const admin = request.admin as NonNullable<typeof request.admin>;
       const body = request.body;
       if (!admin.scopes.includes(GRANT_SCOPE)) throw new SvcError('insufficient_scope');
+      if (!admin.roles.some((role) => GRANT_ROLES.includes(role))) {
+        request.log.info({ sub: admin.subject, roles: admin.roles }, 'grant refused: no admin or automation role');
+        throw new SvcError('insufficient_role');
+      }
       if (body.deployment_id !== ctx.deployment.deploymentId || body.deployment_id !== admin.deploymentId) {
         throw new SvcError('binding_mismatch', 'deployment_id does not match this relay and the token');
       }
