@@ -7,9 +7,11 @@ import {
   type Credentials,
   type EnrollmentRequest,
   enrollmentCodeSigningBytes,
+  enrollmentKeyRecordFields,
   enrollmentProofBytes,
   enrollmentProofFields,
   fromBase64url,
+  keyRecordBytes,
   PROOF_MAX_SKEW_MS,
   parseEnrollmentCode,
   SvcError,
@@ -57,10 +59,16 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
     refuse('proof timestamp outside the allowed skew');
   if (fromBase64url(body.encryption_public_key).length !== 32) refuse('bad encryption key');
   // what the grant binds (not what the code claims), and the keys of the request
-  const proofBytes = enrollmentProofBytes(
-    enrollmentProofFields({ ...grant, grant_id: grant.id, deployment_id: ctx.deployment.deploymentId }, body),
+  const proofFields = enrollmentProofFields(
+    { ...grant, grant_id: grant.id, deployment_id: ctx.deployment.deploymentId },
+    body,
   );
-  if (!verifyEd25519(body.signing_public_key, proofBytes, body.proof)) refuse('proof signature does not verify');
+  if (!verifyEd25519(body.signing_public_key, enrollmentProofBytes(proofFields), body.proof))
+    refuse('proof signature does not verify');
+  // version 1 of the key directory, signed by the same identity: peers check it, not us
+  const keyRecordSigned = keyRecordBytes(enrollmentKeyRecordFields(proofFields));
+  if (!verifyEd25519(body.signing_public_key, keyRecordSigned, body.key_record_signature))
+    refuse('key record signature does not verify');
 
   const active = ctx.ledger.activeAgent(grant.tenant_id, grant.agent_id);
   if (active) refuse('agent id already enrolled and not revoked');
@@ -90,6 +98,7 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
       created_at: now,
     },
     { hash: apiKey.hash, created_at: now, expires_at: apiKeyExpires },
+    { created_at: body.issued_at, signature: body.key_record_signature },
     now,
   );
   if (outcome === 'grant_unavailable') refuse('grant consumed concurrently');
