@@ -160,6 +160,18 @@ export const ERROR_CATALOG = {
 
   // local configuration (CLI/daemon/operator commands)
   config_invalid: { status: 400, message: 'The configuration is invalid.' },
+
+  // daemon: what it takes from a relay it does not trust (helper A, issue 11)
+  peer_directory_mismatch: {
+    status: 502,
+    message:
+      "The relay's key directory answered for another agent, deployment or tenant; nothing was sent. Ask the relay's operator to check it.",
+  },
+  conversation_mismatch: {
+    status: 400,
+    message:
+      'That conversation id is not the direct conversation with that recipient; omit it or use dm:<number>:<number> of you both.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
