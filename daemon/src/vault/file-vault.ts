@@ -12,6 +12,7 @@
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { DaemonError } from '../errors.js';
+import { restrictExisting } from '../private-file.js';
 import type { Vault, VaultKind } from './types.js';
 
 interface ScryptParams {
@@ -143,6 +144,7 @@ export class FileVault implements Vault {
    * access throws `vault_locked` (the daemon still starts and says so in its status).
    */
   static open(path: string, passphrase: string | undefined, scrypt = DEFAULT_SCRYPT): FileVault {
+    restrictExisting(path);
     const existing = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
     if (existing === undefined) {
       if (passphrase === undefined) {
