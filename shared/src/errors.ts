@@ -167,6 +167,11 @@ export const ERROR_CATALOG = {
     message:
       "The relay's key directory answered for another agent, deployment or tenant; nothing was sent. Ask the relay's operator to check it.",
   },
+  relay_answer_too_large: {
+    status: 502,
+    message:
+      'The relay answered with more data than any valid answer holds; it was not read. Ask its operator to check it.',
+  },
   conversation_mismatch: {
     status: 400,
     message:
