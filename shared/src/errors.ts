@@ -167,6 +167,11 @@ export const ERROR_CATALOG = {
     message:
       "The relay's key directory answered for another agent, deployment or tenant; nothing was sent. Ask the relay's operator to check it.",
   },
+  deployment_stale: {
+    status: 409,
+    message:
+      'This deployment document is older than the one already trusted; fetch the current one from the relay or its operator.',
+  },
   relay_answer_too_large: {
     status: 502,
     message:
