@@ -230,6 +230,16 @@ describe('a hostile relay cannot substitute or redirect a peer key', () => {
       code: 'peer_directory_mismatch',
     });
     expect(proxy.posted.length).toBe(before);
+    // asked by an agent id: carol (pinned, id carol) relabelled with the id asked for
+    proxy.keys.delete('dave');
+    await a.client.send('alice', { to: 'carol', content: 'hello carol' });
+    const pinnedCarol = proxy.posted.length;
+    proxy.keys.set('robert', { ...carol.entry, agent_id: 'robert' });
+    await expect(a.client.send('alice', { to: 'robert', content: 'for robert only' })).rejects.toMatchObject({
+      code: 'peer_directory_mismatch',
+    });
+    expect(proxy.posted.length).toBe(pinnedCarol);
+    proxy.keys.delete('robert');
   });
 
   it('an entry of another deployment or tenant is refused', async () => {

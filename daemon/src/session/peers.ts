@@ -53,6 +53,11 @@ export class Peers {
       ? entry.agent_number === ref
       : entry.agent_number === ref || entry.agent_id === ref;
     if (!named) throw this.#mismatch(ref, `agent ${entry.agent_number}`);
+    // by id: a pinned agent keeps the id it was pinned with (a relabelled entry is another agent)
+    const pinned = entry.agent_number === ref ? undefined : this.#archive.getPeer(entry.agent_number);
+    if (pinned?.agent_id && pinned.agent_id !== entry.agent_id) {
+      throw this.#mismatch(ref, `agent ${entry.agent_number} (pinned as ${pinned.agent_id})`);
+    }
     return entry;
   }
 
