@@ -59,15 +59,15 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
     refuse('proof timestamp outside the allowed skew');
   if (fromBase64url(body.encryption_public_key).length !== 32) refuse('bad encryption key');
   // what the grant binds (not what the code claims), and the keys of the request
-  const proofFields = enrollmentProofFields(
-    { ...grant, grant_id: grant.id, deployment_id: ctx.deployment.deploymentId },
-    body,
+  const proofBytes = enrollmentProofBytes(
+    enrollmentProofFields({ ...grant, grant_id: grant.id, deployment_id: ctx.deployment.deploymentId }, body),
   );
-  if (!verifyEd25519(body.signing_public_key, enrollmentProofBytes(proofFields), body.proof))
-    refuse('proof signature does not verify');
-  // version 1 of the key directory, signed by the same identity: peers check it, not us
-  const keyRecordSigned = keyRecordBytes(enrollmentKeyRecordFields(proofFields));
-  if (!verifyEd25519(body.signing_public_key, keyRecordSigned, body.key_record_signature))
+  if (!verifyEd25519(body.signing_public_key, proofBytes, body.proof)) refuse('proof signature does not verify');
+  // key record version 1, signed by the same identity over the same bindings (peers check it again)
+  const record = enrollmentKeyRecordFields(
+    enrollmentProofFields({ ...grant, grant_id: grant.id, deployment_id: ctx.deployment.deploymentId }, body),
+  );
+  if (!verifyEd25519(body.signing_public_key, keyRecordBytes(record), body.key_record_signature))
     refuse('key record signature does not verify');
 
   const active = ctx.ledger.activeAgent(grant.tenant_id, grant.agent_id);
