@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_RELAY_ANSWER_BYTES, relayRequest } from './http.js';
+import { MAX_ERROR_ANSWER_BYTES, MAX_RELAY_ANSWER_BYTES, openRequest, readBody, relayRequest } from './http.js';
 
 /** A relay stand-in whose answers are as long as a test asks. */
 let server: Server;
@@ -59,6 +59,13 @@ describe('relay answers are bounded', () => {
         status: 502,
       });
     }
+  });
+
+  it("an error answer to the stream request is read up to 64 KiB (the stream's own error path)", async () => {
+    const res = await openRequest({ baseUrl }, { method: 'GET', path: '/endless' });
+    await expect(readBody(res, MAX_ERROR_ANSWER_BYTES)).rejects.toMatchObject({ code: 'relay_answer_too_large' });
+    const small = await openRequest({ baseUrl }, { method: 'GET', path: '/ok?size=10' });
+    expect(await readBody(small, MAX_ERROR_ANSWER_BYTES)).toEqual({ text: 'x'.repeat(10) });
   });
 
   it('the default limit holds a full pending page (100 envelopes of 256 KiB) and no more than 1 MiB beside', () => {

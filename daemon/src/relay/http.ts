@@ -77,8 +77,14 @@ const tooLarge = (maxBytes: number) =>
     `The relay answered with more than ${maxBytes} bytes; it was not read. Ask its operator to check it.`,
   );
 
-/** The answer's bytes, up to `maxBytes`: a longer one (declared or sent) is cut off and refused. */
-async function readBody(res: IncomingMessage, maxBytes: number): Promise<unknown> {
+/** An error answer holds `{error, message}`: more than this is not one. */
+export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * The answer's body (JSON, else text), up to `maxBytes`: a longer one (declared or sent)
+ * is cut off and refused.
+ */
+export async function readBody(res: IncomingMessage, maxBytes = MAX_RELAY_ANSWER_BYTES): Promise<unknown> {
   if (Number(res.headers['content-length'] ?? 0) > maxBytes) {
     res.destroy();
     throw tooLarge(maxBytes);
