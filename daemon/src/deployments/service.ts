@@ -37,6 +37,8 @@ export async function fetchDocument(url: string, ca?: string): Promise<string> {
       method: 'GET',
       path: WELL_KNOWN_PATH,
       timeoutMs: 10_000,
+      // a document is a few KiB; this is far beyond any real one
+      maxBytes: 1024 * 1024,
       headers: { accept: 'application/jose, application/json, text/plain' },
     },
   );
