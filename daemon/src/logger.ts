@@ -4,6 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { type DestinationStream, type Logger, multistream, pino } from 'pino';
+import { ensurePrivateFile } from './private-file.js';
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
@@ -19,6 +20,7 @@ export const REDACT_PATHS = [
 
 export function createLogger(opts: { level: string; file: string; dir: string; stderr?: boolean }): Logger {
   mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
+  ensurePrivateFile(opts.file);
   const file = pino.destination({ dest: opts.file, mkdir: true, sync: true });
   const streams: DestinationStream = opts.stderr ? multistream([{ stream: file }, { stream: process.stderr }]) : file;
   return pino(

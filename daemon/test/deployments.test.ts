@@ -67,8 +67,30 @@ describe('deployments', () => {
     const info = await d.client.fetchDeployment({ url, trust_bundle: bundle, name: 'tls', ca_bundle: caPem });
     expect(info).toMatchObject({ name: 'tls', deployment_id: 'dep-https', relay_key_ids: ['r1'] });
     // renew reuses the stored URL and CA, and takes the newer document
-    served = await document({ tenants: ['acme', 'globex'] });
+    const first = served;
+    served = await document({ tenants: ['acme', 'globex'], issued_at: new Date(Date.now() + 1000).toISOString() });
     expect((await d.client.renewDeployment('tls')).tenants).toEqual(['acme', 'globex']);
+    // the same document again is a no-op
+    expect((await d.client.renewDeployment('tls')).tenants).toEqual(['acme', 'globex']);
+    served = first;
+  });
+
+  it('refuses a renewal with a document older than the one held (a replay), served or given', async () => {
+    const held = await d.client.getDeployment('tls');
+    const older = await document({
+      tenants: ['acme'],
+      issued_at: new Date(Date.parse(held.issued_at) - 60_000).toISOString(),
+    });
+    const sameTime = await document({ tenants: ['acme'], issued_at: held.issued_at });
+    for (const stale of [older, sameTime]) {
+      await expect(d.client.renewDeployment('tls', { document: stale })).rejects.toMatchObject({
+        code: 'deployment_stale',
+        status: 409,
+      });
+    }
+    served = older;
+    await expect(d.client.renewDeployment('tls')).rejects.toMatchObject({ code: 'deployment_stale' });
+    expect(await d.client.getDeployment('tls')).toEqual(held);
   });
 
   it('refuses expired documents and renewals that switch deployment', async () => {

@@ -4,7 +4,8 @@ import { type KeyRecord, keyRecordBytes, toBase64url } from '@svc/shared';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyEd25519 } from '../src/auth/signatures.js';
 import { KeyDirectory } from '../src/ledger/keys.js';
-import { signInSignature } from './helpers/agent-client.js';
+import { mintGrant } from '../src/services/grants.js';
+import { enrollmentBody, newIdentity, signInSignature } from './helpers/agent-client.js';
 import { type InProcessAgent, type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 const DEPLOYMENT = 'dep-keys-test';
@@ -67,19 +68,20 @@ async function expectRefused(agent: Agent, payload: unknown, status: number, cod
 }
 
 describe('version 1 from enrollment', () => {
-  it('serves the enrollment keys as version 1 without signatures', async () => {
+  it('serves the enrollment keys as version 1, signed by the enrolling identity over the proof time', async () => {
     const alice = await enroll('acme', 'alice');
     const res = await get(alice, '/api/v1/agents/me/keys');
     expect(res.statusCode).toBe(200);
+    const entry = res.json() as { current: KeyRecord; history: KeyRecord[] };
     const v1 = {
       version: 1,
       signing_public_key: alice.identity.signPublic,
       encryption_public_key: alice.identity.encPublic,
       created_at: expect.any(String),
-      signature: null,
+      signature: expect.any(String),
       previous_signature: null,
     };
-    expect(res.json()).toEqual({
+    expect(entry).toEqual({
       deployment_id: DEPLOYMENT,
       tenant_id: 'acme',
       agent_id: 'alice',
@@ -87,6 +89,48 @@ describe('version 1 from enrollment', () => {
       current: v1,
       history: [v1],
     });
+    const bytes = statement(alice, 1, alice.identity.signPublic, alice.identity.encPublic, entry.current.created_at);
+    expect(verifyEd25519(alice.identity.signPublic, bytes, entry.current.signature as string)).toBe(true);
+  });
+
+  it('refuses an enrollment whose version 1 signature is missing, foreign or over other fields, spending nothing', async () => {
+    const grant = mintGrant(relay.ctx, {
+      tenantId: 'acme',
+      agentId: 'bob',
+      capabilities: ['http-relay'],
+      createdBy: 't',
+    });
+    const id = newIdentity();
+    const other = newIdentity();
+    const { key_record_signature: _omit, ...unsigned } = enrollmentBody(grant.enrollment_code, id);
+    const bad = [
+      unsigned,
+      {
+        ...enrollmentBody(grant.enrollment_code, id),
+        key_record_signature: enrollmentBody(grant.enrollment_code, other).key_record_signature,
+      },
+      enrollmentBody(grant.enrollment_code, id, { recordOverride: { encryption_public_key: other.encPublic } }),
+      enrollmentBody(grant.enrollment_code, id, { recordOverride: { agent_number: 'carol' } }),
+      enrollmentBody(grant.enrollment_code, id, { recordOverride: { version: 2 } }),
+    ];
+    for (const body of bad) {
+      const res = await relay.app.inject({ method: 'POST', url: '/api/v1/enrollment', payload: body });
+      expect(res.statusCode, res.body).toBe(403);
+      expect(res.json()).toMatchObject({ error: 'invalid_enrollment' });
+    }
+    const ok = await relay.app.inject({
+      method: 'POST',
+      url: '/api/v1/enrollment',
+      payload: enrollmentBody(grant.enrollment_code, id),
+    });
+    expect(ok.statusCode, ok.body).toBe(201);
+  });
+
+  it('an incarnation enrolled before version 1 was signed is served unsigned, derived from its row', async () => {
+    const alice = await enroll('acme', 'alice');
+    relay.ctx.ledger.db.prepare('DELETE FROM agent_key_records').run();
+    const res = await get(alice, '/api/v1/agents/me/keys');
+    expect(res.json()).toMatchObject({ current: { version: 1, signature: null, previous_signature: null } });
   });
 
   it('uploading the current keys again is an idempotent 200 with the current record', async () => {
@@ -100,7 +144,7 @@ describe('version 1 from enrollment', () => {
       }),
     );
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ version: 1, signature: null });
+    expect(res.json()).toMatchObject({ version: 1, signature: expect.any(String) });
   });
 });
 

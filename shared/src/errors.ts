@@ -172,6 +172,28 @@ export const ERROR_CATALOG = {
     status: 403,
     message: 'Only an admin or automation token may mint enrollment grants; ask an administrator.',
   },
+
+  // daemon: what it takes from a relay it does not trust
+  peer_directory_mismatch: {
+    status: 502,
+    message:
+      "The relay's key directory answered for another agent, deployment or tenant; nothing was sent. Ask the relay's operator to check it.",
+  },
+  deployment_stale: {
+    status: 409,
+    message:
+      'This deployment document is older than the one already trusted; fetch the current one from the relay or its operator.',
+  },
+  relay_answer_too_large: {
+    status: 502,
+    message:
+      'The relay answered with more data than any valid answer holds; it was not read. Ask its operator to check it.',
+  },
+  conversation_mismatch: {
+    status: 400,
+    message:
+      'That conversation id is not the direct conversation with that recipient; omit it or use dm:<number>:<number> of you both.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -69,8 +69,9 @@ export const PROOF_MAX_SKEW_MS = 5 * 60 * 1000;
 
 /**
  * One version of an agent's key record in the relay's key directory. Version 1 holds the
- * keys given at enrollment; each later version is signed by its own signing key and, when
- * the signing key changes, also by the signing key of the version before it.
+ * keys given at enrollment and is signed by the enrolling identity together with its
+ * proof; each later version is signed by its own signing key and, when the signing key
+ * changes, also by the signing key of the version before it.
  */
 export interface KeyRecordFields {
   deployment_id: string;
@@ -95,4 +96,23 @@ export function keyRecordBytes(fields: KeyRecordFields): Uint8Array {
     encryption_public_key: fields.encryption_public_key,
     created_at: fields.created_at,
   });
+}
+
+/**
+ * Version 1 of the key record, which the enrolling identity signs beside its enrollment
+ * proof (`key_record_signature`): the proof's bindings and keys, created at the proof's
+ * issued_at. The relay serves it with that signature, so a peer can check version 1
+ * against the signing key it pinned instead of trusting the relay for it.
+ */
+export function enrollmentKeyRecordFields(p: EnrollmentProofFields): KeyRecordFields {
+  return {
+    deployment_id: p.deployment_id,
+    tenant_id: p.tenant_id,
+    agent_id: p.agent_id,
+    agent_number: p.agent_number,
+    version: 1,
+    signing_public_key: p.signing_public_key,
+    encryption_public_key: p.encryption_public_key,
+    created_at: p.issued_at,
+  };
 }

@@ -9,9 +9,11 @@ import {
   type EnrollmentBindings,
   EnrollmentCodeFormatError,
   enrollmentCodeSigningBytes,
+  enrollmentKeyRecordFields,
   enrollmentProofBytes,
   enrollmentProofFields,
   fromBase64url,
+  keyRecordBytes,
   parseEnrollmentCode,
   toBase64url,
 } from '@svc/shared';
@@ -104,12 +106,14 @@ export async function register(opts: {
   const signing = toBase64url(keys.signPublic);
   const encryption = toBase64url(keys.encPublic);
   const issued_at = new Date().toISOString();
-  const proof = ed25519Sign(
-    keys.signPrivate,
-    enrollmentProofBytes(
-      enrollmentProofFields(b, { signing_public_key: signing, encryption_public_key: encryption, issued_at }),
-    ),
-  );
+  const proofFields = enrollmentProofFields(b, {
+    signing_public_key: signing,
+    encryption_public_key: encryption,
+    issued_at,
+  });
+  const proof = ed25519Sign(keys.signPrivate, enrollmentProofBytes(proofFields));
+  // key record version 1, which peers check against the signing key they pin
+  const keyRecordSignature = ed25519Sign(keys.signPrivate, keyRecordBytes(enrollmentKeyRecordFields(proofFields)));
   let answer: EnrollmentAnswer;
   try {
     answer = await relayCall<EnrollmentAnswer>(
@@ -124,6 +128,7 @@ export async function register(opts: {
           encryption_public_key: encryption,
           issued_at,
           proof: toBase64url(proof),
+          key_record_signature: toBase64url(keyRecordSignature),
           ...(input.display_name !== undefined ? { display_name: input.display_name } : {}),
           ...(input.description !== undefined ? { description: input.description } : {}),
           ...(input.discoverable !== undefined ? { discoverable: input.discoverable } : {}),

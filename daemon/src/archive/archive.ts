@@ -3,9 +3,9 @@
  * for reading. Only verified and decrypted messages enter `messages`; inserts are
  * idempotent on message_id so redelivery after a crash or reconnect never duplicates.
  */
-import { chmodSync, existsSync } from 'node:fs';
 import Database, { type Database as Db } from 'better-sqlite3';
 import type { ArchivedMessage, MessageState, PeerKey } from '../client/api.js';
+import { ensurePrivateFile, restrictExisting } from '../private-file.js';
 import { migrate } from './migrations/index.js';
 
 export type SendState = 'queued' | 'sent' | 'failed';
@@ -110,9 +110,10 @@ export class Archive {
   }
 
   static open(path: string): Archive {
-    const created = !existsSync(path);
+    // created owner-only before SQLite opens it; SQLite gives -wal and -shm the same mode
+    ensurePrivateFile(path);
+    restrictExisting(`${path}-wal`, `${path}-shm`);
     const db = new Database(path);
-    if (created) chmodSync(path, 0o600);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');

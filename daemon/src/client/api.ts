@@ -47,6 +47,10 @@ export const DAEMON_ERROR_CODES = [
   'envelope_rejected', // an inbound envelope failed verification (reported, never archived)
   'not_supported_self_hosted', // hosted-only commands
   'relay_unreachable', // the relay does not answer (network, relay down); retry later
+  'peer_directory_mismatch', // the relay's key directory answered for another agent/deployment/tenant
+  'conversation_mismatch', // a conversation id that is not the direct one of sender and recipient
+  'relay_answer_too_large', // a relay answer or stream event larger than any valid one
+  'deployment_stale', // renew offered a document older than the trusted one
 ] as const;
 export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
 

@@ -37,6 +37,8 @@ export async function fetchDocument(url: string, ca?: string): Promise<string> {
       method: 'GET',
       path: WELL_KNOWN_PATH,
       timeoutMs: 10_000,
+      // a document is a few KiB; this is far beyond any real one
+      maxBytes: 1024 * 1024,
       headers: { accept: 'application/jose, application/json, text/plain' },
     },
   );
@@ -128,14 +130,29 @@ export class DeploymentService {
     this.#log.info({ deployment: name }, 'deployment removed');
   }
 
-  /** Replaces the document with a newer one of the same deployment. */
+  /**
+   * Replaces the document with a newer one of the same deployment. An older one (or
+   * another one issued at the same time) is refused: the bundle signed it too, but
+   * replaying it could bring back relay keys or URLs that were since retired.
+   */
   async renew(name: string, input: RenewDeploymentInput): Promise<DeploymentInfo> {
     const current = this.store.get(name);
     const bundle = input.trust_bundle ? parseBundleText(input.trust_bundle) : current.trust_bundle;
     const ca = input.ca_bundle ?? current.ca_bundle ?? undefined;
     const url = input.url ?? current.url ?? current.doc.api_url;
     const jws = input.document?.trim() ?? (await fetchDocument(url, ca));
-    await verifyDocument(jws, bundle, { expectedDeploymentId: current.doc.deployment_id });
+    const doc = await verifyDocument(jws, bundle, { expectedDeploymentId: current.doc.deployment_id });
+    const offered = Date.parse(doc.issued_at);
+    if (!Number.isFinite(offered)) {
+      throw new DaemonError('deployment_malformed', 'the deployment document has no valid issued_at');
+    }
+    const held = Date.parse(current.doc.issued_at);
+    if (offered < held || (offered === held && jws !== current.document)) {
+      throw new DaemonError(
+        'deployment_stale',
+        `This document was issued at ${doc.issued_at}, before the trusted one (${current.doc.issued_at}); fetch the current one.`,
+      );
+    }
     const saved = this.store.save({
       name,
       url: input.document ? current.url : url,

@@ -20,10 +20,11 @@ import type { ContentType, ReplyInput, SendInput, SentMessage } from '../client/
 import { DaemonError, RelayError } from '../errors.js';
 import { relayCode } from '../relay/http.js';
 import type { AgentSession } from '../session/session.js';
+import { directConversationId, directPeer } from './conversation-id.js';
 
 const CONTENT_TYPES: readonly ContentType[] = ['text', 'structured', 'media'];
 
-export const directConversationId = (a: string, b: string): string => `dm:${[a, b].sort().join(':')}`;
+export { directConversationId } from './conversation-id.js';
 
 /** True when the relay did not answer or failed on its side: the envelope can wait in the outbox. */
 export function isTransient(err: unknown): boolean {
@@ -59,19 +60,27 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     throw new DaemonError('validation_failed', `content_type must be one of ${CONTENT_TYPES.join(', ')}`);
   }
   const content = checkContent(s.content, contentType);
-  let to = s.to;
-  if (!to && s.conversation_id) {
-    const peer = session.archive.db
-      .prepare(`SELECT peer FROM conversations WHERE conversation_id = ? AND conversation_type = 'direct'`)
-      .get(s.conversation_id) as { peer: string } | undefined;
-    to = peer?.peer ?? '';
-  }
-  if (!to) throw new DaemonError('validation_failed', 'send needs a recipient (to) or a known direct conversation id');
   if (s.conversation_id !== undefined && !ENVELOPE_ID_PATTERN.test(s.conversation_id)) {
     throw new DaemonError('validation_failed', 'conversation_id may use letters, digits and ._:@- (1 to 256)');
   }
+  // a conversation id names its other party itself; the archive is not asked who that is
+  const to = s.to || (s.conversation_id && directPeer(s.conversation_id, me.agent_number));
+  if (!to) {
+    throw new DaemonError(
+      s.conversation_id ? 'conversation_mismatch' : 'validation_failed',
+      s.conversation_id
+        ? `${s.conversation_id} is not a direct conversation of ${me.agent_number}; send with a recipient instead.`
+        : 'send needs a recipient (to) or a direct conversation id',
+    );
+  }
   const peer = await sealingKey(session, to);
-  const conversationId = s.conversation_id ?? directConversationId(me.agent_number, peer.agentNumber);
+  const conversationId = directConversationId(me.agent_number, peer.agentNumber);
+  if (s.conversation_id !== undefined && s.conversation_id !== conversationId) {
+    throw new DaemonError(
+      'conversation_mismatch',
+      `${s.conversation_id} is not the direct conversation with ${peer.agentNumber} (${conversationId}).`,
+    );
+  }
   const header = createEnvelopeHeader({
     sender: me.agent_number,
     recipient: peer.agentNumber,
@@ -181,8 +190,7 @@ export async function replyTo(session: AgentSession, input: ReplyInput): Promise
     to,
     content: input.content,
     content_type: input.content_type,
-    // a reply to someone else than the conversation's peer starts their direct conversation
-    conversation_id:
-      input.to && input.to !== original.from && input.to !== original.to ? undefined : original.conversation_id,
+    // direct only: the conversation follows from the recipient (an archive from before ids
+    // were checked may hold a spoofed one, which must not steer the reply)
   });
 }

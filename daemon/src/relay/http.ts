@@ -6,7 +6,15 @@
 import type { IncomingMessage } from 'node:http';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { MESSAGE_LIMITS } from '@svc/shared';
 import { DaemonError, RelayError } from '../errors.js';
+
+/**
+ * The most the daemon reads of one relay answer: a full pending page (100 envelopes of
+ * 256 KiB) and room for its framing. Anything larger is not a valid answer, and reading
+ * it unbounded would let a hostile relay exhaust the daemon's memory.
+ */
+export const MAX_RELAY_ANSWER_BYTES = MESSAGE_LIMITS.maxPendingLimit * MESSAGE_LIMITS.maxEnvelopeBytes + 1024 * 1024;
 
 export interface RelayTarget {
   /** base URL, e.g. https://relay.example (the deployment's api_url) */
@@ -29,6 +37,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** the answer's size limit; MAX_RELAY_ANSWER_BYTES by default */
+  maxBytes?: number;
 }
 
 function requestFn(url: URL): typeof http.request {
@@ -61,9 +71,34 @@ export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<
   });
 }
 
-async function readBody(res: IncomingMessage): Promise<unknown> {
+const tooLarge = (maxBytes: number) =>
+  new DaemonError(
+    'relay_answer_too_large',
+    `The relay answered with more than ${maxBytes} bytes; it was not read. Ask its operator to check it.`,
+  );
+
+/** An error answer holds `{error, message}`: more than this is not one. */
+export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * The answer's body (JSON, else text), up to `maxBytes`: a longer one (declared or sent)
+ * is cut off and refused.
+ */
+export async function readBody(res: IncomingMessage, maxBytes = MAX_RELAY_ANSWER_BYTES): Promise<unknown> {
+  if (Number(res.headers['content-length'] ?? 0) > maxBytes) {
+    res.destroy();
+    throw tooLarge(maxBytes);
+  }
   const chunks: Buffer[] = [];
-  for await (const c of res) chunks.push(c as Buffer);
+  let size = 0;
+  for await (const c of res) {
+    size += (c as Buffer).length;
+    if (size > maxBytes) {
+      res.destroy();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(c as Buffer);
+  }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text === '') return undefined;
   try {
@@ -86,7 +121,8 @@ export async function relayRequest<T = unknown>(target: RelayTarget, opts: Reque
       { cause, status: 503 },
     );
   }
-  return { status: res.statusCode ?? 0, body: (await readBody(res)) as T, headers: res.headers };
+  const body = await readBody(res, opts.maxBytes ?? MAX_RELAY_ANSWER_BYTES);
+  return { status: res.statusCode ?? 0, body: body as T, headers: res.headers };
 }
 
 /** 2xx or a RelayError with the relay's own code and message. */

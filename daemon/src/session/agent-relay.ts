@@ -1,10 +1,12 @@
 /** Calls to the relay as one agent: adds the access JWT, retries once on a stale token. */
 import { DaemonError } from '../errors.js';
 import {
+  MAX_ERROR_ANSWER_BYTES,
   openRequest,
   type RelayResponse,
   type RelayTarget,
   type RequestOptions,
+  readBody,
   relayRequest,
   toRelayError,
 } from '../relay/http.js';
@@ -56,14 +58,7 @@ export class AgentRelay {
       signal,
     });
     if (res.statusCode !== 200) {
-      const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        body = undefined;
-      }
+      const body = await readBody(res, MAX_ERROR_ANSWER_BYTES);
       if (res.statusCode === 401) this.credentials.invalidate();
       throw toRelayError({ status: res.statusCode ?? 0, body, headers: res.headers });
     }

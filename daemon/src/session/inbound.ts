@@ -20,6 +20,7 @@ import type { Archive } from '../archive/archive.js';
 import type { ArchivedMessage } from '../client/api.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
+import { directConversationId } from '../messaging/conversation-id.js';
 import { relayCode } from '../relay/http.js';
 import type { Peers } from './peers.js';
 
@@ -104,6 +105,8 @@ export class InboundProcessor {
       if (relayCode(err) === 'not_found') return this.#reject(item, 'unknown_sender');
       if (err instanceof DaemonError && err.code === 'peer_key_changed')
         return this.#reject(item, 'sender_key_invalid');
+      if (err instanceof DaemonError && err.code === 'peer_directory_mismatch')
+        return this.#reject(item, 'sender_directory_mismatch');
       throw err;
     }
     if (!verifyEnvelope(env, fromBase64url(pinned))) {
@@ -117,6 +120,10 @@ export class InboundProcessor {
         return 'held';
       }
       return this.#reject(item, 'envelope_bad_signature');
+    }
+    // only direct conversations exist, and their id follows from the verified parties
+    if (h.conversation_type !== 'direct' || h.conversation_id !== directConversationId(h.sender, me.agent_number)) {
+      return this.#reject(item, 'conversation_mismatch');
     }
 
     let plaintext: Uint8Array | undefined;

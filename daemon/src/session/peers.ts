@@ -1,42 +1,77 @@
 /**
  * Peer keys: looked up in the relay's key directory and pinned on first use (the signing
- * key is the identity). A directory answer whose signing key differs from the pin is
- * never trusted silently: it is recorded as `changed`, a peer_key_changed event goes out,
- * sending to that peer fails with peer_key_changed and its inbound envelopes are held
- * until the owner accepts the new key. A new encryption key under the same signing key
- * (a `keys generate` rotation) is taken when its record verifies under the pinned key.
+ * key is the identity). The relay is not trusted with keys, so every directory answer is
+ * checked here:
+ * - it must name the agent asked for, in our own deployment and tenant, or it is refused
+ *   (`peer_directory_mismatch`): a relay cannot redirect a send to another agent;
+ * - once a peer is pinned, a new encryption key is taken only as a higher version signed
+ *   by the pinned signing key (version 1 too: enrollment signs it); an unsigned, older,
+ *   same-version or wrongly signed record never replaces the pin, which stays in use;
+ * - a different signing key is never trusted silently: it is recorded as `changed`, a
+ *   peer_key_changed event goes out, sending to that peer fails with peer_key_changed and
+ *   its inbound envelopes are held until the owner accepts the new key.
+ * First contact pins on trust: a signed record must verify under its own key; an unsigned
+ * version 1 (an agent enrolled before version 1 was signed) is still taken then.
  */
 import { fromBase64url, type KeyDirectoryEntry, type KeyRecord, keyRecordBytes } from '@svc/shared';
 import { ed25519Verify } from '@svc/shared/node';
+import type { Logger } from 'pino';
+import type { AgentConfig } from '../agents/store.js';
 import type { Archive, PeerPin } from '../archive/archive.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { AgentRelay } from './agent-relay.js';
 
 export class Peers {
-  readonly #agent: string;
+  readonly #me: () => AgentConfig;
   readonly #archive: Archive;
   readonly #relay: AgentRelay;
   readonly #events: EventBus;
+  readonly #log: Logger | undefined;
 
-  constructor(agent: string, archive: Archive, relay: AgentRelay, events: EventBus) {
-    this.#agent = agent;
+  constructor(me: () => AgentConfig, archive: Archive, relay: AgentRelay, events: EventBus, log?: Logger) {
+    this.#me = me;
     this.#archive = archive;
     this.#relay = relay;
     this.#events = events;
+    this.#log = log;
   }
 
-  async directory(number: string): Promise<KeyDirectoryEntry> {
-    return this.#relay.call<KeyDirectoryEntry>({
+  /** The directory's answer for `ref` (agent number or id), refused unless it names that agent of our tenant. */
+  async directory(ref: string): Promise<KeyDirectoryEntry> {
+    const entry = await this.#relay.call<KeyDirectoryEntry>({
       method: 'GET',
-      path: `/api/v1/agents/${encodeURIComponent(number)}/keys`,
+      path: `/api/v1/agents/${encodeURIComponent(ref)}/keys`,
       timeoutMs: 15_000,
     });
+    const me = this.#me();
+    if (entry.deployment_id !== me.deployment_id || entry.tenant_id !== me.tenant_id) {
+      throw this.#mismatch(ref, 'another deployment or tenant');
+    }
+    // A pinned number is answered by that number only; else the ref may be a number or an id.
+    const named = this.#archive.getPeer(ref)
+      ? entry.agent_number === ref
+      : entry.agent_number === ref || entry.agent_id === ref;
+    if (!named) throw this.#mismatch(ref, `agent ${entry.agent_number}`);
+    // by id: a pinned agent keeps the id it was pinned with (a relabelled entry is another agent)
+    const pinned = entry.agent_number === ref ? undefined : this.#archive.getPeer(entry.agent_number);
+    if (pinned?.agent_id && pinned.agent_id !== entry.agent_id) {
+      throw this.#mismatch(ref, `agent ${entry.agent_number} (pinned as ${pinned.agent_id})`);
+    }
+    return entry;
   }
 
-  /** True when a record is signed by `signingKey` (version 1 is vouched for by enrollment). */
+  #mismatch(ref: string, what: string): DaemonError {
+    this.#log?.warn({ agent: this.#me().name, peer: ref, answered: what }, 'key directory answered for another agent');
+    return new DaemonError(
+      'peer_directory_mismatch',
+      `The relay answered the key lookup of ${ref} with the keys of ${what}; nothing was sent. Ask the relay's operator to check it.`,
+    );
+  }
+
+  /** True when `record` is signed by `signingKey` over the statement of this entry's agent. */
   static recordSignedBy(entry: KeyDirectoryEntry, record: KeyRecord, signingKey: string): boolean {
-    if (record.version === 1 || record.signature === null) return record.version === 1;
+    if (record.signature === null) return false;
     return ed25519Verify(
       fromBase64url(signingKey),
       keyRecordBytes({
@@ -53,14 +88,16 @@ export class Peers {
     );
   }
 
-  /** Reconciles the pin with the directory; returns the pin and whether it is clean. */
-  async refresh(number: string): Promise<{ pin: PeerPin; entry: KeyDirectoryEntry }> {
-    const entry = await this.directory(number);
+  /** Reconciles the pin with the directory; returns the pin and the directory's answer. */
+  async refresh(ref: string): Promise<{ pin: PeerPin; entry: KeyDirectoryEntry }> {
+    const entry = await this.directory(ref);
     const cur = entry.current;
     const pin = this.#archive.getPeer(entry.agent_number);
     if (!pin) {
-      if (!Peers.recordSignedBy(entry, cur, cur.signing_public_key)) {
-        throw new DaemonError('peer_key_changed', `the key record of ${number} does not verify`);
+      // trust on first use; an unsigned version 1 is an agent enrolled before it was signed
+      const legacy = cur.version === 1 && cur.signature === null;
+      if (!legacy && !Peers.recordSignedBy(entry, cur, cur.signing_public_key)) {
+        throw new DaemonError('peer_key_changed', `the key record of ${ref} does not verify`);
       }
       this.#archive.pinPeer({
         agent_number: entry.agent_number,
@@ -70,22 +107,27 @@ export class Peers {
         key_version: cur.version,
       });
     } else if (pin.signing_public_key === cur.signing_public_key) {
-      if (
-        pin.encryption_public_key !== cur.encryption_public_key &&
-        Peers.recordSignedBy(entry, cur, pin.signing_public_key)
-      ) {
-        this.#archive.pinPeer({ ...pin, encryption_public_key: cur.encryption_public_key, key_version: cur.version });
+      if (pin.encryption_public_key !== cur.encryption_public_key || cur.version !== pin.key_version) {
+        if (cur.version > (pin.key_version ?? 0) && Peers.recordSignedBy(entry, cur, pin.signing_public_key)) {
+          this.#archive.pinPeer({ ...pin, encryption_public_key: cur.encryption_public_key, key_version: cur.version });
+        } else if (pin.encryption_public_key !== cur.encryption_public_key) {
+          // unsigned, older, same version or not signed by the pin: the pin stays in use
+          this.#log?.warn(
+            { agent: this.#me().name, peer: entry.agent_number, version: cur.version, pinned: pin.key_version },
+            'key directory record refused: not a newer version signed by the pinned key',
+          );
+        }
       }
     } else if (pin.changed?.signing_public_key !== cur.signing_public_key) {
       this.#archive.markPeerChanged(entry.agent_number, cur.signing_public_key, cur.encryption_public_key);
-      this.#events.emit({ type: 'peer_key_changed', agent: this.#agent, peer: entry.agent_number });
+      this.#events.emit({ type: 'peer_key_changed', agent: this.#me().name, peer: entry.agent_number });
     }
     return { pin: this.#archive.getPeer(entry.agent_number) as PeerPin, entry };
   }
 
   /** The encryption key to seal to; refuses a peer whose key changed and is not accepted. */
-  async encryptionKeyFor(number: string): Promise<{ agentNumber: string; key: Uint8Array }> {
-    const { pin } = await this.refresh(number);
+  async encryptionKeyFor(ref: string): Promise<{ agentNumber: string; key: Uint8Array }> {
+    const { pin } = await this.refresh(ref);
     if (pin.changed) {
       throw new DaemonError(
         'peer_key_changed',

@@ -88,7 +88,7 @@ export class AgentSession {
     const target = { baseUrl: opts.config.api_url, ...(opts.ca ? { ca: opts.ca } : {}) };
     this.credentials = new Credentials(() => this.config, target, opts.vault, opts.log);
     this.relay = new AgentRelay(target, this.credentials);
-    this.peers = new Peers(opts.config.name, opts.archive, this.relay, opts.events);
+    this.peers = new Peers(() => this.config, opts.archive, this.relay, opts.events, opts.log);
     this.inbound = new InboundProcessor({
       agent: () => this.config,
       archive: opts.archive,

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DaemonError } from '../errors.js';
-import { FileVault, PLAIN_VAULT_WARNING } from './file-vault.js';
+import { DEFAULT_SCRYPT, FileVault, PLAIN_VAULT_WARNING } from './file-vault.js';
 import { openVault } from './index.js';
 
 const FAST = { N: 1024, r: 8, p: 1 };
@@ -53,7 +53,50 @@ describe('file vault', () => {
     expect(v.warning).toBe(PLAIN_VAULT_WARNING);
     v.set('agent/x/api_key', 'svc_ak_test');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(openVault({ home, file, backend: 'file', passphrase: 'later' }).kind).toBe('file-plain');
+  });
+
+  it('a plain vault is encrypted on the first open with a passphrase, keeping its secrets, in one write', () => {
+    const home = tmp();
+    const file = join(home, 'vault.json');
+    openVault({ home, file, backend: 'file' }).set('agent/x/api_key', 'svc_ak_test');
+    const upgraded = openVault({ home, file, backend: 'file', passphrase: 'later', scrypt: FAST });
+    expect(upgraded.kind).toBe('file-encrypted');
+    expect(upgraded.warning).toBeUndefined();
+    expect(upgraded.get('agent/x/api_key')).toBe('svc_ak_test');
+    expect(readFileSync(file, 'utf8')).not.toContain('svc_ak_test');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(home)).toEqual(['vault.json']); // renamed into place, no temp file left
+    // from now on it needs the passphrase; without it the vault is locked, never plain again
+    expect(FileVault.open(file, undefined, FAST).locked).toBe(true);
+    expect(FileVault.open(file, 'later', FAST).get('agent/x/api_key')).toBe('svc_ak_test');
+  });
+
+  it('refuses key derivation parameters below the floor or beyond the ceiling, without touching the file', () => {
+    const file = join(tmp(), 'vault.json');
+    FileVault.open(file, 'pass', FAST).set('k', 'v');
+    const original = readFileSync(file, 'utf8');
+    const parsed = JSON.parse(original);
+    const withKdf = (kdf: Record<string, unknown>) => {
+      writeFileSync(file, JSON.stringify({ ...parsed, kdf: { ...parsed.kdf, ...kdf } }));
+      return FileVault.open(file, 'pass', DEFAULT_SCRYPT);
+    };
+    // what the daemon creates is 2^15 / 8: a file at 2^10, or with r = 1, is refused
+    for (const kdf of [
+      {},
+      { N: 2 ** 15, r: 1 },
+      { N: 2 ** 15 + 1 },
+      { N: 2 ** 40 },
+      { N: 'big' },
+      { salt: 'c2FsdA' },
+    ]) {
+      const v = withKdf(kdf);
+      expect(v.locked, JSON.stringify(kdf)).toBe(true);
+      expect(v.warning).toMatch(/key derivation parameters are refused/);
+      expect(() => v.get('k')).toThrow(/key derivation parameters are refused/);
+    }
+    // the floor is what vaults are created with: these parameters pass it
+    writeFileSync(file, original);
+    expect(FileVault.open(file, 'pass', FAST).get('k')).toBe('v');
   });
 
   it('auto mode uses the keyring when it works, else the file vault', () => {

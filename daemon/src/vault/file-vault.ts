@@ -3,12 +3,16 @@
  * Encrypted form: AES-256-GCM under a key that scrypt derives from SVC_VAULT_PASSPHRASE;
  * the whole entry map is one ciphertext, so entry names do not leak either. Plain form:
  * the same map in clear, used only when neither a keyring nor a passphrase is available,
- * and reported as a warning. Writes go to a temp file and rename, so a crash never leaves
- * a half-written vault.
+ * and reported as a warning; the first open with a passphrase encrypts it (one atomic
+ * write). Writes go to a temp file and rename, so a crash never leaves a half-written
+ * vault. The KDF parameters stored in the file are never taken below the ones the daemon
+ * creates vaults with (scrypt N = 2^15, r = 8) nor above a ceiling: a vault file cannot
+ * weaken its own key derivation, or exhaust memory.
  */
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { DaemonError } from '../errors.js';
+import { restrictExisting } from '../private-file.js';
 import type { Vault, VaultKind } from './types.js';
 
 interface ScryptParams {
@@ -48,6 +52,25 @@ export const PLAIN_VAULT_WARNING =
 
 /** Default scrypt cost: 2^15 × 8 × 128 B = 32 MiB, about 0.1 s once per daemon start. */
 export const DEFAULT_SCRYPT = { N: 2 ** 15, r: 8, p: 1 };
+
+/** Above this memory cost (1 GiB) a vault file's parameters are refused, not tried. */
+const SCRYPT_MAX_MEMORY = 2 ** 30;
+
+/**
+ * Why the parameters read from a vault file are refused, if they are: below `floor` (the
+ * cost vaults are created with), over the memory ceiling, malformed, or a short salt.
+ */
+function weakKdf(kdf: Partial<ScryptParams>, floor: { N: number; r: number; p: number }): string | undefined {
+  const { N, r, p, salt } = kdf;
+  if (!Number.isSafeInteger(N) || !Number.isSafeInteger(r) || !Number.isSafeInteger(p)) return 'malformed';
+  const n = N as number;
+  if (n < floor.N || (r as number) < floor.r || (p as number) < floor.p) return 'below the minimum cost';
+  if ((n & (n - 1)) !== 0 || 128 * n * (r as number) > SCRYPT_MAX_MEMORY || (p as number) > 16) {
+    return 'out of range';
+  }
+  if (typeof salt !== 'string' || Buffer.from(salt, 'base64url').length < 16) return 'salt too short';
+  return undefined;
+}
 
 function deriveKey(passphrase: string, params: ScryptParams): Buffer {
   return scryptSync(passphrase, Buffer.from(params.salt, 'base64url'), 32, {
@@ -95,14 +118,24 @@ export class FileVault implements Vault {
   #key?: Buffer;
   #kdf?: ScryptParams;
   #locked: boolean;
+  #lockedBecause?: string;
 
-  private constructor(path: string, kind: VaultKind, entries: Record<string, string>, locked: boolean) {
+  private constructor(
+    path: string,
+    kind: VaultKind,
+    entries: Record<string, string>,
+    locked: boolean,
+    lockedBecause?: string,
+  ) {
     this.#path = path;
     this.kind = kind;
     this.#entries = entries;
     this.#locked = locked;
     if (kind === 'file-plain') this.warning = PLAIN_VAULT_WARNING;
-    else if (locked) this.warning = 'the file vault is locked: set SVC_VAULT_PASSPHRASE and restart the daemon';
+    else if (locked) {
+      this.warning = `the file vault is locked: ${lockedBecause ?? 'set SVC_VAULT_PASSPHRASE and restart the daemon'}`;
+      this.#lockedBecause = lockedBecause;
+    }
   }
 
   /**
@@ -111,6 +144,7 @@ export class FileVault implements Vault {
    * access throws `vault_locked` (the daemon still starts and says so in its status).
    */
   static open(path: string, passphrase: string | undefined, scrypt = DEFAULT_SCRYPT): FileVault {
+    restrictExisting(path);
     const existing = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
     if (existing === undefined) {
       if (passphrase === undefined) {
@@ -131,8 +165,26 @@ export class FileVault implements Vault {
       throw new DaemonError('config_invalid', `the vault file ${path} is damaged`, { cause });
     }
     if (file.kind === 'keyring') throw new Error(`${path} names the OS keyring, not a file vault`);
-    if (file.kind === 'file-plain') return new FileVault(path, 'file-plain', { ...file.entries }, false);
+    if (file.kind === 'file-plain') {
+      if (passphrase === undefined) return new FileVault(path, 'file-plain', { ...file.entries }, false);
+      // a passphrase is set now: the plain vault becomes encrypted, in one atomic write
+      const v = new FileVault(path, 'file-encrypted', { ...file.entries }, false);
+      v.#kdf = { ...scrypt, salt: randomBytes(16).toString('base64url') };
+      v.#key = deriveKey(passphrase, v.#kdf);
+      v.#save();
+      return v;
+    }
     if (passphrase === undefined) return new FileVault(path, 'file-encrypted', {}, true);
+    const weak = weakKdf(file.kdf ?? {}, scrypt);
+    if (weak !== undefined) {
+      return new FileVault(
+        path,
+        'file-encrypted',
+        {},
+        true,
+        `the vault's key derivation parameters are refused (${weak}); restore vault.json from a backup`,
+      );
+    }
     const kdf: ScryptParams = { N: file.kdf.N, r: file.kdf.r, p: file.kdf.p, salt: file.kdf.salt };
     const key = deriveKey(passphrase, kdf);
     try {
@@ -157,7 +209,7 @@ export class FileVault implements Vault {
     if (this.#locked) {
       throw new DaemonError(
         'vault_locked',
-        'The file vault is locked: SVC_VAULT_PASSPHRASE is missing or wrong; set it and restart the daemon.',
+        `The file vault is locked: ${this.#lockedBecause ?? 'SVC_VAULT_PASSPHRASE is missing or wrong; set it and restart the daemon'}.`,
       );
     }
   }

@@ -1,7 +1,9 @@
 /**
  * The key directory's ledger access: the versions of an agent incarnation's public keys
- * (table agent_key_records, migration 004). Only active incarnations are looked up.
- * Version 1 is derived from the agents row until the first rotation writes it down.
+ * (table agent_key_records, migrations 004 and 009). Only active incarnations are looked up.
+ * Version 1 is written at enrollment with the identity's own signature; for incarnations
+ * enrolled before that (unsigned version 1) it is derived from the agents row until their
+ * first rotation writes it down.
  */
 import type { KeyRecord } from '@svc/shared';
 import type { Ledger } from './ledger.js';
@@ -22,7 +24,7 @@ export type AppendOutcome = 'appended' | 'conflict' | 'revoked';
 const OWNER_COLUMNS = 'id, tenant_id, agent_id, agent_number, signing_public_key, encryption_public_key, created_at';
 const RECORD_COLUMNS = 'version, signing_public_key, encryption_public_key, created_at, signature, previous_signature';
 
-/** Version 1: the keys given at enrollment, vouched for by the enrollment proof (no signatures). */
+/** Version 1 of an incarnation enrolled before version 1 was signed: the agents row, unsigned. */
 export function enrollmentRecord(owner: KeyOwner): KeyRecord {
   return {
     version: 1,

@@ -68,6 +68,12 @@ const agentFrom = (r: Raw<AgentRow>): AgentRow => ({
 
 export type NewAgent = Omit<AgentRow, 'revoked_at' | 'cleanup_pending'>;
 
+/** Key record version 1, signed by the enrolling identity (created_at exactly as signed). */
+export interface EnrollmentKeyRecord {
+  created_at: string;
+  signature: string;
+}
+
 export class Ledger {
   readonly db: Db;
 
@@ -171,16 +177,27 @@ export class Ledger {
    * Consumes the grant and records the new incarnation atomically. A refusal (grant
    * consumed, revoked or expired meanwhile; agent id or number taken) spends nothing.
    */
-  enroll(agent: NewAgent, apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>, now: number): EnrollOutcome {
+  /** `keyRecord`: version 1 of the key directory as the identity signed it (migration 009). */
+  enroll(
+    agent: NewAgent,
+    apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>,
+    keyRecord: EnrollmentKeyRecord,
+    now: number,
+  ): EnrollOutcome {
     try {
-      return this.enrollTx(agent, apiKey, now);
+      return this.enrollTx(agent, apiKey, keyRecord, now);
     } catch (err) {
       if (err instanceof NameTaken) return 'name_taken';
       throw err;
     }
   }
 
-  private enrollTx(agent: NewAgent, apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>, now: number): EnrollOutcome {
+  private enrollTx(
+    agent: NewAgent,
+    apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>,
+    keyRecord: EnrollmentKeyRecord,
+    now: number,
+  ): EnrollOutcome {
     return this.guarded(() =>
       this.db.transaction((): EnrollOutcome => {
         const consumed = this.stmt(
@@ -204,6 +221,18 @@ export class Ledger {
           discoverable: agent.discoverable ? 1 : 0,
         });
         this.insertApiKeyRaw({ ...apiKey, agent_row: agent.id });
+        this.stmt(
+          `INSERT INTO agent_key_records (agent_row, version, signing_public_key, encryption_public_key, created_at,
+             signature, previous_signature, recorded_at)
+           VALUES (?, 1, ?, ?, ?, ?, NULL, ?)`,
+        ).run(
+          agent.id,
+          agent.signing_public_key,
+          agent.encryption_public_key,
+          keyRecord.created_at,
+          keyRecord.signature,
+          now,
+        );
         return 'enrolled';
       })(),
     );

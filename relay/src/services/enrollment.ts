@@ -7,8 +7,11 @@ import {
   type Credentials,
   type EnrollmentRequest,
   enrollmentCodeSigningBytes,
+  enrollmentKeyRecordFields,
   enrollmentProofBytes,
   enrollmentProofFields,
+  fromBase64url,
+  keyRecordBytes,
   PROOF_MAX_SKEW_MS,
   parseEnrollmentCode,
   SvcError,
@@ -62,6 +65,12 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
     enrollmentProofFields({ ...grant, grant_id: grant.id, deployment_id: ctx.deployment.deploymentId }, body),
   );
   if (!verifyEd25519(body.signing_public_key, proofBytes, body.proof)) refuse('proof signature does not verify');
+  // key record version 1, signed by the same identity over the same bindings (peers check it again)
+  const record = enrollmentKeyRecordFields(
+    enrollmentProofFields({ ...grant, grant_id: grant.id, deployment_id: ctx.deployment.deploymentId }, body),
+  );
+  if (!verifyEd25519(body.signing_public_key, keyRecordBytes(record), body.key_record_signature))
+    refuse('key record signature does not verify');
 
   const active = ctx.ledger.activeAgent(grant.tenant_id, grant.agent_id);
   if (active) refuse('agent id already enrolled and not revoked');
@@ -91,6 +100,7 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
       created_at: now,
     },
     { hash: apiKey.hash, created_at: now, expires_at: apiKeyExpires },
+    { created_at: body.issued_at, signature: body.key_record_signature },
     now,
   );
   if (outcome === 'grant_unavailable') refuse('grant consumed concurrently');

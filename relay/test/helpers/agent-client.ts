@@ -3,8 +3,10 @@ import { createPrivateKey, type KeyObject, randomBytes, sign } from 'node:crypto
 import {
   createEnvelopeHeader,
   type EnrollmentRequest,
+  enrollmentKeyRecordFields,
   enrollmentProofBytes,
   enrollmentProofFields,
+  keyRecordBytes,
   parseEnrollmentCode,
   signInProofBytes,
   toBase64url,
@@ -25,20 +27,29 @@ export function newIdentity(): TestIdentity {
 export function enrollmentBody(
   code: string,
   id: TestIdentity,
-  opts: { issuedAt?: Date; signWith?: KeyObject; override?: Partial<Parameters<typeof enrollmentProofBytes>[0]> } = {},
+  opts: {
+    issuedAt?: Date;
+    signWith?: KeyObject;
+    override?: Partial<Parameters<typeof enrollmentProofBytes>[0]>;
+    recordOverride?: Partial<Parameters<typeof keyRecordBytes>[0]>;
+  } = {},
 ): EnrollmentRequest {
   const b = parseEnrollmentCode(code).bindings;
   const issued_at = (opts.issuedAt ?? new Date()).toISOString();
-  const proof = enrollmentProofBytes({
+  const fields = {
     ...enrollmentProofFields(b, { signing_public_key: id.signPublic, encryption_public_key: id.encPublic, issued_at }),
     ...opts.override,
-  });
+  };
+  const signer = opts.signWith ?? id.signPrivate;
   return {
     enrollment_code: code,
     signing_public_key: id.signPublic,
     encryption_public_key: id.encPublic,
     issued_at,
-    proof: toBase64url(sign(null, proof, opts.signWith ?? id.signPrivate)),
+    proof: toBase64url(sign(null, enrollmentProofBytes(fields), signer)),
+    key_record_signature: toBase64url(
+      sign(null, keyRecordBytes({ ...enrollmentKeyRecordFields(fields), ...opts.recordOverride }), signer),
+    ),
   };
 }
 

@@ -11,6 +11,8 @@ export const EnrollmentRequest = Type.Object(
     encryption_public_key: PublicKey32,
     issued_at: Type.String({ format: 'date-time' }),
     proof: Signature64,
+    /** By signing_public_key over key record version 1 (`enrollmentKeyRecordFields`: created_at = issued_at). */
+    key_record_signature: Signature64,
     display_name: Type.Optional(Type.String({ maxLength: 200 })),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     discoverable: Type.Optional(Type.Boolean()),

@@ -17,7 +17,7 @@ export const KeyRecord = Type.Object({
   encryption_public_key: KeyText('X25519 public key, 32 bytes, base64url'),
   created_at: Type.String({ description: 'RFC 3339 time, exactly as signed' }),
   signature: NullableSignature(
-    "Ed25519 signature by this version's signing key over the statement; null for version 1 (vouched for by enrollment)",
+    "Ed25519 signature by this version's signing key over the statement (version 1: made at enrollment, created_at = the proof's issued_at); null only for a version 1 enrolled before it was signed",
   ),
   previous_signature: NullableSignature(
     "Ed25519 signature by the previous version's signing key over the same statement; present when the signing key changed",

@@ -7,6 +7,7 @@ import { migration004 } from './004-receipts.js';
 import { migration005 } from './005-sync-cursors.js';
 import { migration006 } from './006-search.js';
 import { migration007 } from './007-delivered.js';
+import { migration008 } from './008-canonical-conversations.js';
 import { migration009 } from './009-outbox.js';
 import type { Migration } from './types.js';
 
@@ -19,6 +20,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration005,
   migration006,
   migration007,
+  migration008,
   migration009,
 ];
 

@@ -95,6 +95,50 @@ describe('archive migrations', () => {
     ]);
   });
 
+  it('008 canonical conversations: a message filed under a conversation its sender chose moves to its own', () => {
+    const db = at(7);
+    const put = (
+      id: string,
+      conversation: string,
+      type: string,
+      direction: string,
+      sender: string,
+      recipient: string,
+    ) =>
+      db
+        .prepare(
+          `INSERT INTO messages (message_id, conversation_id, conversation_type, direction, sender, recipient,
+             content_type, content, sent_at) VALUES (?, ?, ?, ?, ?, ?, 'text', ?, ?)`,
+        )
+        .run(id, conversation, type, direction, sender, recipient, `text of ${id}`, `2026-01-01T00:00:0${id.at(-1)}Z`);
+    // dmn3's archive: a real conversation with dmn4, and fz1 writing into it and into a made-up one
+    put('m1', 'dm:dmn3:dmn4', 'direct', 'inbound', 'dmn4', 'dmn3');
+    put('m2', 'dm:dmn3:dmn4', 'direct', 'inbound', 'fz1', 'dmn3');
+    put('m3', 'dm:alice:dmn3', 'direct', 'inbound', 'fz1', 'dmn3');
+    put('m4', 'team', 'group', 'inbound', 'fz1', 'dmn3');
+    put('m5', 'dm:dmn3:dmn4', 'direct', 'outbound', 'dmn3', 'dmn4');
+    migrate(db, 8);
+    expect(
+      db.prepare('SELECT message_id, conversation_id, conversation_type FROM messages ORDER BY message_id').all(),
+    ).toEqual([
+      { message_id: 'm1', conversation_id: 'dm:dmn3:dmn4', conversation_type: 'direct' },
+      { message_id: 'm2', conversation_id: 'dm:dmn3:fz1', conversation_type: 'direct' },
+      { message_id: 'm3', conversation_id: 'dm:dmn3:fz1', conversation_type: 'direct' },
+      { message_id: 'm4', conversation_id: 'dm:dmn3:fz1', conversation_type: 'direct' },
+      { message_id: 'm5', conversation_id: 'dm:dmn3:dmn4', conversation_type: 'direct' },
+    ]);
+    expect(db.prepare('SELECT conversation_id, peer, message_count FROM conversations ORDER BY 1').all()).toEqual([
+      { conversation_id: 'dm:dmn3:dmn4', peer: 'dmn4', message_count: 2 },
+      { conversation_id: 'dm:dmn3:fz1', peer: 'fz1', message_count: 3 },
+    ]);
+    // the search index follows: fz1's messages are found under its conversation only
+    const found = (q: string) =>
+      (db.prepare('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?').all(q) as unknown[]).length;
+    expect(found('conversation_id:fz1')).toBe(3);
+    expect(found('conversation_id:dmn4')).toBe(2);
+    expect(db.pragma('user_version', { simple: true })).toBe(8);
+  });
+
   it('009 outbox: messages sent before it are sent; queued ones are found; nothing is muted', () => {
     const db = at(7);
     insertMessage(db, 'out-1', 'sent long ago', 'outbound');

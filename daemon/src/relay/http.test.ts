@@ -1,0 +1,74 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_ERROR_ANSWER_BYTES, MAX_RELAY_ANSWER_BYTES, openRequest, readBody, relayRequest } from './http.js';
+
+/** A relay stand-in whose answers are as long as a test asks. */
+let server: Server;
+let baseUrl: string;
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const size = Number(url.searchParams.get('size'));
+    if (url.pathname === '/declared') {
+      // declares more than the limit; sends nothing
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(size) });
+      res.flushHeaders();
+      return;
+    }
+    if (url.pathname === '/endless') {
+      // chunked, never ends on its own: the reader must stop it
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(16 * 1024, 0x20);
+      const pump = () => {
+        while (res.write(chunk)) {
+          if (res.destroyed) return;
+        }
+        res.once('drain', pump);
+      };
+      res.on('close', () => res.removeAllListeners('drain'));
+      pump();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ text: 'x'.repeat(size) }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+describe('relay answers are bounded', () => {
+  const max = 64 * 1024;
+
+  it('reads an answer within the limit', async () => {
+    const res = await relayRequest<{ text: string }>(
+      { baseUrl },
+      { method: 'GET', path: '/ok?size=1000', maxBytes: max },
+    );
+    expect(res.body.text).toHaveLength(1000);
+  });
+
+  it('refuses an answer that declares more, or streams more, than the limit', async () => {
+    for (const path of [`/declared?size=${max + 1}`, '/endless', `/ok?size=${max}`]) {
+      await expect(relayRequest({ baseUrl }, { method: 'GET', path, maxBytes: max }), path).rejects.toMatchObject({
+        code: 'relay_answer_too_large',
+        status: 502,
+      });
+    }
+  });
+
+  it("an error answer to the stream request is read up to 64 KiB (the stream's own error path)", async () => {
+    const res = await openRequest({ baseUrl }, { method: 'GET', path: '/endless' });
+    await expect(readBody(res, MAX_ERROR_ANSWER_BYTES)).rejects.toMatchObject({ code: 'relay_answer_too_large' });
+    const small = await openRequest({ baseUrl }, { method: 'GET', path: '/ok?size=10' });
+    expect(await readBody(small, MAX_ERROR_ANSWER_BYTES)).toEqual({ text: 'x'.repeat(10) });
+  });
+
+  it('the default limit holds a full pending page (100 envelopes of 256 KiB) and no more than 1 MiB beside', () => {
+    expect(MAX_RELAY_ANSWER_BYTES).toBe(100 * 256 * 1024 + 1024 * 1024);
+  });
+});

@@ -1,0 +1,350 @@
+/**
+ * What a hostile relay and a hostile sender can do to a daemon, against a REAL relay
+ * process behind a proxy that stands in for the hostile relay: it forwards everything and
+ * answers key lookups with whatever a test sets. Each substitution of a peer's keys must
+ * end in a refusal or the pinned key, never in an envelope sealed to another key; and a
+ * sender never chooses the conversation its message lands in or a send goes to.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import { join } from 'node:path';
+import {
+  createEnvelopeHeader,
+  type Envelope,
+  fromBase64url,
+  type KeyDirectoryEntry,
+  keyRecordBytes,
+  parseEnvelope,
+  toBase64url,
+  utf8,
+} from '@svc/shared';
+import { deriveIdentityKeys, ed25519Generate, ed25519Sign, openEnvelope, sealEnvelope } from '@svc/shared/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, enrollmentBody, newIdentity } from '../../relay/test/helpers/agent-client.js';
+import { freePort, type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
+import type { DaemonEvent } from '../src/client/index.js';
+import { FileVault, loadSeed } from '../src/vault/index.js';
+import { startDaemon, type TestDaemon, until } from './helpers.js';
+
+/** The hostile relay: the real one behind it, key lookups answered from `keys` when set. */
+interface Proxy {
+  url: string;
+  keys: Map<string, unknown>;
+  /** every envelope posted through it, in order */
+  posted: Envelope[];
+  close(): Promise<void>;
+}
+
+async function startProxy(target: number): Promise<Proxy> {
+  const port = await freePort();
+  const keys = new Map<string, unknown>();
+  const posted: Envelope[] = [];
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    const lookup = /^\/api\/v1\/agents\/([^/]+)\/keys$/.exec(path);
+    const forged = req.method === 'GET' && lookup ? keys.get(decodeURIComponent(lookup[1] as string)) : undefined;
+    if (forged !== undefined) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(forged));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (req.method === 'POST' && path === '/api/v1/messages') {
+        for (const e of (JSON.parse(body.toString('utf8')) as { envelopes: unknown[] }).envelopes) {
+          posted.push(parseEnvelope(e));
+        }
+      }
+      const up = request(
+        { host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      up.on('error', () => res.destroy());
+      up.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    keys,
+    posted,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+let proxy: Proxy;
+let relay: RelayProcess;
+let a: TestDaemon;
+let b: TestDaemon;
+let deploymentId: string;
+/** carol: enrolled with the test client only, her directory entry is what gets substituted */
+let carol: { token: string; entry: KeyDirectoryEntry };
+const bobEvents: DaemonEvent[] = [];
+const closers: Array<() => void> = [];
+
+async function grant(agentId: string): Promise<string> {
+  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
+  if (g.code !== 0) throw new Error(g.stderr);
+  return JSON.parse(g.stdout).enrollment_code as string;
+}
+
+/** bob's directory entry as the real relay has it (past the proxy). */
+async function realEntry(ref: string): Promise<KeyDirectoryEntry> {
+  const res = await call<KeyDirectoryEntry>(relay.url, 'GET', `/api/v1/agents/${ref}/keys`, undefined, {
+    authorization: `Bearer ${carol.token}`,
+  });
+  return res.body;
+}
+
+const bobSeed = () => loadSeed(FileVault.open(join(b.home, 'vault.json'), 'test passphrase'), 'bob');
+
+/** alice sends to bob through her daemon; returns the envelope the relay got, if any. */
+async function aliceSends(text: string): Promise<Envelope> {
+  const before = proxy.posted.length;
+  const sent = await a.client.send('alice', { to: 'bob', content: text });
+  expect(sent.to).toBe('bob');
+  expect(proxy.posted.length).toBe(before + 1);
+  return proxy.posted.at(-1) as Envelope;
+}
+
+/** Opens `env` with bob's key of `rotation`; throws when it was sealed to any other key. */
+function openAsBob(env: Envelope, rotation: number): string {
+  const plain = openEnvelope(env, deriveIdentityKeys(bobSeed(), rotation).encPrivate, {
+    expectedRecipient: 'bob',
+    expectedDeploymentId: deploymentId,
+    expectedTenantId: 'acme',
+  });
+  return new TextDecoder().decode(plain);
+}
+
+/** Every way of asking for bob's keys gets `answer`. */
+function serveForBob(answer: unknown): void {
+  proxy.keys.set('bob', answer);
+}
+
+beforeAll(async () => {
+  const relayPort = await freePort();
+  proxy = await startProxy(relayPort);
+  [relay, a, b] = await Promise.all([
+    spawnRelay({ port: relayPort, env: { SVC_RELAY_TENANTS: 'acme', SVC_RELAY_PUBLIC_URL: proxy.url } }),
+    startDaemon(),
+    startDaemon(),
+  ]);
+  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+  await a.client.fetchDeployment({ url: proxy.url, trust_bundle: bundle, name: 'dev' });
+  await b.client.fetchDeployment({ url: proxy.url, trust_bundle: bundle, name: 'dev' });
+  const stream = await b.client.events();
+  closers.push(() => stream.close());
+  void (async () => {
+    for await (const e of stream) bobEvents.push(e);
+  })();
+  const alice = await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
+  await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
+  deploymentId = alice.deployment_id;
+  const enrolled = await call<{ access_token: string }>(
+    relay.url,
+    'POST',
+    '/api/v1/enrollment',
+    enrollmentBody(await grant('carol'), newIdentity()),
+  );
+  expect(enrolled.status).toBe(201);
+  const token = enrolled.body.access_token;
+  const entry = await call<KeyDirectoryEntry>(relay.url, 'GET', '/api/v1/agents/me/keys', undefined, {
+    authorization: `Bearer ${token}`,
+  });
+  carol = { token, entry: entry.body };
+  await until(async () => (await a.client.status()).agents[0]?.session === 'connected', 15_000, 'alice connected');
+  await until(async () => (await b.client.status()).agents[0]?.session === 'connected', 15_000, 'bob connected');
+}, 90_000);
+
+afterAll(async () => {
+  for (const close of closers) close();
+  await Promise.all([a?.daemon.close(), b?.daemon.close()]);
+  await relay?.stop();
+  await proxy?.close();
+});
+
+describe('a hostile relay cannot substitute or redirect a peer key', () => {
+  const evil = deriveIdentityKeys(ed25519Generate().privateKey, 0);
+  const evilEncryption = toBase64url(evil.encPublic);
+
+  it('first contact pins bob from his self-signed version 1', async () => {
+    const entry = await realEntry('bob');
+    expect(entry.current).toMatchObject({ version: 1, signature: expect.any(String) });
+    expect(openAsBob(await aliceSends('hello bob'), 0)).toBe('hello bob');
+  });
+
+  it('an unsigned version 1 with another encryption key does not replace the pin', async () => {
+    const real = await realEntry('bob');
+    serveForBob({ ...real, current: { ...real.current, encryption_public_key: evilEncryption, signature: null } });
+    expect(openAsBob(await aliceSends('after an unsigned v1'), 0)).toBe('after an unsigned v1');
+  });
+
+  it('a higher version not signed by the pinned key (unsigned or signed by another key) does not replace it', async () => {
+    const real = await realEntry('bob');
+    const forged = ed25519Generate();
+    const v2 = {
+      ...real.current,
+      version: 2,
+      encryption_public_key: evilEncryption,
+      created_at: new Date().toISOString(),
+    };
+    serveForBob({ ...real, current: { ...v2, signature: null } });
+    expect(openAsBob(await aliceSends('after an unsigned v2'), 0)).toBe('after an unsigned v2');
+    // a signature over bob's statement by a key that is not bob's
+    const statement = keyRecordBytes({ ...real, ...v2 });
+    serveForBob({ ...real, current: { ...v2, signature: toBase64url(ed25519Sign(forged.privateKey, statement)) } });
+    expect(openAsBob(await aliceSends('after a foreign-signed v2'), 0)).toBe('after a foreign-signed v2');
+    // a genuine signature, but carol's over her own statement, relabelled as bob's version 2
+    serveForBob({
+      ...real,
+      current: { ...carol.entry.current, version: 2, signing_public_key: real.current.signing_public_key },
+    });
+    expect(openAsBob(await aliceSends('after a relabelled record'), 0)).toBe('after a relabelled record');
+  });
+
+  it("answering with another agent's entry is refused, by number or by id, and nothing is sent", async () => {
+    const before = proxy.posted.length;
+    serveForBob(carol.entry);
+    await expect(a.client.send('alice', { to: 'bob', content: 'for bob only' })).rejects.toMatchObject({
+      code: 'peer_directory_mismatch',
+      status: 502,
+    });
+    // carol's entry under bob's agent id but another number: still not bob
+    serveForBob({ ...carol.entry, agent_id: 'bob' });
+    await expect(a.client.send('alice', { to: 'bob', content: 'for bob only' })).rejects.toMatchObject({
+      code: 'peer_directory_mismatch',
+    });
+    // an agent never contacted: the answer must still name it
+    proxy.keys.set('dave', carol.entry);
+    await expect(a.client.send('alice', { to: 'dave', content: 'for dave only' })).rejects.toMatchObject({
+      code: 'peer_directory_mismatch',
+    });
+    expect(proxy.posted.length).toBe(before);
+    // asked by an agent id: carol (pinned, id carol) relabelled with the id asked for
+    proxy.keys.delete('dave');
+    await a.client.send('alice', { to: 'carol', content: 'hello carol' });
+    const pinnedCarol = proxy.posted.length;
+    proxy.keys.set('robert', { ...carol.entry, agent_id: 'robert' });
+    await expect(a.client.send('alice', { to: 'robert', content: 'for robert only' })).rejects.toMatchObject({
+      code: 'peer_directory_mismatch',
+    });
+    expect(proxy.posted.length).toBe(pinnedCarol);
+    proxy.keys.delete('robert');
+  });
+
+  it('an entry of another deployment or tenant is refused', async () => {
+    const real = await realEntry('bob');
+    for (const other of [{ deployment_id: 'elsewhere' }, { tenant_id: 'globex' }]) {
+      serveForBob({ ...real, ...other });
+      await expect(a.client.send('alice', { to: 'bob', content: 'x' })).rejects.toMatchObject({
+        code: 'peer_directory_mismatch',
+      });
+    }
+  });
+
+  it('a real rotation is taken, and serving the older version afterwards does not roll it back', async () => {
+    proxy.keys.clear();
+    const v1 = (await realEntry('bob')).current;
+    await b.client.generateKeys('bob');
+    const rotated = await aliceSends('to your new key');
+    expect(openAsBob(rotated, 1)).toBe('to your new key');
+    expect(() => openAsBob(rotated, 0)).toThrow();
+    const real = await realEntry('bob');
+    expect(real.current.version).toBe(2);
+    serveForBob({ ...real, current: v1, history: [v1] });
+    const after = await aliceSends('still your new key');
+    expect(openAsBob(after, 1)).toBe('still your new key');
+    expect(() => openAsBob(after, 0)).toThrow();
+  });
+
+  it("a changed signing key (carol's keys relabelled as bob's) is held for acceptance, never sealed to", async () => {
+    const real = await realEntry('bob');
+    const before = proxy.posted.length;
+    serveForBob({ ...real, current: { ...carol.entry.current, version: 3 } });
+    await expect(a.client.send('alice', { to: 'bob', content: 'x' })).rejects.toMatchObject({
+      code: 'peer_key_changed',
+    });
+    expect(proxy.posted.length).toBe(before);
+    proxy.keys.clear();
+  });
+});
+
+describe('a sender cannot choose the conversation', () => {
+  /** alice seals to bob with a conversation id of her choosing and posts it as is. */
+  async function aliceForges(text: string, conversationId: string, type: 'direct' | 'group' = 'direct') {
+    const bobKey = (await realEntry('bob')).current.encryption_public_key;
+    const header = createEnvelopeHeader({
+      sender: 'alice',
+      recipient: 'bob',
+      conversation_id: conversationId,
+      conversation_type: type,
+      content_type: 'text',
+      deployment_id: deploymentId,
+      tenant_id: 'acme',
+    });
+    const seed = loadSeed(FileVault.open(join(a.home, 'vault.json'), 'test passphrase'), 'alice');
+    const envelope = sealEnvelope({
+      header,
+      plaintext: utf8(text),
+      recipientX25519Public: fromBase64url(bobKey),
+      senderEd25519Private: deriveIdentityKeys(seed, 0).signPrivate,
+    });
+    const posted = await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [envelope] } });
+    expect(posted.status).toBeLessThan(300);
+    return header;
+  }
+
+  it("refuses an inbound message filed under another conversation's id (never archived)", async () => {
+    // bob and carol have a conversation; alice tries to write into it, or into a made-up one
+    for (const [id, type] of [
+      ['dm:bob:carol', 'direct'],
+      ['dm:alice:carol', 'direct'],
+      ['dm:bob:carol', 'group'],
+    ] as const) {
+      const header = await aliceForges(`in ${id} as ${type}`, id, type);
+      await until(
+        () =>
+          bobEvents.find(
+            (e) => e.type === 'rejected' && e.message_id === header.message_id && e.reason === 'conversation_mismatch',
+          ),
+        15_000,
+        `rejection of ${id}`,
+      );
+    }
+    expect(await b.client.read('bob', 'dm:bob:carol').catch(() => [])).toEqual([]);
+    // the canonical id is taken
+    const ok = await aliceForges('in our own conversation', 'dm:alice:bob');
+    await until(
+      () => bobEvents.find((e) => e.type === 'message' && e.message.message_id === ok.message_id),
+      15_000,
+      'the canonical one',
+    );
+  });
+
+  it('a send by conversation id goes only to the other party of that id', async () => {
+    // bob is not in it: refused, whatever the archive holds
+    await expect(
+      b.client.send('bob', { to: '', conversation_id: 'dm:alice:carol', content: 'x' }),
+    ).rejects.toMatchObject({
+      code: 'conversation_mismatch',
+      status: 400,
+    });
+    // a recipient outside the named conversation
+    await expect(
+      b.client.send('bob', { to: 'alice', conversation_id: 'dm:bob:carol', content: 'x' }),
+    ).rejects.toMatchObject({ code: 'conversation_mismatch' });
+    // the id alone names alice
+    const sent = await b.client.send('bob', { to: '', conversation_id: 'dm:alice:bob', content: 'by id' });
+    expect(sent).toMatchObject({ to: 'alice', conversation_id: 'dm:alice:bob' });
+  });
+});
