@@ -7,7 +7,8 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { RelayContext } from './context.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
+import { installJsonBodyParser } from './http/json-body.js';
 import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
 import { agentHeartbeatRoutes } from './routes/agents/heartbeat.js';
 import { agentMeRoutes } from './routes/agents/me.js';
@@ -32,9 +33,13 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
     bodyLimit: 1024 * 1024,
     // Wrong types are errors, not silently coerced; unknown fields are refused by the schemas.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
+    // Every error answer has the one shape, including the router's and Node's HTTP parser's.
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  installJsonBodyParser(app);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
