@@ -79,10 +79,22 @@ export class MessageStore {
   }
 
   /**
-   * Records accepted envelopes in one transaction; rows already present are kept as they
-   * are. A new row marked `webhook` gets its webhook delivery queued in the same transaction.
+   * Records accepted envelopes in one transaction; rows already present from the same
+   * sender are kept as they are. A row present from another sender (another relay
+   * instance got there first) records nothing and returns that row's message id.
+   * A new row marked `webhook` gets its webhook delivery queued in the same transaction.
    */
-  insertMany(rows: NewEnvelopeRow[]): void {
+  insertMany(rows: NewEnvelopeRow[]): { conflict: string } | undefined {
+    try {
+      this.#insertMany(rows);
+      return undefined;
+    } catch (err) {
+      if (err instanceof TakenByAnotherSender) return { conflict: err.messageId };
+      throw err;
+    }
+  }
+
+  #insertMany(rows: NewEnvelopeRow[]): void {
     const db = this.#ledger.db;
     this.#ledger.guarded(() =>
       db.transaction(() => {
@@ -99,7 +111,11 @@ export class MessageStore {
             r.size,
             r.accepted_at,
           );
-          if (done.changes === 1 && r.webhook) this.#queueWebhook(r.recipient_row, r.message_id, r.accepted_at);
+          if (done.changes === 1) {
+            if (r.webhook) this.#queueWebhook(r.recipient_row, r.message_id, r.accepted_at);
+          } else if ((this.#find.get(r.recipient_row, r.message_id) as EnvelopeRow).sender_row !== r.sender_row) {
+            throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
+          }
         }
       })(),
     );
@@ -130,5 +146,12 @@ export class MessageStore {
     this.#ledger.guarded(() =>
       this.#ledger.db.prepare('DELETE FROM envelopes WHERE recipient_row = ?').run(recipientRow),
     );
+  }
+}
+
+class TakenByAnotherSender extends Error {
+  constructor(readonly messageId: string) {
+    super('message id taken by another sender');
+    this.name = 'TakenByAnotherSender';
   }
 }

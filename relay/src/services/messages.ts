@@ -47,6 +47,11 @@ export class Messaging {
   readonly #recipientQuery;
   readonly #recent = new RecentEnvelopes(RECENT_MAX, RECENT_MAX_BYTES);
   readonly #closing = new AbortController();
+  /**
+   * (recipient, message id) pairs being published right now, with their sender: a second
+   * sender of the same id is refused before it publishes, since neither is in the ledger yet.
+   */
+  readonly #inFlight = new Map<string, { senderRow: string; requests: number }>();
 
   constructor(ctx: RelayContext) {
     if (!ctx.bus) throw new Error('messaging needs the message bus');
@@ -140,7 +145,8 @@ export class Messaging {
       const key = `${recipient.id}\u0000${messageId}`;
       const existingSender = known.get(recipient.id)?.get(messageId);
       const existing = existingSender === undefined ? undefined : { sender_row: existingSender };
-      if (existing && existing.sender_row !== sender.id) {
+      const owner = existingSender ?? this.#inFlight.get(key)?.senderRow;
+      if (owner !== undefined && owner !== sender.id) {
         throw new SvcError(
           'message_id_conflict',
           `message ${messageId} to ${recipient.agent_number} exists from another sender`,
@@ -158,44 +164,78 @@ export class Messaging {
       toPublish.push({ bytes, recipient, messageId, webhook });
     }
     if (toPublish.length > 0) {
-      let seqs: number[];
+      // Checked and claimed with no await in between, so two requests cannot both pass.
+      const claims = toPublish.map((p) => this.#claim(`${p.recipient.id}\u0000${p.messageId}`, sender.id));
       try {
-        seqs = await this.#inbox.publish(
-          sender.tenant_id,
-          toPublish.map((p) => ({
-            recipientNumber: p.recipient.agent_number,
-            data: p.bytes,
-            msgId: `${p.messageId}:${p.recipient.agent_number}`,
-          })),
-        );
-      } catch (err) {
-        throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
-      }
-      this.store.insertMany(
-        toPublish.map((p, i) => ({
-          recipient_row: p.recipient.id,
-          message_id: p.messageId,
-          tenant_id: sender.tenant_id,
-          recipient_number: p.recipient.agent_number,
-          sender_row: sender.id,
-          sender_number: sender.agent_number,
-          stream_seq: seqs[i] as number,
-          size: p.bytes.length,
-          accepted_at: now,
-          webhook: p.webhook,
-        })),
-      );
-      // The bytes may be views of the request body: kept as they are only when every
-      // envelope of the request is kept, else copied, so that a few kept envelopes never
-      // hold on to every byte of their requests.
-      const wholeBody = toPublish.length === checked.length;
-      for (const [i, p] of toPublish.entries()) {
-        const kept = wholeBody ? p.bytes : Buffer.from(p.bytes);
-        this.#recent.add(sender.tenant_id, seqs[i] as number, kept);
-        this.notifier.notify(p.recipient.id);
+        await this.#publishAndRecord(sender, toPublish, checked.length, now);
+      } finally {
+        for (const key of claims) this.#release(key);
       }
     }
     return { results };
+  }
+
+  #claim(key: string, senderRow: string): string {
+    const held = this.#inFlight.get(key);
+    if (held) held.requests++;
+    else this.#inFlight.set(key, { senderRow, requests: 1 });
+    return key;
+  }
+
+  #release(key: string): void {
+    const held = this.#inFlight.get(key);
+    if (held && --held.requests === 0) this.#inFlight.delete(key);
+  }
+
+  async #publishAndRecord(
+    sender: AgentRow,
+    toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string; webhook: boolean }>,
+    checkedCount: number,
+    now: number,
+  ): Promise<void> {
+    let seqs: number[];
+    try {
+      seqs = await this.#inbox.publish(
+        sender.tenant_id,
+        toPublish.map((p) => ({
+          recipientNumber: p.recipient.agent_number,
+          data: p.bytes,
+          // The sender is part of the dedupe key: another sender's envelope under the same
+          // id (say, one published just before a crash, never recorded) is never taken for ours.
+          msgId: `${p.messageId}:${p.recipient.agent_number}:${sender.id}`,
+        })),
+      );
+    } catch (err) {
+      throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
+    }
+    const taken = this.store.insertMany(
+      toPublish.map((p, i) => ({
+        recipient_row: p.recipient.id,
+        message_id: p.messageId,
+        tenant_id: sender.tenant_id,
+        recipient_number: p.recipient.agent_number,
+        sender_row: sender.id,
+        sender_number: sender.agent_number,
+        stream_seq: seqs[i] as number,
+        size: p.bytes.length,
+        accepted_at: now,
+        webhook: p.webhook,
+      })),
+    );
+    if (taken) {
+      // Another relay instance recorded it first: nothing of this request was recorded, and
+      // what it published is not referenced (it ages out of the stream).
+      throw new SvcError('message_id_conflict', `message ${taken.conflict} exists from another sender`);
+    }
+    // The bytes may be views of the request body: kept as they are only when every
+    // envelope of the request is kept, else copied, so that a few kept envelopes never
+    // hold on to every byte of their requests.
+    const wholeBody = toPublish.length === checkedCount;
+    for (const [i, p] of toPublish.entries()) {
+      const kept = wholeBody ? p.bytes : Buffer.from(p.bytes);
+      this.#recent.add(sender.tenant_id, seqs[i] as number, kept);
+      this.notifier.notify(p.recipient.id);
+    }
   }
 
   async #load(rows: EnvelopeRow[]): Promise<PendingItem[]> {
