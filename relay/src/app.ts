@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { RelayContext } from './context.js';
+import { installAuthRateLimits } from './http/auth-rate-limits.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
 import { installJsonBodyParser } from './http/json-body.js';
 import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
@@ -43,6 +44,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  installAuthRateLimits(app, ctx);
   // Every API route needs the ledger; when it cannot answer, say so up front (503 ledger_closed).
   app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') ctx.ledger.ping();

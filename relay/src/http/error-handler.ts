@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { ERROR_CATALOG, type ErrorCode, SvcError } from '@svc/shared';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypedApp } from '../routes/types.js';
+import { RateLimitedError } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -40,7 +41,11 @@ export function installErrorHandling(app: TypedApp): void {
   app.setErrorHandler((err: FastifyError | SvcError, request: FastifyRequest, reply: FastifyReply) => {
     let { code, message, detail } = classify(err);
     const uniform = request.routeOptions.config?.uniformError;
-    if (uniform && ERROR_CATALOG[code].status < 500) {
+    // A rate limit is said as such on every route: it tells nothing about the agent.
+    if (err instanceof RateLimitedError) {
+      void reply.header('retry-after', String(err.retryAfterSeconds));
+      request.log.info({ code, detail }, 'rate limited');
+    } else if (uniform && ERROR_CATALOG[code].status < 500) {
       request.log.info({ refusal: code, reason: detail ?? message }, 'authentication refused');
       code = uniform;
       message = undefined;

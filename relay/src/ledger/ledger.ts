@@ -273,7 +273,7 @@ export class Ledger {
   }
 
   pruneChallenges(now: number): void {
-    this.guarded(() => this.stmt('DELETE FROM challenges WHERE expires_at < ?').run(now - 3600_000));
+    this.guarded(() => this.stmt('DELETE FROM challenges WHERE expires_at <= ?').run(now));
   }
 
   // bus users

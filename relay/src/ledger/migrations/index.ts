@@ -3,8 +3,16 @@ import { migration002 } from './002-agent-profiles.js';
 import { migration003 } from './003-messages.js';
 import { migration004 } from './004-key-directory.js';
 import { migration005 } from './005-webhook-deliveries.js';
+import { migration007 } from './007-challenge-bounds.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005];
+export const MIGRATIONS: readonly Migration[] = [
+  migration001,
+  migration002,
+  migration003,
+  migration004,
+  migration005,
+  migration007,
+];
 export type { Migration } from './types.js';
