@@ -65,7 +65,7 @@ export const DEFAULT_LIMITS: RelayLimits = {
   recipientMaxPending: 10_000,
   recipientMaxPendingBytes: 256 * 1024 * 1024,
   tenantMaxMessages: 1_000_000,
-  tenantMaxBytes: 8 * 1024 * 1024 * 1024,
+  tenantMaxBytes: 1024 * 1024 * 1024,
 };
 
 const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [

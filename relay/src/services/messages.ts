@@ -18,12 +18,15 @@ import {
   SvcError,
 } from '@svc/shared';
 import type { RelayContext } from '../context.js';
+import { RateLimitedError, TokenBuckets } from '../http/rate-limit.js';
 import type { AgentRow } from '../ledger/ledger.js';
-import { type EnvelopeRow, MessageStore } from '../ledger/messages.js';
+import { type EnvelopeRow, MessageStore, type NewEnvelopeRow } from '../ledger/messages.js';
 import { isBlocked } from '../ledger/social.js';
 import { hasWebhookEndpoint } from '../ledger/webhooks.js';
+import { PublishRefusedError } from '../messages/acked-publisher.js';
 import { BusInbox } from '../messages/bus-inbox.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
+import { PendingTotals } from '../messages/pending-totals.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
 import { canonicalBytesOf } from '../messages/send-body.js';
 
@@ -52,12 +55,25 @@ export class Messaging {
    * sender of the same id is refused before it publishes, since neither is in the ledger yet.
    */
   readonly #inFlight = new Map<string, { senderRow: string; requests: number }>();
+  /** Quotas: envelopes a recipient may hold pending, envelopes a sender may send per second. */
+  readonly #pendingTotals: PendingTotals;
+  readonly #sendRate: TokenBuckets;
 
   constructor(ctx: RelayContext) {
     if (!ctx.bus) throw new Error('messaging needs the message bus');
     this.#ctx = ctx;
     this.store = new MessageStore(ctx.ledger);
     this.#inbox = new BusInbox(ctx.bus);
+    const { limits } = ctx.config;
+    this.#pendingTotals = new PendingTotals(ctx.ledger, {
+      maxCount: limits.recipientMaxPending,
+      maxBytes: limits.recipientMaxPendingBytes,
+    });
+    this.#sendRate = new TokenBuckets({
+      capacity: limits.sendBurstPerAgent,
+      perSecond: limits.sendPerAgentPerSecond,
+      now: ctx.now,
+    });
     this.#recipientQuery = ctx.ledger.db.prepare(
       'SELECT id, agent_id, agent_number FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL',
     );
@@ -111,6 +127,13 @@ export class Messaging {
 
   async send(sender: AgentRow, body: SendRequest): Promise<SendResponse> {
     const now = this.#ctx.now();
+    const wait = this.#sendRate.take(sender.id, body.envelopes.length);
+    if (wait > 0) {
+      throw new RateLimitedError(
+        wait,
+        `You are sending faster than the relay allows (${this.#ctx.config.limits.sendPerAgentPerSecond} envelopes per second); retry in ${wait} s.`,
+      );
+    }
     // Check everything before anything is published: a refused request stores nothing.
     // A batch usually goes to few recipients: look each one (and its block list) up once.
     const recipients = new Map<string, { recipient: Recipient; blocked: boolean; webhook: boolean }>();
@@ -165,14 +188,42 @@ export class Messaging {
     }
     if (toPublish.length > 0) {
       // Checked and claimed with no await in between, so two requests cannot both pass.
+      const reserved = this.#reserve(toPublish);
       const claims = toPublish.map((p) => this.#claim(`${p.recipient.id}\u0000${p.messageId}`, sender.id));
       try {
-        await this.#publishAndRecord(sender, toPublish, checked.length, now);
+        const ignored = await this.#publishAndRecord(sender, toPublish, checked.length, now);
+        // rows that were there already (a concurrent retry recorded them) count once
+        for (const r of ignored) this.#pendingTotals.release(r.recipient_row, 1, r.size);
+      } catch (err) {
+        for (const [row, t] of reserved) this.#pendingTotals.release(row, t.count, t.bytes);
+        throw err;
       } finally {
         for (const key of claims) this.#release(key);
       }
     }
     return { results };
+  }
+
+  /** Reserves each recipient's share of the batch against its pending quota, or reserves nothing. */
+  #reserve(toPublish: Array<{ bytes: Buffer; recipient: Recipient }>): Map<string, { count: number; bytes: number }> {
+    const per = new Map<string, { number: string; count: number; bytes: number }>();
+    for (const p of toPublish) {
+      const t = per.get(p.recipient.id) ?? { number: p.recipient.agent_number, count: 0, bytes: 0 };
+      t.count++;
+      t.bytes += p.bytes.length;
+      per.set(p.recipient.id, t);
+    }
+    const done = new Map<string, { count: number; bytes: number }>();
+    try {
+      for (const [row, t] of per) {
+        this.#pendingTotals.reserve(row, t.number, t.count, t.bytes);
+        done.set(row, t);
+      }
+    } catch (err) {
+      for (const [row, t] of done) this.#pendingTotals.release(row, t.count, t.bytes);
+      throw err;
+    }
+    return done;
   }
 
   #claim(key: string, senderRow: string): string {
@@ -192,7 +243,7 @@ export class Messaging {
     toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string; webhook: boolean }>,
     checkedCount: number,
     now: number,
-  ): Promise<void> {
+  ): Promise<NewEnvelopeRow[]> {
     let seqs: number[];
     try {
       seqs = await this.#inbox.publish(
@@ -206,9 +257,12 @@ export class Messaging {
         })),
       );
     } catch (err) {
+      if (err instanceof PublishRefusedError && err.storageFull) {
+        throw new SvcError('tenant_storage_full', undefined, { detail: err.message, cause: err });
+      }
       throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
     }
-    const taken = this.store.insertMany(
+    const outcome = this.store.insertMany(
       toPublish.map((p, i) => ({
         recipient_row: p.recipient.id,
         message_id: p.messageId,
@@ -222,10 +276,10 @@ export class Messaging {
         webhook: p.webhook,
       })),
     );
-    if (taken) {
+    if ('conflict' in outcome) {
       // Another relay instance recorded it first: nothing of this request was recorded, and
       // what it published is not referenced (it ages out of the stream).
-      throw new SvcError('message_id_conflict', `message ${taken.conflict} exists from another sender`);
+      throw new SvcError('message_id_conflict', `message ${outcome.conflict} exists from another sender`);
     }
     // The bytes may be views of the request body: kept as they are only when every
     // envelope of the request is kept, else copied, so that a few kept envelopes never
@@ -236,6 +290,7 @@ export class Messaging {
       this.#recent.add(sender.tenant_id, seqs[i] as number, kept);
       this.notifier.notify(p.recipient.id);
     }
+    return outcome.ignored;
   }
 
   async #load(rows: EnvelopeRow[]): Promise<PendingItem[]> {
@@ -284,6 +339,7 @@ export class Messaging {
       const again = this.store.find(agent.id, messageId);
       return { message_id: messageId, acked_at: iso(again?.acked_at ?? now), already: true };
     }
+    this.#pendingTotals.release(row.recipient_row, 1, row.size);
     this.#recent.delete(row.tenant_id, row.stream_seq);
     // The ledger is the source of truth; the bus copies are tidied best-effort.
     const log = this.#ctx.logger;

@@ -16,6 +16,8 @@ export interface BusRelay {
   url: string;
   dataDir: string;
   logLines: string[];
+  /** shift the relay's clock */
+  advance(ms: number): void;
   enroll(agentId: string, tenant?: string): Promise<TestAgent>;
   close(): Promise<void>;
 }
@@ -29,13 +31,17 @@ export async function inProcessBusRelay(settings: RawSettings = {}): Promise<Bus
   });
   const logLines: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
-  const relay = await startRelay(config, { logger, autoInitDeployment: true });
+  let offset = 0;
+  const relay = await startRelay(config, { logger, autoInitDeployment: true, now: () => Date.now() + offset });
   const url = `http://127.0.0.1:${config.port}`;
   return {
     relay,
     url,
     dataDir,
     logLines,
+    advance: (ms) => {
+      offset += ms;
+    },
     async enroll(agentId, tenant = config.defaultTenant) {
       const grant = mintGrant(relay.context, {
         tenantId: tenant,
