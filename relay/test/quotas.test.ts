@@ -45,7 +45,12 @@ describe('per-recipient pending quota', () => {
       SVC_RELAY_RECIPIENT_MAX_PENDING: '3',
       SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES: '300000',
     });
-    [alice, bob, carol, dave] = await Promise.all(['alice', 'bob', 'carol', 'dave'].map((a) => relay.enroll(a)));
+    [alice, bob, carol, dave] = await Promise.all([
+      relay.enroll('alice'),
+      relay.enroll('bob'),
+      relay.enroll('carol'),
+      relay.enroll('dave'),
+    ]);
   }, 60_000);
   afterAll(async () => {
     await relay?.close();

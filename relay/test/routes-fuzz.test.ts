@@ -163,7 +163,8 @@ function payloadFor(f: ReturnType<typeof fuzzer>): { body?: string | Buffer; typ
 }
 
 /** Every byte percent-encoded (a lone surrogate goes in as U+FFFD, as a client would send it). */
-const enc = (v: string): string => [...Buffer.from(v, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+const enc = (v: string): string =>
+  [...Buffer.from(v, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
 
 function pathFor(template: string, f: ReturnType<typeof fuzzer>): string {
   return template.replace(/\{[^}]+\}/g, () => {
