@@ -37,6 +37,8 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
     // Every error answer has the one shape, including the router's and Node's HTTP parser's.
     frameworkErrors,
     clientErrorHandler,
+    // request.ip (what the rate limits count) is the client behind a trusted proxy only
+    trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);

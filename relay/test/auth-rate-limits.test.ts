@@ -83,6 +83,31 @@ describe('per source address', () => {
   });
 });
 
+describe('behind a reverse proxy', () => {
+  it('counts per client named by X-Forwarded-For only when the proxy is trusted', async () => {
+    const budget = { SVC_RELAY_AUTH_RATE_PER_ADDRESS: '2', SVC_RELAY_AUTH_RATE_PER_AGENT: '0' };
+    const via = (r: InProcessRelay, client: string) =>
+      r.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/sign-in/challenge',
+        payload: { deployment_id: r.ctx.deployment.deploymentId, tenant_id: 'default', agent_id: 'x' },
+        remoteAddress: '10.9.9.9',
+        headers: { 'x-forwarded-for': client },
+      });
+    relay = await inProcessRelay({ settings: { ...budget, SVC_RELAY_TRUSTED_PROXIES: '10.9.0.0/16' } });
+    for (const client of ['192.0.2.1', '192.0.2.1', '192.0.2.2', '192.0.2.2']) {
+      expect((await via(relay, client)).statusCode).toBe(201);
+    }
+    limited(await via(relay, '192.0.2.1'), 30);
+    await relay.close();
+    // untrusted: a forged header changes nothing, the proxy's address is counted
+    relay = await inProcessRelay({ settings: budget });
+    expect((await via(relay, '192.0.2.1')).statusCode).toBe(201);
+    expect((await via(relay, '192.0.2.2')).statusCode).toBe(201);
+    limited(await via(relay, '192.0.2.3'), 30);
+  });
+});
+
 describe('per agent', () => {
   it('counts requests naming one agent, known or not, from any address', async () => {
     relay = await inProcessRelay({

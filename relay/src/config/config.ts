@@ -30,6 +30,11 @@ export interface RelayConfig {
   webhookCaPem: string | undefined;
   apiKeyTtlSeconds: number;
   logLevel: string;
+  /**
+   * Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client:
+   * rate limits then count per client instead of per proxy. Empty: the header is ignored.
+   */
+  trustedProxies: string[];
   limits: RelayLimits;
 }
 
@@ -83,6 +88,23 @@ const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
 
 /** Only the challenge caps must stay positive: a challenge that is never kept could never sign in. */
 const POSITIVE_ONLY = new Set<keyof RelayLimits>(['challengesPerAgent', 'challengesMax']);
+
+function trustedProxiesFrom(raw: string | undefined): string[] {
+  const list = (raw ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const p of list) {
+    const [address, prefix, ...rest] = p.split('/');
+    const family = isIP(address ?? '');
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      fail(`SVC_RELAY_TRUSTED_PROXIES: "${p}" is not an IP address or CIDR range`);
+    }
+  }
+  return list;
+}
 
 function limitsFrom(s: RawSettings): RelayLimits {
   const limits = { ...DEFAULT_LIMITS };
@@ -222,6 +244,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
     webhookCaPem: readCa('SVC_RELAY_WEBHOOK_CA_FILE', s.SVC_RELAY_WEBHOOK_CA_FILE),
     apiKeyTtlSeconds: ttl,
     logLevel: s.SVC_RELAY_LOG_LEVEL ?? 'info',
+    trustedProxies: trustedProxiesFrom(s.SVC_RELAY_TRUSTED_PROXIES),
     limits: limitsFrom(s),
   };
 }

@@ -29,6 +29,7 @@ export const SETTINGS = [
   'SVC_RELAY_WEBHOOK_CA_FILE',
   'SVC_RELAY_API_KEY_TTL_SECONDS',
   'SVC_RELAY_LOG_LEVEL',
+  'SVC_RELAY_TRUSTED_PROXIES',
   // rate limits and quotas (0 = no limit; see docs/operators.md)
   'SVC_RELAY_AUTH_RATE_PER_ADDRESS',
   'SVC_RELAY_AUTH_RATE_PER_AGENT',

@@ -44,6 +44,18 @@ describe('rate limit and quota settings', () => {
     );
   });
 
+  it('trusted proxies are addresses or CIDR ranges', () => {
+    expect(buildConfig({}).trustedProxies).toEqual([]);
+    expect(buildConfig({ SVC_RELAY_TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8' }).trustedProxies).toEqual([
+      '127.0.0.1',
+      '10.0.0.0/8',
+      '::1',
+      'fd00::/8',
+    ]);
+    expect(() => buildConfig({ SVC_RELAY_TRUSTED_PROXIES: 'proxy.local' })).toThrow(/TRUSTED_PROXIES/);
+    expect(() => buildConfig({ SVC_RELAY_TRUSTED_PROXIES: '10.0.0.0/33' })).toThrow(/TRUSTED_PROXIES/);
+  });
+
   it('are read from the config file under their lower-case names', () => {
     const file = join(tmpdir(), `svc-limits-${process.pid}.json`);
     writeFileSync(file, JSON.stringify({ svc_relay_recipient_max_pending: 9 }));
