@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MSGS_STREAM } from '../src/bus/index.js';
 import { call, sealFor, type TestAgent } from './helpers/agent-client.js';
 import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
+import { tempDir } from './helpers/relay-process.js';
 
 interface SendAnswer {
   results?: Array<{ status: string }>;
@@ -186,4 +187,34 @@ describe('per-agent send rate', () => {
     expect((await send(alice, [sealFor(alice, bob, '4')])).status).toBe(202);
     expect((await send(alice, [sealFor(alice, bob, '5')])).status).toBe(429);
   });
+});
+
+describe('a tenant quota lowered below what the stream holds', () => {
+  it('drops no pending envelope: the stream stays at its use and refuses new ones', async () => {
+    const dataDir = tempDir('svc-relay-quota-');
+    // one public URL for both runs, so the access tokens stay valid across the restart
+    const settings = { SVC_RELAY_DATA_DIR: dataDir, SVC_RELAY_PUBLIC_URL: 'http://relay.test' };
+    let relay = await inProcessBusRelay({ ...settings, SVC_RELAY_TENANT_MAX_MESSAGES: '10' });
+    const send = sender(() => relay);
+    const [alice, bob] = await Promise.all([relay.enroll('alice'), relay.enroll('bob')]);
+    const sent: string[] = [];
+    try {
+      for (let i = 0; i < 5; i++) {
+        const e = sealFor(alice, bob, `kept ${i}`);
+        expect((await send(alice, [e])).status).toBe(202);
+        sent.push(e.header.message_id);
+      }
+    } finally {
+      await relay.close();
+    }
+    relay = await inProcessBusRelay({ ...settings, SVC_RELAY_TENANT_MAX_MESSAGES: '3' });
+    try {
+      expect(await pendingIds(relay, bob)).toEqual(sent);
+      expect((await send(alice, [sealFor(alice, bob, 'no room')])).status).toBe(507);
+      await call(relay.url, 'POST', `/api/v1/messages/${sent[0]}/ack`, undefined, bob.auth);
+      expect(await pendingIds(relay, bob)).toEqual(sent.slice(1));
+    } finally {
+      await relay.close();
+    }
+  }, 60_000);
 });

@@ -67,7 +67,25 @@ export async function ensureTenantStreams(
   for (const want of tenantStreamConfigs(maxConsumers, quota)) {
     let have: StreamConfig | undefined;
     try {
-      have = (await jsm.streams.info(want.name)).config;
+      const info = await jsm.streams.info(want.name);
+      have = info.config;
+      // Lowering a limit below what the stream holds would make the server drop the oldest
+      // messages, which are pending envelopes: the limit stops at the current use instead,
+      // so new envelopes are refused until the backlog drains.
+      if (want.max_msgs !== undefined && want.max_msgs > 0 && info.state.messages > want.max_msgs) {
+        logger.warn(
+          { stream: want.name, messages: info.state.messages, quota: want.max_msgs },
+          'bus: stream holds more messages than its quota; kept at its use',
+        );
+        want.max_msgs = info.state.messages;
+      }
+      if (want.max_bytes !== undefined && want.max_bytes > 0 && info.state.bytes > want.max_bytes) {
+        logger.warn(
+          { stream: want.name, bytes: info.state.bytes, quota: want.max_bytes },
+          'bus: stream holds more bytes than its quota; kept at its use',
+        );
+        want.max_bytes = info.state.bytes;
+      }
     } catch (err) {
       if (!(err instanceof JetStreamApiError) || err.code !== STREAM_NOT_FOUND) throw err;
     }
