@@ -1,5 +1,6 @@
 /** The one place where errors become HTTP answers: `{error, message}` with a stable code. */
 
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERROR_CATALOG, type ErrorCode, SvcError } from '@svc/shared';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -93,7 +94,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   const body = JSON.stringify({ error: code, message });
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${status} ${code}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy(err);
