@@ -33,8 +33,6 @@ const AGENT_KEYS: Record<string, (request: FastifyRequest) => string | undefined
   },
 };
 
-export const UNAUTHENTICATED_ROUTES = Object.keys(AGENT_KEYS);
-
 export function installAuthRateLimits(app: TypedApp, ctx: RelayContext): void {
   const { limits } = ctx.config;
   const perAddress = new TokenBuckets({
