@@ -125,6 +125,32 @@ describe('per agent', () => {
   });
 });
 
+describe('logs', () => {
+  it('name what was limited without the API key or the enrollment code', async () => {
+    relay = await inProcessRelay({
+      settings: { SVC_RELAY_AUTH_RATE_PER_AGENT: '1', SVC_RELAY_AUTH_RATE_PER_ADDRESS: '0' },
+    });
+    const r = relay;
+    const key = { authorization: 'Bearer svc_ak_SECRETKEYSECRETKEY' };
+    const code = {
+      enrollment_code: 'svce1.cGF5bG9hZA.SECRETCODESECRETCODE',
+      signing_public_key: 'A'.repeat(43),
+      encryption_public_key: 'A'.repeat(43),
+      issued_at: new Date().toISOString(),
+      proof: 'A'.repeat(86),
+    };
+    for (let i = 0; i < 2; i++) {
+      await post(r, '/api/v1/auth/token', {}, undefined, key);
+      await post(r, '/api/v1/enrollment', code);
+    }
+    limited(await post(r, '/api/v1/auth/token', {}, undefined, key), 60);
+    limited(await post(r, '/api/v1/enrollment', code), 60);
+    const log = r.logLines.join('\n');
+    expect(log).toMatch(/rate limited/);
+    expect(log).not.toMatch(/SECRETKEY|SECRETCODE/);
+  });
+});
+
 describe('challenges for unknown agents', () => {
   it('are answered like those for known ones; the sign-in then fails with invalid_sign_in', async () => {
     relay = await inProcessRelay();
