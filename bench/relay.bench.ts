@@ -162,7 +162,16 @@ interface RelayRun {
 async function relayRun(): Promise<RelayRun> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-relay-'));
   const port = await freePort();
-  const env = { SVC_RELAY_DATA_DIR: dir, SVC_RELAY_LISTEN: `127.0.0.1:${port}`, SVC_RELAY_LOG_LEVEL: 'warn' };
+  const env = {
+    SVC_RELAY_DATA_DIR: dir,
+    SVC_RELAY_LISTEN: `127.0.0.1:${port}`,
+    SVC_RELAY_LOG_LEVEL: 'warn',
+    // One sender floods one recipient that reads nothing: the quotas stay on (their checks
+    // are part of the measured path) but far above what the bench sends.
+    SVC_RELAY_SEND_RATE_PER_AGENT: '10000000',
+    SVC_RELAY_SEND_BURST_PER_AGENT: '10000000',
+    SVC_RELAY_RECIPIENT_MAX_PENDING: '10000000',
+  };
   const bin = fileURLToPath(new URL('../relay/src/bin/svc-relay.ts', import.meta.url));
   const nodeArgs = process.env.BENCH_RELAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...nodeArgs, '--conditions=source', '--import', 'tsx', bin, 'dev', '--json'], {

@@ -7,7 +7,9 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { RelayContext } from './context.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { installAuthRateLimits } from './http/auth-rate-limits.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
+import { installJsonBodyParser } from './http/json-body.js';
 import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
 import { agentHeartbeatRoutes } from './routes/agents/heartbeat.js';
 import { agentMeRoutes } from './routes/agents/me.js';
@@ -33,12 +35,19 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
     bodyLimit: 1024 * 1024,
     // Wrong types are errors, not silently coerced; unknown fields are refused by the schemas.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
+    // Every error answer has the one shape, including the router's and Node's HTTP parser's.
+    frameworkErrors,
+    clientErrorHandler,
+    // request.ip (what the rate limits count) is the client behind a trusted proxy only
+    trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  installJsonBodyParser(app);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  installAuthRateLimits(app, ctx);
   // Every API route needs the ledger; when it cannot answer, say so up front (503 ledger_closed).
   app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') ctx.ledger.ping();

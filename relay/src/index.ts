@@ -35,6 +35,8 @@ export interface CreateRelayOptions {
   autoInitDeployment?: boolean;
   /** Period of the background revocation-cleanup loop. */
   cleanupIntervalMs?: number;
+  /** The relay's clock (tests shift it; rate limits and expiries follow it). */
+  now?: () => number;
 }
 
 export const ledgerPath = (dataDir: string): string => join(dataDir, 'ledger.db');
@@ -63,6 +65,7 @@ export async function startRelay(config: RelayConfig, options: CreateRelayOption
       natsUrl: config.nats.url,
       operatorSeedFile: config.nats.operatorSeedFile,
       systemCredsFile: config.nats.systemCredsFile,
+      tenantLimits: { maxMessages: config.limits.tenantMaxMessages, maxBytes: config.limits.tenantMaxBytes },
     });
     const context: RelayContext = {
       config,
@@ -84,7 +87,7 @@ export async function startRelay(config: RelayConfig, options: CreateRelayOption
           )
         : undefined,
       logger,
-      now: Date.now,
+      now: options.now ?? Date.now,
     };
     const app = await buildApp(context);
     const url = await app.listen({ host: config.host, port: config.port });
@@ -98,7 +101,7 @@ export async function startRelay(config: RelayConfig, options: CreateRelayOption
       if (cleaning || !ledger.isOpen) return;
       cleaning = true;
       try {
-        ledger.pruneChallenges(Date.now());
+        ledger.pruneChallenges(context.now());
       } catch {
         // ledger trouble is reported by /readyz and the routes
       }

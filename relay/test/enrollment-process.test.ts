@@ -274,16 +274,15 @@ describe('challenge sign-in', () => {
     expect(await answer(c.body)).toMatchObject({ status: 401, body: { error: 'invalid_sign_in' } });
   });
 
-  it('challenges for unknown, revoked or other-tenant agents are refused uniformly', async () => {
+  it('challenges for unknown, revoked or other-tenant agents are answered like any, and never sign in', async () => {
     for (const [agent, tenant] of [
       ['nobody', 'acme'],
       ['dave', 'globex'],
       ['carol-old', 'acme'],
     ] as const) {
-      expect(await challenge(agent, tenant)).toMatchObject({
-        status: 401,
-        body: { error: 'invalid_challenge_request' },
-      });
+      const c = await challenge(agent, tenant);
+      expect(c).toMatchObject({ status: 201, body: { challenge_id: expect.any(String), nonce: expect.any(String) } });
+      expect(await answer(c.body)).toMatchObject({ status: 401, body: { error: 'invalid_sign_in' } });
     }
     const bad = await call(relay.url, 'POST', '/api/v1/auth/sign-in/challenge', { agent_id: 5 });
     expect(bad).toMatchObject({ status: 401, body: { error: 'invalid_challenge_request' } });

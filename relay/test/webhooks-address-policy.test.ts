@@ -48,6 +48,35 @@ describe('classifyAddress', () => {
     ['::ffff:169.254.169.254', 'cloud metadata'],
     ['64:ff9b::a00:1', 'private'],
     ['2002:c0a8:101::1', 'private'],
+    // every IPv6 form that embeds an IPv4 address is judged by that address
+    ['::ffff:0:7f00:1', 'loopback'], // SIIT ::ffff:0:0:0/96
+    ['::ffff:0:a9fe:a9fe', 'cloud metadata'],
+    ['::ffff:0:808:808', 'public'],
+    ['::7f00:1', 'loopback'], // IPv4-compatible ::/96
+    ['::127.0.0.1', 'loopback'],
+    ['::a00:1', 'private'],
+    ['::808:808', 'public'],
+    ['64:ff9b::7f00:1', 'loopback'], // NAT64 well-known prefix
+    ['64:ff9b::a9fe:a9fe', 'cloud metadata'],
+    ['64:ff9b::808:808', 'public'],
+    ['64:ff9b:1::7f00:1', 'loopback'], // local-use NAT64, /96 layout
+    ['64:ff9b:1::a9fe:a9fe', 'cloud metadata'],
+    ['64:ff9b:1::c0a8:101', 'private'],
+    ['64:ff9b:1:ffff:7f:0:100:0', 'loopback'], // /64 layout (bits 64-71 zero): 127.0.0.1
+    // where several layouts fit, the strictest reading wins: /48 reads 127.0.1.0, /56 0.1.0.0
+    ['64:ff9b:1:7f00:1::', 'unspecified'],
+    ['64:ff9b:1:808:8:800::', 'public'], // /48 8.8.8.8, /56 8.8.8.0, /64 8.8.0.0: all public
+    ['64:ff9b:1::808:808', 'public'],
+    ['64:ff9b:1:0:100::1', 'reserved'], // bits 64-71 set: not a translated address
+    ['64:ff9b:2::1', 'reserved'], // rest of 64:ff9b::/32
+    ['2002:7f00:1::1', 'loopback'], // 6to4
+    ['2002:a9fe:a9fe::1', 'cloud metadata'],
+    ['2002:808:808::1', 'public'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'], // Teredo: client 127.0.0.1 stored inverted
+    ['2001:0:4136:e378:8000:63bf:f5ff:fffe', 'private'], // client 10.0.0.1
+    ['2001:0:4136:e378:8000:63bf:5601:5601', 'cloud metadata'], // client 169.254.169.254
+    ['2001:0:7f00:1:8000:63bf:f7f7:f7f7', 'loopback'], // Teredo server 127.0.0.1
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'public'], // server 65.54.227.120, client 8.8.8.8
     // public
     ['93.184.216.34', 'public'],
     ['172.32.0.1', 'public'],
@@ -91,6 +120,9 @@ describe('checkEndpointUrl (when the URL is set)', () => {
     'https://169.254.169.254/latest/meta-data',
     'https://[::1]/hook',
     'https://[::ffff:127.0.0.1]/hook',
+    'https://[64:ff9b:1::7f00:1]/hook',
+    'https://[64:ff9b:1::a9fe:a9fe]/hook',
+    'https://[::ffff:0:7f00:1]/hook',
     'https://[fe80::1]/hook',
     'https://localhost/hook',
     'https://metadata.google.internal/computeMetadata/v1',

@@ -194,6 +194,19 @@ export const ERROR_CATALOG = {
     message:
       'That conversation id is not the direct conversation with that recipient; omit it or use dm:<number>:<number> of you both.',
   },
+
+  // relay request limits, quotas and HTTP framing
+  uri_too_long: { status: 414, message: 'The request path or one of its parameters is too long.' },
+  headers_too_large: { status: 431, message: 'The request headers are larger than the relay accepts.' },
+  request_timeout: { status: 408, message: 'The request was not received in time; send it again.' },
+  recipient_inbox_full: {
+    status: 507,
+    message: "The recipient's pending inbox is full; retry after the recipient has read and acknowledged messages.",
+  },
+  tenant_storage_full: {
+    status: 507,
+    message: "The tenant's message storage is full; retry later, and the operator should raise the tenant's quota.",
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -24,6 +24,8 @@ export interface TenantAccountsOptions {
   operatorSigning: KeyPair;
   system: () => NatsConnection;
   consumers: number;
+  /** Bytes of file storage per tenant account; -1 = no limit. */
+  diskStorage: number;
   requestTimeoutMs: number;
   logger: Logger;
 }
@@ -96,6 +98,7 @@ export class TenantAccounts {
         accountPub: keys.accountPub,
         signingPub: keys.signing.getPublicKey(),
         consumers: this.#opts.consumers,
+        diskStorage: this.#opts.diskStorage,
         revocations: state.revocations,
       },
       this.#opts.operatorSigning,

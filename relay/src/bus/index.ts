@@ -10,7 +10,7 @@ import { readSeedFile } from './keys.js';
 import { assertTenantId, busRoot, type NatsLayout, natsLayout } from './layout.js';
 import { ManagedNatsServer, resolveNatsServerBin } from './managed-server.js';
 import { findFreePort, writeNatsServerConfig } from './server-config.js';
-import { ensureTenantStreams } from './streams.js';
+import { ensureTenantStreams, type StreamQuota } from './streams.js';
 import { connectWithCreds, jetstreamReady } from './system-client.js';
 
 export { DEFAULT_TENANT_CONSUMERS } from './jwts.js';
@@ -22,7 +22,7 @@ export {
   type WrittenNatsConfig,
   writeNatsServerConfig,
 } from './server-config.js';
-export { ACKS_STREAM, DUPLICATE_WINDOW_MS, MSGS_STREAM, STREAM_MAX_AGE_MS } from './streams.js';
+export { ACKS_STREAM, DUPLICATE_WINDOW_MS, MSGS_STREAM, STREAM_MAX_AGE_MS, type StreamQuota } from './streams.js';
 
 export interface BusOptions {
   /** Relay data dir; the bus owns `dataDir/nats/` (keys, server config, resolver dir, JetStream store, pid file). */
@@ -51,6 +51,13 @@ export interface BusOptions {
 export interface TenantLimits {
   /** Consumers per tenant: the account JWT's `consumer` limit and each stream's `max_consumers`. */
   consumers: number;
+  /** Messages each of the tenant's streams may hold; 0 = no limit. */
+  maxMessages: number;
+  /**
+   * Bytes each of the tenant's streams may hold; 0 = no limit. The account JWT allows the
+   * two streams together (its `disk_storage`) as the server-side backstop.
+   */
+  maxBytes: number;
 }
 
 export interface MintUserOptions {
@@ -77,6 +84,7 @@ export class Bus {
   readonly #managed: ManagedNatsServer | undefined;
   readonly #accounts: TenantAccounts;
   readonly #consumers: number;
+  readonly #quota: StreamQuota;
   readonly #timeoutMs: number;
   readonly #published = new Map<string, Promise<void>>();
   readonly #ensured = new Map<string, Promise<void>>();
@@ -91,6 +99,7 @@ export class Bus {
     layout: NatsLayout;
     operatorSigning: KeyPair;
     consumers: number;
+    quota: StreamQuota;
     timeoutMs: number;
   }) {
     this.clientUrl = init.clientUrl;
@@ -98,12 +107,15 @@ export class Bus {
     this.#sys = init.sys;
     this.#managed = init.managed;
     this.#consumers = init.consumers;
+    this.#quota = init.quota;
     this.#timeoutMs = init.timeoutMs;
     this.#accounts = new TenantAccounts({
       layout: init.layout,
       operatorSigning: init.operatorSigning,
       system: () => this.#sys,
       consumers: init.consumers,
+      // both streams (SVC_MSGS and SVC_ACKS) reserve their max_bytes against the account
+      diskStorage: init.quota.maxBytes > 0 ? 2 * init.quota.maxBytes : -1,
       requestTimeoutMs: init.timeoutMs,
       logger: init.logger,
     });
@@ -115,6 +127,11 @@ export class Bus {
     const layout = natsLayout(busRoot(opts.dataDir));
     const timeoutMs = opts.requestTimeoutMs ?? 2000;
     const consumers = opts.tenantLimits?.consumers ?? DEFAULT_TENANT_CONSUMERS;
+    const orNone = (n: number | undefined) => (n === undefined || n <= 0 ? -1 : n);
+    const quota: StreamQuota = {
+      maxMessages: orNone(opts.tenantLimits?.maxMessages),
+      maxBytes: orNone(opts.tenantLimits?.maxBytes),
+    };
 
     let url: string;
     let operatorSeedFile: string;
@@ -166,6 +183,7 @@ export class Bus {
         layout,
         operatorSigning,
         consumers,
+        quota,
         timeoutMs,
       });
       try {
@@ -196,8 +214,19 @@ export class Bus {
     assertTenantId(tenantId);
     return onceFor(this.#ensured, tenantId, async () => {
       const nc = await this.tenantConnection(tenantId);
-      const jsm = await jetstreamManager(nc, { timeout: this.#timeoutMs });
-      await ensureTenantStreams(jsm, this.#consumers, this.#log);
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: this.#timeoutMs });
+        await ensureTenantStreams(jsm, this.#consumers, this.#log, this.#quota);
+      } catch (err) {
+        // The quota is reserved on disk up front: more than nats-server may use fails here.
+        if (this.#quota.maxBytes > 0 && /no responders|insufficient (storage )?resources/i.test(String(err))) {
+          throw new Error(
+            `tenant ${tenantId}: nats-server cannot reserve its storage quota (2 × SVC_RELAY_TENANT_MAX_BYTES = ${2 * this.#quota.maxBytes} bytes per tenant); lower the quota or give JetStream more disk (${(err as Error).message})`,
+            { cause: err },
+          );
+        }
+        throw err;
+      }
       this.#log.info({ tenant: tenantId }, 'bus: tenant ready');
     });
   }

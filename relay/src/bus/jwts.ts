@@ -18,7 +18,10 @@ export const DEFAULT_TENANT_CONSUMERS = 1024;
  * an account without `subs` cannot subscribe, without `payload` cannot publish.
  * -1 means unlimited.
  */
-export function tenantAccountLimits(consumers: number): Required<Omit<OperatorLimits, 'tiered_limits'>> {
+export function tenantAccountLimits(
+  consumers: number,
+  diskStorage = -1,
+): Required<Omit<OperatorLimits, 'tiered_limits'>> {
   return {
     subs: -1,
     conn: -1,
@@ -30,7 +33,8 @@ export function tenantAccountLimits(consumers: number): Required<Omit<OperatorLi
     wildcards: true,
     disallow_bearer: true,
     mem_storage: -1,
-    disk_storage: -1,
+    // The account's whole file storage: the backstop behind its streams' own max_bytes.
+    disk_storage: diskStorage,
     streams: -1,
     consumer: consumers,
     mem_max_stream_bytes: -1,
@@ -77,12 +81,14 @@ export interface TenantAccountClaims {
   accountPub: string;
   signingPub: string;
   consumers: number;
+  /** Bytes of file storage for the whole account; -1 = no limit. */
+  diskStorage?: number;
   revocations: RevocationList;
 }
 
 export async function tenantAccountJwt(claims: TenantAccountClaims, operatorSigning: KeyPair): Promise<string> {
   const account: Partial<Account> = {
-    limits: tenantAccountLimits(claims.consumers),
+    limits: tenantAccountLimits(claims.consumers, claims.diskStorage),
     signing_keys: [claims.signingPub],
     revocations: claims.revocations,
     exports: [],

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { chmod, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { encodeUser } from '@nats-io/jwt';
 import { credsFile, operatorJwt, systemAccountJwt } from './jwts.js';
@@ -85,6 +85,8 @@ export async function writeNatsServerConfig(dir: string, opts: NatsServerConfigO
     lines.push(opts.leafnodes.advertise ? `  advertise: ${q(opts.leafnodes.advertise)}` : '  no_advertise: true', '}');
   }
   await writeFile(layout.configFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+  // `mode` applies only when the file is created: a file left by an older relay is tightened.
+  await chmod(layout.configFile, 0o600);
 
   return {
     configFile: layout.configFile,

@@ -19,12 +19,22 @@ export const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 
 export type TenantStreamConfig = Partial<StreamConfig> & Pick<StreamConfig, 'name' | 'subjects'>;
 
+/** A tenant's storage quota per stream; -1 = none. */
+export interface StreamQuota {
+  maxMessages: number;
+  maxBytes: number;
+}
+
+export const NO_QUOTA: StreamQuota = { maxMessages: -1, maxBytes: -1 };
+
 /** Stream config per tenant account; the account isolates tenants, so subjects carry no tenant id. */
-export function tenantStreamConfigs(maxConsumers: number): TenantStreamConfig[] {
+export function tenantStreamConfigs(maxConsumers: number, quota: StreamQuota = NO_QUOTA): TenantStreamConfig[] {
   const base = {
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
-    discard: DiscardPolicy.Old,
+    // A full stream refuses new envelopes (the sender gets 507 tenant_storage_full); it
+    // never drops old ones, which are pending messages nobody has read yet.
+    discard: DiscardPolicy.New,
     max_age: nanos(STREAM_MAX_AGE_MS),
     duplicate_window: nanos(DUPLICATE_WINDOW_MS),
     // The account JWT's consumer limit counts per stream on nats-server 2.9, so each
@@ -33,8 +43,8 @@ export function tenantStreamConfigs(maxConsumers: number): TenantStreamConfig[] 
     // Reads use direct get, so an HTTP client costs no consumer.
     allow_direct: true,
     num_replicas: 1,
-    max_msgs: -1,
-    max_bytes: -1,
+    max_msgs: quota.maxMessages,
+    max_bytes: quota.maxBytes,
     max_msg_size: -1,
     max_msgs_per_subject: -1,
   };
@@ -48,11 +58,34 @@ export function tenantStreamConfigs(maxConsumers: number): TenantStreamConfig[] 
 const STREAM_NOT_FOUND = 10059;
 
 /** Creates the tenant's streams, or brings existing ones to the expected settings. */
-export async function ensureTenantStreams(jsm: JetStreamManager, maxConsumers: number, logger: Logger): Promise<void> {
-  for (const want of tenantStreamConfigs(maxConsumers)) {
+export async function ensureTenantStreams(
+  jsm: JetStreamManager,
+  maxConsumers: number,
+  logger: Logger,
+  quota: StreamQuota = NO_QUOTA,
+): Promise<void> {
+  for (const want of tenantStreamConfigs(maxConsumers, quota)) {
     let have: StreamConfig | undefined;
     try {
-      have = (await jsm.streams.info(want.name)).config;
+      const info = await jsm.streams.info(want.name);
+      have = info.config;
+      // Lowering a limit below what the stream holds would make the server drop the oldest
+      // messages, which are pending envelopes: the limit stops at the current use instead,
+      // so new envelopes are refused until the backlog drains.
+      if (want.max_msgs !== undefined && want.max_msgs > 0 && info.state.messages > want.max_msgs) {
+        logger.warn(
+          { stream: want.name, messages: info.state.messages, quota: want.max_msgs },
+          'bus: stream holds more messages than its quota; kept at its use',
+        );
+        want.max_msgs = info.state.messages;
+      }
+      if (want.max_bytes !== undefined && want.max_bytes > 0 && info.state.bytes > want.max_bytes) {
+        logger.warn(
+          { stream: want.name, bytes: info.state.bytes, quota: want.max_bytes },
+          'bus: stream holds more bytes than its quota; kept at its use',
+        );
+        want.max_bytes = info.state.bytes;
+      }
     } catch (err) {
       if (!(err instanceof JetStreamApiError) || err.code !== STREAM_NOT_FOUND) throw err;
     }
@@ -81,6 +114,9 @@ function differs(have: StreamConfig, want: TenantStreamConfig): boolean {
     have.duplicate_window !== want.duplicate_window ||
     have.max_consumers !== want.max_consumers ||
     have.allow_direct !== want.allow_direct ||
+    have.discard !== want.discard ||
+    have.max_msgs !== want.max_msgs ||
+    have.max_bytes !== want.max_bytes ||
     have.subjects.join(',') !== want.subjects.join(',')
   );
 }

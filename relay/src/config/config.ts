@@ -30,6 +30,95 @@ export interface RelayConfig {
   webhookCaPem: string | undefined;
   apiKeyTtlSeconds: number;
   logLevel: string;
+  /**
+   * Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client:
+   * rate limits then count per client instead of per proxy. Empty: the header is ignored.
+   */
+  trustedProxies: string[];
+  limits: RelayLimits;
+}
+
+/** Rate limits and quotas; 0 in a rate or quota means no limit. */
+export interface RelayLimits {
+  /** Requests per minute from one source address to the unauthenticated routes (burst: as many). */
+  authPerAddressPerMinute: number;
+  /** Requests per minute naming one agent (or enrollment code) on those routes. */
+  authPerAgentPerMinute: number;
+  /** Live sign-in challenges kept per agent; a newer one replaces the oldest. */
+  challengesPerAgent: number;
+  /** Live sign-in challenges kept in all; past it challenge requests get 429. */
+  challengesMax: number;
+  /** Envelopes per second one agent may send, sustained … */
+  sendPerAgentPerSecond: number;
+  /** … and at once (the bucket's size). */
+  sendBurstPerAgent: number;
+  /** Pending (unacknowledged) envelopes one recipient may hold, by count and by bytes. */
+  recipientMaxPending: number;
+  recipientMaxPendingBytes: number;
+  /** Each tenant's message stream (SVC_MSGS; SVC_ACKS gets the same) by count and by bytes. */
+  tenantMaxMessages: number;
+  tenantMaxBytes: number;
+}
+
+export const DEFAULT_LIMITS: RelayLimits = {
+  authPerAddressPerMinute: 120,
+  authPerAgentPerMinute: 20,
+  challengesPerAgent: 5,
+  challengesMax: 10_000,
+  sendPerAgentPerSecond: 200,
+  sendBurstPerAgent: 2_000,
+  recipientMaxPending: 10_000,
+  recipientMaxPendingBytes: 256 * 1024 * 1024,
+  tenantMaxMessages: 1_000_000,
+  tenantMaxBytes: 1024 * 1024 * 1024,
+};
+
+const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
+  ['authPerAddressPerMinute', 'SVC_RELAY_AUTH_RATE_PER_ADDRESS'],
+  ['authPerAgentPerMinute', 'SVC_RELAY_AUTH_RATE_PER_AGENT'],
+  ['challengesPerAgent', 'SVC_RELAY_CHALLENGES_PER_AGENT'],
+  ['challengesMax', 'SVC_RELAY_CHALLENGES_MAX'],
+  ['sendPerAgentPerSecond', 'SVC_RELAY_SEND_RATE_PER_AGENT'],
+  ['sendBurstPerAgent', 'SVC_RELAY_SEND_BURST_PER_AGENT'],
+  ['recipientMaxPending', 'SVC_RELAY_RECIPIENT_MAX_PENDING'],
+  ['recipientMaxPendingBytes', 'SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES'],
+  ['tenantMaxMessages', 'SVC_RELAY_TENANT_MAX_MESSAGES'],
+  ['tenantMaxBytes', 'SVC_RELAY_TENANT_MAX_BYTES'],
+];
+
+/** Only the challenge caps must stay positive: a challenge that is never kept could never sign in. */
+const POSITIVE_ONLY = new Set<keyof RelayLimits>(['challengesPerAgent', 'challengesMax']);
+
+function trustedProxiesFrom(raw: string | undefined): string[] {
+  const list = (raw ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const p of list) {
+    const [address, prefix, ...rest] = p.split('/');
+    const family = isIP(address ?? '');
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      fail(`SVC_RELAY_TRUSTED_PROXIES: "${p}" is not an IP address or CIDR range`);
+    }
+  }
+  return list;
+}
+
+function limitsFrom(s: RawSettings): RelayLimits {
+  const limits = { ...DEFAULT_LIMITS };
+  for (const [key, name] of LIMIT_SETTINGS) {
+    const raw = s[name];
+    if (raw === undefined) continue;
+    const n = Number(raw);
+    const min = POSITIVE_ONLY.has(key) ? 1 : 0;
+    if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min) {
+      fail(`${name} must be an integer ≥ ${min}${min === 0 ? ' (0 = no limit)' : ''} (got "${raw}")`);
+    }
+    limits[key] = n;
+  }
+  return limits;
 }
 
 const fail = (message: string): never => {
@@ -155,5 +244,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
     webhookCaPem: readCa('SVC_RELAY_WEBHOOK_CA_FILE', s.SVC_RELAY_WEBHOOK_CA_FILE),
     apiKeyTtlSeconds: ttl,
     logLevel: s.SVC_RELAY_LOG_LEVEL ?? 'info',
+    trustedProxies: trustedProxiesFrom(s.SVC_RELAY_TRUSTED_PROXIES),
+    limits: limitsFrom(s),
   };
 }

@@ -29,6 +29,18 @@ export const SETTINGS = [
   'SVC_RELAY_WEBHOOK_CA_FILE',
   'SVC_RELAY_API_KEY_TTL_SECONDS',
   'SVC_RELAY_LOG_LEVEL',
+  'SVC_RELAY_TRUSTED_PROXIES',
+  // rate limits and quotas (0 = no limit; see docs/operators.md)
+  'SVC_RELAY_AUTH_RATE_PER_ADDRESS',
+  'SVC_RELAY_AUTH_RATE_PER_AGENT',
+  'SVC_RELAY_CHALLENGES_PER_AGENT',
+  'SVC_RELAY_CHALLENGES_MAX',
+  'SVC_RELAY_SEND_RATE_PER_AGENT',
+  'SVC_RELAY_SEND_BURST_PER_AGENT',
+  'SVC_RELAY_RECIPIENT_MAX_PENDING',
+  'SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES',
+  'SVC_RELAY_TENANT_MAX_MESSAGES',
+  'SVC_RELAY_TENANT_MAX_BYTES',
 ] as const;
 export type SettingName = (typeof SETTINGS)[number];
 export type RawSettings = Partial<Record<SettingName, string>>;

@@ -1,7 +1,11 @@
 /** The one place where errors become HTTP answers: `{error, message}` with a stable code. */
+
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { ERROR_CATALOG, type ErrorCode, SvcError } from '@svc/shared';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypedApp } from '../routes/types.js';
+import { RateLimitedError } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -16,6 +20,9 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
+  // router-level refusals, which reach us through `frameworkErrors`
+  FST_ERR_BAD_URL: 'bad_request',
+  FST_ERR_MAX_PARAM_LENGTH: 'uri_too_long',
 };
 
 function classify(err: FastifyError | SvcError): { code: ErrorCode; message?: string; detail?: string } {
@@ -35,7 +42,11 @@ export function installErrorHandling(app: TypedApp): void {
   app.setErrorHandler((err: FastifyError | SvcError, request: FastifyRequest, reply: FastifyReply) => {
     let { code, message, detail } = classify(err);
     const uniform = request.routeOptions.config?.uniformError;
-    if (uniform && ERROR_CATALOG[code].status < 500) {
+    // A rate limit is said as such on every route: it tells nothing about the agent.
+    if (err instanceof RateLimitedError) {
+      void reply.header('retry-after', String(err.retryAfterSeconds));
+      request.log.info({ code, detail }, 'rate limited');
+    } else if (uniform && ERROR_CATALOG[code].status < 500) {
       request.log.info({ refusal: code, reason: detail ?? message }, 'authentication refused');
       code = uniform;
       message = undefined;
@@ -54,4 +65,37 @@ export function installErrorHandling(app: TypedApp): void {
       .status(404)
       .send({ error: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
   });
+}
+
+/**
+ * Fastify's `frameworkErrors` option: the router's own refusals (a path that does not
+ * decode, a parameter over the length limit) otherwise answer in Fastify's shape.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { code } = classify(err);
+  const entry = ERROR_CATALOG[code];
+  if (code === 'internal_error') request.log.error({ err }, 'router failed');
+  void reply.status(entry.status).send({ error: code, message: entry.message });
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refused (headers too large,
+ * malformed, too slow) gets the one error shape too, then the socket is closed.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const code: ErrorCode =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'headers_too_large'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'request_timeout'
+        : 'bad_request';
+  const { status, message } = ERROR_CATALOG[code];
+  const body = JSON.stringify({ error: code, message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

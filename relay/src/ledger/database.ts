@@ -3,7 +3,7 @@
  * I/O, corruption, locked past the busy timeout) becomes `ledger_closed` (503),
  * which is distinct from a refusal: the client retries, the operator inspects.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SvcError } from '@svc/shared';
 import Database from 'better-sqlite3';
@@ -11,8 +11,23 @@ import { MIGRATIONS, type Migration } from './migrations/index.js';
 
 export type Db = Database.Database;
 
+/**
+ * The ledger holds webhook secrets and key hashes: its file is the relay user's alone
+ * (0600), whatever the mode of the directory it lives in. SQLite gives the -wal and -shm
+ * files the mode of the database file; ones left by an older relay are tightened too.
+ */
+function makePrivate(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    if (existsSync(f)) chmodSync(f, 0o600);
+  }
+}
+
 export function openDatabase(file: string): Db {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    makePrivate(file);
+  }
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');

@@ -177,7 +177,7 @@ export class Ledger {
    * Consumes the grant and records the new incarnation atomically. A refusal (grant
    * consumed, revoked or expired meanwhile; agent id or number taken) spends nothing.
    */
-  /** `keyRecord`: version 1 of the key directory as the identity signed it (migration 009). */
+  /** `keyRecord`: version 1 of the key directory as the identity signed it (migration 007). */
   enroll(
     agent: NewAgent,
     apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>,
@@ -302,7 +302,7 @@ export class Ledger {
   }
 
   pruneChallenges(now: number): void {
-    this.guarded(() => this.stmt('DELETE FROM challenges WHERE expires_at < ?').run(now - 3600_000));
+    this.guarded(() => this.stmt('DELETE FROM challenges WHERE expires_at <= ?').run(now));
   }
 
   // bus users

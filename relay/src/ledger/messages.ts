@@ -18,6 +18,9 @@ export interface EnvelopeRow {
 /** An envelope to record; `webhook`: also queue a webhook delivery (migration 005) in the same transaction. */
 export type NewEnvelopeRow = Omit<EnvelopeRow, 'acked_at'> & { webhook?: boolean };
 
+/** Which rows were already there from the same sender, or the message id another sender holds. */
+export type InsertOutcome = { conflict: string } | { ignored: NewEnvelopeRow[] };
+
 export interface ReceiptRow {
   id: number;
   message_id: string;
@@ -79,13 +82,25 @@ export class MessageStore {
   }
 
   /**
-   * Records accepted envelopes in one transaction; rows already present are kept as they
-   * are. A new row marked `webhook` gets its webhook delivery queued in the same transaction.
+   * Records accepted envelopes in one transaction; rows already present from the same
+   * sender are kept as they are. A row present from another sender (another relay
+   * instance got there first) records nothing and returns that row's message id.
+   * A new row marked `webhook` gets its webhook delivery queued in the same transaction.
    */
-  insertMany(rows: NewEnvelopeRow[]): void {
+  insertMany(rows: NewEnvelopeRow[]): InsertOutcome {
+    try {
+      return { ignored: this.#insertMany(rows) };
+    } catch (err) {
+      if (err instanceof TakenByAnotherSender) return { conflict: err.messageId };
+      throw err;
+    }
+  }
+
+  #insertMany(rows: NewEnvelopeRow[]): NewEnvelopeRow[] {
     const db = this.#ledger.db;
-    this.#ledger.guarded(() =>
+    return this.#ledger.guarded(() =>
       db.transaction(() => {
+        const ignored: NewEnvelopeRow[] = [];
         for (const r of rows) {
           // positional: binding by name cost about 2 µs more per row
           const done = this.#insert.run(
@@ -99,8 +114,15 @@ export class MessageStore {
             r.size,
             r.accepted_at,
           );
-          if (done.changes === 1 && r.webhook) this.#queueWebhook(r.recipient_row, r.message_id, r.accepted_at);
+          if (done.changes === 1) {
+            if (r.webhook) this.#queueWebhook(r.recipient_row, r.message_id, r.accepted_at);
+          } else if ((this.#find.get(r.recipient_row, r.message_id) as EnvelopeRow).sender_row !== r.sender_row) {
+            throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
+          } else {
+            ignored.push(r);
+          }
         }
+        return ignored;
       })(),
     );
   }
@@ -130,5 +152,12 @@ export class MessageStore {
     this.#ledger.guarded(() =>
       this.#ledger.db.prepare('DELETE FROM envelopes WHERE recipient_row = ?').run(recipientRow),
     );
+  }
+}
+
+class TakenByAnotherSender extends Error {
+  constructor(readonly messageId: string) {
+    super('message id taken by another sender');
+    this.name = 'TakenByAnotherSender';
   }
 }

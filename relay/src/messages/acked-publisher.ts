@@ -6,6 +6,22 @@
  */
 import { createInbox, headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 
+/** The stream answered and refused the message (as opposed to not answering at all). */
+export class PublishRefusedError extends Error {
+  readonly errCode: number | undefined;
+
+  constructor(description: string, errCode: number | undefined) {
+    super(`JetStream refused the publish: ${description}`);
+    this.name = 'PublishRefusedError';
+    this.errCode = errCode;
+  }
+
+  /** The stream or the account is at its message or byte limit (a quota, not an outage). */
+  get storageFull(): boolean {
+    return /maximum (messages|bytes)|resource limits exceeded|insufficient (storage )?resources/i.test(this.message);
+  }
+}
+
 interface Waiter {
   resolve(seq: number): void;
   reject(err: Error): void;
@@ -50,7 +66,7 @@ export class AckedPublisher {
           return;
         }
         if (ack.error || typeof ack.seq !== 'number') {
-          waiter.reject(new Error(`JetStream refused the publish: ${ack.error?.description ?? 'no sequence'}`));
+          waiter.reject(new PublishRefusedError(ack.error?.description ?? 'no sequence', ack.error?.err_code));
         } else {
           waiter.resolve(ack.seq);
         }

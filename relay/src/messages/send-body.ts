@@ -5,9 +5,10 @@
  * Anything else goes to Fastify's own JSON parser and on to the strict general checks,
  * which give the same answers and word the errors.
  */
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { MESSAGE_LIMITS, scanCanonicalEnvelopes } from '@svc/shared';
 import type { FastifyInstance } from 'fastify';
+import { invalidUtf8 } from '../http/json-body.js';
 
 const canonicalBytes = new WeakMap<object, Buffer>();
 
@@ -29,7 +30,10 @@ export function installSendBodyParser(app: FastifyInstance): void {
     const text = raw.toString('latin1');
     const found = scanCanonicalEnvelopes(text, MESSAGE_LIMITS.maxEnvelopesPerRequest);
     if (!found) {
-      general(request, isAscii(raw) ? text : raw.toString('utf8'), done);
+      // Only a body that left the fast path (which takes ASCII only) pays for the UTF-8 check.
+      if (isAscii(raw)) general(request, text, done);
+      else if (isUtf8(raw)) general(request, raw.toString('utf8'), done);
+      else done(invalidUtf8(), undefined);
       return;
     }
     const envelopes = found.map(({ envelope, start, end }) => {

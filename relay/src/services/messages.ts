@@ -18,12 +18,15 @@ import {
   SvcError,
 } from '@svc/shared';
 import type { RelayContext } from '../context.js';
+import { RateLimitedError, TokenBuckets } from '../http/rate-limit.js';
 import type { AgentRow } from '../ledger/ledger.js';
-import { type EnvelopeRow, MessageStore } from '../ledger/messages.js';
+import { type EnvelopeRow, MessageStore, type NewEnvelopeRow } from '../ledger/messages.js';
 import { isBlocked } from '../ledger/social.js';
 import { firstAttemptPending, hasWebhookEndpoint } from '../ledger/webhooks.js';
+import { PublishRefusedError } from '../messages/acked-publisher.js';
 import { BusInbox } from '../messages/bus-inbox.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
+import { PendingTotals } from '../messages/pending-totals.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
 import { canonicalBytesOf } from '../messages/send-body.js';
 
@@ -47,12 +50,30 @@ export class Messaging {
   readonly #recipientQuery;
   readonly #recent = new RecentEnvelopes(RECENT_MAX, RECENT_MAX_BYTES);
   readonly #closing = new AbortController();
+  /**
+   * (recipient, message id) pairs being published right now, with their sender: a second
+   * sender of the same id is refused before it publishes, since neither is in the ledger yet.
+   */
+  readonly #inFlight = new Map<string, { senderRow: string; requests: number }>();
+  /** Quotas: envelopes a recipient may hold pending, envelopes a sender may send per second. */
+  readonly #pendingTotals: PendingTotals;
+  readonly #sendRate: TokenBuckets;
 
   constructor(ctx: RelayContext) {
     if (!ctx.bus) throw new Error('messaging needs the message bus');
     this.#ctx = ctx;
     this.store = new MessageStore(ctx.ledger);
     this.#inbox = new BusInbox(ctx.bus);
+    const { limits } = ctx.config;
+    this.#pendingTotals = new PendingTotals(ctx.ledger, {
+      maxCount: limits.recipientMaxPending,
+      maxBytes: limits.recipientMaxPendingBytes,
+    });
+    this.#sendRate = new TokenBuckets({
+      capacity: limits.sendBurstPerAgent,
+      perSecond: limits.sendPerAgentPerSecond,
+      now: ctx.now,
+    });
     this.#recipientQuery = ctx.ledger.db.prepare(
       'SELECT id, agent_id, agent_number FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL',
     );
@@ -106,6 +127,13 @@ export class Messaging {
 
   async send(sender: AgentRow, body: SendRequest): Promise<SendResponse> {
     const now = this.#ctx.now();
+    const wait = this.#sendRate.take(sender.id, body.envelopes.length);
+    if (wait > 0) {
+      throw new RateLimitedError(
+        wait,
+        `You are sending faster than the relay allows (${this.#ctx.config.limits.sendPerAgentPerSecond} envelopes per second); retry in ${wait} s.`,
+      );
+    }
     // Check everything before anything is published: a refused request stores nothing.
     // A batch usually goes to few recipients: look each one (and its block list) up once.
     const recipients = new Map<string, { recipient: Recipient; blocked: boolean; webhook: boolean }>();
@@ -140,7 +168,8 @@ export class Messaging {
       const key = `${recipient.id}\u0000${messageId}`;
       const existingSender = known.get(recipient.id)?.get(messageId);
       const existing = existingSender === undefined ? undefined : { sender_row: existingSender };
-      if (existing && existing.sender_row !== sender.id) {
+      const owner = existingSender ?? this.#inFlight.get(key)?.senderRow;
+      if (owner !== undefined && owner !== sender.id) {
         throw new SvcError(
           'message_id_conflict',
           `message ${messageId} to ${recipient.agent_number} exists from another sender`,
@@ -158,44 +187,110 @@ export class Messaging {
       toPublish.push({ bytes, recipient, messageId, webhook });
     }
     if (toPublish.length > 0) {
-      let seqs: number[];
+      // Checked and claimed with no await in between, so two requests cannot both pass.
+      const reserved = this.#reserve(toPublish);
+      const claims = toPublish.map((p) => this.#claim(`${p.recipient.id}\u0000${p.messageId}`, sender.id));
       try {
-        seqs = await this.#inbox.publish(
-          sender.tenant_id,
-          toPublish.map((p) => ({
-            recipientNumber: p.recipient.agent_number,
-            data: p.bytes,
-            msgId: `${p.messageId}:${p.recipient.agent_number}`,
-          })),
-        );
+        const ignored = await this.#publishAndRecord(sender, toPublish, checked.length, now);
+        // rows that were there already (a concurrent retry recorded them) count once
+        for (const r of ignored) this.#pendingTotals.release(r.recipient_row, 1, r.size);
       } catch (err) {
-        throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
-      }
-      this.store.insertMany(
-        toPublish.map((p, i) => ({
-          recipient_row: p.recipient.id,
-          message_id: p.messageId,
-          tenant_id: sender.tenant_id,
-          recipient_number: p.recipient.agent_number,
-          sender_row: sender.id,
-          sender_number: sender.agent_number,
-          stream_seq: seqs[i] as number,
-          size: p.bytes.length,
-          accepted_at: now,
-          webhook: p.webhook,
-        })),
-      );
-      // The bytes may be views of the request body: kept as they are only when every
-      // envelope of the request is kept, else copied, so that a few kept envelopes never
-      // hold on to every byte of their requests.
-      const wholeBody = toPublish.length === checked.length;
-      for (const [i, p] of toPublish.entries()) {
-        const kept = wholeBody ? p.bytes : Buffer.from(p.bytes);
-        this.#recent.add(sender.tenant_id, seqs[i] as number, kept);
-        this.notifier.notify(p.recipient.id);
+        for (const [row, t] of reserved) this.#pendingTotals.release(row, t.count, t.bytes);
+        throw err;
+      } finally {
+        for (const key of claims) this.#release(key);
       }
     }
     return { results };
+  }
+
+  /** Reserves each recipient's share of the batch against its pending quota, or reserves nothing. */
+  #reserve(toPublish: Array<{ bytes: Buffer; recipient: Recipient }>): Map<string, { count: number; bytes: number }> {
+    const per = new Map<string, { number: string; count: number; bytes: number }>();
+    for (const p of toPublish) {
+      const t = per.get(p.recipient.id) ?? { number: p.recipient.agent_number, count: 0, bytes: 0 };
+      t.count++;
+      t.bytes += p.bytes.length;
+      per.set(p.recipient.id, t);
+    }
+    const done = new Map<string, { count: number; bytes: number }>();
+    try {
+      for (const [row, t] of per) {
+        this.#pendingTotals.reserve(row, t.number, t.count, t.bytes);
+        done.set(row, t);
+      }
+    } catch (err) {
+      for (const [row, t] of done) this.#pendingTotals.release(row, t.count, t.bytes);
+      throw err;
+    }
+    return done;
+  }
+
+  #claim(key: string, senderRow: string): string {
+    const held = this.#inFlight.get(key);
+    if (held) held.requests++;
+    else this.#inFlight.set(key, { senderRow, requests: 1 });
+    return key;
+  }
+
+  #release(key: string): void {
+    const held = this.#inFlight.get(key);
+    if (held && --held.requests === 0) this.#inFlight.delete(key);
+  }
+
+  async #publishAndRecord(
+    sender: AgentRow,
+    toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string; webhook: boolean }>,
+    checkedCount: number,
+    now: number,
+  ): Promise<NewEnvelopeRow[]> {
+    let seqs: number[];
+    try {
+      seqs = await this.#inbox.publish(
+        sender.tenant_id,
+        toPublish.map((p) => ({
+          recipientNumber: p.recipient.agent_number,
+          data: p.bytes,
+          // The sender is part of the dedupe key: another sender's envelope under the same
+          // id (say, one published just before a crash, never recorded) is never taken for ours.
+          msgId: `${p.messageId}:${p.recipient.agent_number}:${sender.id}`,
+        })),
+      );
+    } catch (err) {
+      if (err instanceof PublishRefusedError && err.storageFull) {
+        throw new SvcError('tenant_storage_full', undefined, { detail: err.message, cause: err });
+      }
+      throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
+    }
+    const outcome = this.store.insertMany(
+      toPublish.map((p, i) => ({
+        recipient_row: p.recipient.id,
+        message_id: p.messageId,
+        tenant_id: sender.tenant_id,
+        recipient_number: p.recipient.agent_number,
+        sender_row: sender.id,
+        sender_number: sender.agent_number,
+        stream_seq: seqs[i] as number,
+        size: p.bytes.length,
+        accepted_at: now,
+        webhook: p.webhook,
+      })),
+    );
+    if ('conflict' in outcome) {
+      // Another relay instance recorded it first: nothing of this request was recorded, and
+      // what it published is not referenced (it ages out of the stream).
+      throw new SvcError('message_id_conflict', `message ${outcome.conflict} exists from another sender`);
+    }
+    // The bytes may be views of the request body: kept as they are only when every
+    // envelope of the request is kept, else copied, so that a few kept envelopes never
+    // hold on to every byte of their requests.
+    const wholeBody = toPublish.length === checkedCount;
+    for (const [i, p] of toPublish.entries()) {
+      const kept = wholeBody ? p.bytes : Buffer.from(p.bytes);
+      this.#recent.add(sender.tenant_id, seqs[i] as number, kept);
+      this.notifier.notify(p.recipient.id);
+    }
+    return outcome.ignored;
   }
 
   async #load(rows: EnvelopeRow[]): Promise<PendingItem[]> {
@@ -244,6 +339,7 @@ export class Messaging {
       const again = this.store.find(agent.id, messageId);
       return { message_id: messageId, acked_at: iso(again?.acked_at ?? now), already: true };
     }
+    this.#pendingTotals.release(row.recipient_row, 1, row.size);
     this.#recent.delete(row.tenant_id, row.stream_seq);
     // The ledger is the source of truth; the bus copies are tidied best-effort. A webhook
     // whose first attempt has not gone out yet still needs the copy: the dispatcher tidies it.

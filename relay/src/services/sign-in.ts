@@ -16,26 +16,39 @@ import {
 import { hashSecret, issueAccessToken, newApiKey } from '../auth/agent-credentials.js';
 import { verifyEd25519 } from '../auth/signatures.js';
 import type { RelayContext } from '../context.js';
+import { RateLimitedError } from '../http/rate-limit.js';
+import { challengeTableFull, insertBoundedChallenge } from '../ledger/challenges.js';
 import type { AgentRow } from '../ledger/ledger.js';
 
 export const CHALLENGE_TTL_MS = 60_000;
 
+/**
+ * A challenge for an agent that does not exist (or is revoked) is made and answered exactly
+ * like one for an agent that does, but not stored: the answer never tells which agent ids
+ * exist, and the sign-in that follows fails with its one uniform code.
+ */
 export function createChallenge(ctx: RelayContext, body: ChallengeRequest): ChallengeResponse {
   const refuse = (reason: string): never => {
     throw new SvcError('invalid_challenge_request', undefined, { detail: reason });
   };
   if (body.deployment_id !== ctx.deployment.deploymentId) refuse('wrong deployment');
   if (!ctx.config.tenants.includes(body.tenant_id)) refuse('unknown tenant');
-  const agent = ctx.ledger.activeAgent(body.tenant_id, body.agent_id) ?? refuse('unknown or revoked agent');
   const now = ctx.now();
+  const { challengesMax, challengesPerAgent } = ctx.config.limits;
+  // Checked before the agent is looked up, so a full table turns every agent id away alike.
+  if (challengeTableFull(ctx.ledger, challengesMax, now)) {
+    throw new RateLimitedError(Math.ceil(CHALLENGE_TTL_MS / 1000), undefined, 'challenge table full');
+  }
+  const agent = ctx.ledger.activeAgent(body.tenant_id, body.agent_id);
   const challenge = {
     id: `chl_${randomBytes(16).toString('base64url')}`,
-    agent_row: agent.id,
+    agent_row: agent?.id ?? '',
     nonce: randomBytes(32).toString('base64url'),
     created_at: now,
     expires_at: now + CHALLENGE_TTL_MS,
   };
-  ctx.ledger.insertChallenge(challenge);
+  if (agent) insertBoundedChallenge(ctx.ledger, challenge, challengesPerAgent);
+  else ctx.logger.info({ tenant_id: body.tenant_id }, 'challenge for an unknown or revoked agent (not stored)');
   return {
     challenge_id: challenge.id,
     nonce: challenge.nonce,

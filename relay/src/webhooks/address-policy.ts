@@ -3,8 +3,9 @@
  * policy the relay would POST into its own network (server-side request forgery).
  *
  * Refused unless SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS=1: loopback, private (RFC 1918, unique
- * local), link-local, carrier-grade NAT, and the IPv4-mapped / NAT64 / 6to4 IPv6 forms
- * of these. Refused always, whatever the setting: cloud metadata services (169.254.169.254,
+ * local), link-local, carrier-grade NAT. An IPv6 address that embeds an IPv4 address
+ * (mapped, SIIT, compatible, NAT64, 6to4, Teredo) is judged by the address it carries.
+ * Refused always, whatever the setting: cloud metadata services (169.254.169.254,
  * fd00:ec2::254, metadata.google.internal …), unspecified, multicast, broadcast,
  * documentation and other reserved ranges — none of them is a webhook receiver.
  *
@@ -90,10 +91,8 @@ const V6: Array<[AddressClass, BlockList]> = [
     'reserved',
     blocks(
       [
-        ['::', 96], // IPv4-compatible (deprecated)
         ['100::', 64], // discard
         ['2001:db8::', 32], // documentation
-        ['2001::', 32], // Teredo: hides an arbitrary IPv4 address
       ],
       'ipv6',
     ),
@@ -119,16 +118,58 @@ function v6Bytes(address: string): number[] {
   return bytes;
 }
 
-/** The IPv4 address an IPv6 address carries (mapped, NAT64 well-known prefix, 6to4), if any. */
-function embeddedV4(address: string): string | undefined {
-  const b = v6Bytes(address);
+/**
+ * The IPv4 addresses an IPv6 address carries, by every form that embeds one: IPv4-mapped
+ * (::ffff:0:0/96), SIIT (::ffff:0:0:0/96), IPv4-compatible (::/96), NAT64 (64:ff9b::/96 and
+ * the local-use 64:ff9b:1::/48 in each RFC 6052 layout that fits it), 6to4 (2002::/16) and
+ * Teredo (2001::/32: server, and client stored inverted). Undefined: no embedded address.
+ * An empty list: a form that should embed one but is not well formed (refused as reserved).
+ */
+function embeddedV4(b: number[]): string[] | undefined {
   const zero = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
-  const v4 = (at: number) => b.slice(at, at + 4).join('.');
-  if (zero(0, 10) && b[10] === 0xff && b[11] === 0xff) return v4(12); // ::ffff:a.b.c.d
-  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zero(4, 12)) return v4(12); // 64:ff9b::/96
-  if (b[0] === 0x20 && b[1] === 0x02) return v4(2); // 2002:aabb:ccdd::/48
+  const v4 = (...at: number[]) => at.map((i) => b[i]).join('.');
+  if (zero(0, 10) && b[10] === 0xff && b[11] === 0xff) return [v4(12, 13, 14, 15)]; // ::ffff:a.b.c.d
+  if (zero(0, 8) && b[8] === 0xff && b[9] === 0xff && zero(10, 12)) return [v4(12, 13, 14, 15)]; // ::ffff:0:a.b.c.d
+  if (zero(0, 12)) return [v4(12, 13, 14, 15)]; // ::a.b.c.d (:: and ::1 are taken out before)
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) {
+    if (zero(4, 12)) return [v4(12, 13, 14, 15)]; // 64:ff9b::/96
+    if (b[4] !== 0x00 || b[5] !== 0x01) return []; // rest of 64:ff9b::/32: unassigned
+    // 64:ff9b:1::/48 takes any prefix from /48 to /96; bits 64-71 are always zero.
+    if (b[8] !== 0) return [];
+    const layouts: Array<[number[], number]> = [
+      [[12, 13, 14, 15], 16], // /96: v4 after zero bytes 6-11
+      [[9, 10, 11, 12], 13], // /64
+      [[7, 9, 10, 11], 12], // /56
+      [[6, 7, 9, 10], 11], // /48
+    ];
+    const found: string[] = [];
+    for (const [at, suffixFrom] of layouts) {
+      const prefixZero = at[0] === 12 ? zero(6, 12) : true;
+      if (prefixZero && zero(suffixFrom, 16)) found.push(v4(...at));
+    }
+    return found;
+  }
+  if (b[0] === 0x20 && b[1] === 0x02) return [v4(2, 3, 4, 5)]; // 2002:aabb:ccdd::/48
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x00 && b[3] === 0x00) {
+    // Teredo: the server, and the client's address with every bit inverted.
+    const client = [12, 13, 14, 15].map((i) => (b[i] as number) ^ 0xff).join('.');
+    return [v4(4, 5, 6, 7), client];
+  }
   return undefined;
 }
+
+/** Classes from the most to the least restrictive, to judge an address that embeds several. */
+const STRICTNESS: AddressClass[] = [
+  'cloud metadata',
+  'unspecified',
+  'multicast',
+  'reserved',
+  'loopback',
+  'link-local',
+  'private',
+  'carrier-grade NAT',
+  'public',
+];
 
 /** The class of an IP address literal (IPv4 or IPv6). */
 export function classifyAddress(literal: string): AddressClass {
@@ -141,9 +182,15 @@ export function classifyAddress(literal: string): AddressClass {
     for (const [cls, list] of V4) if (list.check(address, 'ipv4')) return cls;
     return 'public';
   }
-  const inner = embeddedV4(address);
-  if (inner !== undefined) return classifyAddress(inner);
   const bytes = v6Bytes(address);
+  const unspecifiedOrLoopback = bytes.slice(0, 15).every((x) => x === 0) && (bytes[15] as number) <= 1;
+  const inner = unspecifiedOrLoopback ? undefined : embeddedV4(bytes);
+  if (inner !== undefined) {
+    // Judged by what it carries: the strictest class of its embedded addresses.
+    const classes = inner.map((a) => classifyAddress(a));
+    if (classes.length === 0) return 'reserved';
+    return STRICTNESS.find((c) => classes.includes(c)) ?? 'public';
+  }
   const canonical = Array.from({ length: 8 }, (_, i) =>
     (((bytes[2 * i] as number) << 8) | (bytes[2 * i + 1] as number)).toString(16),
   ).join(':');

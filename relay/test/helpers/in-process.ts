@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { type AdminAuthorityConfig, createAdminTokenVerifier } from '../../src/auth/admin-token.js';
 import { buildConfig, type RelayConfig } from '../../src/config/config.js';
+import type { RawSettings } from '../../src/config/env.js';
 import type { RelayContext } from '../../src/context.js';
 import { initDeployment } from '../../src/deployment/deployment.js';
 import { Ledger } from '../../src/ledger/ledger.js';
@@ -45,6 +46,8 @@ export async function inProcessRelay(
     tenants?: string[];
     authority?: Omit<AdminAuthorityConfig, 'deploymentId' | 'tenants'>;
     deploymentId?: string;
+    /** further settings (limits …) */
+    settings?: RawSettings;
   } = {},
 ): Promise<InProcessRelay> {
   const dataDir = tempDir('svc-relay-inproc-');
@@ -54,6 +57,7 @@ export async function inProcessRelay(
     SVC_RELAY_TENANTS: tenants.join(','),
     SVC_RELAY_LISTEN: '127.0.0.1:8787',
     ...(opts.deploymentId ? { SVC_RELAY_DEPLOYMENT_ID: opts.deploymentId } : {}),
+    ...opts.settings,
   });
   const deployment = await initDeployment(dataDir, {
     deploymentId: config.deploymentId,

@@ -3,7 +3,8 @@ import { migration002 } from './002-agent-profiles.js';
 import { migration003 } from './003-messages.js';
 import { migration004 } from './004-key-directory.js';
 import { migration005 } from './005-webhook-deliveries.js';
-import { migration009 } from './009-signed-enrollment-record.js';
+import { migration006 } from './006-challenge-bounds.js';
+import { migration007 } from './007-signed-enrollment-record.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
@@ -13,6 +14,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration003,
   migration004,
   migration005,
-  migration009,
+  migration006,
+  migration007,
 ];
 export type { Migration } from './types.js';

@@ -3,13 +3,13 @@ import { insertAgent, insertGrant } from '../../../test/helpers/ledger-rows.js';
 import { migrate, openDatabase } from '../database.js';
 import { migration001 } from './001-initial.js';
 import { migration004 } from './004-key-directory.js';
-import { migration009 } from './009-signed-enrollment-record.js';
+import { migration007 } from './007-signed-enrollment-record.js';
 
 const KEY_A = 'A'.repeat(43);
 const KEY_B = 'B'.repeat(43);
 
-describe('migration 009-signed-enrollment-record', () => {
-  // 001 and 004 only: 009 must not depend on anything else.
+describe('migration 007-signed-enrollment-record', () => {
+  // 001 and 004 only: 007 must not depend on anything else.
   const db = openDatabase(':memory:');
   migrate(db, [migration001, migration004]);
   insertGrant(db);
@@ -26,15 +26,15 @@ describe('migration 009-signed-enrollment-record', () => {
   record({ agent_row: 'old', version: 1 });
   record({ agent_row: 'old', version: 2, signature: 'sig2' });
   expect(() => record({ agent_row: 'new', version: 1, signature: 'sig1' })).toThrow(/CHECK/);
-  migrate(db, [migration001, migration004, migration009]);
+  migrate(db, [migration001, migration004, migration007]);
 
   it('records itself and is not applied twice', () => {
     expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([
       { version: 1 },
       { version: 4 },
-      { version: 9 },
+      { version: 7 },
     ]);
-    expect(migrate(db, [migration001, migration004, migration009])).toEqual([]);
+    expect(migrate(db, [migration001, migration004, migration007])).toEqual([]);
   });
 
   it('keeps the rows written before it', () => {

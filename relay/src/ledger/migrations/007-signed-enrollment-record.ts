@@ -9,11 +9,11 @@ import type { Migration } from './types.js';
  * SQLite cannot relax a CHECK in place: the table is rebuilt with its rows and trigger.
  * Depends only on 001 and 004.
  */
-export const migration009: Migration = {
-  version: 9,
+export const migration007: Migration = {
+  version: 7,
   name: 'signed-enrollment-record',
   up: `
-    CREATE TABLE agent_key_records_009 (
+    CREATE TABLE agent_key_records_007 (
       agent_row TEXT NOT NULL REFERENCES agents(id),
       version INTEGER NOT NULL CHECK (version >= 1),
       signing_public_key TEXT NOT NULL CHECK (length(signing_public_key) = 43),
@@ -30,10 +30,10 @@ export const migration009: Migration = {
         OR (version > 1 AND signature IS NOT NULL)
       )
     ) STRICT;
-    INSERT INTO agent_key_records_009 SELECT agent_row, version, signing_public_key, encryption_public_key,
+    INSERT INTO agent_key_records_007 SELECT agent_row, version, signing_public_key, encryption_public_key,
       created_at, signature, previous_signature, recorded_at FROM agent_key_records;
     DROP TABLE agent_key_records;
-    ALTER TABLE agent_key_records_009 RENAME TO agent_key_records;
+    ALTER TABLE agent_key_records_007 RENAME TO agent_key_records;
 
     CREATE TRIGGER agent_key_records_append_only
     BEFORE UPDATE ON agent_key_records

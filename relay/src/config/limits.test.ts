@@ -1,0 +1,64 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildConfig, DEFAULT_LIMITS } from './config.js';
+import { settingsFromFile } from './env.js';
+
+describe('rate limit and quota settings', () => {
+  it('have defaults, and each can be set (0 = no limit)', () => {
+    expect(buildConfig({}).limits).toEqual(DEFAULT_LIMITS);
+    const c = buildConfig({
+      SVC_RELAY_AUTH_RATE_PER_ADDRESS: '0',
+      SVC_RELAY_AUTH_RATE_PER_AGENT: '7',
+      SVC_RELAY_CHALLENGES_PER_AGENT: '2',
+      SVC_RELAY_CHALLENGES_MAX: '50',
+      SVC_RELAY_SEND_RATE_PER_AGENT: '5',
+      SVC_RELAY_SEND_BURST_PER_AGENT: '10',
+      SVC_RELAY_RECIPIENT_MAX_PENDING: '3',
+      SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES: '4096',
+      SVC_RELAY_TENANT_MAX_MESSAGES: '100',
+      SVC_RELAY_TENANT_MAX_BYTES: '0',
+    });
+    expect(c.limits).toEqual({
+      authPerAddressPerMinute: 0,
+      authPerAgentPerMinute: 7,
+      challengesPerAgent: 2,
+      challengesMax: 50,
+      sendPerAgentPerSecond: 5,
+      sendBurstPerAgent: 10,
+      recipientMaxPending: 3,
+      recipientMaxPendingBytes: 4096,
+      tenantMaxMessages: 100,
+      tenantMaxBytes: 0,
+    });
+  });
+
+  it('refuses what is not a whole number, and a challenge cap of 0', () => {
+    expect(() => buildConfig({ SVC_RELAY_SEND_RATE_PER_AGENT: '1.5' })).toThrow(
+      /SVC_RELAY_SEND_RATE_PER_AGENT must be an integer/,
+    );
+    expect(() => buildConfig({ SVC_RELAY_TENANT_MAX_BYTES: '-1' })).toThrow(/TENANT_MAX_BYTES/);
+    expect(() => buildConfig({ SVC_RELAY_CHALLENGES_MAX: '0' })).toThrow(
+      /SVC_RELAY_CHALLENGES_MAX must be an integer ≥ 1/,
+    );
+  });
+
+  it('trusted proxies are addresses or CIDR ranges', () => {
+    expect(buildConfig({}).trustedProxies).toEqual([]);
+    expect(buildConfig({ SVC_RELAY_TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8' }).trustedProxies).toEqual([
+      '127.0.0.1',
+      '10.0.0.0/8',
+      '::1',
+      'fd00::/8',
+    ]);
+    expect(() => buildConfig({ SVC_RELAY_TRUSTED_PROXIES: 'proxy.local' })).toThrow(/TRUSTED_PROXIES/);
+    expect(() => buildConfig({ SVC_RELAY_TRUSTED_PROXIES: '10.0.0.0/33' })).toThrow(/TRUSTED_PROXIES/);
+  });
+
+  it('are read from the config file under their lower-case names', () => {
+    const file = join(tmpdir(), `svc-limits-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify({ svc_relay_recipient_max_pending: 9 }));
+    expect(buildConfig(settingsFromFile(file)).limits.recipientMaxPending).toBe(9);
+  });
+});

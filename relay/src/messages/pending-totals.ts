@@ -1,0 +1,71 @@
+/**
+ * Per-recipient quota of pending (unacknowledged) envelopes, by count and by bytes. Each
+ * recipient's totals are read once from the ledger's pending index, then kept up to date
+ * in memory by this process (the only writer of its SQLite ledger): sends reserve before
+ * they publish, so two requests at once cannot both slip under the limit.
+ */
+import { SvcError } from '@svc/shared';
+import type { Ledger } from '../ledger/ledger.js';
+
+export interface PendingQuota {
+  /** 0 = no limit */
+  maxCount: number;
+  /** 0 = no limit */
+  maxBytes: number;
+}
+
+interface Totals {
+  count: number;
+  bytes: number;
+}
+
+export class PendingTotals {
+  readonly #ledger: Ledger;
+  readonly #quota: PendingQuota;
+  readonly #totals = new Map<string, Totals>();
+  readonly #query;
+
+  constructor(ledger: Ledger, quota: PendingQuota) {
+    this.#ledger = ledger;
+    this.#quota = quota;
+    this.#query = ledger.db.prepare(
+      'SELECT count(*) AS count, total(size) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
+    );
+  }
+
+  get enabled(): boolean {
+    return this.#quota.maxCount > 0 || this.#quota.maxBytes > 0;
+  }
+
+  #of(recipientRow: string): Totals {
+    let t = this.#totals.get(recipientRow);
+    if (!t) {
+      const row = this.#ledger.guarded(() => this.#query.get(recipientRow) as Totals);
+      t = { count: row.count, bytes: row.bytes };
+      this.#totals.set(recipientRow, t);
+    }
+    return t;
+  }
+
+  /** Counts the envelopes in, or throws 507 recipient_inbox_full (and counts nothing). */
+  reserve(recipientRow: string, recipientNumber: string, count: number, bytes: number): void {
+    if (!this.enabled) return;
+    const t = this.#of(recipientRow);
+    const { maxCount, maxBytes } = this.#quota;
+    if ((maxCount > 0 && t.count + count > maxCount) || (maxBytes > 0 && t.bytes + bytes > maxBytes)) {
+      throw new SvcError('recipient_inbox_full', undefined, {
+        detail: `${recipientNumber} holds ${t.count} pending envelopes (${t.bytes} bytes)`,
+      });
+    }
+    t.count += count;
+    t.bytes += bytes;
+  }
+
+  /** Takes envelopes out: acknowledged, or reserved but not recorded after all. */
+  release(recipientRow: string, count: number, bytes: number): void {
+    const t = this.#totals.get(recipientRow);
+    if (!t) return;
+    t.count = Math.max(0, t.count - count);
+    t.bytes = Math.max(0, t.bytes - bytes);
+  }
+}

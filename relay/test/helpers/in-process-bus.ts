@@ -1,0 +1,75 @@
+/**
+ * The whole relay in this process (startRelay: ledger, a real managed nats-server, the HTTP
+ * server on a free loopback port) with settings of the test's choosing, and agents enrolled
+ * through the real enrollment route.
+ */
+import { pino } from 'pino';
+import { buildConfig } from '../../src/config/config.js';
+import type { RawSettings } from '../../src/config/env.js';
+import { type Relay, startRelay } from '../../src/index.js';
+import { mintGrant } from '../../src/services/grants.js';
+import { call, enrollmentBody, identityFromSeed, type TestAgent } from './agent-client.js';
+import { freePort, tempDir } from './relay-process.js';
+
+export interface BusRelay {
+  relay: Relay;
+  url: string;
+  dataDir: string;
+  logLines: string[];
+  /** shift the relay's clock */
+  advance(ms: number): void;
+  enroll(agentId: string, tenant?: string): Promise<TestAgent>;
+  close(): Promise<void>;
+}
+
+export async function inProcessBusRelay(settings: RawSettings = {}): Promise<BusRelay> {
+  const dataDir = settings.SVC_RELAY_DATA_DIR ?? tempDir('svc-relay-bus-');
+  const config = buildConfig({
+    SVC_RELAY_DATA_DIR: dataDir,
+    SVC_RELAY_LISTEN: `127.0.0.1:${await freePort()}`,
+    ...settings,
+  });
+  const logLines: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
+  let offset = 0;
+  const relay = await startRelay(config, { logger, autoInitDeployment: true, now: () => Date.now() + offset });
+  const url = `http://127.0.0.1:${config.port}`;
+  return {
+    relay,
+    url,
+    dataDir,
+    logLines,
+    advance: (ms) => {
+      offset += ms;
+    },
+    async enroll(agentId, tenant = config.defaultTenant) {
+      const grant = mintGrant(relay.context, {
+        tenantId: tenant,
+        agentId,
+        capabilities: ['http-relay'],
+        createdBy: 'test',
+      });
+      const { identity, keys } = identityFromSeed(crypto.getRandomValues(new Uint8Array(32)));
+      const res = await call<Record<string, string>>(
+        url,
+        'POST',
+        '/api/v1/enrollment',
+        enrollmentBody(grant.enrollment_code, identity),
+      );
+      if (res.status !== 201) throw new Error(`enrollment of ${agentId}: ${res.status} ${JSON.stringify(res.body)}`);
+      const b = res.body;
+      return {
+        agentId: b.agent_id as string,
+        number: b.agent_number as string,
+        tenantId: b.tenant_id as string,
+        deploymentId: b.deployment_id as string,
+        keys,
+        identity,
+        apiKey: b.api_key as string,
+        token: b.access_token as string,
+        auth: { authorization: `Bearer ${b.access_token}` },
+      };
+    },
+    close: () => relay.close(),
+  };
+}

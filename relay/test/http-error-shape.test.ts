@@ -1,0 +1,120 @@
+/**
+ * Every error answer has the one shape `{error, message}`: the router's own refusals
+ * (a path that does not decode, a parameter over the length limit) and Node's HTTP parser's
+ * (headers too large) included. A JSON body that is not valid UTF-8 is refused with 400,
+ * never stored with its bad bytes replaced.
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, sealFor, type TestAgent } from './helpers/agent-client.js';
+import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
+
+let relay: BusRelay;
+let alice: TestAgent;
+let bob: TestAgent;
+
+beforeAll(async () => {
+  relay = await inProcessBusRelay();
+  [alice, bob] = await Promise.all([relay.enroll('alice'), relay.enroll('bob')]);
+}, 60_000);
+
+afterAll(async () => {
+  await relay?.close();
+});
+
+/** A raw HTTP exchange, so nothing on our side rewrites the path, headers or body bytes. */
+function raw(
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<{ status: number; body: unknown }> {
+  const { port } = new URL(relay.url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers: opts.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // returned as text
+        }
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+const shape = { error: expect.any(String), message: expect.any(String) };
+
+describe('router and parser refusals have the one shape', () => {
+  it('a path segment that does not decode: 400 bad_request', async () => {
+    const res = await raw('GET', '/api/v1/agents/%E0%A4', { headers: alice.auth });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'bad_request', message: expect.any(String) });
+  });
+
+  it('a parameter over the length limit: 414 uri_too_long', async () => {
+    const res = await raw('GET', `/api/v1/agents/${'a'.repeat(300)}`, { headers: alice.auth });
+    expect(res.status).toBe(414);
+    expect(res.body).toEqual({ error: 'uri_too_long', message: expect.any(String) });
+  });
+
+  it('headers over the limit: 431 headers_too_large', async () => {
+    const res = await raw('GET', '/healthz', { headers: { 'x-big': 'b'.repeat(20_000) } });
+    expect(res.status).toBe(431);
+    expect(res.body).toEqual({ error: 'headers_too_large', message: expect.any(String) });
+  });
+
+  it('an unknown route: 404 not_found', async () => {
+    const res = await raw('GET', '/nowhere');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject(shape);
+  });
+});
+
+describe('invalid UTF-8 in a JSON body', () => {
+  const json = { 'content-type': 'application/json' };
+
+  it('is refused with 400 on an ordinary route, and nothing is stored', async () => {
+    const body = Buffer.concat([Buffer.from('{"display_name":"bad '), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const res = await raw('PATCH', '/api/v1/agents/me', { headers: { ...alice.auth, ...json }, body });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'invalid_json', message: expect.stringMatching(/UTF-8/) });
+    const me = await call<{ display_name: string | null }>(
+      relay.url,
+      'GET',
+      '/api/v1/agents/me',
+      undefined,
+      alice.auth,
+    );
+    expect(me.body.display_name ?? '').not.toMatch(/bad/);
+  });
+
+  it('valid UTF-8 (not ASCII) is taken as it is', async () => {
+    const res = await raw('PATCH', '/api/v1/agents/me', {
+      headers: { ...alice.auth, ...json },
+      body: Buffer.from('{"display_name":"Zoë ✓"}', 'utf8'),
+    });
+    expect(res.status).toBe(200);
+    expect((res.body as { display_name: string }).display_name).toBe('Zoë ✓');
+  });
+
+  it('is refused with 400 on the send route (which parses its body itself)', async () => {
+    const text = JSON.stringify({ envelopes: [sealFor(alice, bob, 'hi')] });
+    // a stray byte after the canonical body takes it off the fast path, onto the general one
+    const body = Buffer.concat([
+      Buffer.from(text.slice(0, -1)),
+      Buffer.from(',"x":"'),
+      Buffer.from([0xc3]),
+      Buffer.from('"}'),
+    ]);
+    const res = await raw('POST', '/api/v1/messages', { headers: { ...alice.auth, ...json }, body });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'invalid_json', message: expect.stringMatching(/UTF-8/) });
+  });
+});
