@@ -138,6 +138,7 @@ describe('logs', () => {
       encryption_public_key: 'A'.repeat(43),
       issued_at: new Date().toISOString(),
       proof: 'A'.repeat(86),
+      key_record_signature: 'A'.repeat(86),
     };
     for (let i = 0; i < 2; i++) {
       await post(r, '/api/v1/auth/token', {}, undefined, key);
