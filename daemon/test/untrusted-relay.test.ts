@@ -267,6 +267,28 @@ describe('a hostile relay cannot substitute or redirect a peer key', () => {
     expect(() => openAsBob(after, 0)).toThrow();
   });
 
+  it('a self-signed record with a small-order encryption key is never pinned or sealed to', async () => {
+    // first contact with dave: a record that verifies under its own key, but whose X25519 key
+    // is a small-order point (all zero): sealing to it would give the relay the shared secret
+    const before = proxy.posted.length;
+    const dave = ed25519Generate();
+    const record = {
+      version: 1,
+      signing_public_key: toBase64url(dave.publicKey),
+      encryption_public_key: toBase64url(new Uint8Array(32)),
+      created_at: new Date().toISOString(),
+    };
+    const owner = { deployment_id: deploymentId, tenant_id: 'acme', agent_id: 'dave', agent_number: 'dave' };
+    const signature = toBase64url(ed25519Sign(dave.privateKey, keyRecordBytes({ ...owner, ...record })));
+    const current = { ...record, signature, previous_signature: null };
+    proxy.keys.set('dave', { ...owner, current, history: [current] });
+    await expect(a.client.send('alice', { to: 'dave', content: 'for dave only' })).rejects.toMatchObject({
+      code: 'peer_key_invalid',
+    });
+    expect(proxy.posted.length).toBe(before);
+    proxy.keys.delete('dave');
+  });
+
   it("a changed signing key (carol's keys relabelled as bob's) is held for acceptance, never sealed to", async () => {
     const real = await realEntry('bob');
     const before = proxy.posted.length;

@@ -179,6 +179,11 @@ export const ERROR_CATALOG = {
     message:
       "The relay's key directory answered for another agent, deployment or tenant; nothing was sent. Ask the relay's operator to check it.",
   },
+  peer_key_invalid: {
+    status: 502,
+    message:
+      "The relay served a peer key that cannot be used safely (small-order or malformed); nothing was sent. Ask the relay's operator to check it.",
+  },
   deployment_stale: {
     status: 409,
     message:

@@ -13,7 +13,14 @@
  * First contact pins on trust: a signed record must verify under its own key; an unsigned
  * version 1 (an agent enrolled before version 1 was signed) is still taken then.
  */
-import { fromBase64url, type KeyDirectoryEntry, type KeyRecord, keyRecordBytes } from '@svc/shared';
+import {
+  ed25519PublicKeyProblem,
+  fromBase64url,
+  type KeyDirectoryEntry,
+  type KeyRecord,
+  keyRecordBytes,
+  x25519PublicKeyProblem,
+} from '@svc/shared';
 import { ed25519Verify } from '@svc/shared/node';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
@@ -69,6 +76,30 @@ export class Peers {
     );
   }
 
+  /**
+   * Why a record's keys cannot be used, if they cannot: a small-order or non-canonical key
+   * signs "everything" (Ed25519) or gives a shared secret anyone knows (X25519), so the
+   * relay's own checks at enrollment are not relied on.
+   */
+  static keyProblem(record: KeyRecord): string | undefined {
+    try {
+      return (
+        ed25519PublicKeyProblem(fromBase64url(record.signing_public_key)) ??
+        x25519PublicKeyProblem(fromBase64url(record.encryption_public_key))
+      );
+    } catch {
+      return 'a key is not base64url';
+    }
+  }
+
+  #invalid(ref: string, problem: string): DaemonError {
+    this.#log?.warn({ agent: this.#me().name, peer: ref, problem }, 'unusable peer key refused');
+    return new DaemonError(
+      'peer_key_invalid',
+      `The relay served a key for ${ref} that cannot be used safely (${problem}); nothing was sent. Ask the relay's operator to check it.`,
+    );
+  }
+
   /** True when `record` is signed by `signingKey` over the statement of this entry's agent. */
   static recordSignedBy(entry: KeyDirectoryEntry, record: KeyRecord, signingKey: string): boolean {
     if (record.signature === null) return false;
@@ -93,12 +124,14 @@ export class Peers {
     const entry = await this.directory(ref);
     const cur = entry.current;
     const pin = this.#archive.getPeer(entry.agent_number);
+    const unusable = Peers.keyProblem(cur);
     if (!pin) {
       // trust on first use; an unsigned version 1 is an agent enrolled before it was signed
       const legacy = cur.version === 1 && cur.signature === null;
       if (!legacy && !Peers.recordSignedBy(entry, cur, cur.signing_public_key)) {
         throw new DaemonError('peer_key_changed', `the key record of ${ref} does not verify`);
       }
+      if (unusable) throw this.#invalid(ref, unusable);
       this.#archive.pinPeer({
         agent_number: entry.agent_number,
         agent_id: entry.agent_id,
@@ -108,7 +141,11 @@ export class Peers {
       });
     } else if (pin.signing_public_key === cur.signing_public_key) {
       if (pin.encryption_public_key !== cur.encryption_public_key || cur.version !== pin.key_version) {
-        if (cur.version > (pin.key_version ?? 0) && Peers.recordSignedBy(entry, cur, pin.signing_public_key)) {
+        if (
+          !unusable &&
+          cur.version > (pin.key_version ?? 0) &&
+          Peers.recordSignedBy(entry, cur, pin.signing_public_key)
+        ) {
           this.#archive.pinPeer({ ...pin, encryption_public_key: cur.encryption_public_key, key_version: cur.version });
         } else if (pin.encryption_public_key !== cur.encryption_public_key) {
           // unsigned, older, same version or not signed by the pin: the pin stays in use
@@ -118,6 +155,12 @@ export class Peers {
           );
         }
       }
+    } else if (unusable) {
+      // a changed signing key that could not be used anyway is not offered for acceptance
+      this.#log?.warn(
+        { agent: this.#me().name, peer: entry.agent_number, problem: unusable },
+        'unusable peer key refused',
+      );
     } else if (pin.changed?.signing_public_key !== cur.signing_public_key) {
       this.#archive.markPeerChanged(entry.agent_number, cur.signing_public_key, cur.encryption_public_key);
       this.#events.emit({ type: 'peer_key_changed', agent: this.#me().name, peer: entry.agent_number });
