@@ -75,6 +75,25 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
     expect(readFileSync(documentFile, 'utf8')).toBe(document);
     expect(readdirSync(elsewhere)).toEqual([]);
 
+    // the printed hint runs as printed, from elsewhere (the built command: npm test builds first)
+    const hint = /Mint more with: (.+?) {3}·/.exec(relay.stdout())?.[1] as string;
+    const printed = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn('sh', ['-c', `${hint.replace('<id>', 'printed')} --json`], {
+        cwd: elsewhere,
+        env: bareEnv(),
+      });
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => {
+        out += d;
+      });
+      child.once('exit', (code) => resolve({ code, out }));
+    });
+    expect(printed.code, `${hint}: ${printed.out}`).toBe(0);
+    expect(parseEnrollmentCode(JSON.parse(printed.out).enrollment_code).bindings.api_url).toBe(relay.url);
+
     const enrolled = await call(relay.url, 'POST', '/api/v1/enrollment', enrollmentBody(code, newIdentity()));
     expect(enrolled.status).toBe(201);
     const revoked = await relayCli(['agent', 'revoke', '--data-dir', relay.dataDir, '--agent-id', 'zed'], elsewhere);

@@ -19,10 +19,13 @@ function realpath(path: string): string | undefined {
   }
 }
 
-/** The first executable `name` on PATH, resolved through its links. */
+/**
+ * The first executable `name` on PATH, resolved through its links. `npm start` and `npx`
+ * put node_modules/.bin on the PATH of what they run, not on the user's: skipped.
+ */
 function onPath(name: string, path: string): string | undefined {
   for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
+    if (!dir || /[\\/]node_modules[\\/]\.bin[\\/]?$/.test(dir)) continue;
     const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
