@@ -22,6 +22,11 @@ describe('prettyLine', () => {
     );
   });
 
+  it('does not repeat a subsystem the message already names', () => {
+    const line = JSON.stringify({ level: 30, time: at, subsystem: 'relay:bus', msg: 'bus: ready', tenants: 1 });
+    expect(prettyLine(line)).toBe('03:04:05.678 INFO  bus: ready tenants=1\n');
+  });
+
   it('shows an error with its message and stack, and leaves text that is not JSON as it is', () => {
     const line = JSON.stringify({
       level: 50,

@@ -30,8 +30,12 @@ export function prettyLine(line: string, color = false): string {
   const level = LEVELS[rec.level as number] ?? String(rec.level);
   const paint = color && COLORS[level] ? (s: string) => `${COLORS[level]}${s}\x1b[0m` : (s: string) => s;
   const parts = [time(rec.time), paint(level.padEnd(5))];
-  if (typeof rec.subsystem === 'string') parts.push(`${rec.subsystem}:`);
-  if (rec.msg !== undefined) parts.push(String(rec.msg));
+  const msg = rec.msg === undefined ? undefined : String(rec.msg);
+  // "relay:bus" before "bus: …" says it twice
+  if (typeof rec.subsystem === 'string' && !msg?.startsWith(`${rec.subsystem.split(':').pop()}: `)) {
+    parts.push(`${rec.subsystem}:`);
+  }
+  if (msg !== undefined) parts.push(msg);
   let stack = '';
   for (const [k, v] of Object.entries(rec)) {
     if (OMIT.has(k)) continue;
