@@ -3,7 +3,7 @@
  * sees it: `node -e 0` (the floor), `svc --version`, `svc send` and `svc inbox --json`
  * against a warm daemon. A real relay (`svc-relay serve`, its nats-server) and two agents
  * on their own SVC_HOMEs, enrolled as e2e/test/two-agents.test.ts does; each figure is the
- * median of BENCH_RUNS runs (default 25) of the built CLI, cli/bin/svc.js, as npm links it.
+ * median of BENCH_RUNS runs (default 25) of the built CLI, cli/bin/svc.cjs, as npm links it.
  *
  * Last line: `svc send overhead: N ms over node`.
  */
@@ -16,9 +16,9 @@ import { runRelayCli, spawnRelay } from '../relay/test/helpers/relay-process.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 25);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SVC = join(ROOT, 'cli', 'bin', 'svc.js');
+const SVC = join(ROOT, 'cli', 'bin', 'svc.cjs');
 
-if (!existsSync(join(ROOT, 'cli', 'dist', 'bundle', 'svc.js'))) {
+if (!existsSync(join(ROOT, 'cli', 'dist', 'bundle', 'svc.cjs'))) {
   console.error('bench:cli: the CLI bundle is missing; run npm run build first');
   process.exit(1);
 }

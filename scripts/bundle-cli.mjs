@@ -1,8 +1,10 @@
-// Bundles the svc CLI into cli/dist/bundle/ (svc.js, which cli/bin/svc.js loads, and one
-// chunk per group of commands): a run then reads a few files instead of a few hundred
-// modules, and parses only the chunks its command reaches (the program imports each
-// command module on demand, and our packages declare no import side effects, so esbuild
-// leaves out what a chunk does not use). Part of `npm run build`; never committed.
+// Bundles the svc CLI into one CommonJS file, cli/dist/bundle/svc.cjs, that cli/bin/svc.cjs
+// runs through a V8 code cache (svc.cjs.cache beside it, written here and renewed by the
+// runner when Node rejects it): a run reads two files instead of a few hundred modules and
+// compiles nothing it compiled before. The program imports each command module on demand,
+// which esbuild keeps as lazy initialisation: a run executes only its command's code. Part
+// of `npm run build`; the output is never committed.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +16,7 @@ export const BUNDLE_DIR = join(ROOT, 'cli', 'dist', 'bundle');
 /**
  * Code that finds files next to itself (`new URL('../package.json', import.meta.url)`, the
  * daemon binary) sees the location its compiled module has in `<package>/dist/`, resolved
- * from the chunk's own URL so the checkout can move. Every chunk sits in `outdir`.
+ * from the bundle's own directory so the checkout can move.
  */
 const keepModuleLocation = (outdir) => ({
   name: 'keep-module-location',
@@ -24,43 +26,40 @@ const keepModuleLocation = (outdir) => ({
       if (!text.includes('import.meta.url')) return undefined;
       const compiled = args.path.replace(/([\\/])src([\\/])/, '$1dist$2').replace(/\.ts$/, '.js');
       const rel = relative(outdir, compiled).split('\\').join('/');
-      return {
-        contents: text.replaceAll('import.meta.url', `new URL(${JSON.stringify(rel)}, import.meta.url).href`),
-        loader: 'ts',
-      };
+      const url = `require('node:url').pathToFileURL(require('node:path').join(__dirname, ${JSON.stringify(rel)})).href`;
+      return { contents: text.replaceAll('import.meta.url', url), loader: 'ts' };
     });
   },
 });
 
-/** Writes the bundle into `outdir` (emptied first); resolves to esbuild's metafile. */
+/** Writes `outdir/svc.cjs` (the directory emptied first); resolves to esbuild's metafile. */
 export async function bundleCli(outdir = BUNDLE_DIR) {
   rmSync(outdir, { recursive: true, force: true });
   const result = await build({
-    entryPoints: [join(ROOT, 'cli', 'src', 'bin', 'svc.ts')],
+    entryPoints: { svc: join(ROOT, 'cli', 'src', 'bin', 'svc.ts') },
     outdir,
-    chunkNames: '[name]-[hash]',
-    splitting: true,
+    outExtension: { '.js': '.cjs' },
     bundle: true,
     platform: 'node',
-    format: 'esm',
+    format: 'cjs',
     target: 'node20',
     // the workspace packages from their TypeScript sources, as vitest and tsx read them
     conditions: ['source'],
-    // CommonJS dependencies (commander) call require(): give the ES modules one
-    banner: {
-      js: "import { createRequire as __svcRequire } from 'node:module'; const require = __svcRequire(import.meta.url);",
-    },
     plugins: [keepModuleLocation(outdir)],
     metafile: true,
     legalComments: 'none',
-    // inlines constants across modules, so a chunk that uses one need not load its module
-    minifySyntax: true,
     logLevel: 'warning',
   });
   return result.metafile;
 }
 
+/** Runs the bundle once through the runner so its code cache exists before the first real run. */
+export function warmCodeCache() {
+  execFileSync(process.execPath, [join(ROOT, 'cli', 'bin', 'svc.cjs'), '--show-completion'], { stdio: 'ignore' });
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   await bundleCli();
+  warmCodeCache();
   process.stderr.write(`bundled the svc CLI into ${relative(ROOT, BUNDLE_DIR)}/\n`);
 }

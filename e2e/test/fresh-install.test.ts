@@ -85,7 +85,7 @@ describe('a fresh clone', () => {
     // the entry files as committed, in a checkout that has not been built
     const checkout = temp('svc-unbuilt-');
     for (const [pkg, entry] of [
-      ['cli', join('cli', 'bin', 'svc.js')],
+      ['cli', join('cli', 'bin', 'svc.cjs')],
       ['relay', join('relay', 'bin', 'svc-relay.js')],
     ] as const) {
       mkdirSync(join(checkout, entry, '..'), { recursive: true });

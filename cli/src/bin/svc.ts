@@ -1,12 +1,15 @@
 #!/usr/bin/env node
+/** `svc`: `--version` alone is answered before the command tree (and its parser) loads. */
 const argv = process.argv.slice(2);
-if (argv.length === 1 && argv[0] === '--version') {
-  // answered before the command tree (and its parser) is loaded: scripts ask this often
-  const { VERSION } = await import('../version.js');
-  process.stdout.write(`${VERSION}\n`);
-} else {
+
+async function main(): Promise<number> {
+  if (argv.length === 1 && argv[0] === '--version') {
+    const { VERSION } = await import('../version.js');
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
   const { run } = await import('../program.js');
-  process.exitCode = await run(argv, {
+  return run(argv, {
     env: process.env,
     stdout: process.stdout,
     stderr: process.stderr,
@@ -16,3 +19,7 @@ if (argv.length === 1 && argv[0] === '--version') {
     },
   });
 }
+
+main().then((code) => {
+  process.exitCode = code;
+});

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { commandFor, shellQuote } from './command-hint.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const SVC = join(ROOT, 'cli', 'bin', 'svc.js');
+const SVC = join(ROOT, 'cli', 'bin', 'svc.cjs');
 const dir = mkdtempSync(join(tmpdir(), 'svc-hint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 /** relay/src/bin or relay/dist/bin → the checkout */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const ENTRIES = { svc: join(ROOT, 'cli', 'bin', 'svc.js'), 'svc-relay': join(ROOT, 'relay', 'bin', 'svc-relay.js') };
+const ENTRIES = { svc: join(ROOT, 'cli', 'bin', 'svc.cjs'), 'svc-relay': join(ROOT, 'relay', 'bin', 'svc-relay.js') };
 
 function realpath(path: string): string | undefined {
   try {
