@@ -38,10 +38,16 @@ function once(args: string[], env: NodeJS.ProcessEnv): number {
   return ms;
 }
 
-/** The median of RUNS runs, after one warm-up run (page cache, daemon connection). */
-function time(args: string[], env: NodeJS.ProcessEnv = process.env): number {
-  once(args, env);
-  return median(Array.from({ length: RUNS }, () => once(args, env)));
+/**
+ * The median of RUNS runs of each command, after one warm-up run of each (page cache,
+ * daemon connection). The commands take turns, run by run, so a machine busy with other
+ * work slows them alike and the differences hold.
+ */
+function timeAll(commands: Array<[string, string[], NodeJS.ProcessEnv]>): Array<[string, number]> {
+  for (const [, args, env] of commands) once(args, env);
+  const times = commands.map((): number[] => []);
+  for (let i = 0; i < RUNS; i++) commands.forEach(([, args, env], c) => times[c]?.push(once(args, env)));
+  return commands.map(([what], c) => [what, median(times[c] as number[])]);
 }
 
 async function grant(env: Record<string, string>, agentId: string): Promise<string> {
@@ -62,13 +68,13 @@ try {
     }),
   );
   const [alice, bob] = homes.map((h) => ({ ...process.env, ...h.env })) as [NodeJS.ProcessEnv, NodeJS.ProcessEnv];
-  console.log(`bench:cli: median of ${RUNS} runs each, whole process, daemon warm (${SVC})`);
-  const results: Array<[string, number]> = [
-    ['node -e 0', time(['-e', '0'])],
-    ['svc --version', time([SVC, '--version'])],
-    ['svc send bob -m … --json', time([SVC, 'send', 'bob', '-m', 'bench', '--json'], alice)],
-    ['svc inbox --json', time([SVC, 'inbox', '--json'], bob)],
-  ];
+  console.log(`bench:cli: median of ${RUNS} runs each, whole process, daemon warm, taking turns (${SVC})`);
+  const results = timeAll([
+    ['node -e 0', ['-e', '0'], process.env],
+    ['svc --version', [SVC, '--version'], process.env],
+    ['svc send bob -m … --json', [SVC, 'send', 'bob', '-m', 'bench', '--json'], alice],
+    ['svc inbox --json', [SVC, 'inbox', '--json'], bob],
+  ]);
   const node = results[0]?.[1] as number;
   for (const [what, ms] of results) {
     const over = what === 'node -e 0' ? '' : `  (+${(ms - node).toFixed(0)} ms over node)`;
