@@ -32,6 +32,36 @@ const keepModuleLocation = (outdir) => ({
   },
 });
 
+/**
+ * The CLI reads constants and schemas from `@svc/shared`, never the envelope crypto (the
+ * daemon seals and opens messages) or the deployment document check (the daemon verifies
+ * it): its `@svc/shared` is the package without those two, so a run does not set up their
+ * libraries. A CLI import of either fails this build, by name.
+ */
+const SHARED_FOR_CLI = [
+  'base64url',
+  'canonical-json',
+  'enrollment-code',
+  'errors',
+  'schemas/index',
+  'signed-statements',
+];
+const sharedWithoutCrypto = {
+  name: 'shared-without-crypto',
+  setup(b) {
+    b.onResolve({ filter: /^@svc\/shared$/ }, (args) =>
+      /[\\/](cli|daemon)[\\/]src[\\/]/.test(args.importer) ? { path: 'shared-for-cli', namespace: 'svc' } : undefined,
+    );
+    b.onLoad({ filter: /^shared-for-cli$/, namespace: 'svc' }, () => ({
+      contents: SHARED_FOR_CLI.map(
+        (m) => `export * from ${JSON.stringify(join(ROOT, 'shared', 'src', `${m}.ts`))};`,
+      ).join('\n'),
+      resolveDir: join(ROOT, 'shared', 'src'),
+      loader: 'ts',
+    }));
+  },
+};
+
 /** Writes `outdir/svc.cjs` (the directory emptied first); resolves to esbuild's metafile. */
 export async function bundleCli(outdir = BUNDLE_DIR) {
   rmSync(outdir, { recursive: true, force: true });
@@ -45,7 +75,7 @@ export async function bundleCli(outdir = BUNDLE_DIR) {
     target: 'node20',
     // the workspace packages from their TypeScript sources, as vitest and tsx read them
     conditions: ['source'],
-    plugins: [keepModuleLocation(outdir)],
+    plugins: [keepModuleLocation(outdir), sharedWithoutCrypto],
     metafile: true,
     legalComments: 'none',
     logLevel: 'warning',
@@ -55,7 +85,8 @@ export async function bundleCli(outdir = BUNDLE_DIR) {
 
 /** Runs the bundle once through the runner so its code cache exists before the first real run. */
 export function warmCodeCache() {
-  execFileSync(process.execPath, [join(ROOT, 'cli', 'bin', 'svc.cjs'), '--show-completion'], { stdio: 'ignore' });
+  // a command's help compiles what every run needs (the program, one command module)
+  execFileSync(process.execPath, [join(ROOT, 'cli', 'bin', 'svc.cjs'), 'send', '--help'], { stdio: 'ignore' });
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
