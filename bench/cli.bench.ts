@@ -46,7 +46,9 @@ function once(args: string[], env: NodeJS.ProcessEnv): number {
 function timeAll(commands: Array<[string, string[], NodeJS.ProcessEnv]>): Array<[string, number]> {
   for (const [, args, env] of commands) once(args, env);
   const times = commands.map((): number[] => []);
-  for (let i = 0; i < RUNS; i++) commands.forEach(([, args, env], c) => times[c]?.push(once(args, env)));
+  for (let i = 0; i < RUNS; i++) {
+    for (const [c, [, args, env]] of commands.entries()) times[c]?.push(once(args, env));
+  }
   return commands.map(([what], c) => [what, median(times[c] as number[])]);
 }
 
