@@ -30,9 +30,10 @@ if [ ${#all_apt[@]} -gt 0 ]; then
   fi
 fi
 
-# npm packages: install when node_modules is missing or older than the lock file.
+# npm packages: installed exactly as the lock file says (npm ci, which never rewrites it)
+# when node_modules is missing or older than the lock file. It also links the svc and
+# svc-relay commands into node_modules/.bin (npx svc); `npm link` puts them on PATH.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "setup: installing npm packages" >&2
-  # npm install (not ci): it honours the lock file and tolerates its platform-specific optional entries.
-  npm install --no-audit --no-fund >&2
+  echo "setup: installing npm packages (npm ci)" >&2
+  npm ci --no-audit --no-fund >&2
 fi

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The whole suite: installs what is missing, runs vitest, and ends with a plain
+# The whole suite: installs what is missing, builds (the tests run the built svc and
+# svc-relay commands as a user would), runs vitest, and ends with a plain
 # "N passed, N failed" line that CI reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+npm run build --silent >&2
 mkdir -p .tmp
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json "$@" || status=$?

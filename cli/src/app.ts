@@ -3,9 +3,8 @@
  * streams, stdin, how to reach the daemon) and, per invocation, the resolved common
  * options (`--as`, `--json`, `-v`). Built once per run; tests build it with fakes.
  */
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { type ConnectOptions, connectDaemon, type DaemonLink } from './daemon-link.js';
+import type { ConnectOptions, DaemonLink } from './daemon-link.js';
 import { CliError } from './errors.js';
 import { svcHome } from './home.js';
 import { json, type Writer } from './output.js';
@@ -47,7 +46,10 @@ export class App {
 
   /** The daemon link, autostarting the daemon unless the global --no-autostart was given. */
   link(autostart: boolean): Promise<DaemonLink> {
-    this.linkPromise ??= (this.io.connect ?? connectDaemon)({ home: this.home, autostart, env: this.io.env });
+    // the daemon client (node:http, node:child_process) loads only for commands that need it
+    const connect =
+      this.io.connect ?? (async (o: ConnectOptions) => (await import('./daemon-link.js')).connectDaemon(o));
+    this.linkPromise ??= connect({ home: this.home, autostart, env: this.io.env });
     return this.linkPromise;
   }
 }
@@ -156,6 +158,7 @@ export class Run {
     if (!stdin?.isTTY) {
       throw new CliError('confirmation_required', `${question} Pass --yes to confirm without a terminal.`);
     }
+    const { createInterface } = await import('node:readline/promises');
     const rl = createInterface({ input: stdin, output: process.stderr });
     try {
       const answer = (await rl.question(`${question} [y/N] `)).trim().toLowerCase();
@@ -169,6 +172,7 @@ export class Run {
   async prompt(question: string): Promise<string | undefined> {
     const stdin = this.app.io.stdin;
     if (!stdin?.isTTY) return undefined;
+    const { createInterface } = await import('node:readline/promises');
     const rl = createInterface({ input: stdin, output: process.stderr });
     try {
       return (await rl.question(question)).trim();

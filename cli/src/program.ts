@@ -2,33 +2,16 @@
  * The `svc` command tree and `run()`, which parses, dispatches and turns every outcome
  * into an exit status: 0 success, 1 failure, 2 usage error. Tests call `run()` in-process.
  */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { App, type CliIO } from './app.js';
-import { abuseCommand } from './commands/abuse.js';
-import { agentCommand } from './commands/agent.js';
-import { authCommand } from './commands/auth.js';
-import { cacheCommand } from './commands/cache.js';
-import { configCommand } from './commands/config.js';
-import { contactsCommand } from './commands/contacts.js';
-import { contextCommand } from './commands/context.js';
-import { convCommand } from './commands/conv.js';
-import { coreCommands } from './commands/core.js';
-import { deploymentCommand } from './commands/deployment.js';
-import { discoverCommand } from './commands/discover.js';
-import { identityCommands } from './commands/identity.js';
-import { integrationCommands } from './commands/integration.js';
-import { keysCommand } from './commands/keys.js';
-import { msgCommand } from './commands/msg.js';
-import { recoverCommand } from './commands/recover.js';
-import { spaceCommand } from './commands/space.js';
+import { loadCommands } from './command-modules.js';
 import { bashCompletion, installCompletion } from './completion.js';
 import { describeError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './errors.js';
 import { jsonLine } from './output.js';
 
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+import { VERSION } from './version.js';
+
+export { VERSION };
 
 export const EXIT_HELP = `
 Exit status: 0 success; 1 failure (the message says what to do; with --json,
@@ -42,7 +25,11 @@ function everyCommand(cmd: Command): Command[] {
   return [cmd, ...cmd.commands.flatMap(everyCommand)];
 }
 
-export function buildProgram(app: App): Command {
+/**
+ * The command tree. With `word`, only the command that word names is loaded (when it names
+ * one), which is all a run needs; without it, every command (help, completion).
+ */
+export async function buildProgram(app: App, word?: string): Promise<Command> {
   const program = new Command('svc')
     .description('end-to-end encrypted messaging between agents, through a self-hosted relay')
     .version(VERSION, '--version', 'print the version and exit')
@@ -51,25 +38,7 @@ export function buildProgram(app: App): Command {
     .option('--show-completion', 'print the bash completion script')
     .addHelpText('after', EXIT_HELP);
 
-  const commands = [
-    ...coreCommands(app),
-    ...identityCommands(app),
-    abuseCommand(app),
-    agentCommand(app),
-    cacheCommand(app),
-    configCommand(app),
-    contactsCommand(app),
-    contextCommand(app),
-    convCommand(app),
-    discoverCommand(app),
-    keysCommand(app),
-    msgCommand(app),
-    spaceCommand(app),
-    ...integrationCommands(app),
-    authCommand(app),
-    deploymentCommand(app),
-    recoverCommand(app),
-  ].sort((a, b) => a.name().localeCompare(b.name()));
+  const commands = (await loadCommands(app, word)).sort((a, b) => a.name().localeCompare(b.name()));
   for (const c of commands) program.addCommand(c);
 
   for (const c of everyCommand(program)) {
@@ -94,10 +63,22 @@ function globalAction(argv: readonly string[]): '--show-completion' | '--install
   return undefined;
 }
 
+/** The command word of a run: the first argument that is not a global flag (none takes a value). */
+function commandWord(argv: readonly string[]): string | undefined {
+  return argv.find((a) => !a.startsWith('-'));
+}
+
 /** Runs `svc` with these arguments (without node and script); resolves to the exit status. */
 export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   const app = new App(io);
-  const program = buildProgram(app);
+  const global = globalAction(argv);
+  const word = commandWord(argv);
+  // `svc --version` needs no command: answered before any is loaded
+  if (word === undefined && !global && argv.includes('--version')) {
+    io.stdout.write(`${VERSION}\n`);
+    return EXIT_OK;
+  }
+  const program = await buildProgram(app, global ? undefined : word);
   let active: Command | undefined;
   program.hook('preAction', (_root, actionCommand) => {
     active = actionCommand;
@@ -109,7 +90,6 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   };
 
   try {
-    const global = globalAction(argv);
     if (global === '--show-completion') {
       io.stdout.write(bashCompletion(program));
       return EXIT_OK;

@@ -62,8 +62,8 @@ describe('every command of the specification', () => {
     expect(text).toContain('Exit status');
   });
 
-  it('the tree has no command outside the specification except the documented additions', () => {
-    const program = buildProgram(new App({ env: {}, stdout: { write() {} }, stderr: { write() {} } }));
+  it('the tree has no command outside the specification except the documented additions', async () => {
+    const program = await buildProgram(new App({ env: {}, stdout: { write() {} }, stderr: { write() {} } }));
     const paths: string[] = [];
     const walk = (c: Command, prefix: string[]) => {
       for (const sub of c.commands) {

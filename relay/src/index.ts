@@ -53,6 +53,21 @@ export async function openLocalState(config: RelayConfig, autoInit = false) {
   return { deployment, ledger };
 }
 
+/**
+ * What the local operator commands (`grant`, `agent revoke`) open: the deployment as it is
+ * on disk (never re-signed: the running relay owns its document) and the ledger. The
+ * config carries the settings the relay on this data dir recorded (local-settings.ts).
+ */
+export async function openOperatorState(config: RelayConfig) {
+  const deployment = await loadDeployment(config.dataDir, {
+    publicUrl: config.publicUrl,
+    tenants: config.tenants,
+    resign: false,
+  });
+  const ledger = Ledger.open(ledgerPath(config.dataDir));
+  return { deployment, ledger };
+}
+
 export async function startRelay(config: RelayConfig, options: CreateRelayOptions = {}): Promise<Relay> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const { deployment, ledger } = await openLocalState(config, options.autoInitDeployment);

@@ -1,5 +1,5 @@
 /** The relay's loggers. Secrets are redacted by path; tokens never appear in messages. */
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
@@ -13,7 +13,7 @@ export const REDACT_PATHS = [
   '*.webhook_secret',
 ];
 
-export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     { name: 'svc-relay', level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
     destination ?? process.stderr,

@@ -14,7 +14,7 @@ describe('svc-relay dev', () => {
     const r = await spawnRelay({ command: 'dev' });
     started.push(r);
     const out = r.stdout();
-    const m = /svc register --enrollment-grant (svce1\.\S+)/.exec(out);
+    const m = /register --enrollment-grant (svce1\.\S+)/.exec(out);
     expect(m, out).not.toBeNull();
     const code = (m as RegExpExecArray)[1] as string;
     expect(out).toContain(`--trust ${r.dataDir}/deployment/trust-bundle.json`);

@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { createConnection } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,9 +105,10 @@ export class DaemonClient {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((resolvePromise, reject) => {
       const req = httpRequest({
-        socketPath: this.socketPath,
-        // no pooled keep-alive sockets: after a daemon restart a pooled socket fails with EPIPE
-        agent: false,
+        // a fresh connection per request, no agent: after a daemon restart a pooled socket
+        // fails with EPIPE, and an agent's first request costs a CLI run ~3 ms (it checks
+        // the host name against the IPv6 pattern)
+        createConnection: () => createConnection(this.socketPath),
         method,
         path,
         headers: {

@@ -60,13 +60,19 @@ export async function issueAccessToken(
 
 export type VerifiedAccessToken = AccessTokenClaims & { iat: number; exp: number };
 
-export async function verifyAccessToken(key: LoadedKey, token: string, issuer: string): Promise<VerifiedAccessToken> {
+export async function verifyAccessToken(
+  key: LoadedKey,
+  token: string,
+  issuer: string,
+  now: () => number = Date.now,
+): Promise<VerifiedAccessToken> {
   try {
     const { payload } = await jwtVerify(token, key.publicKey, {
       algorithms: ['EdDSA'],
       issuer,
       audience: `${issuer}/api/v1`,
       typ: 'at+jwt',
+      currentDate: new Date(now()),
     });
     const caps = payload.svc_capabilities;
     if (
@@ -109,15 +115,19 @@ const VERIFIED_TOKENS_MAX = 10_000;
  * checked per request against the ledger, after this (the token's incarnation must be
  * the agent's active row), so a revocation is seen at once.
  */
-export function accessTokenVerifier(key: LoadedKey, issuer: string): (token: string) => Promise<VerifiedAccessToken> {
+export function accessTokenVerifier(
+  key: LoadedKey,
+  issuer: string,
+  now: () => number = Date.now,
+): (token: string) => Promise<VerifiedAccessToken> {
   const verified = new Map<string, VerifiedAccessToken>();
   return async (token) => {
     const hit = verified.get(token);
     if (hit) {
-      if (hit.exp * 1000 > Date.now()) return hit;
+      if (hit.exp * 1000 > now()) return hit;
       verified.delete(token);
     }
-    const claims = await verifyAccessToken(key, token, issuer);
+    const claims = await verifyAccessToken(key, token, issuer, now);
     if (verified.size >= VERIFIED_TOKENS_MAX) verified.delete(verified.keys().next().value as string);
     verified.set(token, Object.freeze(claims));
     return claims;

@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 /** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
-import { randomBytes } from 'node:crypto';
 import { CAPABILITIES, type Capability, SvcError } from '@svc/shared';
 import { Command, Option } from 'commander';
 import { RELAY_VERSION } from '../app.js';
 import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
-import { openLocalState, startRelay } from '../index.js';
+import { devAgentId, recordServedSettings, servedSettings } from '../deployment/local-settings.js';
+import { openOperatorState, startRelay } from '../index.js';
+import { prettyDestination } from '../log-pretty.js';
+import { createLogger } from '../logger.js';
 import { mintGrant } from '../services/grants.js';
+import { commandFor, shellQuote } from './command-hint.js';
 
 interface CommonFlags {
   config?: string;
@@ -19,6 +22,7 @@ interface CommonFlags {
   tenants?: string;
   natsUrl?: string;
   logLevel?: string;
+  logFormat?: 'json' | 'pretty';
   json?: boolean;
 }
 
@@ -33,6 +37,43 @@ function withSettings(cmd: Command): Command {
     .option('--nats-url <url>', 'SVC_RELAY_NATS_URL')
     .option('--log-level <level>', 'SVC_RELAY_LOG_LEVEL')
     .option('--json', 'print JSON');
+}
+
+/** serve and dev: how the logs look (readable on a terminal, JSON lines otherwise). */
+function withLogFormat(cmd: Command): Command {
+  return cmd.addOption(
+    new Option('--log-format <format>', 'log lines: pretty (default on a terminal) or json').choices([
+      'json',
+      'pretty',
+    ]),
+  );
+}
+
+/**
+ * The local operator commands (grant, agent revoke) take only the data dir: everything
+ * else comes from what the relay on it recorded, so a code names the URL it serves.
+ */
+function withDataDir(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'JSON file with settings (only data_dir is read)')
+    .option('--data-dir <dir>', 'SVC_RELAY_DATA_DIR: the data dir of the relay (default ./.svc-relay)')
+    .option('--json', 'print JSON');
+}
+
+/** The data dir's recorded settings; fails, creating nothing, when it holds no deployment. */
+function operatorConfig(flags: { config?: string; dataDir?: string }): RelayConfig {
+  const raw = mergeSettings(
+    settingsFromEnv(process.env),
+    flags.config ? settingsFromFile(flags.config) : {},
+    flags.dataDir !== undefined ? { SVC_RELAY_DATA_DIR: flags.dataDir } : {},
+  );
+  const dataDir = buildConfig({ SVC_RELAY_DATA_DIR: raw.SVC_RELAY_DATA_DIR }).dataDir;
+  const served = servedSettings(dataDir);
+  return buildConfig({
+    SVC_RELAY_DATA_DIR: dataDir,
+    SVC_RELAY_PUBLIC_URL: served.public_url,
+    SVC_RELAY_TENANTS: served.tenants.join(','),
+  });
 }
 
 /** environment, then --config, then flags: each later source overrides the earlier. */
@@ -58,7 +99,15 @@ function out(flags: { json?: boolean }, json: unknown, text: string): void {
 }
 
 async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Promise<void> {
-  const relay = await startRelay(config, { autoInitDeployment: dev });
+  const pretty = (flags.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json')) === 'pretty';
+  const logger = createLogger(config.logLevel, pretty ? prettyDestination(process.stderr) : process.stderr);
+  const relay = await startRelay(config, { autoInitDeployment: dev, logger });
+  const port = new URL(relay.url).port;
+  recordServedSettings(config.dataDir, {
+    public_url: config.publicUrl,
+    listen: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    tenants: config.tenants,
+  });
   const stop = (signal: string) => {
     relay.context.logger.info({ signal }, 'shutting down');
     relay.close().then(
@@ -70,21 +119,32 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
   process.once('SIGINT', () => stop('SIGINT'));
   if (dev) {
     const ctx = relay.context;
-    const agentId = `agent-${randomBytes(3).toString('hex')}`;
-    const grant = mintGrant(ctx, {
-      tenantId: config.defaultTenant,
-      agentId,
-      capabilities: ['http-relay'],
-      createdBy: 'local-operator',
-    });
+    const svc = commandFor('svc');
+    const svcRelay = commandFor('svc-relay');
+    const dataDir = shellQuote(config.dataDir);
     const bundle = deploymentPaths(config.dataDir).trustBundle;
+    // the same agent across restarts on this data dir: a new code only while it is not enrolled
+    const agentId = devAgentId(config.dataDir);
+    const enrolled = ctx.ledger.activeAgent(config.defaultTenant, agentId) !== undefined;
+    const grant = enrolled
+      ? undefined
+      : mintGrant(ctx, {
+          tenantId: config.defaultTenant,
+          agentId,
+          capabilities: ['http-relay'],
+          createdBy: 'local-operator',
+        });
+    const mintMore = `Mint more with: ${svcRelay} grant --data-dir ${dataDir} --agent-id <id>   ·   stop with Ctrl-C`;
     out(
       flags,
       {
         url: relay.url,
         public_url: config.publicUrl,
         deployment_id: ctx.deployment.deploymentId,
+        data_dir: config.dataDir,
         trust_bundle: bundle,
+        agent_id: agentId,
+        enrolled,
         ...grant,
       },
       [
@@ -92,12 +152,16 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
         `  deployment ${ctx.deployment.deploymentId}, tenant ${config.defaultTenant}, data in ${config.dataDir}`,
         `  trust bundle: ${bundle}`,
         '',
-        `Enrollment code for agent ${agentId} (single use, expires ${grant.expires_at}):`,
+        ...(grant
+          ? [
+              `Enrollment code for agent ${agentId} (single use, expires ${grant.expires_at}):`,
+              '',
+              `  ${svc} deployment fetch --url ${config.publicUrl} --trust ${shellQuote(bundle)} --name dev`,
+              `  ${svc} register --enrollment-grant ${grant.enrollment_code}`,
+            ]
+          : [`Agent ${agentId} is enrolled on this relay already (its client keeps its session).`]),
         '',
-        `  svc deployment fetch --url ${config.publicUrl} --trust ${bundle} --name dev`,
-        `  svc register --enrollment-grant ${grant.enrollment_code}`,
-        '',
-        'Mint more with: svc-relay grant --agent-id <id>   ·   stop with Ctrl-C',
+        mintMore,
       ].join('\n'),
     );
   }
@@ -109,14 +173,16 @@ function program(): Command {
     .version(RELAY_VERSION, '--version')
     .showHelpAfterError();
 
-  withSettings(root.command('serve').description('run the relay (settings: environment, --config, flags)')).action(
-    async (flags: CommonFlags) => serve(configFrom(flags), false, flags),
-  );
+  withLogFormat(
+    withSettings(root.command('serve').description('run the relay (settings: environment, --config, flags)')),
+  ).action(async (flags: CommonFlags) => serve(configFrom(flags), false, flags));
 
-  withSettings(
-    root
-      .command('dev')
-      .description('run the relay on embedded defaults with a generated deployment; prints an enrollment code'),
+  withLogFormat(
+    withSettings(
+      root
+        .command('dev')
+        .description('run the relay on embedded defaults with a generated deployment; prints an enrollment code'),
+    ),
   ).action(async (flags: CommonFlags) => serve(configFrom(flags), true, flags));
 
   const deployment = root.command('deployment').description('the deployment identity');
@@ -145,10 +211,10 @@ function program(): Command {
     );
   });
 
-  withSettings(root.command('grant').description('mint a single-use enrollment grant locally (no token needed)'))
+  withDataDir(root.command('grant').description('mint a single-use enrollment grant locally (no token needed)'))
     .requiredOption('--agent-id <id>', 'internal agent identifier')
     .option('--agent-number <number>', 'public agent number (default: the agent id)')
-    .option('--tenant <id>', 'tenant (default: the first of SVC_RELAY_TENANTS)')
+    .option('--tenant <id>', "tenant (default: the relay's first tenant)")
     .addOption(new Option('--capability <cap...>', 'capabilities').choices([...CAPABILITIES]).default(['http-relay']))
     .option('--ttl <seconds>', 'lifetime of the grant in seconds', (v) => Number.parseInt(v, 10))
     .action(
@@ -161,8 +227,8 @@ function program(): Command {
           ttl?: number;
         },
       ) => {
-        const config = configFrom(flags);
-        const { deployment, ledger } = await openLocalState(config);
+        const config = operatorConfig(flags);
+        const { deployment, ledger } = await openOperatorState(config);
         try {
           const grant = mintGrant(
             { config, deployment, ledger, now: Date.now },
@@ -178,7 +244,7 @@ function program(): Command {
           out(
             flags,
             grant,
-            `${grant.enrollment_code}\n\nRegister with: svc register --enrollment-grant ${grant.enrollment_code}`,
+            `${grant.enrollment_code}\n\nRegister with: ${commandFor('svc')} register --enrollment-grant ${grant.enrollment_code}`,
           );
         } finally {
           ledger.close();
@@ -187,12 +253,12 @@ function program(): Command {
     );
 
   const agent = root.command('agent').description('agent identities');
-  withSettings(agent.command('revoke').description('revoke an agent: its API keys, tokens and bus users stop working'))
+  withDataDir(agent.command('revoke').description('revoke an agent: its API keys, tokens and bus users stop working'))
     .requiredOption('--agent-id <id>', 'internal agent identifier')
-    .option('--tenant <id>', 'tenant (default: the first of SVC_RELAY_TENANTS)')
+    .option('--tenant <id>', "tenant (default: the relay's first tenant)")
     .action(async (flags: CommonFlags & { agentId: string; tenant?: string }) => {
-      const config = configFrom(flags);
-      const { ledger } = await openLocalState(config);
+      const config = operatorConfig(flags);
+      const { ledger } = await openOperatorState(config);
       try {
         const tenant = flags.tenant ?? config.defaultTenant;
         const row = ledger.revokeAgent(tenant, flags.agentId, Date.now());

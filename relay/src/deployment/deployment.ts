@@ -105,10 +105,13 @@ export function hasDeployment(dataDir: string): boolean {
   return existsSync(deploymentPaths(dataDir).meta);
 }
 
-/** Loads the deployment, re-signing its document when stale and the signer is present. */
+/**
+ * Loads the deployment, re-signing its document when stale and the signer is present;
+ * with `resign: false` (local operator commands) it reads the document as it is.
+ */
 export async function loadDeployment(
   dataDir: string,
-  opts: { publicUrl: string; tenants: string[]; deploymentId?: string | undefined; now?: Date },
+  opts: { publicUrl: string; tenants: string[]; deploymentId?: string | undefined; now?: Date; resign?: boolean },
 ): Promise<Deployment> {
   const paths = deploymentPaths(dataDir);
   if (!existsSync(paths.meta)) {
@@ -128,8 +131,9 @@ export async function loadDeployment(
   const now = opts.now ?? new Date();
   let document = existsSync(paths.document) ? readFileSync(paths.document, 'utf8').trim() : undefined;
   const stale =
-    !document ||
-    documentIsStale(document, { deploymentId, relayKey, publicUrl: opts.publicUrl, tenants: opts.tenants, now });
+    opts.resign !== false &&
+    (!document ||
+      documentIsStale(document, { deploymentId, relayKey, publicUrl: opts.publicUrl, tenants: opts.tenants, now }));
   if (stale) {
     if (!keyFileExists(paths.signer)) {
       if (!document)
@@ -149,7 +153,8 @@ export async function loadDeployment(
       writeAtomic(paths.document, `${document}\n`);
     }
   }
-  return { deploymentId, relayKey, document: document as string, paths };
+  if (!document) throw new SvcError('config_invalid', `no deployment document in ${paths.dir}`);
+  return { deploymentId, relayKey, document, paths };
 }
 
 function documentIsStale(

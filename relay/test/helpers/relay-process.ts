@@ -115,8 +115,8 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
     await new Promise((r) => setTimeout(r, 100));
   }
   if (command === 'dev') {
-    // dev prints its banner (with the enrollment code) right after listening
-    while (!out.includes('svc register') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // dev prints its banner (with the enrollment code) right after listening; this line ends it
+    while (!out.includes('Mint more with:') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   }
   return {
     url,

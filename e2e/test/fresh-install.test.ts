@@ -1,0 +1,99 @@
+/**
+ * What a new user meets on a fresh clone: `npm ci` accepts the lock file, `npm link` (as the
+ * README says) puts `svc` and `svc-relay` on PATH, and they, `npx svc`, and the scripts/
+ * wrappers run from any directory; a command whose build is missing says what to run.
+ */
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'cli', 'package.json'), 'utf8')) as { version: string }).version;
+
+const temps: string[] = [];
+const temp = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+/** Runs a command; resolves to its exit code and output instead of throwing. */
+async function run(file: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
+  try {
+    const { stdout, stderr } = await exec(file, args, { ...options, timeout: 120_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+describe('a fresh clone', () => {
+  it('npm ci accepts the lock file (it refuses one out of sync with the package.json files)', async () => {
+    // the manifests alone, so the check installs nothing and touches no node_modules
+    const dir = temp('svc-lock-check-');
+    const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] };
+    for (const w of ['.', ...root.workspaces]) {
+      mkdirSync(join(dir, w), { recursive: true });
+      copyFileSync(join(ROOT, w, 'package.json'), join(dir, w, 'package.json'));
+    }
+    copyFileSync(join(ROOT, 'package-lock.json'), join(dir, 'package-lock.json'));
+    const r = await run('npm', ['ci', '--dry-run', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], {
+      cwd: dir,
+    });
+    expect(r.code, `${r.stdout}${r.stderr}`).toBe(0);
+  }, 120_000);
+
+  it('npm link puts svc and svc-relay on PATH, and they run from any directory', async () => {
+    const prefix = temp('svc-global-');
+    const linked = await run('npm', ['link', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], {
+      cwd: ROOT,
+      env: { ...process.env, npm_config_prefix: prefix },
+    });
+    expect(linked.code, `${linked.stdout}${linked.stderr}`).toBe(0);
+    const elsewhere = temp('svc-cwd-');
+    const env = { ...process.env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}` };
+    for (const command of ['svc', 'svc-relay']) {
+      const r = await run(command, ['--version'], { cwd: elsewhere, env });
+      expect(r, command).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+    }
+    const help = await run('svc', ['send', '--help'], { cwd: elsewhere, env });
+    expect(help.stdout).toContain('Usage: svc send');
+  }, 120_000);
+
+  it('npx svc and npx svc-relay run in the checkout, and the scripts/ wrappers from anywhere', async () => {
+    for (const command of ['svc', 'svc-relay']) {
+      const r = await run('npx', ['--offline', command, '--version'], { cwd: ROOT });
+      expect(r, `npx ${command}`).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+    }
+    const elsewhere = temp('svc-cwd-');
+    for (const script of ['svc.sh', 'svc-relay.sh']) {
+      const r = await run(join(ROOT, 'scripts', script), ['--version'], { cwd: elsewhere });
+      expect(r, script).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+    }
+  }, 120_000);
+
+  it('a command whose build is missing names the command that builds it', async () => {
+    // the entry files as committed, in a checkout that has not been built
+    const checkout = temp('svc-unbuilt-');
+    for (const [pkg, entry] of [
+      ['cli', join('cli', 'bin', 'svc.cjs')],
+      ['relay', join('relay', 'bin', 'svc-relay.js')],
+    ] as const) {
+      mkdirSync(join(checkout, entry, '..'), { recursive: true });
+      copyFileSync(join(ROOT, pkg, 'package.json'), join(checkout, pkg, 'package.json'));
+      copyFileSync(join(ROOT, entry), join(checkout, entry));
+      const r = await run(process.execPath, [join(checkout, entry), '--version'], { cwd: tmpdir() });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`not built yet; build it with: npm run build --prefix ${checkout}\n`);
+    }
+  });
+});

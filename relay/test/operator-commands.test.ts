@@ -1,0 +1,146 @@
+/**
+ * The local operator commands and dev mode as an operator runs them: from another
+ * directory, pointed at the relay's data dir and nothing else; a dev relay restarted on
+ * the same data dir; its logs on a terminal and in a pipe.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseEnrollmentCode } from '@svc/shared';
+import { afterAll, describe, expect, it } from 'vitest';
+import { call, enrollmentBody, newIdentity } from './helpers/agent-client.js';
+import { type RelayProcess, spawnRelay, tempDir } from './helpers/relay-process.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(ROOT, 'relay', 'src', 'bin', 'svc-relay.ts');
+// an absolute loader path: the command runs from a directory without node_modules
+const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
+
+/** The process environment without any relay setting: only what the command line says. */
+const bareEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_RELAY_')));
+
+/** Runs svc-relay from `cwd` (a directory of its own, not the checkout). */
+function relayCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', TSX, BIN, ...args], {
+      cwd,
+      env: bareEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const started: RelayProcess[] = [];
+const dirs: string[] = [];
+const dir = (prefix: string) => {
+  const d = tempDir(prefix);
+  dirs.push(d);
+  return d;
+};
+afterAll(async () => {
+  await Promise.all(started.map((r) => r.stop()));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const devAgent = (out: string) => /Enrollment code for agent (\S+) /.exec(out)?.[1];
+const devCode = (out: string) => /register --enrollment-grant (svce1\.\S+)/.exec(out)?.[1];
+
+describe('svc-relay grant and agent revoke, from another directory', () => {
+  it('take the URL and tenants from the data dir, and never re-sign the deployment document', async () => {
+    const relay = await spawnRelay({ command: 'dev' });
+    started.push(relay);
+    // the hint dev prints names the exact data dir
+    expect(relay.stdout()).toMatch(
+      new RegExp(`grant --data-dir ${relay.dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --agent-id <id>`),
+    );
+    const documentFile = join(relay.dataDir, 'deployment', 'document.jws');
+    const document = readFileSync(documentFile, 'utf8');
+    const elsewhere = dir('svc-relay-cwd-');
+
+    const g = await relayCli(['grant', '--data-dir', relay.dataDir, '--agent-id', 'zed', '--json'], elsewhere);
+    expect(g.code, g.stderr).toBe(0);
+    const code = (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
+    expect(parseEnrollmentCode(code).bindings).toMatchObject({ api_url: relay.url, tenant_id: 'default' });
+    expect(readFileSync(documentFile, 'utf8')).toBe(document);
+    expect(readdirSync(elsewhere)).toEqual([]);
+
+    // the printed hint runs as printed, from elsewhere (the built command: npm test builds first)
+    const hint = /Mint more with: (.+?) {3}·/.exec(relay.stdout())?.[1] as string;
+    const printed = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn('sh', ['-c', `${hint.replace('<id>', 'printed')} --json`], {
+        cwd: elsewhere,
+        env: bareEnv(),
+      });
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => {
+        out += d;
+      });
+      child.once('exit', (code) => resolve({ code, out }));
+    });
+    expect(printed.code, `${hint}: ${printed.out}`).toBe(0);
+    expect(parseEnrollmentCode(JSON.parse(printed.out).enrollment_code).bindings.api_url).toBe(relay.url);
+
+    const enrolled = await call(relay.url, 'POST', '/api/v1/enrollment', enrollmentBody(code, newIdentity()));
+    expect(enrolled.status).toBe(201);
+    const revoked = await relayCli(['agent', 'revoke', '--data-dir', relay.dataDir, '--agent-id', 'zed'], elsewhere);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain('revoked zed in tenant default');
+    expect(readFileSync(documentFile, 'utf8')).toBe(document);
+  }, 60_000);
+
+  it('refuse a data dir that does not exist, and create nothing', async () => {
+    const elsewhere = dir('svc-relay-cwd-');
+    const missing = join(elsewhere, 'no-such-relay');
+    for (const args of [
+      ['grant', '--agent-id', 'zed'],
+      ['grant', '--data-dir', missing, '--agent-id', 'zed'],
+      ['agent', 'revoke', '--data-dir', missing, '--agent-id', 'zed'],
+    ]) {
+      const r = await relayCli(args, elsewhere);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/no data dir .*; point --data-dir \(or SVC_RELAY_DATA_DIR\) at the relay's data dir/);
+    }
+    expect(existsSync(missing)).toBe(false);
+    expect(readdirSync(elsewhere)).toEqual([]);
+  }, 30_000);
+});
+
+describe('svc-relay dev restarted on the same data dir', () => {
+  it('keeps its agent, mints a new code only while that agent is not enrolled; logs are JSON in a pipe, readable when asked', async () => {
+    const first = await spawnRelay({ command: 'dev' });
+    started.push(first);
+    const agent = devAgent(first.stdout());
+    expect(agent, first.stdout()).toMatch(/^agent-[0-9a-f]{6}$/);
+    await first.stop();
+    const jsonLines = readFileSync(first.logFile, 'utf8').trim().split('\n');
+    expect(jsonLines.some((l) => (JSON.parse(l) as { msg?: string }).msg === 'relay listening')).toBe(true);
+
+    const again = await spawnRelay({ command: 'dev', dataDir: first.dataDir, args: ['--log-format', 'pretty'] });
+    started.push(again);
+    expect(devAgent(again.stdout())).toBe(agent);
+    const code = devCode(again.stdout()) as string;
+    expect(parseEnrollmentCode(code).bindings.agent_id).toBe(agent);
+    expect((await call(again.url, 'POST', '/api/v1/enrollment', enrollmentBody(code, newIdentity()))).status).toBe(201);
+    await again.stop();
+    expect(readFileSync(again.logFile, 'utf8')).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}relay listening url=http/m);
+
+    const third = await spawnRelay({ command: 'dev', dataDir: first.dataDir });
+    started.push(third);
+    expect(third.stdout()).toContain(`Agent ${agent} is enrolled on this relay already`);
+    expect(devCode(third.stdout())).toBeUndefined();
+  }, 120_000);
+});
