@@ -10,36 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { parseEnrollmentCode } from '@svc/shared';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, enrollmentBody, newIdentity } from './helpers/agent-client.js';
-import { type RelayProcess, spawnRelay, tempDir } from './helpers/relay-process.js';
+import { bareEnv, type RelayProcess, runRelayCli, spawnRelay, tempDir } from './helpers/relay-process.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'relay', 'src', 'bin', 'svc-relay.ts');
-// an absolute loader path: the command runs from a directory without node_modules
-const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
-
-/** The process environment without any relay setting: only what the command line says. */
-const bareEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_RELAY_')));
-
-/** Runs svc-relay from `cwd` (a directory of its own, not the checkout). */
-function relayCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', TSX, BIN, ...args], {
-      cwd,
-      env: bareEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs svc-relay from `cwd` (a directory of its own, not the checkout) with no relay setting in its environment. */
+const relayCli = (args: string[], cwd: string) => runRelayCli(args, {}, { cwd, bare: true });
 
 const started: RelayProcess[] = [];
 const dirs: string[] = [];

@@ -10,7 +10,6 @@ import {
   enrollmentKeyRecordFields,
   enrollmentProofBytes,
   enrollmentProofFields,
-  fromBase64url,
   keyRecordBytes,
   PROOF_MAX_SKEW_MS,
   parseEnrollmentCode,

@@ -8,7 +8,7 @@ import { buildConfig } from '../../src/config/config.js';
 import type { RawSettings } from '../../src/config/env.js';
 import { type Relay, startRelay } from '../../src/index.js';
 import { mintGrant } from '../../src/services/grants.js';
-import { call, enrollmentBody, identityFromSeed, type TestAgent } from './agent-client.js';
+import { enrollAgent, type TestAgent } from './agent-client.js';
 import { freePort, tempDir } from './relay-process.js';
 
 export interface BusRelay {
@@ -49,26 +49,7 @@ export async function inProcessBusRelay(settings: RawSettings = {}): Promise<Bus
         capabilities: ['http-relay'],
         createdBy: 'test',
       });
-      const { identity, keys } = identityFromSeed(crypto.getRandomValues(new Uint8Array(32)));
-      const res = await call<Record<string, string>>(
-        url,
-        'POST',
-        '/api/v1/enrollment',
-        enrollmentBody(grant.enrollment_code, identity),
-      );
-      if (res.status !== 201) throw new Error(`enrollment of ${agentId}: ${res.status} ${JSON.stringify(res.body)}`);
-      const b = res.body;
-      return {
-        agentId: b.agent_id as string,
-        number: b.agent_number as string,
-        tenantId: b.tenant_id as string,
-        deploymentId: b.deployment_id as string,
-        keys,
-        identity,
-        apiKey: b.api_key as string,
-        token: b.access_token as string,
-        auth: { authorization: `Bearer ${b.access_token}` },
-      };
+      return enrollAgent(url, grant.enrollment_code);
     },
     close: () => relay.close(),
   };

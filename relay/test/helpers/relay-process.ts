@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../src/bin/svc-relay.ts', import.meta.url));
-const NODE_ARGS = ['--conditions=source', '--import', 'tsx', BIN];
+// an absolute loader path, so the command also runs from a directory without node_modules
+const TSX = fileURLToPath(new URL('../../../node_modules/tsx/dist/loader.mjs', import.meta.url));
+const NODE_ARGS = ['--conditions=source', '--import', TSX, BIN];
 
 import { findFreePort as freePort } from '../../src/bus/index.js';
 
@@ -23,11 +25,27 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs one svc-relay command to completion. */
-export function runRelayCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/** The process environment without any relay setting: only what the command line says. */
+export const bareEnv = (): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(
+      (e): e is [string, string] => !e[0].startsWith('SVC_RELAY_') && e[1] !== undefined,
+    ),
+  );
+
+/**
+ * Runs one svc-relay command to completion, with `env` over this process's environment
+ * (or over `bareEnv()` with `bare`), from `cwd` when given.
+ */
+export function runRelayCli(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { cwd?: string; bare?: boolean } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
-      env: { ...process.env, ...env },
+      cwd: options.cwd,
+      env: { ...(options.bare ? bareEnv() : process.env), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
