@@ -194,6 +194,32 @@ export const ERROR_CATALOG = {
     message:
       'That conversation id is not the direct conversation with that recipient; omit it or use dm:<number>:<number> of you both.',
   },
+
+  // dashboard and desktop (issue 15)
+  dashboard_host_not_loopback: {
+    status: 400,
+    message: 'The dashboard listens on loopback only: use 127.0.0.1, ::1 or localhost as its host.',
+  },
+  dashboard_port_in_use: {
+    status: 409,
+    message: 'The dashboard port is taken by another program: choose another with --port or SVC_DASHBOARD_PORT.',
+  },
+  dashboard_forbidden: {
+    status: 403,
+    message: 'Refused: the request does not come from the dashboard page on its loopback address. Open it with `svc dashboard`.',
+  },
+  dashboard_session_required: {
+    status: 401,
+    message: 'This browser is not signed in to the dashboard: open the link that `svc dashboard` prints.',
+  },
+  dashboard_not_built: {
+    status: 503,
+    message: 'The dashboard page is not built: run `npm run build` in the svc checkout.',
+  },
+  desktop_no_browser: {
+    status: 503,
+    message: 'Neither Electron nor Chromium was found: install chromium (apt-get install chromium) or set SVC_BROWSER.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

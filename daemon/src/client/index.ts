@@ -14,8 +14,11 @@ import { fileURLToPath } from 'node:url';
 import type {
   AddDeploymentInput,
   ArchivedMessage,
+  ConversationSummary,
   DaemonEvent,
   DaemonStatus,
+  DashboardLaunch,
+  DashboardOpenInput,
   DeploymentAudit,
   DeploymentInfo,
   FetchDeploymentInput,
@@ -263,6 +266,13 @@ export class DaemonClient {
   }
   relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }> {
     return this.request('POST', `/v1/agents/${enc(agent)}/relay`, call);
+  }
+  conversations(agent: string): Promise<ConversationSummary[]> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/conversations`);
+  }
+  /** Serves the dashboard on loopback (if not yet) and returns a fresh one-time sign-in link. */
+  openDashboard(input: DashboardOpenInput = {}): Promise<DashboardLaunch> {
+    return this.request('POST', '/v1/dashboard', input);
   }
 
   /**
