@@ -14,6 +14,7 @@ import { contactsCommand } from './commands/contacts.js';
 import { contextCommand } from './commands/context.js';
 import { convCommand } from './commands/conv.js';
 import { coreCommands } from './commands/core.js';
+import { dashboardCommand, desktopCommand } from './commands/dashboard.js';
 import { deploymentCommand } from './commands/deployment.js';
 import { discoverCommand } from './commands/discover.js';
 import { identityCommands } from './commands/identity.js';
@@ -61,6 +62,8 @@ export function buildProgram(app: App): Command {
     contactsCommand(app),
     contextCommand(app),
     convCommand(app),
+    dashboardCommand(app),
+    desktopCommand(app),
     discoverCommand(app),
     keysCommand(app),
     msgCommand(app),

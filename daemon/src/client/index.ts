@@ -392,3 +392,6 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Whether a dashboard host is loopback (127.0.0.0/8, ::1, localhost): the daemon refuses any other. */
+export { isLoopbackHost } from '../dashboard/security.js';
