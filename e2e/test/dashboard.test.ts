@@ -217,7 +217,7 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     // no reload: the event stream brings it in
     const item = page.locator(`[data-message-id="${sent.message_id}"]`);
     await item.getByText('the quarterly numbers are ready for review').waitFor();
-    await expect(page.title()).resolves.toBe('(1) svc dashboard');
+    await until(async () => (await page.title()) === '(1) svc dashboard', 10_000, 'the unread count in the title');
     await shot('inbox');
 
     await item.getByRole('button', { name: 'Reply' }).click();
