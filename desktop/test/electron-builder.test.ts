@@ -31,7 +31,9 @@ describe('electron-builder.json', () => {
     await expect(
       validateConfiguration({ ...config, linux: { ...config.linux, categry: 'Network' } }, new DebugLogger(false)),
     ).rejects.toThrow(/Invalid configuration/);
-    await expect(validateConfiguration({ ...config, asar: 'yes' }, new DebugLogger(false))).rejects.toThrow(/Invalid configuration/);
+    await expect(validateConfiguration({ ...config, asar: 'yes' }, new DebugLogger(false))).rejects.toThrow(
+      /Invalid configuration/,
+    );
     await expect(validateConfiguration({ ...config, appld: 'typo' }, new DebugLogger(false))).rejects.toThrow(/appld/);
   });
 
