@@ -16,7 +16,8 @@ const asset = (name: string) => fileURLToPath(new URL(`../assets/${name}`, impor
 
 await runDesktop(electron, {
   connect: async () => {
-    const client = await ensureDaemon({ home });
+    // inside Electron, process.execPath is Electron itself: the daemon runs on the system's Node
+    const client = await ensureDaemon({ home, nodePath: process.env.SVC_NODE || 'node' });
     return {
       openDashboard: () => client.openDashboard(),
       listAgents: () => client.listAgents(),

@@ -324,6 +324,8 @@ export interface EnsureDaemonOptions {
   timeoutMs?: number;
   /** environment of the started daemon (default process.env; SVC_HOME is set from home) */
   env?: NodeJS.ProcessEnv;
+  /** the Node binary that runs a started daemon (default this process's; Electron passes the system's `node`) */
+  nodePath?: string;
 }
 
 /** How to run the daemon binary: from the TypeScript sources (development) or the built dist. */
@@ -355,7 +357,8 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
   mkdirSync(logsDir, { recursive: true, mode: 0o700 });
   const startLog = join(logsDir, 'daemon-start.log');
   const out = openSync(startLog, 'a', 0o600);
-  const { command, args, cwd } = daemonCommand();
+  const { command: thisNode, args, cwd } = daemonCommand();
+  const command = options.nodePath ?? thisNode;
   const child = spawn(command, args, {
     cwd,
     detached: true,
