@@ -339,6 +339,19 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await page.getByRole('dialog').waitFor({ state: 'detached' });
   });
 
+  it('shows a designed error when the relay is gone, and a sign-in hint without a session', async () => {
+    await relay.stop();
+    await view('#/contacts', 'Contacts');
+    await page.getByRole('heading', { name: 'Could not load this' }).waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: 'Try again' }).waitFor();
+    await shot('error');
+    // the event stream of the daemon goes on: the page keeps working from the archive
+    await view('#/search', 'Search');
+    await page.getByRole('searchbox', { name: 'Search messages' }).fill('budget');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByTestId('search-results').waitFor();
+  });
+
   describe('refusals', () => {
     const host = () => `127.0.0.1:${launch.port}`;
     const origin = () => `http://127.0.0.1:${launch.port}`;
@@ -414,6 +427,13 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
         expect(r.status, `${method} ${path} ${body}`).toBe(403);
       }
       expect((await b.client.status()).pid).toBe(process.pid); // still running
+    });
+
+    it('a browser without the session sees how to sign in', async () => {
+      await browser.clearCookies();
+      await page.goto(`${launch.base_url}/`);
+      await page.getByRole('heading', { name: 'Sign in from the terminal' }).waitFor();
+      await shot('signed-out');
     });
   });
 });
