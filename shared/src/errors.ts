@@ -206,7 +206,8 @@ export const ERROR_CATALOG = {
   },
   dashboard_forbidden: {
     status: 403,
-    message: 'Refused: the request does not come from the dashboard page on its loopback address. Open it with `svc dashboard`.',
+    message:
+      'Refused: the request does not come from the dashboard page on its loopback address. Open it with `svc dashboard`.',
   },
   dashboard_session_required: {
     status: 401,
