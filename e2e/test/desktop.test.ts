@@ -17,6 +17,50 @@ let d: TestDaemon;
 let pid: number | undefined;
 let cdp: Browser | undefined;
 
+/** `svc …` in-process against the test's daemon; stdout parsed as JSON. */
+async function svcJson(
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; body: Record<string, unknown> }> {
+  let out = '';
+  const code = await run(argv, {
+    env: { ...process.env, SVC_HOME: d.home, ...env },
+    stdout: {
+      write: (s: string) => {
+        out += s;
+      },
+    },
+    stderr: { write: () => undefined },
+  });
+  return { code, body: JSON.parse(out) as Record<string, unknown> };
+}
+
+describe('svc dashboard (real daemon)', () => {
+  beforeAll(async () => {
+    [d] = await Promise.all([startDaemon(), buildDashboard()]);
+  });
+  afterAll(async () => {
+    await d?.daemon.close();
+  });
+
+  it('prints a one-time link; redeeming it sets the session cookie the API then accepts', async () => {
+    const { code, body } = await svcJson(['dashboard', '--no-browser', '--json'], { SVC_DASHBOARD_PORT: '0' });
+    expect(code).toBe(0);
+    const launch = body as { url: string; base_url: string };
+    const first = await fetch(launch.url, { redirect: 'manual' });
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toBe('/');
+    const cookie = first.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^svc_dashboard=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
+    const session = cookie.split(';')[0]!;
+    const status = await fetch(`${launch.base_url}/api/v1/status`, { headers: { cookie: session } });
+    expect(status.status).toBe(200);
+    expect((await fetch(launch.url, { redirect: 'manual' })).status).toBe(401); // once
+    const refused = await svcJson(['dashboard', '--no-browser', '--json', '--host', '0.0.0.0']);
+    expect(refused).toMatchObject({ code: 1, body: { error: 'dashboard_host_not_loopback' } });
+  });
+});
+
 describe.skipIf(!haveChromium)('svc desktop (Chromium app window)', () => {
   beforeAll(async () => {
     [d] = await Promise.all([startDaemon(), buildDashboard()]);
