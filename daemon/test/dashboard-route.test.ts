@@ -1,5 +1,7 @@
 /** POST /v1/dashboard on a real daemon: loopback only, a taken port refused, a fresh link per launch. */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDashboard } from '../dashboard/build.mjs';
 import { startDaemon, type TestDaemon } from './helpers.js';
@@ -44,5 +46,20 @@ describe('POST /v1/dashboard', () => {
     expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
     // the page without a session gets nothing from the API
     expect((await fetch(`${one.base_url}/api/v1/agents`)).status).toBe(401);
+  });
+
+  it('never logs a launch token or a session id', async () => {
+    const launch = await d.client.openDashboard({ port: 0 });
+    const token = new URL(launch.url).searchParams.get('token')!;
+    const signIn = await fetch(launch.url, { redirect: 'manual' });
+    const session = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!.split('=')[1]!;
+    expect(session).toHaveLength(43);
+    await fetch(`${launch.base_url}/api/v1/status`, { headers: { cookie: `svc_dashboard=${session}` } });
+    await fetch(`${launch.base_url}/auth?token=${token}`); // a replay, refused
+    await d.daemon.close(); // flushes the log
+    const log = readFileSync(join(d.home, 'logs', 'daemon.log'), 'utf8');
+    expect(log).toContain('dashboard request');
+    expect(log).not.toContain(token);
+    expect(log).not.toContain(session);
   });
 });

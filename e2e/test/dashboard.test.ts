@@ -325,8 +325,14 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await shot('deployment');
   });
 
-  it('keyboard shortcuts switch views and open the help', async () => {
+  it('keyboard shortcuts switch views, acknowledge, and open the help', async () => {
     await view('#/inbox', 'Inbox');
+    const waiting = await b.client.inbox('bob', { source: 'local' });
+    expect(waiting).toHaveLength(1);
+    await page.locator(`[data-message-id="${waiting[0]!.message_id}"][aria-current="true"]`).waitFor();
+    await page.keyboard.press('a');
+    await page.getByRole('heading', { name: 'Inbox zero' }).waitFor();
+    expect(await b.client.inbox('bob', { source: 'local' })).toEqual([]);
     await page.keyboard.press('2');
     await page.getByRole('heading', { name: 'Conversations', level: 2 }).waitFor();
     await page.keyboard.press('/');

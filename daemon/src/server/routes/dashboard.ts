@@ -12,6 +12,7 @@ import { bindAddress, isLoopbackHost } from '../../dashboard/security.js';
 import { DashboardServer } from '../../dashboard/server.js';
 import { DashboardSessions } from '../../dashboard/sessions.js';
 import { DaemonError } from '../../errors.js';
+import { subsystem } from '../../logger.js';
 
 const OpenBody = Type.Object({
   host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
@@ -45,7 +46,7 @@ export function dashboardRoutes(app: FastifyInstance, ctx: DaemonContext, assets
         api: app,
         events: ctx.events,
         sessions,
-        log: ctx.log.child({ subsystem: 'daemon:dashboard' }),
+        log: subsystem(ctx.log, 'daemon:dashboard'),
         onClose: ctx.onClose,
         ...(assetsDir ? { assetsDir } : {}),
       });
