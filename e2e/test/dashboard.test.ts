@@ -195,6 +195,8 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     });
     expect(again.status).toBe(401);
     await shot('inbox-empty');
+    await page.getByRole('button', { name: 'Sync' }).click();
+    await page.getByText('Up to date.').waitFor();
     await view('#/conversations', 'Conversations');
     await page.getByRole('heading', { name: 'No conversations yet' }).waitFor();
     await shot('conversations-empty');

@@ -118,6 +118,7 @@ export const api = {
       `/v1/agents/${enc(agent)}/messages/${enc(messageId)}/ack`,
       {},
     ),
+  sync: (agent: string) => call<{ fetched: number; archived: number }>('POST', `/v1/agents/${enc(agent)}/sync`, {}),
   search: (agent: string, q: string) =>
     call<ArchivedMessage[]>('GET', `/v1/agents/${enc(agent)}/search?q=${enc(q)}&limit=50`),
   profile: (agent: string) => relay<OwnProfile>(agent, { method: 'GET', path: 'agents/me' }),

@@ -35,14 +35,18 @@ export function InboxView() {
       <ViewHeader title="Inbox">
         <button
           type="button"
+          title="Fetch what the relay holds for this agent now"
           onClick={() =>
-            void api.inbox(shell.agent).then(
-              () => retry(),
-              () => retry(),
+            void api.sync(shell.agent).then(
+              (r) => {
+                shell.toast(r.archived > 0 ? `${r.archived} new from the relay.` : 'Up to date.');
+                retry();
+              },
+              (e: Error) => shell.toast(e.message, 'bad'),
             )
           }
         >
-          Refresh
+          Sync
         </button>
       </ViewHeader>
       <p className="view-lede">
