@@ -71,6 +71,7 @@ async function shot(name: string): Promise<void> {
   // nothing may stick out sideways: a wider document than the window means something overflows
   const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
   expect(overflow, `${name}: page wider than the window`).toBeLessThanOrEqual(0);
+  await page.mouse.move(1, 700); // no hover left over from the last click
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     const file = join(SHOTS, `${name}-${scheme}.png`);
