@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs and is missing: npm packages, and Debian packages
-# (nats-server; gnome-keyring, dbus, dbus-user-session for the keyring vault test) through
-# apt when running as root. Never downloads binaries itself.
+# (nats-server; chromium for `svc desktop` and the dashboard's browser tests; gnome-keyring,
+# dbus, dbus-user-session for the keyring vault test) through apt when running as root.
+# Never downloads binaries itself. Builds the dashboard page when its sources changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,11 +10,11 @@ export ELECTRON_SKIP_BINARY_DOWNLOAD=1
 
 need_apt=()
 command -v nats-server >/dev/null 2>&1 || need_apt+=(nats-server)
-if [ "${SVC_SETUP_BROWSER:-0}" = "1" ]; then
-  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
-fi
-# Test-only (daemon/test/vault-keyring.test.ts skips without them): a private Secret Service.
+# Test-only: a private Secret Service (daemon/test/vault-keyring.test.ts skips without it), and
+# chromium for the dashboard's browser tests (e2e/test/dashboard.test.ts; also what `svc desktop`
+# opens where no Electron is installed).
 test_apt=()
+command -v chromium >/dev/null 2>&1 || test_apt+=(chromium)
 if ! command -v gnome-keyring-daemon >/dev/null 2>&1 || ! command -v dbus-run-session >/dev/null 2>&1; then
   test_apt+=(gnome-keyring dbus dbus-user-session)
 fi
@@ -37,3 +38,6 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "setup: installing npm packages (npm ci)" >&2
   npm ci --no-audit --no-fund >&2
 fi
+
+# the dashboard page the daemon serves (daemon/dist/dashboard-page), rebuilt when its sources changed
+node daemon/dashboard/build.mjs --if-stale >&2

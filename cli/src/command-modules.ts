@@ -20,6 +20,10 @@ const MODULES = {
   context: async (app) => [(await import('./commands/context.js')).contextCommand(app)],
   conv: async (app) => [(await import('./commands/conv.js')).convCommand(app)],
   core: async (app) => (await import('./commands/core.js')).coreCommands(app),
+  dashboard: async (app) => {
+    const m = await import('./commands/dashboard.js');
+    return [m.dashboardCommand(app), m.desktopCommand(app)];
+  },
   deployment: async (app) => [(await import('./commands/deployment.js')).deploymentCommand(app)],
   discover: async (app) => [(await import('./commands/discover.js')).discoverCommand(app)],
   identity: async (app) => (await import('./commands/identity.js')).identityCommands(app),
@@ -45,9 +49,10 @@ export const COMMAND_MODULE: Readonly<Record<string, ModuleName>> = {
   contacts: 'contacts',
   context: 'context',
   conv: 'conv',
-  dashboard: 'identity',
+  dashboard: 'dashboard',
   deployment: 'deployment',
   deregister: 'identity',
+  desktop: 'dashboard',
   discover: 'discover',
   doctor: 'identity',
   inbox: 'core',

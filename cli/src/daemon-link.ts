@@ -10,6 +10,8 @@ import {
   DaemonClientError,
   type DaemonEvent,
   type DaemonStatus,
+  type DashboardLaunch,
+  type DashboardOpenInput,
   type DeploymentAudit,
   type DeploymentInfo,
   ensureDaemon,
@@ -59,6 +61,8 @@ export interface DaemonLink {
   sync(agent: string): Promise<SyncResult>;
   relay(agent: string, call: RelayCall): Promise<{ status: number; body: unknown }>;
   events(agent: string | undefined, signal?: AbortSignal): AsyncIterable<DaemonEvent>;
+  /** serves the dashboard on loopback (if not yet) and answers a fresh one-time sign-in link */
+  openDashboard(input: DashboardOpenInput): Promise<DashboardLaunch>;
 }
 
 export interface ConnectOptions {
@@ -121,6 +125,7 @@ export function clientLink(client: DaemonClient): DaemonLink {
     sync: (agent) => client.sync(agent),
     relay: (agent, call) => client.relay(agent, call),
     events: (agent, signal) => eventsUntil(client, agent, signal),
+    openDashboard: (input) => client.openDashboard(input),
   };
 }
 

@@ -83,7 +83,14 @@ describe('every command of the specification', () => {
     );
     const extra = paths.filter((p) => !(p in SPEC_COMMANDS) && !groups.has(p));
     expect(extra.sort()).toEqual(
-      ['agent webhook', 'agent webhook clear', 'agent webhook set', 'agent webhook status', 'keys accept'].sort(),
+      [
+        'agent webhook',
+        'agent webhook clear',
+        'agent webhook set',
+        'agent webhook status',
+        'desktop',
+        'keys accept',
+      ].sort(),
     );
     for (const path of Object.keys(SPEC_COMMANDS)) expect(paths, path).toContain(path);
   });

@@ -35,5 +35,6 @@ export type SubsystemName =
   | 'daemon:archive'
   | 'daemon:deployments'
   | 'daemon:agents'
-  | 'daemon:session';
+  | 'daemon:session'
+  | 'daemon:dashboard';
 export const subsystem = (root: Logger, name: SubsystemName): Logger => root.child({ subsystem: name });

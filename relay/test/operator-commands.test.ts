@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseEnrollmentCode } from '@svc/shared';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, enrollmentBody, newIdentity } from './helpers/agent-client.js';

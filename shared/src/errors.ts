@@ -212,6 +212,29 @@ export const ERROR_CATALOG = {
     status: 507,
     message: "The tenant's message storage is full; retry later, and the operator should raise the tenant's quota.",
   },
+
+  // dashboard and desktop
+  dashboard_host_not_loopback: {
+    status: 400,
+    message: 'The dashboard listens on loopback only: use 127.0.0.1, ::1 or localhost as its host.',
+  },
+  dashboard_port_in_use: {
+    status: 409,
+    message: 'The dashboard port is taken by another program: choose another with --port or SVC_DASHBOARD_PORT.',
+  },
+  dashboard_forbidden: {
+    status: 403,
+    message:
+      'Refused: the request does not come from the dashboard page on its loopback address. Open it with `svc dashboard`.',
+  },
+  dashboard_session_required: {
+    status: 401,
+    message: 'This browser is not signed in to the dashboard: open the link that `svc dashboard` prints.',
+  },
+  desktop_no_browser: {
+    status: 503,
+    message: 'Neither Electron nor Chromium was found: install chromium (apt-get install chromium) or set SVC_BROWSER.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,4 +1,4 @@
-/** Identity: whoami, deregister, sync, doctor, account (hosted), dashboard, start, stop, star, tui. */
+/** Identity: whoami, deregister, sync, doctor, account (hosted), start, stop, star, tui. */
 import { spawn } from 'node:child_process';
 import { daemonCommand, type LocalAgent, type SyncResult } from '@svc/daemon/client';
 import type { OwnProfile, TokenResponse } from '@svc/shared';
@@ -213,15 +213,6 @@ export function identityCommands(app: App): Command[] {
     if (problems.length) app.exitCode = 1;
   });
 
-  const dashboard = withVerbose(
-    new Command('dashboard')
-      .description('serve the dashboard page on loopback and open it')
-      .option('--port <port>', 'port (env SVC_DASHBOARD_PORT, fallback 8191)', intParser(1, 65535, '--port'))
-      .option('--host <host>', 'loopback host only (env SVC_DASHBOARD_HOST, fallback 127.0.0.1)')
-      .option('--no-browser', 'do not open a browser'),
-  );
-  notBuilt(app, dashboard, 'svc dashboard');
-
   const star = new Command('star')
     .description('star the project repository')
     .option('--repo <owner/name>', 'repository');
@@ -303,5 +294,5 @@ export function identityCommands(app: App): Command[] {
   const tui = new Command('tui').description('read-only terminal dashboard');
   notBuilt(app, tui, 'svc tui');
 
-  return [accountCommand(app), dashboard, deregister, doctor, star, start, stop, sync, tui, whoami];
+  return [accountCommand(app), deregister, doctor, star, start, stop, sync, tui, whoami];
 }

@@ -33,6 +33,8 @@
  *   POST   /v1/agents/:agent/sync                       → SyncResult
  *   POST   /v1/agents/:agent/relay  RelayCall           → {status, body}  (the daemon adds the access JWT)
  *   GET    /v1/events?agent=                            → NDJSON stream of DaemonEvent, one per line
+ *   GET    /v1/agents/:agent/conversations              → ConversationSummary[] (newest first)
+ *   POST   /v1/dashboard           DashboardOpenInput   → DashboardLaunch (serves the page on loopback; a fresh sign-in link)
  */
 
 export const DAEMON_ERROR_CODES = [
@@ -226,3 +228,32 @@ export type DaemonEvent =
   | { type: 'receipt'; agent: string; message_id: string; recipient: string; acked_at: string }
   /** a queued message left the outbox: sent, or refused by the relay (error says why) */
   | { type: 'outbox'; agent: string; message_id: string; state: 'sent' | 'failed'; error?: string };
+
+/** One conversation in the dashboard's list. */
+export interface ConversationSummary {
+  conversation_id: string;
+  conversation_type: 'direct' | 'group' | 'broadcast';
+  /** the other agent of a direct conversation */
+  peer: string | null;
+  last_message_at: string;
+  message_count: number;
+  /** inbound messages not yet acknowledged */
+  unread: number;
+  last_preview: string | null;
+  last_direction: 'inbound' | 'outbound' | null;
+}
+
+export interface DashboardOpenInput {
+  /** loopback only: 127.0.0.1 (default), ::1 or localhost */
+  host?: string;
+  /** default 8191; 0 picks a free port */
+  port?: number;
+}
+export interface DashboardLaunch {
+  /** the sign-in link: one-time token, redeemable for 10 minutes */
+  url: string;
+  /** the page's origin */
+  base_url: string;
+  host: string;
+  port: number;
+}

@@ -15,8 +15,11 @@ import { fileURLToPath } from 'node:url';
 import type {
   AddDeploymentInput,
   ArchivedMessage,
+  ConversationSummary,
   DaemonEvent,
   DaemonStatus,
+  DashboardLaunch,
+  DashboardOpenInput,
   DeploymentAudit,
   DeploymentInfo,
   FetchDeploymentInput,
@@ -266,6 +269,13 @@ export class DaemonClient {
   relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }> {
     return this.request('POST', `/v1/agents/${enc(agent)}/relay`, call);
   }
+  conversations(agent: string): Promise<ConversationSummary[]> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/conversations`);
+  }
+  /** Serves the dashboard on loopback (if not yet) and returns a fresh one-time sign-in link. */
+  openDashboard(input: DashboardOpenInput = {}): Promise<DashboardLaunch> {
+    return this.request('POST', '/v1/dashboard', input);
+  }
 
   /**
    * Subscribes to the event stream; resolves once the daemon has accepted the subscription
@@ -316,6 +326,8 @@ export interface EnsureDaemonOptions {
   timeoutMs?: number;
   /** environment of the started daemon (default process.env; SVC_HOME is set from home) */
   env?: NodeJS.ProcessEnv;
+  /** the Node binary that runs a started daemon (default this process's; Electron passes the system's `node`) */
+  nodePath?: string;
 }
 
 /** How to run the daemon binary: from the TypeScript sources (development) or the built dist. */
@@ -347,7 +359,8 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
   mkdirSync(logsDir, { recursive: true, mode: 0o700 });
   const startLog = join(logsDir, 'daemon-start.log');
   const out = openSync(startLog, 'a', 0o600);
-  const { command, args, cwd } = daemonCommand();
+  const { command: thisNode, args, cwd } = daemonCommand();
+  const command = options.nodePath ?? thisNode;
   const child = spawn(command, args, {
     cwd,
     detached: true,
@@ -384,3 +397,6 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Whether a dashboard host is loopback (127.0.0.0/8, ::1, localhost): the daemon refuses any other. */
+export { isLoopbackHost } from '../dashboard/security.js';

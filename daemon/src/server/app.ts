@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { DaemonContext } from '../context.js';
 import { DaemonError } from '../errors.js';
 import { agentRoutes } from './routes/agents.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { eventRoutes } from './routes/events.js';
 import { messageRoutes } from './routes/messages.js';
@@ -52,5 +53,6 @@ export function buildApp(ctx: DaemonContext): FastifyInstance {
   agentRoutes(app, ctx);
   messageRoutes(app, ctx);
   eventRoutes(app, ctx);
+  dashboardRoutes(app, ctx);
   return app;
 }

@@ -1,0 +1,100 @@
+/**
+ * Opening the dashboard: the default browser for `svc dashboard`, and for `svc desktop`
+ * the Electron shell where one is installed, else a Chromium app window (`--app=URL`, its
+ * own profile under $SVC_HOME). Plans are pure functions; `start` spawns detached.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface LaunchPlan {
+  mode: 'browser' | 'electron' | 'chromium';
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+  /** the Chromium profile directory (chromium mode) */
+  profile?: string;
+}
+
+/** The platform's "open this URL" command; SVC_BROWSER (a command) wins. */
+export function browserPlan(url: string, env: NodeJS.ProcessEnv, platform = process.platform): LaunchPlan {
+  if (env.SVC_BROWSER) return { mode: 'browser', command: env.SVC_BROWSER, args: [url] };
+  if (platform === 'darwin') return { mode: 'browser', command: 'open', args: [url] };
+  if (platform === 'win32') return { mode: 'browser', command: 'cmd', args: ['/c', 'start', '""', url] };
+  return { mode: 'browser', command: 'xdg-open', args: [url] };
+}
+
+/** Chromium-family browsers that take --app, in order of preference. */
+export const CHROMIUM_NAMES = [
+  'chromium',
+  'chromium-browser',
+  'google-chrome',
+  'google-chrome-stable',
+  'microsoft-edge',
+];
+
+/** The first executable of these names on PATH. */
+export function findOnPath(names: readonly string[], path = ''): string | undefined {
+  for (const dir of path.split(delimiter).filter(Boolean)) {
+    for (const name of names) {
+      const file = join(dir, name);
+      try {
+        accessSync(file, constants.X_OK);
+        return file;
+      } catch {
+        // not here
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A Chromium app window: no tabs or address bar, its own profile so it never touches the user's. */
+export function chromiumPlan(url: string, browser: string, profile: string, extraFlags = ''): LaunchPlan {
+  return {
+    mode: 'chromium',
+    command: browser,
+    args: [
+      `--app=${url}`,
+      `--user-data-dir=${profile}`,
+      '--no-first-run',
+      '--no-default-browser-check',
+      '--class=svc-desktop',
+      '--window-size=1280,820',
+      ...extraFlags.split(/\s+/).filter(Boolean),
+    ],
+    profile,
+  };
+}
+
+/** The desktop shell's main script (desktop/dist/main.js), when built. */
+export const DESKTOP_MAIN = fileURLToPath(new URL('../../desktop/dist/main.js', import.meta.url));
+
+/** The Electron binary, when the `electron` package is installed with its binary (it throws without). */
+export function electronBinary(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.SVC_ELECTRON) return existsSync(env.SVC_ELECTRON) ? env.SVC_ELECTRON : undefined;
+  try {
+    const path = createRequire(import.meta.url)('electron') as unknown;
+    return typeof path === 'string' && existsSync(path) ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts a plan detached (it outlives the CLI); resolves once it is running, rejects when it cannot start. */
+export function start(plan: LaunchPlan, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(plan.command, plan.args, {
+      detached: true,
+      stdio: 'ignore',
+      env: { ...env, ...plan.env },
+    });
+    child.once('error', reject);
+    child.once('spawn', () => {
+      child.unref();
+      resolve(child);
+    });
+  });
+}

@@ -1,0 +1,95 @@
+/** `svc dashboard` and `svc desktop` against a fake daemon link: address rules, output, launching. */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { chromiumPlan } from '../src/launch.js';
+import { fakeLink, svc, withTempHome } from './helpers.js';
+
+const launch = (input: { host?: string; port?: number }) => ({
+  url: `http://127.0.0.1:${input.port}/auth?token=${'t'.repeat(43)}`,
+  base_url: `http://127.0.0.1:${input.port}`,
+  host: '127.0.0.1',
+  port: input.port,
+});
+
+describe('svc dashboard', () => {
+  it('asks the daemon for 127.0.0.1:8191 by default and prints the link (--json too)', async () => {
+    const { link, calls } = fakeLink({ openDashboard: launch });
+    const human = await svc(['dashboard', '--no-browser'], { link });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`Dashboard: http://127.0.0.1:8191/auth?token=`);
+    const json = await svc(['dashboard', '--no-browser', '--json'], { link });
+    expect(JSON.parse(json.stdout)).toMatchObject({ base_url: 'http://127.0.0.1:8191', browser: 'skipped' });
+    expect(calls.filter((c) => c.method === 'openDashboard').map((c) => c.args[0])).toEqual([
+      { host: '127.0.0.1', port: 8191 },
+      { host: '127.0.0.1', port: 8191 },
+    ]);
+  });
+
+  it('takes the port and host from the environment, and --port/--host over it', async () => {
+    const { link, calls } = fakeLink({ openDashboard: launch });
+    const env = { SVC_DASHBOARD_PORT: '9100', SVC_DASHBOARD_HOST: 'localhost' };
+    expect((await svc(['dashboard', '--no-browser'], { link, env })).code).toBe(0);
+    expect((await svc(['dashboard', '--no-browser', '--port', '9200', '--host', '::1'], { link, env })).code).toBe(0);
+    expect(calls.map((c) => c.args[0])).toEqual([
+      { host: 'localhost', port: 9100 },
+      { host: '::1', port: 9200 },
+    ]);
+    const bad = await svc(['dashboard', '--no-browser'], { link, env: { SVC_DASHBOARD_PORT: 'eighty' } });
+    expect(bad.code).toBe(2);
+  });
+
+  it.each([['0.0.0.0'], ['192.168.1.20'], ['evil.example'], ['::'], ['127.0.0.1.nip.io']])(
+    'refuses the non-loopback host %s before asking the daemon',
+    async (host) => {
+      const { link, calls } = fakeLink({ openDashboard: launch });
+      for (const r of [
+        await svc(['dashboard', '--no-browser', '--host', host, '--json'], { link }),
+        await svc(['dashboard', '--no-browser'], { link, env: { SVC_DASHBOARD_HOST: host } }),
+      ]) {
+        expect(r.code).toBe(1);
+        expect(r.stdout + r.stderr).toContain('dashboard_host_not_loopback');
+      }
+      expect(calls).toEqual([]);
+    },
+  );
+
+  it('opens the link with SVC_BROWSER (the default browser command otherwise)', async () => {
+    await withTempHome(async (dir) => {
+      const script = join(dir, 'browser.sh');
+      const seen = join(dir, 'seen');
+      writeFileSync(script, `#!/bin/sh\nprintf '%s' "$1" > '${seen}'\n`);
+      chmodSync(script, 0o755);
+      const { link } = fakeLink({ openDashboard: launch });
+      const r = await svc(['dashboard', '--json'], { link, env: { SVC_BROWSER: script } });
+      expect(JSON.parse(r.stdout)).toMatchObject({ browser: 'opened' });
+      const deadline = Date.now() + 10_000;
+      while (!existsSync(seen) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
+      expect(readFileSync(seen, 'utf8')).toBe(JSON.parse(r.stdout).url);
+      const missing = await svc(['dashboard'], { link, env: { SVC_BROWSER: join(dir, 'no-such-browser') } });
+      expect(missing.code).toBe(0); // the link is printed; the owner opens it
+      expect(missing.stderr).toContain('open the link yourself');
+    });
+  });
+});
+
+describe('svc desktop', () => {
+  it('without Electron or Chromium says what to install, and where the dashboard is', async () => {
+    const { link } = fakeLink({ openDashboard: launch });
+    const r = await svc(['desktop', '--json'], { link, env: { PATH: '/nonexistent' } });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'desktop_no_browser' });
+    expect(JSON.parse(r.stdout).message).toContain('http://127.0.0.1:8191');
+  });
+
+  it('plans a Chromium app window with its own profile', () => {
+    const plan = chromiumPlan(
+      'http://127.0.0.1:8191/auth?token=x',
+      '/usr/bin/chromium',
+      '/h/desktop/p',
+      ' --headless  --x ',
+    );
+    expect(plan.args.slice(0, 2)).toEqual(['--app=http://127.0.0.1:8191/auth?token=x', '--user-data-dir=/h/desktop/p']);
+    expect(plan.args.slice(-2)).toEqual(['--headless', '--x']);
+  });
+});

@@ -1,0 +1,292 @@
+/** The shell: header with the agent switcher and live state, the view list, the warnings. */
+import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { api, type DaemonEvent } from './api.js';
+import { Badge, Dot, Empty, Failure, Kbd, Loading } from './Components.js';
+import { type Revisions, type Shell, ShellContext } from './context.js';
+import { useEvents, useLoad, useRoute, useShortcuts } from './hooks.js';
+import { AgentsView } from './views/AgentsView.js';
+import { ComposeView } from './views/ComposeView.js';
+import { ConversationsView } from './views/ConversationsView.js';
+import { InboxView } from './views/InboxView.js';
+import { KeysView } from './views/KeysView.js';
+import { ContactsView, RelationsView } from './views/PeopleViews.js';
+import { SearchView } from './views/SearchView.js';
+import { DeploymentView, WebhookView } from './views/TrustViews.js';
+
+const VIEWS: Array<{ id: string; label: string; key: string }> = [
+  { id: 'inbox', label: 'Inbox', key: '1' },
+  { id: 'conversations', label: 'Conversations', key: '2' },
+  { id: 'compose', label: 'Compose', key: 'c' },
+  { id: 'search', label: 'Search', key: '/' },
+  { id: 'contacts', label: 'Contacts', key: '3' },
+  { id: 'relations', label: 'Blocked & muted', key: '4' },
+  { id: 'keys', label: 'Keys', key: '5' },
+  { id: 'webhook', label: 'Webhook', key: '6' },
+  { id: 'deployment', label: 'Deployment', key: '7' },
+  { id: 'agents', label: 'Agents', key: '8' },
+];
+
+const STORED_AGENT = 'svc.dashboard.agent';
+
+export function App() {
+  const [agentsLoad, retryAgents] = useLoad(() => api.agents(), []);
+  if (agentsLoad.state === 'loading') return <Frame>{<Loading what="your agents" />}</Frame>;
+  if (agentsLoad.state === 'error') {
+    if (agentsLoad.code === 'dashboard_session_required') {
+      return (
+        <Frame>
+          <Empty title="Sign in from the terminal">
+            This browser is not signed in to the dashboard. Run <code>svc dashboard</code> and open the link it prints;
+            links work once, for ten minutes.
+          </Empty>
+        </Frame>
+      );
+    }
+    return (
+      <Frame>
+        <Failure code={agentsLoad.code} message={agentsLoad.message} retry={retryAgents} />
+      </Frame>
+    );
+  }
+  const agents = agentsLoad.data;
+  if (agents.length === 0) {
+    return (
+      <Frame>
+        <Empty title="No agents on this machine yet">
+          Register one with <code>svc register --enrollment-grant CODE</code>, then reload this page.
+        </Empty>
+      </Frame>
+    );
+  }
+  return <Dashboard agentNames={agents.map((a) => a.name)} />;
+}
+
+function Frame({ children }: { children: ReactNode }) {
+  return (
+    <div className="frame">
+      <header className="topbar">
+        <Brand />
+      </header>
+      <main className="frame-main">{children}</main>
+    </div>
+  );
+}
+
+function Brand() {
+  return (
+    <div className="brand">
+      <img src="/assets/icon.svg" alt="" width="24" height="24" />
+      <span>svc</span>
+      <span className="muted">dashboard</span>
+    </div>
+  );
+}
+
+function Dashboard({ agentNames }: { agentNames: string[] }) {
+  const stored = window.localStorage.getItem(STORED_AGENT);
+  const [agent, setAgent] = useState(stored && agentNames.includes(stored) ? stored : agentNames[0]!);
+  const [rev, setRev] = useState<Revisions>({ messages: 0, keys: 0, sessions: 0 });
+  const [toasts, setToasts] = useState<Array<{ id: number; text: string; tone: 'ok' | 'bad' }>>([]);
+  const [help, setHelp] = useState(false);
+  const [route, go] = useRoute();
+  const view = VIEWS.some((v) => v.id === route[0]) ? route[0]! : 'inbox';
+  const nextToast = useRef(0);
+
+  const bump = useCallback((what: keyof Revisions) => setRev((r) => ({ ...r, [what]: r[what] + 1 })), []);
+  const toast = useCallback((text: string, tone: 'ok' | 'bad' = 'ok') => {
+    const id = ++nextToast.current;
+    setToasts((t) => [...t.slice(-2), { id, text, tone }]);
+    setTimeout(() => setToasts((t) => t.filter((x) => x.id !== id)), tone === 'bad' ? 8000 : 3500);
+  }, []);
+
+  const link = useEvents((e: DaemonEvent) => {
+    if (e.type === 'session') bump('sessions');
+    if (e.agent !== agent) return;
+    if (e.type === 'message' || e.type === 'receipt' || e.type === 'outbox') bump('messages');
+    if (e.type === 'peer_key_changed') bump('keys');
+    if (e.type === 'message' && e.message.direction === 'inbound' && !e.message.muted) {
+      toast(`New message from ${e.message.from}`);
+    }
+    if (e.type === 'rejected') toast(`A message from ${e.from} failed verification and was dropped.`, 'bad');
+  });
+
+  const [inbox] = useLoad(() => api.inbox(agent), [agent, rev.messages]);
+  const [keys] = useLoad(() => api.keys(agent), [agent, rev.keys]);
+  const [status] = useLoad(() => api.status(), [rev.sessions]);
+  const unread = inbox.state === 'ready' ? inbox.data.length : 0;
+  const changed = keys.state === 'ready' ? keys.data.peers.filter((p) => p.changed) : [];
+  const session =
+    status.state === 'ready' ? (status.data.agents.find((a) => a.name === agent)?.session ?? 'offline') : 'connecting';
+
+  useEffect(() => {
+    document.title = unread > 0 ? `(${unread}) svc dashboard` : 'svc dashboard';
+  }, [unread]);
+  useEffect(() => window.localStorage.setItem(STORED_AGENT, agent), [agent]);
+  // a toast belongs to the view it was raised on
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the route is the trigger
+  useEffect(() => setToasts([]), [route[0]]);
+
+  useShortcuts(
+    Object.fromEntries([
+      ['?', () => setHelp((h) => !h)],
+      [
+        'Escape',
+        () => {
+          setHelp(false);
+          setToasts([]);
+        },
+      ],
+      ...VIEWS.map((v) => [v.key, () => go(v.id)] as const),
+    ]),
+  );
+
+  const shell: Shell = useMemo(() => ({ agent, rev, go, toast, bump }), [agent, rev, go, toast, bump]);
+  const tone = session === 'connected' ? 'ok' : session === 'connecting' ? 'warn' : 'bad';
+
+  return (
+    <ShellContext.Provider value={shell}>
+      <div className="app">
+        <header className="topbar">
+          <Brand />
+          <div className="topbar-right">
+            <label className="agent-pick">
+              <span className="muted small">Agent</span>
+              <select value={agent} onChange={(e) => setAgent(e.target.value)} aria-label="Agent">
+                {agentNames.map((n) => (
+                  <option key={n} value={n}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <Dot tone={tone} label={`relay ${session}`} />
+            <Dot
+              tone={link === 'live' ? 'ok' : link === 'connecting' ? 'warn' : 'bad'}
+              label={link === 'live' ? 'live' : link === 'connecting' ? 'reconnecting' : 'daemon lost'}
+            />
+            <button type="button" className="icon" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
+              ?
+            </button>
+          </div>
+        </header>
+        <nav className="sidebar" aria-label="Views">
+          {VIEWS.map((v) => (
+            <a
+              key={v.id}
+              href={`#/${v.id}`}
+              className={`nav-item${view === v.id ? ' active' : ''}`}
+              aria-current={view === v.id ? 'page' : undefined}
+            >
+              <span>{v.label}</span>
+              {v.id === 'inbox' && unread > 0 ? <Badge tone="warn">{unread}</Badge> : null}
+              {v.id === 'keys' && changed.length > 0 ? <Badge tone="bad">{changed.length}</Badge> : null}
+              <Kbd>{v.key}</Kbd>
+            </a>
+          ))}
+        </nav>
+        <main className="main">
+          {changed.length > 0 && view !== 'keys' ? (
+            <div className="banner" role="alert">
+              <strong>
+                {changed.length === 1
+                  ? `The key of ${changed[0]!.agent_number} changed.`
+                  : `${changed.length} peers changed their keys.`}
+              </strong>{' '}
+              Their messages are held until you check and accept.{' '}
+              <button type="button" className="link" onClick={() => go('keys')}>
+                Review keys
+              </button>
+            </div>
+          ) : null}
+          <CurrentView view={view} arg={route[1]} />
+        </main>
+        <div className="toasts" aria-live="polite">
+          {toasts.map((t) => (
+            <div key={t.id} className={`toast ${t.tone}`}>
+              {t.text}
+            </div>
+          ))}
+        </div>
+        {help ? <ShortcutHelp onClose={() => setHelp(false)} /> : null}
+      </div>
+    </ShellContext.Provider>
+  );
+}
+
+function CurrentView({ view, arg }: { view: string; arg: string | undefined }) {
+  switch (view) {
+    case 'conversations':
+      return <ConversationsView id={arg} />;
+    case 'compose':
+      return <ComposeView />;
+    case 'search':
+      return <SearchView />;
+    case 'contacts':
+      return <ContactsView />;
+    case 'relations':
+      return <RelationsView />;
+    case 'keys':
+      return <KeysView />;
+    case 'webhook':
+      return <WebhookView />;
+    case 'deployment':
+      return <DeploymentView />;
+    case 'agents':
+      return <AgentsView />;
+    default:
+      return <InboxView />;
+  }
+}
+
+function ShortcutHelp({ onClose }: { onClose: () => void }) {
+  return (
+    <div className="overlay">
+      <div className="dialog" role="dialog" aria-modal="true" aria-labelledby="help-title">
+        <h2 id="help-title">Keyboard shortcuts</h2>
+        <dl className="shortcuts">
+          {VIEWS.map((v) => (
+            <div key={v.id}>
+              <dt>
+                <Kbd>{v.key}</Kbd>
+              </dt>
+              <dd>{v.label}</dd>
+            </div>
+          ))}
+          <div>
+            <dt>
+              <Kbd>j</Kbd> <Kbd>k</Kbd>
+            </dt>
+            <dd>Next / previous message in the inbox</dd>
+          </div>
+          <div>
+            <dt>
+              <Kbd>a</Kbd>
+            </dt>
+            <dd>Acknowledge the selected message</dd>
+          </div>
+          <div>
+            <dt>
+              <Kbd>o</Kbd>
+            </dt>
+            <dd>Open its conversation</dd>
+          </div>
+          <div>
+            <dt>
+              <Kbd>Ctrl</Kbd>+<Kbd>Enter</Kbd>
+            </dt>
+            <dd>Send what you wrote</dd>
+          </div>
+          <div>
+            <dt>
+              <Kbd>?</Kbd>
+            </dt>
+            <dd>This help</dd>
+          </div>
+        </dl>
+        <button type="button" className="primary" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    </div>
+  );
+}

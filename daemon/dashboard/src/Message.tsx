@@ -1,0 +1,163 @@
+/** One message: sender, time, state and body; the body is untrusted text, rendered as text. */
+import { useState } from 'react';
+import { type ArchivedMessage, api } from './api.js';
+import { Badge, Time } from './Components.js';
+import { useShell } from './context.js';
+
+const STATE_TONE: Record<string, 'ok' | 'warn' | 'bad' | 'idle'> = {
+  delivered: 'ok',
+  sent: 'idle',
+  queued: 'warn',
+  failed: 'bad',
+  received: 'warn',
+  read: 'idle',
+};
+const STATE_LABEL: Record<string, string> = {
+  delivered: 'delivered',
+  sent: 'sent',
+  queued: 'queued',
+  failed: 'failed',
+  received: 'new',
+  read: 'read',
+};
+
+export function MessageItem({
+  m,
+  selected = false,
+  showConversation = false,
+  onReplied,
+}: {
+  m: ArchivedMessage;
+  selected?: boolean;
+  showConversation?: boolean;
+  onReplied?: () => void;
+}) {
+  const shell = useShell();
+  const [replying, setReplying] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const ack = async () => {
+    setBusy(true);
+    try {
+      await api.ack(shell.agent, m.message_id);
+      shell.toast('Acknowledged.');
+      shell.bump('messages');
+    } catch (e) {
+      shell.toast((e as Error).message, 'bad');
+    } finally {
+      setBusy(false);
+    }
+  };
+  const inbound = m.direction === 'inbound';
+  return (
+    <article
+      className={`message ${inbound ? 'inbound' : 'outbound'}${selected ? ' selected' : ''}`}
+      data-message-id={m.message_id}
+      aria-current={selected ? 'true' : undefined}
+    >
+      <header className="message-meta">
+        <span className="message-who">{inbound ? m.from : `to ${m.to}`}</span>
+        <Time iso={m.sent_at} />
+        <Badge tone={STATE_TONE[m.state] ?? 'idle'}>{STATE_LABEL[m.state] ?? m.state}</Badge>
+        {m.muted ? <Badge>muted</Badge> : null}
+        {showConversation ? (
+          <button type="button" className="link" onClick={() => shell.go(`conversations/${m.conversation_id}`)}>
+            open conversation
+          </button>
+        ) : null}
+      </header>
+      <div className="message-body">{m.content}</div>
+      {m.send_error ? <p className="message-error">The relay refused it: {m.send_error}</p> : null}
+      {inbound ? (
+        <footer className="message-actions">
+          <button type="button" onClick={() => setReplying((r) => !r)}>
+            Reply
+          </button>
+          {m.acked_at === null ? (
+            <button type="button" onClick={ack} disabled={busy}>
+              Acknowledge
+            </button>
+          ) : null}
+        </footer>
+      ) : null}
+      {replying ? (
+        <Composer
+          label={`Reply to ${m.from}`}
+          onSend={async (text) => {
+            await api.reply(shell.agent, m.message_id, text);
+            setReplying(false);
+            shell.toast(`Reply sent to ${m.from}.`);
+            shell.bump('messages');
+            onReplied?.();
+          }}
+          autoFocus
+        />
+      ) : null}
+    </article>
+  );
+}
+
+/** A text box with Send; Ctrl+Enter sends. */
+export function Composer({
+  label,
+  onSend,
+  autoFocus = false,
+  placeholder = 'Write a message…',
+}: {
+  label: string;
+  onSend: (text: string) => Promise<void>;
+  autoFocus?: boolean;
+  placeholder?: string;
+}) {
+  const shell = useShell();
+  const [text, setText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const send = async () => {
+    if (!text.trim() || busy) return;
+    setBusy(true);
+    try {
+      await onSend(text);
+      setText('');
+    } catch (e) {
+      shell.toast((e as Error).message, 'bad');
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void send();
+      }}
+    >
+      <label className="sr-only" htmlFor={`composer-${label}`}>
+        {label}
+      </label>
+      <textarea
+        id={`composer-${label}`}
+        aria-label={label}
+        value={text}
+        placeholder={placeholder}
+        rows={3}
+        // biome-ignore lint/a11y/noAutofocus: the reply box opens because the owner asked to type
+        autoFocus={autoFocus}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            void send();
+          }
+        }}
+      />
+      <div className="composer-bar">
+        <span className="muted small">
+          <kbd>Ctrl</kbd>+<kbd>Enter</kbd> to send
+        </span>
+        <button type="submit" className="primary" disabled={busy || !text.trim()}>
+          {busy ? 'Sending…' : 'Send'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,135 @@
+/**
+ * The page's only door: the daemon's dashboard API on its own origin. The session cookie
+ * (HttpOnly) rides along; the page holds no credential and no key.
+ */
+import type {
+  ArchivedMessage,
+  ConversationSummary,
+  DaemonStatus,
+  DeploymentInfo,
+  KeyStatus,
+  LocalAgent,
+  PeerKey,
+  RelayCall,
+  SentMessage,
+} from '../../src/client/api.js';
+
+export type {
+  ArchivedMessage,
+  ConversationSummary,
+  DaemonEvent,
+  DaemonStatus,
+  DeploymentInfo,
+  KeyStatus,
+  LocalAgent,
+  PeerKey,
+  SentMessage,
+} from '../../src/client/api.js';
+
+export class ApiError extends Error {
+  readonly code: string;
+  readonly status: number;
+  constructor(code: string, message: string, status: number) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(`/api${path}`, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch {
+    throw new ApiError('daemon_unavailable', 'The daemon does not answer. Is it still running? Try `svc start`.', 0);
+  }
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!res.ok) {
+    const e = (parsed ?? {}) as { error?: string; message?: string };
+    throw new ApiError(e.error ?? 'internal_error', e.message ?? `The daemon answered ${res.status}.`, res.status);
+  }
+  return parsed as T;
+}
+
+const enc = encodeURIComponent;
+
+async function relay<T>(agent: string, c: RelayCall): Promise<T> {
+  const r = await call<{ status: number; body: T }>('POST', `/v1/agents/${enc(agent)}/relay`, c);
+  if (r.status >= 300) {
+    const e = (r.body ?? {}) as { error?: string; message?: string };
+    throw new ApiError(e.error ?? 'relay_error', e.message ?? `The relay answered ${r.status}.`, r.status);
+  }
+  return r.body;
+}
+
+export interface OwnProfile {
+  agent_number: string;
+  display_name: string | null;
+  presence: string;
+  status_text: string | null;
+  last_seen_at: string | null;
+  endpoint_url: string | null;
+  webhook_secret_set: boolean;
+}
+export interface RelationEntry {
+  agent_id: string;
+  agent_number: string;
+  display_name: string | null;
+  since: string;
+}
+export interface Contact {
+  agent_id: string;
+  agent_number: string;
+  display_name: string | null;
+  alias: string | null;
+  notes: string | null;
+  added_at: string;
+}
+
+export const api = {
+  status: () => call<DaemonStatus>('GET', '/v1/status'),
+  agents: () => call<LocalAgent[]>('GET', '/v1/agents'),
+  deployments: () => call<DeploymentInfo[]>('GET', '/v1/deployments'),
+  keys: (agent: string) => call<KeyStatus>('GET', `/v1/agents/${enc(agent)}/keys`),
+  acceptKey: (agent: string, peer: string) =>
+    call<PeerKey>('POST', `/v1/agents/${enc(agent)}/peers/${enc(peer)}/accept-key`, {}),
+  inbox: (agent: string) => call<ArchivedMessage[]>('GET', `/v1/agents/${enc(agent)}/inbox?source=local`),
+  conversations: (agent: string) => call<ConversationSummary[]>('GET', `/v1/agents/${enc(agent)}/conversations`),
+  conversation: (agent: string, id: string) =>
+    call<ArchivedMessage[]>('GET', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/messages?last=200`),
+  send: (agent: string, to: string, content: string) =>
+    call<SentMessage>('POST', `/v1/agents/${enc(agent)}/send`, { to, content }),
+  reply: (agent: string, messageId: string, content: string) =>
+    call<SentMessage>('POST', `/v1/agents/${enc(agent)}/reply`, { message_id: messageId, content }),
+  ack: (agent: string, messageId: string) =>
+    call<{ message_id: string; acked_at: string }>(
+      'POST',
+      `/v1/agents/${enc(agent)}/messages/${enc(messageId)}/ack`,
+      {},
+    ),
+  sync: (agent: string) => call<{ fetched: number; archived: number }>('POST', `/v1/agents/${enc(agent)}/sync`, {}),
+  search: (agent: string, q: string) =>
+    call<ArchivedMessage[]>('GET', `/v1/agents/${enc(agent)}/search?q=${enc(q)}&limit=50`),
+  profile: (agent: string) => relay<OwnProfile>(agent, { method: 'GET', path: 'agents/me' }),
+  contacts: (agent: string) =>
+    relay<{ contacts: Contact[] }>(agent, { method: 'GET', path: 'contacts' }).then((b) => b.contacts),
+  blocked: (agent: string) =>
+    relay<{ blocked: RelationEntry[] }>(agent, { method: 'GET', path: 'agents/me/blocked' }).then((b) => b.blocked),
+  muted: (agent: string) =>
+    relay<{ muted: RelationEntry[] }>(agent, { method: 'GET', path: 'agents/me/muted' }).then((b) => b.muted),
+  unrelate: (agent: string, peer: string, relation: 'block' | 'mute') =>
+    relay<unknown>(agent, { method: 'DELETE', path: `agents/${enc(peer)}/${relation}` }),
+  relate: (agent: string, peer: string, relation: 'block' | 'mute') =>
+    relay<unknown>(agent, { method: 'POST', path: `agents/${enc(peer)}/${relation}` }),
+};

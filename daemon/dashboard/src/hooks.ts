@@ -1,0 +1,94 @@
+/** Small hooks: load-with-state, the live event stream, keyboard shortcuts, the hash route. */
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { DaemonEvent } from './api.js';
+
+export type Load<T> =
+  | { state: 'loading' }
+  | { state: 'error'; code: string; message: string }
+  | { state: 'ready'; data: T };
+
+/** Runs `fn` when any of `deps` changes; keeps the previous data while reloading. */
+export function useLoad<T>(fn: () => Promise<T>, deps: readonly unknown[]): [Load<T>, () => void] {
+  const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
+  const [again, setAgain] = useState(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: deps are the caller's
+  useEffect(() => {
+    let live = true;
+    fn().then(
+      (data) => live && setLoad({ state: 'ready', data }),
+      (err: { code?: string; message?: string }) =>
+        live && setLoad({ state: 'error', code: err.code ?? 'error', message: err.message ?? String(err) }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, again]);
+  return [load, useCallback(() => setAgain((n) => n + 1), [])];
+}
+
+export type LinkState = 'connecting' | 'live' | 'lost';
+
+/** The daemon's event stream (server-sent events); reconnects on its own. */
+export function useEvents(onEvent: (e: DaemonEvent) => void): LinkState {
+  const [state, setState] = useState<LinkState>('connecting');
+  const handler = useRef(onEvent);
+  handler.current = onEvent;
+  useEffect(() => {
+    const source = new EventSource('/api/events');
+    source.onopen = () => setState('live');
+    source.onerror = () => setState(source.readyState === EventSource.CLOSED ? 'lost' : 'connecting');
+    source.onmessage = (m) => {
+      try {
+        handler.current(JSON.parse(m.data) as DaemonEvent);
+      } catch {
+        // a line that is not an event is skipped
+      }
+    };
+    return () => source.close();
+  }, []);
+  return state;
+}
+
+const typing = (t: EventTarget | null) =>
+  t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
+
+/** Single-key shortcuts, ignored while typing (Escape always works). */
+export function useShortcuts(map: Record<string, () => void>): void {
+  const ref = useRef(map);
+  ref.current = map;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.key !== 'Escape' && typing(e.target)) return;
+      const fn = ref.current[e.key];
+      if (fn) {
+        e.preventDefault();
+        fn();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+}
+
+/** `#/view/arg` → ['view', 'arg'] */
+export function useRoute(): [string[], (path: string) => void] {
+  const [route, setRoute] = useState(readRoute);
+  useEffect(() => {
+    const on = () => setRoute(readRoute());
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  const go = useCallback((path: string) => {
+    window.location.hash = `#/${path}`;
+  }, []);
+  return [route, go];
+}
+
+function readRoute(): string[] {
+  return window.location.hash
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter(Boolean)
+    .map((s) => decodeURIComponent(s));
+}

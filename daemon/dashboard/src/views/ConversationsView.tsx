@@ -1,0 +1,114 @@
+/** The conversation list, and one conversation as a thread with a reply box. */
+import { useEffect, useRef } from 'react';
+import { api } from '../api.js';
+import { Badge, Empty, Loaded, Time, ViewHeader } from '../Components.js';
+import { useShell } from '../context.js';
+import { useLoad } from '../hooks.js';
+import { Composer, MessageItem } from '../Message.js';
+
+export function ConversationsView({ id }: { id: string | undefined }) {
+  const shell = useShell();
+  const [list, retry] = useLoad(() => api.conversations(shell.agent), [shell.agent, shell.rev.messages]);
+  return (
+    <section className="view split">
+      <div className="split-list">
+        <ViewHeader title="Conversations" />
+        <Loaded load={list} what="conversations" retry={retry}>
+          {(items) =>
+            items.length === 0 ? (
+              <Empty title="No conversations yet">
+                Write to another agent with <kbd>c</kbd>, or wait for someone to write to you.
+              </Empty>
+            ) : (
+              <ul className="conv-list">
+                {items.map((c) => (
+                  <li key={c.conversation_id}>
+                    <button
+                      type="button"
+                      className={`conv-item${c.conversation_id === id ? ' active' : ''}`}
+                      onClick={() => shell.go(`conversations/${c.conversation_id}`)}
+                    >
+                      <span className="conv-peer">{c.peer ?? c.conversation_id}</span>
+                      {c.unread > 0 ? <Badge tone="warn">{c.unread} new</Badge> : null}
+                      <span className="conv-time">
+                        <Time iso={c.last_message_at} />
+                      </span>
+                      <span className="conv-preview">
+                        {c.last_direction === 'outbound' ? 'You: ' : ''}
+                        {c.last_preview ?? ''}
+                      </span>
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            )
+          }
+        </Loaded>
+      </div>
+      <div className="split-detail">
+        {id ? (
+          <Thread id={id} />
+        ) : (
+          <Empty title="Choose a conversation">Pick one on the left to read it and reply.</Empty>
+        )}
+      </div>
+    </section>
+  );
+}
+
+function Thread({ id }: { id: string }) {
+  const shell = useShell();
+  const [load, retry] = useLoad(() => api.conversation(shell.agent, id), [shell.agent, id, shell.rev.messages]);
+  const end = useRef<HTMLDivElement>(null);
+  const count = load.state === 'ready' ? load.data.length : 0;
+  useEffect(() => {
+    if (count > 0) end.current?.scrollIntoView?.({ block: 'end' });
+  }, [count]);
+  const messages = load.state === 'ready' ? load.data : [];
+  const lastInbound = [...messages].reverse().find((m) => m.direction === 'inbound');
+  const peer = messages[0] ? (messages[0].direction === 'inbound' ? messages[0].from : messages[0].to) : undefined;
+  const unacked = messages.filter((m) => m.direction === 'inbound' && m.acked_at === null);
+  return (
+    <div className="thread">
+      <ViewHeader title={peer ? `With ${peer}` : 'Conversation'}>
+        {unacked.length > 0 ? (
+          <button
+            type="button"
+            onClick={async () => {
+              for (const m of unacked) await api.ack(shell.agent, m.message_id);
+              shell.toast(`Acknowledged ${unacked.length}.`);
+              shell.bump('messages');
+            }}
+          >
+            Acknowledge all ({unacked.length})
+          </button>
+        ) : null}
+      </ViewHeader>
+      <Loaded load={load} what="the conversation" retry={retry}>
+        {() =>
+          messages.length === 0 ? (
+            <Empty title="No messages here yet" />
+          ) : (
+            <div className="thread-messages" data-testid="thread">
+              {messages.map((m) => (
+                <MessageItem key={m.message_id} m={m} />
+              ))}
+              <div ref={end} />
+            </div>
+          )
+        }
+      </Loaded>
+      {peer ? (
+        <Composer
+          label={`Message ${peer}`}
+          onSend={async (text) => {
+            if (lastInbound) await api.reply(shell.agent, lastInbound.message_id, text);
+            else await api.send(shell.agent, peer, text);
+            shell.toast(`Sent to ${peer}.`);
+            shell.bump('messages');
+          }}
+        />
+      ) : null}
+    </div>
+  );
+}

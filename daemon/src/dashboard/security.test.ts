@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { apiAllowed, relayCallAllowed } from './allowlist.js';
+import { cookieValue, hostAllowed, isLoopbackHost, isStateChanging, originAllowed, sessionCookie } from './security.js';
+import { DashboardSessions } from './sessions.js';
+
+describe('loopback hosts', () => {
+  it.each(['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '[::1]'])('%s is loopback', (h) => {
+    expect(isLoopbackHost(h)).toBe(true);
+  });
+  it.each([
+    '0.0.0.0',
+    '::',
+    '10.0.0.1',
+    '192.168.1.2',
+    '127.0.0.256',
+    '127.0.0.1.nip.io',
+    'localhost.evil',
+    'evil',
+    '',
+  ])('%s is not', (h) => {
+    expect(isLoopbackHost(h)).toBe(false);
+  });
+});
+
+describe('Host header (DNS rebinding)', () => {
+  it('accepts the loopback names with the port only', () => {
+    for (const h of ['127.0.0.1:8191', 'localhost:8191', '[::1]:8191', 'LOCALHOST:8191'])
+      expect(hostAllowed(h, 8191, '127.0.0.1'), h).toBe(true);
+    for (const h of [
+      undefined,
+      '',
+      '127.0.0.1',
+      '127.0.0.1:8192',
+      'evil.example:8191',
+      '127.0.0.1.nip.io:8191',
+      '127.0.0.1:8191.evil',
+    ])
+      expect(hostAllowed(h, 8191, '127.0.0.1'), String(h)).toBe(false);
+  });
+});
+
+describe('Origin', () => {
+  it('must be the dashboard itself: http, a loopback name, the port', () => {
+    expect(originAllowed('http://127.0.0.1:8191', 8191, '127.0.0.1')).toBe(true);
+    expect(originAllowed('http://localhost:8191', 8191, '127.0.0.1')).toBe(true);
+    for (const o of [
+      undefined,
+      'null',
+      'https://127.0.0.1:8191',
+      'http://127.0.0.1:8192',
+      'http://evil.example',
+      'http://127.0.0.1:8191.evil.example',
+      'http://user@127.0.0.1:8191',
+      'http://127.0.0.1:8191/path',
+    ])
+      expect(originAllowed(o, 8191, '127.0.0.1'), String(o)).toBe(false);
+  });
+  it('is required for every method but GET and HEAD', () => {
+    expect(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].every(isStateChanging)).toBe(true);
+    expect(['GET', 'HEAD'].some(isStateChanging)).toBe(false);
+  });
+});
+
+describe('session cookie', () => {
+  it('is HttpOnly and SameSite=Strict, and is read back from a Cookie header', () => {
+    expect(sessionCookie('abc')).toBe('svc_dashboard=abc; Path=/; HttpOnly; SameSite=Strict');
+    expect(cookieValue('a=1; svc_dashboard=abc; b=2', 'svc_dashboard')).toBe('abc');
+    expect(cookieValue('xsvc_dashboard=abc', 'svc_dashboard')).toBeUndefined();
+    expect(cookieValue(undefined, 'svc_dashboard')).toBeUndefined();
+  });
+});
+
+describe('DashboardSessions', () => {
+  it('redeems a launch token once, within its life, for a session that lapses when idle', () => {
+    let now = 1_000_000;
+    const s = new DashboardSessions({ tokenTtlMs: 1000, sessionIdleMs: 5000, now: () => now });
+    const token = s.mintToken();
+    const session = s.redeem(token);
+    expect(session).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(s.redeem(token)).toBeUndefined(); // once
+    expect(s.valid(session)).toBe(true);
+    now += 4000;
+    expect(s.valid(session)).toBe(true); // use keeps it alive
+    now += 5001;
+    expect(s.valid(session)).toBe(false);
+    const late = s.mintToken();
+    now += 1001;
+    expect(s.redeem(late)).toBeUndefined(); // expired
+    expect(s.redeem(undefined)).toBeUndefined();
+    expect(s.valid('made-up')).toBe(false);
+    expect(s.valid(token)).toBe(false); // a token is not a session
+  });
+});
+
+describe('what the page may call', () => {
+  it('reads, sends, replies, acks, searches and accepts keys; nothing that yields a credential', () => {
+    expect(apiAllowed('GET', '/v1/agents/bob/inbox')).toBe(true);
+    expect(apiAllowed('POST', '/v1/agents/bob/reply')).toBe(true);
+    expect(apiAllowed('POST', '/v1/agents/bob/peers/alice/accept-key')).toBe(true);
+    for (const [m, p] of [
+      ['POST', '/v1/agents/bob/token'],
+      ['POST', '/v1/agents/bob/keys/generate'],
+      ['POST', '/v1/agents/register'],
+      ['DELETE', '/v1/agents/bob'],
+      ['POST', '/v1/shutdown'],
+      ['POST', '/v1/deployments/add'],
+      ['POST', '/v1/dashboard'],
+      ['GET', '/v1/agents/bob/inbox/../token'],
+      ['GET', '/v1/events'],
+    ])
+      expect(apiAllowed(m!, p!), `${m} ${p}`).toBe(false);
+  });
+  it('relay calls: profile, contacts, block and mute only', () => {
+    expect(relayCallAllowed('GET', 'agents/me')).toBe(true);
+    expect(relayCallAllowed('POST', '/api/v1/agents/alice/mute')).toBe(true);
+    expect(relayCallAllowed('GET', 'contacts')).toBe(true);
+    for (const [m, p] of [
+      ['PATCH', 'agents/me'],
+      ['POST', 'auth/token'],
+      ['POST', 'messages'],
+      ['PUT', 'agents/me/keys'],
+      ['POST', 'agents/me/revoke'],
+      ['GET', 'agents/me/../../auth/token'],
+      ['GET', 'agents/me?x=1'],
+      [undefined, 'agents/me'],
+    ])
+      expect(relayCallAllowed(m, p), `${m} ${p}`).toBe(false);
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * POST /v1/dashboard: serve the dashboard page on a loopback port (started on first use,
+ * moved when asked for another address) and answer a fresh one-time sign-in link.
+ * GET /v1/agents/:agent/conversations: the conversation list the page shows.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { DashboardLaunch, DashboardOpenInput } from '../../client/api.js';
+import type { DaemonContext } from '../../context.js';
+import { listConversations } from '../../dashboard/conversations.js';
+import { bindAddress, isLoopbackHost } from '../../dashboard/security.js';
+import { DashboardServer } from '../../dashboard/server.js';
+import { DashboardSessions } from '../../dashboard/sessions.js';
+import { DaemonError } from '../../errors.js';
+import { subsystem } from '../../logger.js';
+
+const OpenBody = Type.Object({
+  host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+});
+const AgentParams = Type.Object({ agent: Type.String({ minLength: 1, maxLength: 128 }) });
+
+export const DEFAULT_DASHBOARD_PORT = 8191;
+
+export function dashboardRoutes(app: FastifyInstance, ctx: DaemonContext, assetsDir?: string): void {
+  const sessions = new DashboardSessions();
+  let server: DashboardServer | undefined;
+  let pending: Promise<unknown> = Promise.resolve();
+
+  const open = async (input: DashboardOpenInput): Promise<DashboardLaunch> => {
+    const host = input.host ?? '127.0.0.1';
+    if (!isLoopbackHost(host)) {
+      throw new DaemonError(
+        'dashboard_host_not_loopback',
+        `${host} is not a loopback address: the dashboard listens on loopback only (127.0.0.1, ::1 or localhost).`,
+      );
+    }
+    const address = bindAddress(host);
+    const port = input.port ?? DEFAULT_DASHBOARD_PORT;
+    if (server && (server.host !== address || (port !== 0 && server.port !== port))) {
+      await server.close();
+      server = undefined;
+    }
+    if (!server) {
+      const next = new DashboardServer({
+        api: app,
+        events: ctx.events,
+        sessions,
+        log: subsystem(ctx.log, 'daemon:dashboard'),
+        onClose: ctx.onClose,
+        ...(assetsDir ? { assetsDir } : {}),
+      });
+      try {
+        await next.listen(address, port);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE') {
+          throw new DaemonError(
+            'dashboard_port_in_use',
+            `Port ${port} is taken by another program: choose another with --port or SVC_DASHBOARD_PORT.`,
+          );
+        }
+        if (code === 'EADDRNOTAVAIL')
+          throw new DaemonError('dashboard_host_not_loopback', `${host} is not available on this machine.`);
+        throw err;
+      }
+      server = next;
+      ctx.log.info({ url: server.baseUrl }, 'dashboard serving');
+    }
+    return { url: server.launchUrl(), base_url: server.baseUrl, host: server.host, port: server.port };
+  };
+
+  app.post('/v1/dashboard', { schema: { body: OpenBody } }, async (request) => {
+    // one at a time: two launches at once must not both start a server
+    const run = pending.then(() => open((request.body ?? {}) as DashboardOpenInput));
+    pending = run.catch(() => undefined);
+    return run;
+  });
+  app.addHook('onClose', async () => {
+    await server?.close();
+  });
+
+  app.get('/v1/agents/:agent/conversations', { schema: { params: AgentParams } }, async (request) =>
+    listConversations(ctx.agents.resolve((request.params as { agent: string }).agent).archive),
+  );
+}

@@ -1,0 +1,65 @@
+/** POST /v1/dashboard on a real daemon: loopback only, a taken port refused, a fresh link per launch. */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDashboard } from '../dashboard/build.mjs';
+import { startDaemon, type TestDaemon } from './helpers.js';
+
+let d: TestDaemon;
+let blocker: Server;
+let takenPort = 0;
+
+beforeAll(async () => {
+  [d] = await Promise.all([startDaemon(), buildDashboard()]);
+  blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  takenPort = (blocker.address() as { port: number }).port;
+});
+afterAll(async () => {
+  blocker?.close();
+  await d?.daemon.close();
+});
+
+describe('POST /v1/dashboard', () => {
+  it.each(['0.0.0.0', '192.168.1.2', 'evil.example', '::'])('refuses the host %s', async (host) => {
+    await expect(d.client.openDashboard({ host, port: 0 })).rejects.toMatchObject({
+      code: 'dashboard_host_not_loopback',
+      status: 400,
+    });
+  });
+
+  it('answers a taken port with dashboard_port_in_use', async () => {
+    await expect(d.client.openDashboard({ port: takenPort })).rejects.toMatchObject({
+      code: 'dashboard_port_in_use',
+      status: 409,
+    });
+  });
+
+  it('serves once and mints a new one-time link per launch', async () => {
+    const one = await d.client.openDashboard({ port: 0 });
+    const two = await d.client.openDashboard({ port: one.port });
+    expect(two.base_url).toBe(one.base_url);
+    expect(two.url).not.toBe(one.url);
+    const res = await fetch(`${one.base_url}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    // the page without a session gets nothing from the API
+    expect((await fetch(`${one.base_url}/api/v1/agents`)).status).toBe(401);
+  });
+
+  it('never logs a launch token or a session id', async () => {
+    const launch = await d.client.openDashboard({ port: 0 });
+    const token = new URL(launch.url).searchParams.get('token')!;
+    const signIn = await fetch(launch.url, { redirect: 'manual' });
+    const session = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!.split('=')[1]!;
+    expect(session).toHaveLength(43);
+    await fetch(`${launch.base_url}/api/v1/status`, { headers: { cookie: `svc_dashboard=${session}` } });
+    await fetch(`${launch.base_url}/auth?token=${token}`); // a replay, refused
+    await d.daemon.close(); // flushes the log
+    const log = readFileSync(join(d.home, 'logs', 'daemon.log'), 'utf8');
+    expect(log).toContain('dashboard request');
+    expect(log).not.toContain(token);
+    expect(log).not.toContain(session);
+  });
+});

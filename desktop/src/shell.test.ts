@@ -1,0 +1,302 @@
+/** The desktop shell's rules, checked against a fake Electron (no binary exists on these machines). */
+import type { ArchivedMessage, DaemonEvent } from '@svc/daemon/client';
+import { describe, expect, it } from 'vitest';
+import type { ElectronLike, WindowOptions } from './electron-api.js';
+import { notificationFor, trayLabel, unreadCount } from './notifications.js';
+import { type DesktopDaemon, runDesktop } from './shell.js';
+import { dashboardWindowOptions, navigationAllowed } from './window-options.js';
+
+const BASE = 'http://127.0.0.1:8191';
+
+const msg = (over: Partial<ArchivedMessage> = {}): ArchivedMessage => ({
+  message_id: `m-${Math.random()}`,
+  conversation_id: 'dm:alice:bob',
+  conversation_type: 'direct',
+  direction: 'inbound',
+  from: 'alice',
+  to: 'bob',
+  content_type: 'text',
+  content: 'the secret plan',
+  sent_at: '2026-01-01T00:00:00.000Z',
+  received_at: '2026-01-01T00:00:00.000Z',
+  acked_at: null,
+  delivered_at: null,
+  state: 'received',
+  muted: false,
+  ...over,
+});
+
+/** An event stream the test pushes into. */
+function pushStream() {
+  const queue: DaemonEvent[] = [];
+  let wake: (() => void) | undefined;
+  let closed = false;
+  const stream = {
+    closed: () => closed,
+    push(e: DaemonEvent) {
+      queue.push(e);
+      wake?.();
+    },
+    close() {
+      closed = true;
+      wake?.();
+    },
+    async *[Symbol.asyncIterator]() {
+      while (!closed) {
+        const e = queue.shift();
+        if (e) yield e;
+        else await new Promise<void>((r) => (wake = r));
+      }
+    },
+  };
+  return stream;
+}
+
+function fakeElectron(lock = true) {
+  const rec = {
+    quit: 0,
+    handlers: new Map<string, () => void>(),
+    windows: [] as Array<{
+      options: WindowOptions;
+      url?: string;
+      focused: boolean;
+      shown: number;
+      nav: Map<string, (e: { preventDefault(): void }, url: string) => void>;
+      openHandler?: (d: { url: string }) => { action: string };
+      permission?: (wc: unknown, p: string, cb: (g: boolean) => void) => void;
+    }>,
+    notifications: [] as Array<{ title: string; body: string }>,
+    tray: { tooltip: '', title: '', destroyed: false },
+    badge: 0,
+  };
+  const electron: ElectronLike = {
+    app: {
+      requestSingleInstanceLock: () => lock,
+      on: (event, fn) => void rec.handlers.set(event, fn),
+      whenReady: async () => undefined,
+      quit: () => {
+        rec.quit++;
+        rec.handlers.get('before-quit')?.();
+      },
+      setBadgeCount: (n) => {
+        rec.badge = n;
+        return true;
+      },
+    },
+    BrowserWindow: class {
+      readonly r: (typeof rec.windows)[number];
+      webContents;
+      constructor(options: WindowOptions) {
+        const r: (typeof rec.windows)[number] = { options, focused: false, shown: 0, nav: new Map() };
+        this.r = r;
+        rec.windows.push(r);
+        this.webContents = {
+          on: (e: string, fn: (ev: { preventDefault(): void }, url: string) => void) => void r.nav.set(e, fn),
+          setWindowOpenHandler: (fn: (d: { url: string }) => { action: 'deny' | 'allow' }) => {
+            r.openHandler = fn;
+          },
+          session: {
+            setPermissionRequestHandler: (fn: (wc: unknown, p: string, cb: (g: boolean) => void) => void) => {
+              r.permission = fn;
+            },
+          },
+        };
+      }
+      async loadURL(url: string) {
+        this.r.url = url;
+      }
+      once(_e: string, fn: () => void) {
+        fn();
+      }
+      on() {}
+      show() {
+        this.r.shown++;
+      }
+      focus() {
+        this.r.focused = true;
+      }
+      restore() {}
+      isMinimized() {
+        return false;
+      }
+      isFocused() {
+        return this.r.focused;
+      }
+      isDestroyed() {
+        return false;
+      }
+    },
+    Tray: class {
+      setToolTip(t: string) {
+        rec.tray.tooltip = t;
+      }
+      setTitle(t: string) {
+        rec.tray.title = t;
+      }
+      setContextMenu() {}
+      on() {}
+      destroy() {
+        rec.tray.destroyed = true;
+      }
+    },
+    Notification: Object.assign(
+      class {
+        readonly o: { title: string; body: string };
+        constructor(o: { title: string; body: string }) {
+          this.o = o;
+        }
+        on() {}
+        show() {
+          rec.notifications.push(this.o);
+        }
+      },
+      { isSupported: () => true },
+    ),
+    Menu: { buildFromTemplate: (items) => items },
+    shell: { openExternal: async () => undefined },
+  };
+  return { electron, rec };
+}
+
+function fakeDaemon(inbox: ArchivedMessage[] = []) {
+  const stream = pushStream();
+  const calls = { connect: 0, open: 0 };
+  const daemon: DesktopDaemon = {
+    openDashboard: async () => {
+      calls.open++;
+      return { url: `${BASE}/auth?token=t1`, base_url: BASE, host: '127.0.0.1', port: 8191 };
+    },
+    listAgents: async () => [{ name: 'bob' }],
+    inbox: async () => inbox,
+    events: async () => stream,
+  };
+  return {
+    stream,
+    calls,
+    connect: async () => {
+      calls.connect++;
+      return daemon;
+    },
+  };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+describe('window options', () => {
+  it('sandbox, context isolation, no Node in the renderer', () => {
+    expect(dashboardWindowOptions().webPreferences).toMatchObject({
+      sandbox: true,
+      contextIsolation: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+    });
+  });
+  it('navigation stays on the dashboard origin', () => {
+    expect(navigationAllowed(`${BASE}/#/inbox`, BASE)).toBe(true);
+    for (const u of [
+      'http://127.0.0.1:8192/',
+      'https://127.0.0.1:8191/',
+      'http://evil.example/',
+      'file:///etc/passwd',
+      'nonsense',
+    ])
+      expect(navigationAllowed(u, BASE), u).toBe(false);
+  });
+});
+
+describe('notifications and the tray', () => {
+  it('a new inbound message notifies with the sender only; muted, outbound and other events do not', () => {
+    const note = notificationFor({ type: 'message', agent: 'bob', message: msg() });
+    expect(note?.title).toBe('New message from alice');
+    expect(JSON.stringify(note)).not.toContain('secret plan');
+    expect(notificationFor({ type: 'message', agent: 'bob', message: msg({ muted: true }) })).toBeUndefined();
+    expect(notificationFor({ type: 'message', agent: 'bob', message: msg({ direction: 'outbound' }) })).toBeUndefined();
+    expect(notificationFor({ type: 'session', agent: 'bob', state: 'connected' })).toBeUndefined();
+    expect(notificationFor({ type: 'peer_key_changed', agent: 'bob', peer: 'alice' })?.title).toContain('alice');
+  });
+  it('counts unacknowledged, unmuted inbound messages', () => {
+    expect(
+      unreadCount([[msg(), msg({ muted: true }), msg({ acked_at: 'x' }), msg({ direction: 'outbound' })], [msg()]]),
+    ).toBe(2);
+    expect(trayLabel(0)).toBe('svc: no unread messages');
+    expect(trayLabel(1)).toBe('svc: 1 unread message');
+  });
+});
+
+describe('runDesktop', () => {
+  it('a second instance quits at once, before touching the daemon', async () => {
+    const { electron, rec } = fakeElectron(false);
+    const d = fakeDaemon();
+    expect(await runDesktop(electron, { connect: d.connect, trayIcon: 't.png' })).toBeUndefined();
+    expect(rec.quit).toBe(1);
+    expect(d.calls.connect).toBe(0);
+    expect(rec.windows).toHaveLength(0);
+  });
+
+  it('opens the dashboard locked to its origin, counts unread in the tray, notifies, and quits cleanly', async () => {
+    const { electron, rec } = fakeElectron();
+    const inbox = [msg(), msg({ muted: true })];
+    const d = fakeDaemon(inbox);
+    const handle = await runDesktop(electron, { connect: d.connect, trayIcon: 't.png', refreshMs: 60_000 });
+    expect(handle).toBeDefined();
+    const w = rec.windows[0]!;
+    expect(w.url).toBe(`${BASE}/auth?token=t1`);
+    expect(w.options.webPreferences).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false });
+    const blocked = { n: 0 };
+    const ev = { preventDefault: () => blocked.n++ };
+    w.nav.get('will-navigate')!(ev, 'http://evil.example/');
+    w.nav.get('will-redirect')!(ev, 'http://127.0.0.1:9999/');
+    w.nav.get('will-navigate')!(ev, `${BASE}/#/search`);
+    expect(blocked.n).toBe(2);
+    expect(w.openHandler!({ url: 'http://evil.example' })).toEqual({ action: 'deny' });
+    let granted: boolean | undefined;
+    w.permission!(null, 'media', (g) => {
+      granted = g;
+    });
+    expect(granted).toBe(false);
+
+    expect(rec.tray.tooltip).toBe('svc: 1 unread message');
+    expect(rec.badge).toBe(1);
+
+    // a second start brings this window forward
+    rec.handlers.get('second-instance')!();
+    expect(w.focused).toBe(true);
+    w.focused = false;
+
+    inbox.push(msg());
+    d.stream.push({ type: 'message', agent: 'bob', message: msg() });
+    d.stream.push({ type: 'message', agent: 'bob', message: msg({ muted: true, from: 'spammer' }) });
+    await tick();
+    await handle!.refresh();
+    expect(rec.notifications.map((n) => n.title)).toEqual(['New message from alice']);
+    expect(rec.tray.tooltip).toBe('svc: 2 unread messages');
+    expect(rec.tray.title).toBe('2');
+
+    // not while the owner looks at the dashboard
+    w.focused = true;
+    d.stream.push({ type: 'message', agent: 'bob', message: msg({ from: 'carol' }) });
+    await tick();
+    expect(rec.notifications).toHaveLength(1);
+
+    handle!.quit();
+    expect(d.stream.closed()).toBe(true);
+    expect(rec.tray.destroyed).toBe(true);
+    expect(rec.quit).toBe(1);
+  });
+
+  it('uses the link `svc desktop` minted instead of asking for another', async () => {
+    const { electron, rec } = fakeElectron();
+    const d = fakeDaemon();
+    const handle = await runDesktop(electron, {
+      connect: d.connect,
+      trayIcon: 't.png',
+      launchUrl: `${BASE}/auth?token=from-cli`,
+    });
+    expect(d.calls.open).toBe(0);
+    expect(rec.windows[0]!.url).toBe(`${BASE}/auth?token=from-cli`);
+    handle!.quit();
+  });
+});

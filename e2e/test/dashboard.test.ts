@@ -1,0 +1,448 @@
+/**
+ * The dashboard page in real Chromium against two daemons on a REAL relay process: bob's
+ * owner opens the page with the one-time link, sees alice's message arrive live, replies
+ * (alice's daemon receives it), acknowledges, searches, is warned of alice's changed key
+ * and accepts it. Requests with a foreign Host or Origin, or without the session, are
+ * refused. Screenshots of every view, light and dark, go to .tmp/dashboard-screenshots
+ * (and to docs/screenshots with SVC_UPDATE_SCREENSHOTS=1).
+ */
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  createEnvelopeHeader,
+  type EnvelopeHeader,
+  fromBase64url,
+  keyRecordBytes,
+  toBase64url,
+  utf8,
+} from '@svc/shared';
+import { deriveIdentityKeys, ed25519Generate, ed25519Sign, sealEnvelope } from '@svc/shared/node';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDashboard } from '../../daemon/dashboard/build.mjs';
+import type { DaemonEvent, DaemonEventStream, DashboardLaunch } from '../../daemon/src/client/index.js';
+import { FileVault, loadSeed } from '../../daemon/src/vault/index.js';
+import { startDaemon, type TestDaemon, until } from '../../daemon/test/helpers.js';
+import { type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
+import { haveChromium, launchBrowser } from './browser.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SHOTS = join(ROOT, '.tmp', 'dashboard-screenshots');
+const DOCS_SHOTS = join(ROOT, 'docs', 'screenshots');
+
+let relay: RelayProcess;
+let a: TestDaemon; // alice
+let b: TestDaemon; // bob: the owner at the dashboard
+let browser: BrowserContext;
+let page: Page;
+let launch: DashboardLaunch;
+const aliceEvents: DaemonEvent[] = [];
+const streams: DaemonEventStream[] = [];
+
+async function grant(agentId: string): Promise<string> {
+  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
+  if (g.code !== 0) throw new Error(g.stderr);
+  return JSON.parse(g.stdout).enrollment_code as string;
+}
+
+/** A raw HTTP request, so Host, Origin and Cookie are exactly what the test says. */
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port: launch.port, method, path, headers, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (d) => {
+        text += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+async function shot(name: string): Promise<void> {
+  // nothing may stick out sideways: a wider document than the window means something overflows
+  const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+  expect(overflow, `${name}: page wider than the window`).toBeLessThanOrEqual(0);
+  await page.mouse.move(1, 700); // no hover left over from the last click
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const file = join(SHOTS, `${name}-${scheme}.png`);
+    await page.screenshot({ path: file });
+    if (process.env.SVC_UPDATE_SCREENSHOTS === '1') copyFileSync(file, join(DOCS_SHOTS, `${name}-${scheme}.png`));
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+async function view(hash: string, heading: string | RegExp): Promise<void> {
+  await page.evaluate(`window.location.hash = ${JSON.stringify(hash)}`);
+  await page.getByRole('heading', { name: heading, level: 2 }).first().waitFor();
+}
+
+/** alice's signing key moves to a fresh one in the directory (signed by old and new), and a message signed with it goes to bob */
+async function rotateAliceSigningKeyAndWrite(text: string): Promise<EnvelopeHeader> {
+  const oldSeed = loadSeed(FileVault.open(join(a.home, 'vault.json'), 'test passphrase'), 'alice');
+  const old = deriveIdentityKeys(oldSeed, 0);
+  const fresh = deriveIdentityKeys(ed25519Generate().privateKey, 0);
+  const alice = await a.client.getAgent('alice');
+  const dir = await a.client.relay<{ current: { version: number } }>('alice', {
+    method: 'GET',
+    path: 'agents/me/keys',
+  });
+  const record = {
+    deployment_id: alice.deployment_id,
+    tenant_id: alice.tenant_id,
+    agent_id: alice.agent_id,
+    agent_number: 'alice',
+    version: dir.body.current.version + 1,
+    signing_public_key: toBase64url(fresh.signPublic),
+    encryption_public_key: toBase64url(fresh.encPublic),
+    created_at: new Date().toISOString(),
+  };
+  const bytes = keyRecordBytes(record);
+  const put = await a.client.relay('alice', {
+    method: 'PUT',
+    path: 'agents/me/keys',
+    body: {
+      signing_public_key: record.signing_public_key,
+      encryption_public_key: record.encryption_public_key,
+      created_at: record.created_at,
+      signature: toBase64url(ed25519Sign(fresh.signPrivate, bytes)),
+      previous_signature: toBase64url(ed25519Sign(old.signPrivate, bytes)),
+    },
+  });
+  expect([200, 201]).toContain(put.status);
+  const bobKeys = await a.client.relay<{ current: { encryption_public_key: string } }>('alice', {
+    method: 'GET',
+    path: 'agents/bob/keys',
+  });
+  const header = createEnvelopeHeader({
+    sender: 'alice',
+    recipient: 'bob',
+    conversation_id: 'dm:alice:bob',
+    conversation_type: 'direct',
+    content_type: 'text',
+    deployment_id: alice.deployment_id,
+    tenant_id: 'acme',
+  });
+  const envelope = sealEnvelope({
+    header,
+    plaintext: utf8(text),
+    recipientX25519Public: fromBase64url(bobKeys.body.current.encryption_public_key),
+    senderEd25519Private: fresh.signPrivate,
+  });
+  const posted = await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [envelope] } });
+  expect(posted.status).toBe(202);
+  return header;
+}
+
+describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    if (process.env.SVC_UPDATE_SCREENSHOTS === '1') mkdirSync(DOCS_SHOTS, { recursive: true });
+    let started: BrowserContext | undefined;
+    [relay, a, b, started] = await Promise.all([
+      spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } }),
+      startDaemon(),
+      startDaemon(),
+      launchBrowser(),
+      buildDashboard(),
+    ]);
+    browser = started!;
+    const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+    for (const d of [a, b]) await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+    await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
+    await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
+    await until(
+      async () =>
+        (await a.client.status()).agents[0]?.session === 'connected' &&
+        (await b.client.status()).agents[0]?.session === 'connected',
+      20_000,
+      'both connected',
+    );
+    const s = await a.client.events();
+    streams.push(s);
+    void (async () => {
+      for await (const e of s) aliceEvents.push(e);
+    })();
+    launch = await b.client.openDashboard({ port: 0 });
+    page = browser.pages()[0] ?? (await browser.newPage());
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const s of streams) s.close();
+    await browser?.close();
+    await Promise.all([a?.daemon.close(), b?.daemon.close()]);
+    await relay?.stop();
+  });
+
+  it('signs in with the one-time link, which then leaves the address bar and works no more', async () => {
+    expect(launch.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/auth\?token=[A-Za-z0-9_-]{43}$/);
+    await page.goto(launch.url);
+    expect(page.url()).toBe(`${launch.base_url}/`);
+    await page.getByRole('heading', { name: 'Inbox zero' }).waitFor();
+    const cookie = (await browser.cookies(launch.base_url)).find((c) => c.name === 'svc_dashboard');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    // the link was for one use
+    const again = await raw('GET', new URL(launch.url).pathname + new URL(launch.url).search, {
+      host: `127.0.0.1:${launch.port}`,
+    });
+    expect(again.status).toBe(401);
+    await shot('inbox-empty');
+    await page.getByRole('button', { name: 'Sync' }).click();
+    await page.getByText('Up to date.').waitFor();
+    await view('#/conversations', 'Conversations');
+    await page.getByRole('heading', { name: 'No conversations yet' }).waitFor();
+    await shot('conversations-empty');
+    await view('#/contacts', 'Contacts');
+    await page.getByRole('heading', { name: 'No contacts yet' }).waitFor();
+    await shot('contacts-empty');
+    await view('#/relations', 'Blocked and muted');
+    await page.getByRole('heading', { name: 'Nobody is muted' }).waitFor();
+    await shot('relations-empty');
+    await view('#/webhook', 'Webhook');
+    await page.getByRole('heading', { name: 'No webhook set' }).waitFor();
+    await shot('webhook');
+    await view('#/search', 'Search');
+    await shot('search-idle');
+  });
+
+  it('shows an arriving message live, and the reply written there reaches the sender', async () => {
+    await view('#/inbox', 'Inbox');
+    const sent = await a.client.send('alice', { to: 'bob', content: 'the quarterly numbers are ready for review' });
+    // no reload: the event stream brings it in
+    const item = page.locator(`[data-message-id="${sent.message_id}"]`);
+    await item.getByText('the quarterly numbers are ready for review').waitFor();
+    await until(async () => (await page.title()) === '(1) svc dashboard', 10_000, 'the unread count in the title');
+    await shot('inbox');
+
+    await item.getByRole('button', { name: 'Reply' }).click();
+    await item.getByRole('textbox', { name: 'Reply to alice' }).fill('thanks, looking at them now');
+    await item.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('Reply sent to alice.').waitFor();
+    const got = await until(
+      () =>
+        aliceEvents.find(
+          (e) =>
+            e.type === 'message' &&
+            e.message.direction === 'inbound' &&
+            e.message.content === 'thanks, looking at them now',
+        ),
+      15_000,
+      'alice receives the reply',
+    );
+    expect(got).toMatchObject({ agent: 'alice', message: { from: 'bob', conversation_id: 'dm:alice:bob' } });
+  });
+
+  it('acknowledges from the inbox; the conversation view shows both sides', async () => {
+    const [waiting] = await b.client.inbox('bob', { source: 'local' });
+    expect(waiting).toBeDefined();
+    const item = page.locator(`[data-message-id="${waiting!.message_id}"]`);
+    await item.getByRole('button', { name: 'Acknowledge' }).click();
+    await page.getByRole('heading', { name: 'Inbox zero' }).waitFor();
+    expect((await b.client.inbox('bob', { source: 'local' })).map((m) => m.message_id)).not.toContain(
+      waiting!.message_id,
+    );
+    await view('#/conversations/dm:alice:bob', 'With alice');
+    await page.getByTestId('thread').getByText('thanks, looking at them now').waitFor();
+    await shot('conversation');
+  });
+
+  it('composes a new message to an agent by number', async () => {
+    await view('#/compose', 'New message');
+    await page.getByLabel('To (agent number)').fill('alice');
+    await page.getByRole('textbox', { name: 'Message' }).fill('one more thing: the budget sheet');
+    await page.getByRole('textbox', { name: 'Message' }).press('Control+Enter');
+    await page.getByRole('status').getByText('Sent').waitFor();
+    await until(
+      () => aliceEvents.find((e) => e.type === 'message' && e.message.content === 'one more thing: the budget sheet'),
+      15_000,
+      'alice receives the new message',
+    );
+    await shot('compose');
+  });
+
+  it('searches the archive', async () => {
+    await view('#/search', 'Search');
+    await page.getByRole('searchbox', { name: 'Search messages' }).fill('quarterly');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const results = page.getByTestId('search-results');
+    await results.getByText('the quarterly numbers are ready for review').waitFor();
+    await expect(results.locator('[data-message-id]').count()).resolves.toBe(1);
+    await shot('search');
+    await page.getByRole('searchbox', { name: 'Search messages' }).fill('zeppelin');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('heading', { name: 'Nothing matches “zeppelin”' }).waitFor();
+  });
+
+  it('warns prominently of a changed peer key, and accepting it releases the held message', async () => {
+    await view('#/inbox', 'Inbox');
+    const header = await rotateAliceSigningKeyAndWrite('signed with my new key');
+    // live: the banner appears on whatever view is open
+    await page.getByRole('alert').getByText('The key of alice changed.').waitFor();
+    await shot('key-warning-banner');
+    await page.getByRole('button', { name: 'Review keys' }).click();
+    const warning = page.getByTestId('key-warning-alice');
+    await warning.waitFor();
+    await shot('keys-warning');
+    expect((await b.client.read('bob', 'alice')).map((m) => m.message_id)).not.toContain(header.message_id);
+    await warning.getByRole('button', { name: 'Accept new key…' }).click();
+    await warning.getByRole('button', { name: 'I compared it: trust the new key' }).click();
+    await warning.waitFor({ state: 'detached' });
+    const peer = (await b.client.keys('bob')).peers.find((p) => p.agent_number === 'alice');
+    expect(peer?.changed).toBeUndefined();
+    await view('#/inbox', 'Inbox');
+    await page.locator(`[data-message-id="${header.message_id}"]`).getByText('signed with my new key').waitFor();
+    await view('#/keys', 'Keys');
+    await page.getByText('trusted').first().waitFor();
+    await shot('keys');
+  });
+
+  it('shows contacts, blocked and muted, agents and deployment trust', async () => {
+    await b.client.relay('bob', {
+      method: 'POST',
+      path: 'contacts',
+      body: { agent_number: 'alice', alias: 'Alice (finance)', notes: 'quarterly reports' },
+    });
+    await b.client.relay('bob', { method: 'POST', path: 'agents/alice/mute' });
+    await view('#/contacts', 'Contacts');
+    await page.getByText('Alice (finance)').waitFor();
+    await shot('contacts');
+    await view('#/relations', 'Blocked and muted');
+    await page.getByRole('button', { name: 'Unmute' }).waitFor();
+    await shot('relations');
+    await page.getByRole('button', { name: 'Unmute' }).click();
+    await page.getByRole('heading', { name: 'Nobody is muted' }).waitFor();
+    await view('#/agents', 'Agents');
+    await page.getByTestId('agent-bob').getByText('connected').waitFor();
+    await shot('agents');
+    await view('#/deployment', 'Deployment trust');
+    await page.getByTestId('deployment-dev').getByText(relay.url).waitFor();
+    await shot('deployment');
+  });
+
+  it('keyboard shortcuts switch views, acknowledge, and open the help', async () => {
+    await view('#/inbox', 'Inbox');
+    const waiting = await b.client.inbox('bob', { source: 'local' });
+    expect(waiting).toHaveLength(1);
+    await page.locator(`[data-message-id="${waiting[0]!.message_id}"][aria-current="true"]`).waitFor();
+    await page.keyboard.press('a');
+    await page.getByRole('heading', { name: 'Inbox zero' }).waitFor();
+    expect(await b.client.inbox('bob', { source: 'local' })).toEqual([]);
+    await page.keyboard.press('2');
+    await page.getByRole('heading', { name: 'Conversations', level: 2 }).waitFor();
+    await page.keyboard.press('/');
+    await page.getByRole('heading', { name: 'Search', level: 2 }).waitFor();
+    await page.locator('body').click({ position: { x: 5, y: 300 } });
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+    await shot('shortcuts');
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+  });
+
+  it('shows a designed error when the relay is gone, and a sign-in hint without a session', async () => {
+    await relay.stop();
+    await view('#/contacts', 'Contacts');
+    await page.getByRole('heading', { name: 'Could not load this' }).waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: 'Try again' }).waitFor();
+    await shot('error');
+    // the event stream of the daemon goes on: the page keeps working from the archive
+    await view('#/search', 'Search');
+    await page.getByRole('searchbox', { name: 'Search messages' }).fill('budget');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByTestId('search-results').waitFor();
+  });
+
+  describe('refusals', () => {
+    const host = () => `127.0.0.1:${launch.port}`;
+    const origin = () => `http://127.0.0.1:${launch.port}`;
+    let cookie = '';
+    beforeAll(async () => {
+      const c = (await browser.cookies(launch.base_url)).find((x) => x.name === 'svc_dashboard');
+      cookie = `svc_dashboard=${c?.value}`;
+    });
+
+    it('serves the page with a strict CSP and no CORS header', async () => {
+      const r = await raw('GET', '/', { host: host() });
+      expect(r.status).toBe(200);
+      expect(r.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(r.headers['content-security-policy']).toContain("script-src 'self'");
+      expect(r.headers['content-security-policy']).not.toContain('unsafe');
+      const pre = await raw('OPTIONS', '/api/v1/agents', {
+        host: host(),
+        origin: 'http://evil.example',
+        'access-control-request-method': 'POST',
+      });
+      expect(pre.headers['access-control-allow-origin']).toBeUndefined();
+      const api = await raw('GET', '/api/v1/agents', { host: host(), cookie, origin: origin() });
+      expect(api.status).toBe(200);
+      expect(api.headers['access-control-allow-origin']).toBeUndefined();
+    });
+
+    it('refuses a foreign Host (DNS rebinding), even with the session', async () => {
+      for (const h of [`evil.example:${launch.port}`, `127.0.0.1.nip.io:${launch.port}`, '127.0.0.1:1']) {
+        const r = await raw('GET', '/api/v1/agents', { host: h, cookie });
+        expect(r.status, h).toBe(403);
+        expect(JSON.parse(r.body)).toMatchObject({ error: 'dashboard_forbidden' });
+      }
+      expect((await raw('GET', '/', { host: `evil.example:${launch.port}` })).status).toBe(403);
+    });
+
+    it('refuses a state change with a foreign or missing Origin, even with the session', async () => {
+      const body = JSON.stringify({ to: 'alice', content: 'forged' });
+      const json = { 'content-type': 'application/json' };
+      for (const o of ['http://evil.example', `http://localhost.evil.example:${launch.port}`, undefined]) {
+        const r = await raw(
+          'POST',
+          '/api/v1/agents/bob/send',
+          { host: host(), cookie, ...json, ...(o ? { origin: o } : {}) },
+          body,
+        );
+        expect(r.status, String(o)).toBe(403);
+      }
+      const crossSite = await raw('GET', '/api/v1/agents', { host: host(), cookie, 'sec-fetch-site': 'cross-site' });
+      expect(crossSite.status).toBe(403);
+    });
+
+    it('refuses the API without the session cookie, or with a made-up one', async () => {
+      for (const c of [undefined, 'svc_dashboard=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+        const r = await raw('GET', '/api/v1/agents', { host: host(), origin: origin(), ...(c ? { cookie: c } : {}) });
+        expect(r.status).toBe(401);
+        expect(JSON.parse(r.body)).toMatchObject({ error: 'dashboard_session_required' });
+      }
+      const events = await raw('GET', '/api/events', { host: host() });
+      expect(events.status).toBe(401);
+    });
+
+    it('never hands the page a credential or an identity change', async () => {
+      const json = { 'content-type': 'application/json', host: host(), origin: origin(), cookie };
+      for (const [method, path, body] of [
+        ['POST', '/api/v1/agents/bob/token', '{}'],
+        ['POST', '/api/v1/agents/bob/keys/generate', '{}'],
+        ['POST', '/api/v1/shutdown', '{}'],
+        ['POST', '/api/v1/agents/bob/relay', JSON.stringify({ method: 'PATCH', path: 'agents/me', body: {} })],
+        ['POST', '/api/v1/agents/bob/relay', JSON.stringify({ method: 'POST', path: 'auth/token' })],
+        ['POST', '/api/v1/agents/bob/relay', JSON.stringify({ method: 'GET', path: 'agents/me/../../auth/token' })],
+      ] as const) {
+        const r = await raw(method, path, json, body);
+        expect(r.status, `${method} ${path} ${body}`).toBe(403);
+      }
+      expect((await b.client.status()).pid).toBe(process.pid); // still running
+    });
+
+    it('a browser without the session sees how to sign in', async () => {
+      await browser.clearCookies();
+      await page.goto(`${launch.base_url}/`);
+      await page.getByRole('heading', { name: 'Sign in from the terminal' }).waitFor();
+      await shot('signed-out');
+    });
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * `svc desktop` where no Electron exists: the real CLI (in-process) asks a real daemon for
+ * the dashboard and starts Chromium as an app window with its own profile. The test looks
+ * into that window through its DevTools port: the one-time link was redeemed (the window
+ * is on the dashboard's origin, signed in) and the page rendered.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../../cli/src/program.js';
+import { buildDashboard } from '../../daemon/dashboard/build.mjs';
+import { startDaemon, type TestDaemon, until } from '../../daemon/test/helpers.js';
+import { CHROMIUM, CHROMIUM_FLAGS, haveChromium } from './browser.js';
+
+let d: TestDaemon;
+let pid: number | undefined;
+let cdp: Browser | undefined;
+
+/** `svc …` in-process against the test's daemon; stdout parsed as JSON. */
+async function svcJson(
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; body: Record<string, unknown> }> {
+  let out = '';
+  const code = await run(argv, {
+    env: { ...process.env, SVC_HOME: d.home, ...env },
+    stdout: {
+      write: (s: string) => {
+        out += s;
+      },
+    },
+    stderr: { write: () => undefined },
+  });
+  return { code, body: JSON.parse(out) as Record<string, unknown> };
+}
+
+describe('svc dashboard (real daemon)', () => {
+  beforeAll(async () => {
+    [d] = await Promise.all([startDaemon(), buildDashboard()]);
+  });
+  afterAll(async () => {
+    await d?.daemon.close();
+  });
+
+  it('prints a one-time link; redeeming it sets the session cookie the API then accepts', async () => {
+    const { code, body } = await svcJson(['dashboard', '--no-browser', '--json'], { SVC_DASHBOARD_PORT: '0' });
+    expect(code).toBe(0);
+    const launch = body as { url: string; base_url: string };
+    const first = await fetch(launch.url, { redirect: 'manual' });
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toBe('/');
+    const cookie = first.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^svc_dashboard=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
+    const session = cookie.split(';')[0]!;
+    const status = await fetch(`${launch.base_url}/api/v1/status`, { headers: { cookie: session } });
+    expect(status.status).toBe(200);
+    expect((await fetch(launch.url, { redirect: 'manual' })).status).toBe(401); // once
+    const refused = await svcJson(['dashboard', '--no-browser', '--json', '--host', '0.0.0.0']);
+    expect(refused).toMatchObject({ code: 1, body: { error: 'dashboard_host_not_loopback' } });
+  });
+});
+
+describe.skipIf(!haveChromium)('svc desktop (Chromium app window)', () => {
+  beforeAll(async () => {
+    [d] = await Promise.all([startDaemon(), buildDashboard()]);
+  });
+
+  afterAll(async () => {
+    await cdp?.close().catch(() => undefined);
+    // the window's process group, which this test started through the CLI
+    if (pid !== undefined) {
+      try {
+        process.kill(-pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+    await d?.daemon.close();
+  });
+
+  it('opens the dashboard, signed in, in its own profile', async () => {
+    let out = '';
+    const code = await run(['desktop', '--json', '--no-electron', '--browser', CHROMIUM], {
+      env: {
+        ...process.env,
+        SVC_HOME: d.home,
+        SVC_DASHBOARD_PORT: '0', // a free port: other tests may hold 8191
+        SVC_DESKTOP_BROWSER_FLAGS: ['--headless', ...CHROMIUM_FLAGS, '--remote-debugging-port=0'].join(' '),
+      },
+      stdout: {
+        write: (s: string) => {
+          out += s;
+        },
+      },
+      stderr: { write: () => undefined },
+    });
+    expect(code, out).toBe(0);
+    const answer = JSON.parse(out) as { mode: string; pid: number; url: string; profile: string };
+    pid = answer.pid;
+    expect(answer).toMatchObject({ mode: 'chromium', profile: join(d.home, 'desktop', 'chromium-profile') });
+    // Chromium writes the DevTools port it picked into the profile
+    const portFile = join(answer.profile, 'DevToolsActivePort');
+    const port = await until(
+      () => (existsSync(portFile) ? readFileSync(portFile, 'utf8').split('\n')[0] : undefined),
+      20_000,
+      'DevToolsActivePort',
+    );
+    cdp = await chromium.connectOverCDP(`http://127.0.0.1:${port}`);
+    const page = await until(
+      () =>
+        cdp!
+          .contexts()
+          .flatMap((c) => c.pages())
+          .find((p) => p.url() === `${answer.url}/`),
+      20_000,
+      'the app window on the dashboard',
+    );
+    // signed in: a fresh daemon without agents shows its designed empty state, not the sign-in hint
+    await page.getByRole('heading', { name: 'No agents on this machine yet' }).waitFor();
+    expect(await page.title()).toBe('svc dashboard');
+  });
+});
