@@ -399,4 +399,4 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
 }
 
 /** Whether a dashboard host is loopback (127.0.0.0/8, ::1, localhost): the daemon refuses any other. */
-export { isLoopbackHost } from '../dashboard/security.js';
+export { isLoopbackHost } from './loopback.js';

@@ -9,13 +9,7 @@
 /** The names a loopback listener answers to (Host header and Origin). */
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-/** A host the dashboard may listen on: an IPv4 loopback address, ::1 or localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase();
-  if (h === 'localhost' || h === '::1' || h === '[::1]') return true;
-  const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
-  return m?.slice(1).every((part) => Number(part) <= 255) === true;
-}
+export { isLoopbackHost } from '../client/loopback.js';
 
 /** The address to bind for a loopback host name (localhost binds the IPv4 loopback). */
 export function bindAddress(host: string): string {
