@@ -294,7 +294,7 @@ describe('hosted-only and unbuilt commands', () => {
     expect(calls).toEqual([]);
   });
 
-  it.each([['tui'], ['mcp'], ['dashboard'], ['start', '--local-only'], ['stop', '--local']])(
+  it.each([['tui'], ['dashboard'], ['start', '--local-only'], ['stop', '--local']])(
     'svc %s says not built yet',
     async (...argv) => {
       const r = await svc(argv);

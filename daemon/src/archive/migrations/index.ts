@@ -8,6 +8,7 @@ import { migration005 } from './005-sync-cursors.js';
 import { migration006 } from './006-search.js';
 import { migration007 } from './007-delivered.js';
 import { migration009 } from './009-outbox.js';
+import { migration010 } from './010-sender-key.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -20,6 +21,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration006,
   migration007,
   migration009,
+  migration010,
 ];
 
 /** Applies the migrations above `user_version`, up to `target` (tests stop early). */
