@@ -153,7 +153,8 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     ids.first = sent.message_id;
     let got = (await waiting).messages;
     // the wait may have answered with nothing if it started late; the next one has it
-    if (got.length === 0) got = (await call<Messages>(clients.b!, 'wait_for_messages', { timeout_seconds: 30 })).messages;
+    if (got.length === 0)
+      got = (await call<Messages>(clients.b!, 'wait_for_messages', { timeout_seconds: 30 })).messages;
     expect(got.map((m) => m.message_id)).toEqual([ids.first]);
     const m = got[0]!;
     expect(m.verified).toEqual({
