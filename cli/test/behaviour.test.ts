@@ -294,7 +294,13 @@ describe('hosted-only and unbuilt commands', () => {
     expect(calls).toEqual([]);
   });
 
-  it.each([['tui'], ['dashboard'], ['start', '--local-only'], ['stop', '--local']])(
+  it('svc tui without a terminal says so instead of drawing', async () => {
+    const r = await svc(['tui']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('svc tui needs a terminal');
+  });
+
+  it.each([['dashboard'], ['start', '--local-only'], ['stop', '--local']])(
     'svc %s says not built yet',
     async (...argv) => {
       const r = await svc(argv);
