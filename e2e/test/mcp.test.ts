@@ -273,6 +273,15 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     expect(keys.held).toEqual([]);
   });
 
+  it('svc statusline prints the agent, relay state and unread count; a stopped daemon is a line too', async () => {
+    const line = await svc(homes.b, ['statusline']);
+    expect(line).toMatchObject({ code: 0, stdout: 'svc bob ● connected · 1 unread\n', stderr: '' });
+    const nobody = newHome('mcp-nobody');
+    const down = await svc(nobody, ['statusline']);
+    expect(down).toMatchObject({ code: 0, stdout: 'svc: daemon down (svc start)\n', stderr: '' });
+    rmSync(nobody.dir, { recursive: true, force: true });
+  }, 60_000);
+
   it('errors are tool errors carrying the project code and message', async () => {
     const unknownAck = JSON.parse(
       await callError(clients.b!, 'acknowledge', { message_ids: ['0190f0f0-0000-7000-8000-000000000000'] }),

@@ -6,6 +6,7 @@
  *
  * Paths (all JSON; `:agent` = local agent name or agent number):
  *   GET    /v1/status                                   → DaemonStatus
+ *   GET    /v1/summary                                  → DaemonSummary (sessions and unread counts; no relay call)
  *   POST   /v1/shutdown                                 → {}
  *   GET    /v1/deployments                              → DeploymentInfo[]
  *   POST   /v1/deployments/fetch   FetchDeploymentInput → DeploymentInfo
@@ -66,6 +67,16 @@ export interface DaemonStatus {
     agent_number: string;
     deployment: string;
     session: 'connected' | 'connecting' | 'offline';
+  }>;
+}
+
+export interface DaemonSummary {
+  agents: Array<{
+    name: string;
+    agent_number: string;
+    session: 'connected' | 'connecting' | 'offline';
+    /** inbound, unacknowledged, not muted */
+    unread: number;
   }>;
 }
 

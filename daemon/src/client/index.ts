@@ -17,6 +17,7 @@ import type {
   ConversationSummary,
   DaemonEvent,
   DaemonStatus,
+  DaemonSummary,
   DeploymentAudit,
   DeploymentInfo,
   FetchDeploymentInput,
@@ -160,6 +161,9 @@ export class DaemonClient {
   // --- daemon
   status(): Promise<DaemonStatus> {
     return this.request('GET', '/v1/status');
+  }
+  summary(): Promise<DaemonSummary> {
+    return this.request('GET', '/v1/summary');
   }
   async shutdown(): Promise<void> {
     await this.request('POST', '/v1/shutdown', {});

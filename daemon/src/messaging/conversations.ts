@@ -16,3 +16,12 @@ export function listConversations(archive: Archive, limit: number): Conversation
     return { ...r, ...(last ? { last_message: last } : {}) };
   });
 }
+
+/** Inbound messages not acknowledged and not muted. */
+export function unreadCount(archive: Archive): number {
+  return (
+    archive.db
+      .prepare("SELECT COUNT(*) AS n FROM messages WHERE direction = 'inbound' AND acked_at IS NULL AND muted = 0")
+      .get() as { n: number }
+  ).n;
+}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { toBase64url } from '@svc/shared';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Archive } from '../archive/archive.js';
-import { listConversations } from './conversations.js';
+import { listConversations, unreadCount } from './conversations.js';
 import { heldMessages, keyFingerprint, recordSenderKey, withVerification } from './trust.js';
 
 let archive: Archive | undefined;
@@ -131,5 +131,6 @@ describe('conversation list', () => {
         ['dm:alice:bob', 'alice', 2, 1, 'm22'],
       ],
     );
+    expect(unreadCount(a)).toBe(1);
   });
 });
