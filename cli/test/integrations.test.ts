@@ -136,6 +136,46 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     expect(existsSync(h.settings)).toBe(false);
   });
 
+  it('the wake-on-mail hook installs beside the user hooks and the status line; any uninstall order ends byte-identical', async () => {
+    const prior =
+      '{\n  "hooks": {\n    "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],\n    "PreToolUse": []\n  },\n  "model": "opus"\n}\n';
+    for (const order of [
+      ['uninstall-wake-hook', 'uninstall-statusline'],
+      ['uninstall-statusline', 'uninstall-wake-hook'],
+    ]) {
+      const h = homes();
+      mkdirSync(join(h.env.HOME, '.claude'));
+      writeFileSync(h.settings, prior);
+      expect((await svc(['claude', 'install-statusline', '--binary', '/opt/svc'], { env: h.env })).code).toBe(0);
+      const w = await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env });
+      expect(w.stderr).toBe('');
+      const both = JSON.parse(readFileSync(h.settings, 'utf8'));
+      expect(both.hooks.Stop).toEqual([
+        { hooks: [{ type: 'command', command: 'say done' }] },
+        { hooks: [{ type: 'command', command: '/opt/svc wake-hook', timeout: 5 }] },
+      ]);
+      expect(both.hooks.PreToolUse).toEqual([]);
+      expect(both.statusLine.command).toBe('/opt/svc statusline');
+      // installing again adds nothing
+      await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env });
+      expect(JSON.parse(readFileSync(h.settings, 'utf8')).hooks.Stop).toHaveLength(2);
+      for (const cmd of order) expect((await svc(['claude', cmd], { env: h.env })).code, cmd).toBe(0);
+      expect(readFileSync(h.settings, 'utf8'), order.join(' then ')).toBe(prior);
+    }
+  });
+
+  it('the wake hook alone on a file without hooks leaves no hooks key behind', async () => {
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.claude'));
+    writeFileSync(h.settings, '{"model": "opus"}');
+    await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env });
+    const edited = JSON.parse(readFileSync(h.settings, 'utf8'));
+    edited.theme = 'dark'; // a user change: uninstall must take out only the hook
+    writeFileSync(h.settings, JSON.stringify(edited));
+    expect((await svc(['claude', 'uninstall-wake-hook'], { env: h.env })).code).toBe(0);
+    expect(JSON.parse(readFileSync(h.settings, 'utf8'))).toEqual({ model: 'opus', theme: 'dark' });
+  });
+
   it('the status line text: agent, relay state and unread count in one line', () => {
     const summary = {
       agents: [

@@ -282,6 +282,17 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     rmSync(nobody.dir, { recursive: true, force: true });
   }, 60_000);
 
+  it('svc wake-hook tells the assistant about new mail once, naming senders, never bodies', async () => {
+    const first = await svc(homes.b, ['wake-hook']);
+    expect(first.code).toBe(0);
+    const answer = JSON.parse(first.stdout) as { decision: string; reason: string };
+    expect(answer.decision).toBe('block');
+    expect(answer.reason).toContain('1 new message for bob (from alice)');
+    expect(answer.reason).not.toContain('budget');
+    // the same mail again: nothing to say
+    expect(await svc(homes.b, ['wake-hook'])).toMatchObject({ code: 0, stdout: '' });
+  }, 60_000);
+
   it('errors are tool errors carrying the project code and message', async () => {
     const unknownAck = JSON.parse(
       await callError(clients.b!, 'acknowledge', { message_ids: ['0190f0f0-0000-7000-8000-000000000000'] }),

@@ -7,9 +7,17 @@ import { resolve } from 'node:path';
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
 import { CliError } from '../errors.js';
-import { claudeTarget, installStatusLine, uninstallStatusLine } from '../integrations/claude.js';
+import {
+  claudeTarget,
+  install as installFeature,
+  installStatusLine,
+  type UninstallResult,
+  uninstall as uninstallFeature,
+  uninstallStatusLine,
+  WAKE_HOOK,
+} from '../integrations/claude.js';
 import { codexConfigPath, codexSetup, entryFor } from '../integrations/codex.js';
-import { onPath } from '../integrations/files.js';
+import { onPath, shellQuote } from '../integrations/files.js';
 import { action } from '../options.js';
 
 export const HOST_A = 'claude';
@@ -23,6 +31,16 @@ async function svcBinary(run: Run, explicit: string | undefined): Promise<string
     throw new CliError('binary_not_found', 'No `svc` on PATH; pass the path of the svc binary with --binary PATH.');
   }
   return found;
+}
+
+function uninstalled(r: UninstallResult): string {
+  return {
+    restored: `Restored ${r.settings} as it was before the install.`,
+    removed: `Removed ${r.settings} (the install created it).`,
+    reverted: `Took svc's entry out of ${r.settings} (the prior one is back); your other changes stay.`,
+    kept: `The entry in ${r.settings} is no longer svc's; left it alone.`,
+    gone: `${r.settings} no longer exists; nothing to restore.`,
+  }[r.outcome];
 }
 
 export function integrationCommands(app: App): Command[] {
@@ -45,17 +63,28 @@ export function integrationCommands(app: App): Command[] {
     );
   });
   action(app, uninstall, async (run) => {
-    const r = await uninstallStatusLine(claudeTarget(run.env, app.home));
-    const what = {
-      restored: `Restored ${r.settings} as it was before the install.`,
-      removed: `Removed ${r.settings} (the install created it).`,
-      reverted: `Put the prior status line back in ${r.settings}; your other changes stay.`,
-      kept: `The status line in ${r.settings} is no longer svc's; left it alone.`,
-      gone: `${r.settings} no longer exists; nothing to restore.`,
-    }[r.outcome];
-    run.out(`${what}\n`);
+    run.out(`${uninstalled(await uninstallStatusLine(claudeTarget(run.env, app.home)))}\n`);
   });
-  hostA.addCommand(install).addCommand(uninstall);
+  const installWake = new Command('install-wake-hook')
+    .description('wake-on-mail: a Stop hook that tells the assistant about new mail before it goes idle (opt-in)')
+    .option('--binary <path>', 'path to the svc binary (default: resolved on PATH)');
+  const uninstallWake = new Command('uninstall-wake-hook').description('remove the wake-on-mail hook');
+  action(app, installWake, async (run) => {
+    const binary = await svcBinary(run, run.opts<{ binary?: string }>().binary);
+    const r = await installFeature(
+      claudeTarget(run.env, app.home, 'wake'),
+      WAKE_HOOK,
+      `${shellQuote(binary)} wake-hook`,
+    );
+    run.out(
+      `Installed the wake-on-mail hook in ${r.settings}: ${r.command}\n${r.backup ? `Backup of the previous file: ${r.backup}\n` : ''}`,
+    );
+  });
+  action(app, uninstallWake, async (run) => {
+    const r = await uninstallFeature(claudeTarget(run.env, app.home, 'wake'), WAKE_HOOK);
+    run.out(`${uninstalled(r)}\n`);
+  });
+  hostA.addCommand(install).addCommand(uninstall).addCommand(installWake).addCommand(uninstallWake);
 
   const hostB = new Command(HOST_B).description(`${HOST_B} integration`);
   const setup = new Command('setup')

@@ -1,17 +1,19 @@
 /**
- * `svc claude install-statusline | uninstall-statusline`: the assistant's user settings
- * (`$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`) get a `statusLine`
- * that runs `svc statusline`. What was there before is kept in
- * `$SVC_HOME/integrations/claude-statusline.json`: the prior `statusLine` and the file's
- * exact bytes. Uninstall restores those bytes when the file is still what install wrote;
- * when the user changed it since, only `statusLine` goes back to the prior value and their
- * other changes stay. A re-install keeps the record of the first one.
+ * `svc claude install-statusline | uninstall-statusline` (and the wake-on-mail hook): the
+ * assistant's user settings (`$CLAUDE_CONFIG_DIR/settings.json`, else
+ * `~/.claude/settings.json`) get an entry that runs svc. What was there before is kept in
+ * `$SVC_HOME/integrations/claude-<feature>.json`: the prior value and the file's exact
+ * bytes. Uninstall restores those bytes when the file is still what install wrote; when
+ * the user changed it since, only svc's entry is taken out (the prior value put back) and
+ * their other changes stay. A re-install keeps the record of the first one.
  */
 import { rm, rmdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CliError } from '../errors.js';
 import { backup, ensureDir, readIfExists, sha256, shellQuote, writeAtomic } from './files.js';
+
+export type Settings = Record<string, unknown>;
 
 export interface ClaudeTarget {
   settings: string;
@@ -20,14 +22,42 @@ export interface ClaudeTarget {
   svcHome: string;
 }
 
-export function claudeTarget(env: NodeJS.ProcessEnv, svcHome: string): ClaudeTarget {
+export function claudeTarget(env: NodeJS.ProcessEnv, svcHome: string, feature = 'statusline'): ClaudeTarget {
   const dir = env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude');
   return {
     settings: join(dir, 'settings.json'),
-    state: join(svcHome, 'integrations', 'claude-statusline.json'),
+    state: join(svcHome, 'integrations', `claude-${feature}.json`),
     svcHome,
   };
 }
+
+/** One thing svc puts in the settings: how to put it in, recognize it and take it out. */
+export interface Feature {
+  /** what the user calls it in messages */
+  label: string;
+  /** the value before install (recorded), or undefined when there was none */
+  prior(settings: Settings): { had: boolean; value?: unknown };
+  apply(settings: Settings, command: string): void;
+  isOurs(settings: Settings, command: string): boolean;
+  revert(settings: Settings, command: string, prior: { had: boolean; value?: unknown }): void;
+}
+
+export const STATUS_LINE: Feature = {
+  label: 'status line',
+  prior: (s) => (Object.hasOwn(s, 'statusLine') ? { had: true, value: s.statusLine } : { had: false }),
+  // assigning keeps the key where it was; a new one goes last
+  apply: (s, command) => {
+    s.statusLine = { type: 'command', command, padding: 0 };
+  },
+  isOurs: (s, command) =>
+    typeof s.statusLine === 'object' &&
+    s.statusLine !== null &&
+    (s.statusLine as { command?: unknown }).command === command,
+  revert: (s, _command, prior) => {
+    if (prior.had) s.statusLine = prior.value;
+    else delete s.statusLine;
+  },
+};
 
 interface InstallRecord {
   settings: string;
@@ -42,8 +72,6 @@ interface InstallRecord {
   /** sha256 of the bytes install wrote last */
   written: string;
 }
-
-type Settings = Record<string, unknown>;
 
 function parseSettings(bytes: Buffer | undefined, path: string): Settings {
   if (bytes === undefined || bytes.toString('utf8').trim() === '') return {};
@@ -71,6 +99,43 @@ function indentOf(bytes: Buffer | undefined): string | number {
   return m ? m[1]! : 2;
 }
 
+/**
+ * Every version of the settings file seen before an install, while any svc entry is in
+ * it: when taking an entry out gives back one of them (the same JSON), its exact bytes are
+ * written, so uninstalling in any order still ends byte-identical.
+ */
+const snapshotsFile = (target: ClaudeTarget) => join(dirname(target.state), 'claude-snapshots.json');
+const FEATURES = ['statusline', 'wake'];
+
+async function addSnapshot(target: ClaudeTarget, bytes: Buffer): Promise<void> {
+  const file = snapshotsFile(target);
+  const saved = await readIfExists(file);
+  const list = saved ? (JSON.parse(saved.toString('utf8')) as string[]) : [];
+  const b64 = bytes.toString('base64');
+  if (!list.includes(b64)) list.push(b64);
+  await writeAtomic(file, `${JSON.stringify(list)}\n`);
+}
+
+async function matchingSnapshot(target: ClaudeTarget, settings: Settings): Promise<Buffer | undefined> {
+  const saved = await readIfExists(snapshotsFile(target));
+  const want = JSON.stringify(settings);
+  for (const b64 of saved ? (JSON.parse(saved.toString('utf8')) as string[]).reverse() : []) {
+    const bytes = Buffer.from(b64, 'base64');
+    try {
+      if (JSON.stringify(parseSettings(bytes, '')) === want) return bytes;
+    } catch {
+      // a snapshot that does not parse matches nothing
+    }
+  }
+  return undefined;
+}
+
+async function dropSnapshotsIfDone(target: ClaudeTarget): Promise<void> {
+  const dir = dirname(target.state);
+  for (const f of FEATURES) if (await readIfExists(join(dir, `claude-${f}.json`))) return;
+  await rm(snapshotsFile(target), { force: true });
+}
+
 const serialize = (settings: Settings, bytes: Buffer | undefined) =>
   `${JSON.stringify(settings, null, indentOf(bytes))}\n`;
 
@@ -78,11 +143,6 @@ async function readRecord(path: string): Promise<InstallRecord | undefined> {
   const bytes = await readIfExists(path);
   return bytes ? (JSON.parse(bytes.toString('utf8')) as InstallRecord) : undefined;
 }
-
-const isOurs = (statusLine: unknown, record: InstallRecord) =>
-  typeof statusLine === 'object' &&
-  statusLine !== null &&
-  (statusLine as { command?: unknown }).command === record.command;
 
 export interface InstallResult {
   settings: string;
@@ -93,38 +153,46 @@ export interface InstallResult {
 }
 
 export async function installStatusLine(target: ClaudeTarget, binary: string): Promise<InstallResult> {
-  const command = `${shellQuote(binary)} statusline`;
+  return install(target, STATUS_LINE, `${shellQuote(binary)} statusline`);
+}
+
+export async function uninstallStatusLine(target: ClaudeTarget): Promise<UninstallResult> {
+  return uninstall(target, STATUS_LINE);
+}
+
+export async function install(target: ClaudeTarget, feature: Feature, command: string): Promise<InstallResult> {
   const bytes = await readIfExists(target.settings);
   const settings = parseSettings(bytes, target.settings);
   const previous = await readRecord(target.state);
   // already installed here and still ours: a re-install keeps what the first one recorded
-  const keep = previous && previous.settings === target.settings && isOurs(settings.statusLine, previous);
+  const keep = previous && previous.settings === target.settings && feature.isOurs(settings, previous.command);
+  const prior = feature.prior(settings);
   const record: InstallRecord = keep
     ? { ...previous, command }
     : {
         settings: target.settings,
         command,
-        had_prior: Object.hasOwn(settings, 'statusLine'),
-        ...(Object.hasOwn(settings, 'statusLine') ? { prior: settings.statusLine } : {}),
+        had_prior: prior.had,
+        ...(prior.had ? { prior: prior.value } : {}),
         ...(bytes !== undefined ? { original: bytes.toString('base64') } : {}),
         created_dir: false,
         written: '',
       };
   const saved = bytes !== undefined ? await backup(target.svcHome, 'claude-settings.json', bytes) : undefined;
   if (bytes === undefined) record.created_dir = (await ensureDir(dirname(target.settings))) || record.created_dir;
-  // assigning keeps the key where it was; a new one goes last
-  settings.statusLine = { type: 'command', command, padding: 0 };
+  feature.apply(settings, command);
   const text = serialize(settings, bytes);
   await ensureDir(dirname(target.state));
   record.written = sha256(text);
   // the record first: an interrupted install can still be undone
   await writeAtomic(target.state, `${JSON.stringify(record, null, 2)}\n`);
+  if (bytes !== undefined) await addSnapshot(target, bytes);
   await writeAtomic(target.settings, text);
-  const prior = record.prior as { command?: unknown } | undefined;
+  const kept = record.prior as { command?: unknown } | undefined;
   return {
     settings: target.settings,
     command,
-    ...(typeof prior?.command === 'string' ? { prior_command: prior.command } : {}),
+    ...(typeof kept?.command === 'string' ? { prior_command: kept.command } : {}),
     ...(saved ? { backup: saved } : {}),
   };
 }
@@ -135,12 +203,12 @@ export interface UninstallResult {
   outcome: 'restored' | 'removed' | 'reverted' | 'kept' | 'gone';
 }
 
-export async function uninstallStatusLine(target: ClaudeTarget): Promise<UninstallResult> {
+export async function uninstall(target: ClaudeTarget, feature: Feature): Promise<UninstallResult> {
   const record = await readRecord(target.state);
   if (!record) {
     throw new CliError(
       'integration_not_installed',
-      `The svc status line is not installed (no ${target.state}); nothing to remove.`,
+      `The svc ${feature.label} is not installed (no ${target.state}); nothing to remove.`,
     );
   }
   const path = record.settings;
@@ -161,16 +229,54 @@ export async function uninstallStatusLine(target: ClaudeTarget): Promise<Uninsta
     }
   } else {
     const settings = parseSettings(bytes, path);
-    if (isOurs(settings.statusLine, record)) {
+    if (feature.isOurs(settings, record.command)) {
       await backup(target.svcHome, 'claude-settings.json', bytes);
-      if (record.had_prior) settings.statusLine = record.prior;
-      else delete settings.statusLine;
-      await writeAtomic(path, serialize(settings, bytes));
+      feature.revert(settings, record.command, { had: record.had_prior, value: record.prior });
+      await writeAtomic(path, (await matchingSnapshot(target, settings)) ?? serialize(settings, bytes));
       outcome = 'reverted';
     } else {
       outcome = 'kept';
     }
   }
   await rm(target.state, { force: true });
+  await dropSnapshotsIfDone(target);
   return { settings: path, outcome };
 }
+
+/** The group svc adds to `hooks.Stop`. */
+const wakeGroup = (command: string) => ({ hooks: [{ type: 'command', command, timeout: 5 }] });
+type HookGroup = { hooks?: Array<{ command?: unknown }> };
+const stopGroups = (s: Settings): HookGroup[] | undefined => {
+  const hooks = s.hooks as Record<string, unknown> | undefined;
+  return hooks && Array.isArray(hooks.Stop) ? (hooks.Stop as HookGroup[]) : undefined;
+};
+const isWakeGroup = (g: HookGroup, command: string) =>
+  Array.isArray(g?.hooks) && g.hooks.some((h) => h?.command === command);
+
+/**
+ * Wake-on-mail: a `Stop` hook. When the assistant is about to go idle, `svc wake-hook`
+ * tells it (once per new message, with backoff) that mail arrived, so it reads it.
+ */
+export const WAKE_HOOK: Feature = {
+  label: 'wake-on-mail hook',
+  prior: (s) => ({
+    had: true,
+    value: { hooks: Object.hasOwn(s, 'hooks'), stop: stopGroups(s) !== undefined },
+  }),
+  apply: (s, command) => {
+    if (typeof s.hooks !== 'object' || s.hooks === null) s.hooks = {};
+    const hooks = s.hooks as Record<string, unknown>;
+    const groups = stopGroups(s) ?? [];
+    if (!groups.some((g) => isWakeGroup(g, command))) groups.push(wakeGroup(command));
+    hooks.Stop = groups;
+  },
+  isOurs: (s, command) => (stopGroups(s) ?? []).some((g) => isWakeGroup(g, command)),
+  revert: (s, command, prior) => {
+    const had = (prior.value ?? {}) as { hooks?: boolean; stop?: boolean };
+    const groups = (stopGroups(s) ?? []).filter((g) => !isWakeGroup(g, command));
+    const hooks = s.hooks as Record<string, unknown>;
+    if (groups.length > 0 || had.stop) hooks.Stop = groups;
+    else delete hooks.Stop;
+    if (Object.keys(hooks).length === 0 && !had.hooks) delete s.hooks;
+  },
+};
