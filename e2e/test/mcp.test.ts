@@ -235,6 +235,16 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     expect(convs.conversations).toEqual([
       expect.objectContaining({ conversation_id: 'dm:alice:bob', peer: 'alice', unread: 2, message_count: 3 }),
     ]);
+    // the last message goes through the same boundary: bob's reply, as alice sees it
+    const convsA = await call<{ conversations: Array<{ last_message: PresentedMessage }> }>(
+      clients.a!,
+      'list_conversations',
+    );
+    expect(convsA.conversations[0]!.last_message).toMatchObject({
+      message_id: ids.reply,
+      verified: { sender_number: 'bob', key_fingerprint: fingerprints.bob, trust: 'pinned' },
+      body: { untrusted: true, content: 'noon works; the vote too' },
+    });
   }, 60_000);
 
   it('list_inbox does not consume; acknowledge removes from the inbox', async () => {

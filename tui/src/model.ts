@@ -18,7 +18,7 @@ export interface Source {
   status(): Promise<DaemonStatus>;
   listDeployments(): Promise<DeploymentInfo[]>;
   inbox(agent: string, options: { source?: 'local'; verified?: boolean }): Promise<ArchivedMessage[]>;
-  conversations(agent: string, options: { limit?: number }): Promise<ConversationSummary[]>;
+  conversations(agent: string, options: { limit?: number; verified?: boolean }): Promise<ConversationSummary[]>;
   read(agent: string, conversation: string, options: { last?: number; verified?: boolean }): Promise<ArchivedMessage[]>;
   search(agent: string, q: string, options: { limit?: number; verified?: boolean }): Promise<ArchivedMessage[]>;
   trust(agent: string): Promise<TrustStatus>;
@@ -67,7 +67,7 @@ export async function loadSnapshot(source: Source, wanted?: string, withProfile 
   if (agent === undefined) return { daemon: 'up', status, deployments, inbox: [], conversations: [] };
   const [inbox, conversations, trust, profile] = await Promise.all([
     source.inbox(agent, { source: 'local', verified: true }),
-    source.conversations(agent, { limit: 100 }),
+    source.conversations(agent, { limit: 100, verified: true }),
     source.trust(agent),
     withProfile ? loadProfile(source, agent) : Promise.resolve(undefined),
   ]);

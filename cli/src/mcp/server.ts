@@ -339,22 +339,12 @@ export function createSvcMcp(options: McpOptions) {
       readOnly: true,
     },
     async (a) => {
-      const list = await client.conversations(agent, { limit: a.limit });
-      // the last message of each goes through the same boundary as any other
-      const lasts = list.flatMap((c) => (c.last_message ? [c.last_message] : []));
-      const verified = new Map<string, ArchivedMessage>();
-      for (const c of list) {
-        if (!c.last_message || c.last_message.direction === 'outbound') continue;
-        const [m] = await client.read(agent, c.conversation_id, { last: 1, verified: true });
-        if (m) verified.set(c.conversation_id, m);
-      }
-      const n = await displayNames(lasts.map((m) => m.from));
+      const list = await client.conversations(agent, { limit: a.limit, verified: true });
+      const n = await displayNames(list.flatMap((c) => (c.last_message ? [c.last_message.from] : [])));
       return {
-        conversations: list.map((c) => {
-          const last = verified.get(c.conversation_id) ?? c.last_message;
-          const { last_message: _drop, ...rest } = c;
-          return last ? { ...rest, last_message: presentMessage(last, agent, n) } : rest;
-        }),
+        conversations: list.map(({ last_message, ...rest }) =>
+          last_message ? { ...rest, last_message: presentMessage(last_message, agent, n) } : rest,
+        ),
       };
     },
   );

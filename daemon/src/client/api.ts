@@ -37,8 +37,8 @@
  *   GET    /v1/agents/:agent/trust                      → TrustStatus (fingerprints, changed peer keys, held envelopes)
  *   GET    /v1/events?agent=                            → NDJSON stream of DaemonEvent, one per line
  *
- * `verified=true` on inbox, conversations/:id/messages, check and search adds `verified`
- * (MessageVerification) to every inbound message.
+ * `verified=true` on inbox, conversations (their last messages), conversations/:id/messages,
+ * check and search adds `verified` (MessageVerification) to every inbound message.
  */
 
 export const DAEMON_ERROR_CODES = [

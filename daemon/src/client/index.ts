@@ -274,8 +274,11 @@ export class DaemonClient {
     );
   }
   /** Conversations, most recent first, with unread counts and the last message. */
-  conversations(agent: string, options: { limit?: number } = {}): Promise<ConversationSummary[]> {
-    return this.request('GET', `/v1/agents/${enc(agent)}/conversations${query({ limit: options.limit })}`);
+  conversations(agent: string, options: { limit?: number; verified?: boolean } = {}): Promise<ConversationSummary[]> {
+    return this.request(
+      'GET',
+      `/v1/agents/${enc(agent)}/conversations${query({ limit: options.limit, verified: options.verified || undefined })}`,
+    );
   }
   /** Own and peers' key fingerprints, changed peer keys and held envelopes. */
   trust(agent: string): Promise<TrustStatus> {

@@ -109,12 +109,20 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
     const session = agent(request);
     return verifiedIf(request, session, session.archive.search(q.q, int(q.limit, 'limit', 1, 500) ?? 20));
   });
-  app.get('/v1/agents/:agent/conversations', { schema: { params: AgentParams } }, async (request) =>
-    listConversations(
-      agent(request).archive,
+  app.get('/v1/agents/:agent/conversations', { schema: { params: AgentParams } }, async (request) => {
+    const session = agent(request);
+    const list = listConversations(
+      session.archive,
       int((request.query as { limit?: string }).limit, 'limit', 1, 1000) ?? 100,
-    ),
-  );
+    );
+    const lasts = verifiedIf(
+      request,
+      session,
+      list.flatMap((c) => (c.last_message ? [c.last_message] : [])),
+    );
+    const byId = new Map(lasts.map((m) => [m.message_id, m]));
+    return list.map((c) => (c.last_message ? { ...c, last_message: byId.get(c.last_message.message_id)! } : c));
+  });
   app.get('/v1/agents/:agent/trust', { schema: { params: AgentParams } }, async (request) =>
     trustStatus(agent(request)),
   );
