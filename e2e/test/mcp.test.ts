@@ -76,14 +76,15 @@ type Messages = { messages: PresentedMessage[] };
 beforeAll(async () => {
   relay = await spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } });
   const bundle = join(relay.dataDir, 'deployment', 'trust-bundle.json');
-  const setUp = async (home: Home, agentId: string) => {
+  const setUp = async (home: Home, agentId: string, extra: string[] = []) => {
     const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
     if (g.code !== 0) throw new Error(`grant failed: ${g.stdout}${g.stderr}`);
     const code = (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
     await svcJson(home, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']);
-    await svcJson(home, ['register', '--enrollment-grant', code, '--json']);
+    await svcJson(home, ['register', '--enrollment-grant', code, ...extra, '--json']);
   };
-  await Promise.all([setUp(homes.a, 'alice'), setUp(homes.b, 'bob')]);
+  // alice has a display name (local name and display name alike); bob has none
+  await Promise.all([setUp(homes.a, 'alice', ['--name', 'alice']), setUp(homes.b, 'bob')]);
   [clients.a, clients.b] = await Promise.all([connect(homes.a, 'alice', 'a'), connect(homes.b, 'bob', 'b')]);
 }, 120_000);
 
@@ -159,7 +160,7 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     const m = got[0]!;
     expect(m.verified).toEqual({
       sender_number: 'alice',
-      display_name: null,
+      display_name: 'alice',
       key_fingerprint: fingerprints.alice,
       trust: 'pinned',
     });

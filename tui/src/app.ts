@@ -67,13 +67,14 @@ function useTerminalSize(fallback?: { columns: number; rows: number }) {
   return size;
 }
 
-const trustTag = (m: ArchivedMessage) => {
-  if (m.direction === 'outbound') return h(Text, { color: 'gray' }, 'you');
+/** Who wrote a message, coloured by what the daemon verified: red when the key is in question. */
+function sender(m: ArchivedMessage): { text: string; color: string; bold?: boolean } {
+  if (m.direction === 'outbound') return { text: 'you', color: 'gray' };
   const trust = m.verified?.trust ?? 'changed';
   return trust === 'pinned'
-    ? h(Text, { color: 'green' }, m.from)
-    : h(Text, { color: 'red', bold: true }, `${m.from} [key ${trust}]`);
-};
+    ? { text: m.from, color: 'green' }
+    : { text: `${m.from} [key ${trust}]`, color: 'red', bold: true };
+}
 
 function Panel(props: { title: string; focused: boolean; width: number; height?: number; children?: ReactNode }) {
   return h(
@@ -98,13 +99,13 @@ function Panel(props: { title: string; focused: boolean; width: number; height?:
 function MessageLine(props: { m: ArchivedMessage; width: number; selected: boolean }) {
   const { m, width } = props;
   const head = `${props.selected ? '›' : ' '} ${shortTime(m.sent_at)} `;
-  const who = m.direction === 'outbound' ? 'you' : m.verified?.trust === 'pinned' ? m.from : `${m.from} [key x]`;
+  const who = sender(m);
   return h(
     Text,
     { wrap: 'truncate', inverse: props.selected },
     head,
-    trustTag(m),
-    ` ${clip(m.content, Math.max(0, width - head.length - who.length - 2))}`,
+    h(Text, { color: who.color, bold: who.bold === true }, who.text),
+    ` ${clip(m.content, Math.max(0, width - head.length - who.text.length - 2))}`,
   );
 }
 
