@@ -319,6 +319,57 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     expect(await callError(clients.b!, 'acknowledge', { message_ids: [] })).toMatch(/message_ids/);
   }, 60_000);
 
+  it('after alice re-enrolls with a new key: her messages show the key changed, the new one is held unopened', async () => {
+    // the operator revokes alice and she enrolls again on a new machine: the relay now
+    // serves a key bob never pinned
+    const a2 = newHome('mcp-alice-2');
+    try {
+      const revoked = await runRelayCli(['agent', 'revoke', '--agent-id', 'alice', '--tenant', 'acme'], relay.env);
+      expect(revoked.code, revoked.stderr).toBe(0);
+      const g = await runRelayCli(['grant', '--agent-id', 'alice', '--tenant', 'acme', '--json'], relay.env);
+      const code = (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
+      const bundle = join(relay.dataDir, 'deployment', 'trust-bundle.json');
+      await svcJson(a2, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']);
+      await svcJson(a2, ['register', '--enrollment-grant', code, '--json']);
+      const fp2 = (await svcJson<{ agent_number: string }>(a2, ['whoami', '--json'])).agent_number;
+      expect(fp2).toBe('alice');
+      await svcJson(a2, ['send', 'bob', '-m', 'it is really me, alice, on a new laptop', '--json']);
+
+      const keys = await until(
+        async () => {
+          const k = await call<{ peers: Array<{ agent_number: string; trust: string }>; held: PresentedMessage[] }>(
+            clients.b!,
+            'key_status',
+          );
+          return k.held.length > 0 ? k : undefined;
+        },
+        30_000,
+        'bob holds the envelope signed by the new key',
+      );
+      expect(keys.peers).toEqual([
+        expect.objectContaining({ agent_number: 'alice', trust: 'changed', key_fingerprint: fingerprints.alice }),
+      ]);
+      const inbox = await call<Messages & { held: PresentedMessage[] }>(clients.b!, 'list_inbox');
+      // the message archived under the old key is no longer presented as trusted
+      expect(inbox.messages.map((m) => [m.message_id, m.verified.trust])).toEqual([[ids.second, 'changed']]);
+      expect(inbox.messages[0]!.verified.warning).toMatch(/svc keys accept alice/);
+      expect(inbox.messages[0]!.body.notice).toMatch(/key changed/);
+      // the new envelope: held, unopened, signed by a key other than the pinned one
+      expect(inbox.held).toHaveLength(1);
+      const held = inbox.held[0]!;
+      expect(held.verified).toMatchObject({ sender_number: 'alice', trust: 'held' });
+      expect(held.verified.key_fingerprint).not.toBe(fingerprints.alice);
+      expect(held.body).toMatchObject({ untrusted: true, content: null });
+      expect(JSON.stringify(inbox)).not.toContain('new laptop');
+      // and it never comes out of wait_for_messages
+      const waited = await call<Messages>(clients.b!, 'wait_for_messages', { timeout_seconds: 1 });
+      expect(waited.messages.map((m) => m.message_id)).not.toContain(held.message_id);
+    } finally {
+      await svc(a2, ['--no-autostart', 'stop']).catch(() => undefined);
+      if (!failed) rmSync(a2.dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('writes nothing but protocol on stdout and ends when the client closes', async () => {
     // a stray line on stdout would have broken every exchange above; closing ends the server
     await clients.a!.close();
