@@ -7,6 +7,7 @@
  * acknowledge empties the inbox; the inbox resource announces new mail; errors are tool
  * errors with the project's codes.
  */
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -180,12 +181,17 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
       updated.push(n.params.uri);
     });
     await clients.b!.subscribeResource({ uri: 'svc://inbox' });
+    await clients.b!.subscribeResource({ uri: 'svc://conversations/dm%3Aalice%3Abob' });
     const sent = await call<{ message_id: string }>(clients.a!, 'send_message', {
       to: 'bob',
       content: 'second point: the budget needs a vote',
     });
     ids.second = sent.message_id;
-    await until(() => updated.includes('svc://inbox'), 30_000, 'notifications/resources/updated for svc://inbox');
+    await until(
+      () => updated.includes('svc://inbox') && updated.includes('svc://conversations/dm%3Aalice%3Abob'),
+      30_000,
+      'notifications/resources/updated for svc://inbox and the conversation',
+    );
     const read = await clients.b!.readResource({ uri: 'svc://inbox' });
     const inbox = JSON.parse((read.contents[0] as { text: string }).text) as Messages;
     expect(inbox.messages.map((m) => m.message_id)).toEqual([ids.first, ids.second]);
@@ -370,10 +376,36 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     }
   }, 120_000);
 
-  it('writes nothing but protocol on stdout and ends when the client closes', async () => {
-    // a stray line on stdout would have broken every exchange above; closing ends the server
+  it('writes nothing but protocol on stdout and exits by itself when the client closes its stdin', async () => {
     await clients.a!.close();
     clients.a = undefined;
     expect(stderr.a).toContain('serving as alice');
-  });
+    // by hand: one request, then end of input; every stdout line is a JSON-RPC message and the process exits 0
+    const child = spawn(process.execPath, [...SVC, 'mcp', '--as', 'bob'], {
+      cwd: ROOT,
+      env: { ...process.env, ...homes.b.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.stdin.write(
+      `${JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      })}\n`,
+    );
+    await until(() => out.includes('"id":1'), 30_000, 'the initialize answer');
+    child.stdin.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    expect(await exited).toBe(0);
+    clearTimeout(timer);
+    const lines = out.trim().split('\n');
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ id: 1, result: { serverInfo: { name: 'svc' } } });
+  }, 60_000);
 });
