@@ -138,6 +138,11 @@ describe('svc tui in tmux against a live daemon', () => {
     keys('Escape');
     const overview = await shows('Inbox · 2 unread', 'the overview after the search');
     if (process.env.SVC_TUI_CAPTURE) writeFileSync(`${process.env.SVC_TUI_CAPTURE}.overview`, overview);
+    // a narrower terminal: redrawn to fit
+    tmux('resize-window', '-t', SESSION, '-x', '72', '-y', '24');
+    const narrow = await shows(/^┌─{22}┐┌─{46}┐$/m, 'the dashboard redrawn 72 columns wide');
+    for (const line of narrow.split('\n')) expect(line.length, line).toBeLessThanOrEqual(72);
+    expect(narrow).toContain('Inbox · 2 unread');
     keys('q');
     await until(() => !sessionAlive(), 15_000, 'the tui to quit');
   }, 60_000);
