@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^@svc\/relay$/, replacement: src('./relay/src/index.ts') },
       { find: /^@svc\/daemon\/client$/, replacement: src('./daemon/src/client/index.ts') },
       { find: /^@svc\/daemon$/, replacement: src('./daemon/src/index.ts') },
+      { find: /^@svc\/tui$/, replacement: src('./tui/src/index.ts') },
     ],
   },
   test: {

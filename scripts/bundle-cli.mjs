@@ -76,6 +76,10 @@ export async function bundleCli(outdir = BUNDLE_DIR) {
     // the workspace packages from their TypeScript sources, as vitest and tsx read them
     conditions: ['source'],
     plugins: [keepModuleLocation(outdir), sharedWithoutCrypto],
+    // Loaded from node_modules by the one command that needs them, so every other run's
+    // bundle stays small: the terminal UI (ink has top-level await, which CommonJS cannot
+    // hold: an ES module import() at run time) and the MCP SDK with zod (\`svc mcp\`).
+    external: ['@svc/tui', '@modelcontextprotocol/sdk', 'zod'],
     metafile: true,
     legalComments: 'none',
     logLevel: 'warning',

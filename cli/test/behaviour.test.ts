@@ -294,14 +294,20 @@ describe('hosted-only and unbuilt commands', () => {
     expect(calls).toEqual([]);
   });
 
-  it.each([['tui'], ['mcp'], ['start', '--local-only'], ['stop', '--local']])(
-    'svc %s says not built yet',
-    async (...argv) => {
-      const r = await svc(argv);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain('not built yet');
-    },
-  );
+  it('svc tui without a terminal says so instead of drawing', async () => {
+    const r = await svc(['tui']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('svc tui needs a terminal');
+  });
+
+  it.each([
+    ['start', '--local-only'],
+    ['stop', '--local'],
+  ])('svc %s says not built yet', async (...argv) => {
+    const r = await svc(argv);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('not built yet');
+  });
 });
 
 describe('wired commands', () => {

@@ -90,6 +90,9 @@ describe('every command of the specification', () => {
         'agent webhook status',
         'desktop',
         'keys accept',
+        // wake-on-mail (issue 14): an opt-in hook the specification does not name
+        'claude install-wake-hook',
+        'claude uninstall-wake-hook',
       ].sort(),
     );
     for (const path of Object.keys(SPEC_COMMANDS)) expect(paths, path).toContain(path);

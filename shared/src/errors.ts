@@ -235,6 +235,20 @@ export const ERROR_CATALOG = {
     status: 503,
     message: 'Neither Electron nor Chromium was found: install chromium (apt-get install chromium) or set SVC_BROWSER.',
   },
+
+  // coding-assistant integrations (svc claude …, svc codex setup)
+  integration_config_invalid: {
+    status: 422,
+    message: 'The assistant settings file cannot be parsed; fix it by hand (nothing was changed), then retry.',
+  },
+  integration_not_installed: {
+    status: 404,
+    message: 'The svc status line is not installed here; nothing to remove.',
+  },
+  binary_not_found: {
+    status: 404,
+    message: 'No `svc` on PATH; pass the path of the svc binary with --binary.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-/** `svc`: `--version` alone is answered before the command tree (and its parser) loads. */
+/**
+ * `svc`: `--version` alone is answered before the command tree (and its parser) loads;
+ * `svc statusline` and `svc wake-hook` run again and again inside a coding assistant, so
+ * they skip the command tree too.
+ */
 const argv = process.argv.slice(2);
 
 async function main(): Promise<number> {
@@ -7,6 +11,14 @@ async function main(): Promise<number> {
     const { VERSION } = await import('../version.js');
     process.stdout.write(`${VERSION}\n`);
     return 0;
+  }
+  if (argv[0] === 'statusline') {
+    const { statusLine } = await import('../statusline.js');
+    return statusLine(process.env, process.stdout);
+  }
+  if (argv[0] === 'wake-hook') {
+    const { wakeHook } = await import('../wake.js');
+    return wakeHook(process.env, process.stdout);
   }
   const { run } = await import('../program.js');
   return run(argv, {

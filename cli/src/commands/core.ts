@@ -6,19 +6,10 @@ import { Command } from 'commander';
 import type { App, Run } from '../app.js';
 import { DEFAULT_PROFILE, getSetting, setSetting } from '../config-file.js';
 import { CliError, usageError } from '../errors.js';
-import {
-  action,
-  choice,
-  common,
-  intParser,
-  isoTimeParser,
-  notBuilt,
-  withAs,
-  withJson,
-  withVerbose,
-} from '../options.js';
+import { action, choice, common, intParser, isoTimeParser, withAs, withJson, withVerbose } from '../options.js';
 import { jsonLine, keyValues } from '../output.js';
 import { agentText, messageLine, messagesTable, sentText } from '../render.js';
+import { mcpCommand } from './mcp.js';
 
 export const CONTENT_TYPES = ['text', 'structured', 'media'] as const;
 export const INBOX_SOURCES = ['auto', 'local', 'api'] as const;
@@ -304,8 +295,7 @@ export function coreCommands(app: App): Command[] {
     }
   });
 
-  const mcp = new Command('mcp').description('serve MCP over stdio');
-  notBuilt(app, mcp, 'svc mcp');
+  const mcp = mcpCommand(app);
 
   return [inbox, init, mcp, read, register, reply, send, watch];
 }

@@ -8,6 +8,7 @@ import { CliError, usageError } from '../errors.js';
 import { action, hostedOnly, intParser, notBuilt, withAs, withJson, withVerbose, yes } from '../options.js';
 import { keyValues, table } from '../output.js';
 import { agentText } from '../render.js';
+import { tuiCommand } from './tui.js';
 
 /** whoami straight against a relay with an API key: token exchange, then GET /api/v1/agents/me. */
 async function whoamiByApiKey(apiUrl: string, apiKey: string): Promise<OwnProfile> {
@@ -291,8 +292,7 @@ export function identityCommands(app: App): Command[] {
     run.out('Stopped the svc daemon.\n');
   });
 
-  const tui = new Command('tui').description('read-only terminal dashboard');
-  notBuilt(app, tui, 'svc tui');
+  const tui = tuiCommand(app);
 
   return [accountCommand(app), deregister, doctor, star, start, stop, sync, tui, whoami];
 }

@@ -1,32 +1,123 @@
 /**
  * Coding-assistant host integrations. The specification names them only `<host_a>`
  * (status line) and `<host_b>` (setup); the command names below are this build's choice.
+ * The work is in ../integrations/ (claude.ts, codex.ts); see docs/integrations.md.
  */
+import { resolve } from 'node:path';
 import { Command } from 'commander';
-import type { App } from '../app.js';
-import { notBuilt } from '../options.js';
+import type { App, Run } from '../app.js';
+import { CliError } from '../errors.js';
+import {
+  claudeTarget,
+  install as installFeature,
+  installStatusLine,
+  type UninstallResult,
+  uninstall as uninstallFeature,
+  uninstallStatusLine,
+  WAKE_HOOK,
+} from '../integrations/claude.js';
+import { codexConfigPath, codexSetup, entryFor } from '../integrations/codex.js';
+import { onPath, shellQuote } from '../integrations/files.js';
+import { action } from '../options.js';
 
 export const HOST_A = 'claude';
 export const HOST_B = 'codex';
 
+/** --binary, else the `svc` found on PATH: what the host will run. */
+async function svcBinary(run: Run, explicit: string | undefined): Promise<string> {
+  if (explicit) return resolve(explicit);
+  const found = await onPath('svc', run.env);
+  if (!found) {
+    throw new CliError('binary_not_found', 'No `svc` on PATH; pass the path of the svc binary with --binary PATH.');
+  }
+  return found;
+}
+
+function uninstalled(r: UninstallResult): string {
+  return {
+    restored: `Restored ${r.settings} as it was before the install.`,
+    removed: `Removed ${r.settings} (the install created it).`,
+    reverted: `Took svc's entry out of ${r.settings} (the prior one is back); your other changes stay.`,
+    kept: `The entry in ${r.settings} is no longer svc's; left it alone.`,
+    gone: `${r.settings} no longer exists; nothing to restore.`,
+  }[r.outcome];
+}
+
 export function integrationCommands(app: App): Command[] {
   const hostA = new Command(HOST_A).description(`${HOST_A} integration: the status line`);
   const install = new Command('install-statusline')
-    .description('install the svc status line')
+    .description('install the svc status line (agent, unread count, relay state) in the user settings')
     .option('--binary <path>', 'path to the svc binary (default: resolved on PATH)');
   const uninstall = new Command('uninstall-statusline').description(
     'remove the status line, restoring any prior command',
   );
-  notBuilt(app, install, `svc ${HOST_A} install-statusline`);
-  notBuilt(app, uninstall, `svc ${HOST_A} uninstall-statusline`);
-  hostA.addCommand(install).addCommand(uninstall);
+  action(app, install, async (run) => {
+    const binary = await svcBinary(run, run.opts<{ binary?: string }>().binary);
+    const r = await installStatusLine(claudeTarget(run.env, app.home), binary);
+    run.out(
+      `Installed the svc status line in ${r.settings}: ${r.command}\n${
+        r.prior_command
+          ? `The prior status line (${r.prior_command}) comes back with \`svc ${HOST_A} uninstall-statusline\`.\n`
+          : ''
+      }${r.backup ? `Backup of the previous file: ${r.backup}\n` : ''}`,
+    );
+  });
+  action(app, uninstall, async (run) => {
+    run.out(`${uninstalled(await uninstallStatusLine(claudeTarget(run.env, app.home)))}\n`);
+  });
+  const installWake = new Command('install-wake-hook')
+    .description('wake-on-mail: a Stop hook that tells the assistant about new mail before it goes idle (opt-in)')
+    .option('--binary <path>', 'path to the svc binary (default: resolved on PATH)');
+  const uninstallWake = new Command('uninstall-wake-hook').description('remove the wake-on-mail hook');
+  action(app, installWake, async (run) => {
+    const binary = await svcBinary(run, run.opts<{ binary?: string }>().binary);
+    const r = await installFeature(
+      claudeTarget(run.env, app.home, 'wake'),
+      WAKE_HOOK,
+      `${shellQuote(binary)} wake-hook`,
+    );
+    run.out(
+      `Installed the wake-on-mail hook in ${r.settings}: ${r.command}\n${r.backup ? `Backup of the previous file: ${r.backup}\n` : ''}`,
+    );
+  });
+  action(app, uninstallWake, async (run) => {
+    const r = await uninstallFeature(claudeTarget(run.env, app.home, 'wake'), WAKE_HOOK);
+    run.out(`${uninstalled(r)}\n`);
+  });
+  hostA.addCommand(install).addCommand(uninstall).addCommand(installWake).addCommand(uninstallWake);
 
   const hostB = new Command(HOST_B).description(`${HOST_B} integration`);
   const setup = new Command('setup')
-    .description('configure the host to use svc')
+    .description(`register \`svc mcp\` for an agent as an MCP server of ${HOST_B} (idempotent)`)
     .requiredOption('--agent <agent_number>', 'public agent number')
     .option('--migrate-legacy', 'migrate a legacy configuration', false);
-  notBuilt(app, setup, `svc ${HOST_B} setup`);
+  action(app, setup, async (run) => {
+    const o = run.opts<{ agent: string; migrateLegacy: boolean }>();
+    // the agent must exist here: the daemon knows it by name or number
+    const agent = await (await run.link()).getAgent(o.agent);
+    // the host resolves a bare `svc` on its own PATH when this one has none
+    const binary = (await onPath('svc', run.env)) ?? 'svc';
+    const r = await codexSetup({
+      path: codexConfigPath(run.env),
+      svcHome: app.home,
+      agent: agent.agent_number,
+      // the host runs svc with its own environment: name this SVC_HOME unless it is the default
+      entry: entryFor(agent.agent_number, binary, run.env.SVC_HOME ? app.home : undefined),
+      migrateLegacy: o.migrateLegacy,
+    });
+    const what = {
+      added: 'Added',
+      updated: 'Updated',
+      unchanged: 'Already set up:',
+      migrated: 'Migrated the legacy entry to',
+    }[r.outcome];
+    run.out(`${what} [mcp_servers.${r.server}] in ${r.config}.\n`);
+    if (r.legacy) {
+      run.out(
+        `A legacy entry [mcp_servers.${r.legacy}] is still there; rerun with --migrate-legacy to rewrite it in place.\n`,
+      );
+    }
+  });
   hostB.addCommand(setup);
   return [hostA, hostB];
 }

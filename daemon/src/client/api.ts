@@ -6,6 +6,7 @@
  *
  * Paths (all JSON; `:agent` = local agent name or agent number):
  *   GET    /v1/status                                   → DaemonStatus
+ *   GET    /v1/summary                                  → DaemonSummary (sessions and unread counts; no relay call)
  *   POST   /v1/shutdown                                 → {}
  *   GET    /v1/deployments                              → DeploymentInfo[]
  *   POST   /v1/deployments/fetch   FetchDeploymentInput → DeploymentInfo
@@ -32,9 +33,13 @@
  *   GET    /v1/agents/:agent/search?q=&limit=           → ArchivedMessage[] (FTS5 over the archive)
  *   POST   /v1/agents/:agent/sync                       → SyncResult
  *   POST   /v1/agents/:agent/relay  RelayCall           → {status, body}  (the daemon adds the access JWT)
+ *   GET    /v1/agents/:agent/conversations?limit=       → ConversationSummary[] (most recent first)
+ *   GET    /v1/agents/:agent/trust                      → TrustStatus (fingerprints, changed peer keys, held envelopes)
  *   GET    /v1/events?agent=                            → NDJSON stream of DaemonEvent, one per line
- *   GET    /v1/agents/:agent/conversations              → ConversationSummary[] (newest first)
  *   POST   /v1/dashboard           DashboardOpenInput   → DashboardLaunch (serves the page on loopback; a fresh sign-in link)
+ *
+ * `verified=true` on inbox, conversations (their last messages), conversations/:id/messages,
+ * check and search adds `verified` (MessageVerification) to every inbound message.
  */
 
 export const DAEMON_ERROR_CODES = [
@@ -68,6 +73,16 @@ export interface DaemonStatus {
     agent_number: string;
     deployment: string;
     session: 'connected' | 'connecting' | 'offline';
+  }>;
+}
+
+export interface DaemonSummary {
+  agents: Array<{
+    name: string;
+    agent_number: string;
+    session: 'connected' | 'connecting' | 'offline';
+    /** inbound, unacknowledged, not muted */
+    unread: number;
   }>;
 }
 
@@ -201,6 +216,64 @@ export interface ArchivedMessage {
   muted: boolean;
   /** failed outbound: why the relay refused it */
   send_error?: string;
+  /** inbound, when asked for with `verified=true`: what the daemon verified about the sender */
+  verified?: MessageVerification;
+}
+
+/**
+ * Where the sender's key stands for one message. pinned: signed by the key pinned for the
+ * sender, and the relay serves no other. changed: the relay now serves a key nobody
+ * accepted, or the message was signed by a key since replaced. held: an envelope signed by
+ * a changed key, kept unopened until the owner accepts that key.
+ */
+export type SenderTrust = 'pinned' | 'changed' | 'held';
+
+export interface MessageVerification {
+  /** the sender's agent number: authenticated by the relay and named by the signed header */
+  sender: string;
+  /** fingerprint of the signing key the envelope verified under (null: no pin known) */
+  key_fingerprint: string | null;
+  trust: SenderTrust;
+  /** the key the relay serves now, when it differs from the pin and is not accepted */
+  changed_key_fingerprint?: string;
+}
+
+/** An envelope signed by a changed sender key: not opened, not archived, until accepted. */
+export interface HeldMessage {
+  message_id: string;
+  from: string;
+  held_at: string;
+  trust: 'held';
+  /** fingerprint of the changed key it is signed with */
+  key_fingerprint: string | null;
+}
+
+export interface TrustStatus {
+  agent: string;
+  agent_number: string;
+  signing_key_fingerprint: string;
+  peers: Array<{
+    agent_number: string;
+    key_fingerprint: string;
+    pinned_at: string;
+    trust: 'pinned' | 'changed';
+    changed?: { key_fingerprint: string; seen_at: string };
+    /** envelopes held for this peer */
+    held: number;
+  }>;
+  held: HeldMessage[];
+}
+
+export interface ConversationSummary {
+  conversation_id: string;
+  conversation_type: 'direct' | 'group' | 'broadcast';
+  /** the other agent of a direct conversation */
+  peer: string | null;
+  last_message_at: string;
+  message_count: number;
+  /** inbound, unacknowledged, not muted */
+  unread: number;
+  last_message?: ArchivedMessage;
 }
 
 export interface SyncResult {
@@ -228,20 +301,6 @@ export type DaemonEvent =
   | { type: 'receipt'; agent: string; message_id: string; recipient: string; acked_at: string }
   /** a queued message left the outbox: sent, or refused by the relay (error says why) */
   | { type: 'outbox'; agent: string; message_id: string; state: 'sent' | 'failed'; error?: string };
-
-/** One conversation in the dashboard's list. */
-export interface ConversationSummary {
-  conversation_id: string;
-  conversation_type: 'direct' | 'group' | 'broadcast';
-  /** the other agent of a direct conversation */
-  peer: string | null;
-  last_message_at: string;
-  message_count: number;
-  /** inbound messages not yet acknowledged */
-  unread: number;
-  last_preview: string | null;
-  last_direction: 'inbound' | 'outbound' | null;
-}
 
 export interface DashboardOpenInput {
   /** loopback only: 127.0.0.1 (default), ::1 or localhost */

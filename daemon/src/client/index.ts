@@ -18,6 +18,7 @@ import type {
   ConversationSummary,
   DaemonEvent,
   DaemonStatus,
+  DaemonSummary,
   DashboardLaunch,
   DashboardOpenInput,
   DeploymentAudit,
@@ -33,6 +34,7 @@ import type {
   SendInput,
   SentMessage,
   SyncResult,
+  TrustStatus,
 } from './api.js';
 
 export * from './api.js';
@@ -164,6 +166,9 @@ export class DaemonClient {
   status(): Promise<DaemonStatus> {
     return this.request('GET', '/v1/status');
   }
+  summary(): Promise<DaemonSummary> {
+    return this.request('GET', '/v1/summary');
+  }
   async shutdown(): Promise<void> {
     await this.request('POST', '/v1/shutdown', {});
   }
@@ -228,30 +233,36 @@ export class DaemonClient {
   reply(agent: string, input: ReplyInput): Promise<SentMessage> {
     return this.request('POST', `/v1/agents/${enc(agent)}/reply`, input);
   }
-  inbox(agent: string, options: { source?: 'auto' | 'local' | 'api' } = {}): Promise<ArchivedMessage[]> {
-    return this.request('GET', `/v1/agents/${enc(agent)}/inbox${query({ source: options.source })}`);
+  inbox(
+    agent: string,
+    options: { source?: 'auto' | 'local' | 'api'; verified?: boolean } = {},
+  ): Promise<ArchivedMessage[]> {
+    return this.request(
+      'GET',
+      `/v1/agents/${enc(agent)}/inbox${query({ source: options.source, verified: options.verified || undefined })}`,
+    );
   }
   /** `conversation` = conversation id or peer number */
   read(
     agent: string,
     conversation: string,
-    options: { last?: number; since?: string } = {},
+    options: { last?: number; since?: string; verified?: boolean } = {},
   ): Promise<ArchivedMessage[]> {
     return this.request(
       'GET',
-      `/v1/agents/${enc(agent)}/conversations/${enc(conversation)}/messages${query({ last: options.last, since: options.since })}`,
+      `/v1/agents/${enc(agent)}/conversations/${enc(conversation)}/messages${query({ last: options.last, since: options.since, verified: options.verified || undefined })}`,
     );
   }
   /** New inbound since the last check; `wait` long-polls up to that many seconds (max 300). */
   /** `signal` cancels a long-poll (Ctrl-C): the daemon then moves no cursor and acks nothing. */
   check(
     agent: string,
-    options: { wait?: number; ack?: boolean; signal?: AbortSignal } = {},
+    options: { wait?: number; ack?: boolean; signal?: AbortSignal; verified?: boolean } = {},
   ): Promise<ArchivedMessage[]> {
     const waitMs = (options.wait ?? 0) * 1000;
     return this.request(
       'GET',
-      `/v1/agents/${enc(agent)}/check${query({ wait: options.wait, ack: options.ack })}`,
+      `/v1/agents/${enc(agent)}/check${query({ wait: options.wait, ack: options.ack, verified: options.verified || undefined })}`,
       undefined,
       this.#timeoutMs + waitMs,
       options.signal,
@@ -260,17 +271,28 @@ export class DaemonClient {
   ack(agent: string, messageId: string): Promise<{ message_id: string; acked_at: string }> {
     return this.request('POST', `/v1/agents/${enc(agent)}/messages/${enc(messageId)}/ack`, {});
   }
-  search(agent: string, q: string, options: { limit?: number } = {}): Promise<ArchivedMessage[]> {
-    return this.request('GET', `/v1/agents/${enc(agent)}/search${query({ q, limit: options.limit })}`);
+  search(agent: string, q: string, options: { limit?: number; verified?: boolean } = {}): Promise<ArchivedMessage[]> {
+    return this.request(
+      'GET',
+      `/v1/agents/${enc(agent)}/search${query({ q, limit: options.limit, verified: options.verified || undefined })}`,
+    );
+  }
+  /** Conversations, most recent first, with unread counts and the last message. */
+  conversations(agent: string, options: { limit?: number; verified?: boolean } = {}): Promise<ConversationSummary[]> {
+    return this.request(
+      'GET',
+      `/v1/agents/${enc(agent)}/conversations${query({ limit: options.limit, verified: options.verified || undefined })}`,
+    );
+  }
+  /** Own and peers' key fingerprints, changed peer keys and held envelopes. */
+  trust(agent: string): Promise<TrustStatus> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/trust`);
   }
   sync(agent: string): Promise<SyncResult> {
     return this.request('POST', `/v1/agents/${enc(agent)}/sync`, {});
   }
   relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }> {
     return this.request('POST', `/v1/agents/${enc(agent)}/relay`, call);
-  }
-  conversations(agent: string): Promise<ConversationSummary[]> {
-    return this.request('GET', `/v1/agents/${enc(agent)}/conversations`);
   }
   /** Serves the dashboard on loopback (if not yet) and returns a fresh one-time sign-in link. */
   openDashboard(input: DashboardOpenInput = {}): Promise<DashboardLaunch> {

@@ -21,6 +21,7 @@ import type { ArchivedMessage } from '../client/api.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import { directConversationId } from '../messaging/conversation-id.js';
+import { recordSenderKey } from '../messaging/trust.js';
 import { relayCode } from '../relay/http.js';
 import type { Peers } from './peers.js';
 
@@ -166,6 +167,7 @@ export class InboundProcessor {
       muted: this.#isMuted(h.sender),
     };
     if (!this.#archive.insertMessage({ ...message, envelope: JSON.stringify(env) })) return 'duplicate';
+    recordSenderKey(this.#archive, h.message_id, pinned);
     this.#log.info(
       { agent: me.name, message_id: h.message_id, sender: h.sender, muted: message.muted },
       'message archived',

@@ -34,8 +34,8 @@ export function ConversationsView({ id }: { id: string | undefined }) {
                         <Time iso={c.last_message_at} />
                       </span>
                       <span className="conv-preview">
-                        {c.last_direction === 'outbound' ? 'You: ' : ''}
-                        {c.last_preview ?? ''}
+                        {c.last_message?.direction === 'outbound' ? 'You: ' : ''}
+                        {c.last_message?.content.slice(0, 200) ?? ''}
                       </span>
                     </button>
                   </li>

@@ -151,7 +151,19 @@ describe('archive migrations', () => {
     expect(() => db.prepare("UPDATE messages SET send_state = 'lost' WHERE message_id = 'out-1'").run()).toThrow(
       /CHECK/,
     );
-    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS[MIGRATIONS.length - 1]?.version);
+    expect(db.pragma('user_version', { simple: true })).toBe(9);
+  });
+
+  it('010 sender key: earlier messages have none; a new one keeps the key it verified under', () => {
+    const db = at(9);
+    insertMessage(db, 'in-old', 'before');
+    migrate(db, 10);
+    insertMessage(db, 'in-new', 'after');
+    db.prepare("UPDATE messages SET sender_key = 'KEY' WHERE message_id = 'in-new'").run();
+    expect(db.prepare('SELECT message_id, sender_key FROM messages ORDER BY message_id').all()).toEqual([
+      { message_id: 'in-new', sender_key: 'KEY' },
+      { message_id: 'in-old', sender_key: null },
+    ]);
   });
 
   it('migrate is idempotent', () => {

@@ -7,7 +7,6 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardLaunch, DashboardOpenInput } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
-import { listConversations } from '../../dashboard/conversations.js';
 import { bindAddress, isLoopbackHost } from '../../dashboard/security.js';
 import { DashboardServer } from '../../dashboard/server.js';
 import { DashboardSessions } from '../../dashboard/sessions.js';
@@ -79,8 +78,4 @@ export function dashboardRoutes(app: FastifyInstance, ctx: DaemonContext, assets
   app.addHook('onClose', async () => {
     await server?.close();
   });
-
-  app.get('/v1/agents/:agent/conversations', { schema: { params: AgentParams } }, async (request) =>
-    listConversations(ctx.agents.resolve((request.params as { agent: string }).agent).archive),
-  );
 }

@@ -1,10 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { RelayCall, ReplyInput, SendInput } from '../../client/api.js';
+import type { ArchivedMessage, RelayCall, ReplyInput, SendInput } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { DaemonError } from '../../errors.js';
+import { listConversations } from '../../messaging/conversations.js';
 import { ackMessage, check, inbox, readConversation } from '../../messaging/read.js';
 import { replyTo, sendMessage } from '../../messaging/send.js';
+import { trustStatus, withVerification } from '../../messaging/trust.js';
+import type { AgentSession } from '../../session/session.js';
 
 const AgentParams = Type.Object({ agent: Type.String({ minLength: 1, maxLength: 128 }) });
 const ContentType = Type.Union([Type.Literal('text'), Type.Literal('structured'), Type.Literal('media')]);
@@ -35,6 +38,9 @@ const int = (v: unknown, name: string, min: number, max: number): number | undef
 };
 const MUTE_PATH = /^\/api\/v1\/agents\/[^/?]+\/mute(\?|$)/;
 const bool = (v: unknown): boolean => v === 'true' || v === '1' || v === true;
+/** `verified=true`: each inbound message carries what the daemon verified about its sender. */
+const verifiedIf = (request: { query: unknown }, session: AgentSession, messages: ArchivedMessage[]) =>
+  bool((request.query as { verified?: string }).verified) ? withVerification(session.archive, messages) : messages;
 
 /** A relay path under /api/v1/, normalized; no way out of it. */
 export function relayPath(path: string): string {
@@ -59,7 +65,8 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
     if (!['auto', 'local', 'api'].includes(source)) {
       throw new DaemonError('validation_failed', 'source must be auto, local or api');
     }
-    return inbox(agent(request), source as 'auto' | 'local' | 'api');
+    const session = agent(request);
+    return verifiedIf(request, session, await inbox(session, source as 'auto' | 'local' | 'api'));
   });
   app.get('/v1/agents/:agent/conversations/:id/messages', async (request) => {
     const q = request.query as { last?: string; since?: string };
@@ -67,10 +74,12 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
       throw new DaemonError('validation_failed', 'since must be an ISO-8601 time');
     }
     const last = int(q.last, 'last', 1, 10_000);
-    return readConversation(agent(request), (request.params as { id: string }).id, {
+    const session = agent(request);
+    const messages = readConversation(session, (request.params as { id: string }).id, {
       ...(last !== undefined ? { last } : {}),
       ...(q.since !== undefined ? { since: new Date(q.since).toISOString() } : {}),
     });
+    return verifiedIf(request, session, messages);
   });
   app.get('/v1/agents/:agent/check', { schema: { params: AgentParams } }, async (request, reply) => {
     const q = request.query as { wait?: string; ack?: string };
@@ -81,7 +90,12 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
     };
     request.raw.socket.once('close', onClose);
     try {
-      return await check(agent(request), int(q.wait, 'wait', 0, 300) ?? 0, bool(q.ack), gone.signal);
+      const session = agent(request);
+      return verifiedIf(
+        request,
+        session,
+        await check(session, int(q.wait, 'wait', 0, 300) ?? 0, bool(q.ack), gone.signal),
+      );
     } finally {
       request.raw.socket.off('close', onClose);
     }
@@ -92,8 +106,26 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
   app.get('/v1/agents/:agent/search', { schema: { params: AgentParams } }, async (request) => {
     const q = request.query as { q?: string; limit?: string };
     if (!q.q) throw new DaemonError('validation_failed', 'q is required');
-    return agent(request).archive.search(q.q, int(q.limit, 'limit', 1, 500) ?? 20);
+    const session = agent(request);
+    return verifiedIf(request, session, session.archive.search(q.q, int(q.limit, 'limit', 1, 500) ?? 20));
   });
+  app.get('/v1/agents/:agent/conversations', { schema: { params: AgentParams } }, async (request) => {
+    const session = agent(request);
+    const list = listConversations(
+      session.archive,
+      int((request.query as { limit?: string }).limit, 'limit', 1, 1000) ?? 100,
+    );
+    const lasts = verifiedIf(
+      request,
+      session,
+      list.flatMap((c) => (c.last_message ? [c.last_message] : [])),
+    );
+    const byId = new Map(lasts.map((m) => [m.message_id, m]));
+    return list.map((c) => (c.last_message ? { ...c, last_message: byId.get(c.last_message.message_id)! } : c));
+  });
+  app.get('/v1/agents/:agent/trust', { schema: { params: AgentParams } }, async (request) =>
+    trustStatus(agent(request)),
+  );
   app.post('/v1/agents/:agent/sync', { schema: { params: AgentParams } }, async (request) => agent(request).sync());
   app.post('/v1/agents/:agent/relay', { schema: { params: AgentParams, body: RelayBody } }, async (request) => {
     const call = request.body as RelayCall;

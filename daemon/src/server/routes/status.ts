@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { DaemonStatus } from '../../client/api.js';
+import type { DaemonStatus, DaemonSummary } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
+import { unreadCount } from '../../messaging/conversations.js';
 
 export function statusRoutes(app: FastifyInstance, ctx: DaemonContext): void {
   app.get(
@@ -16,6 +17,19 @@ export function statusRoutes(app: FastifyInstance, ctx: DaemonContext): void {
         agent_number: s.config.agent_number,
         deployment: s.config.deployment,
         session: s.state,
+      })),
+    }),
+  );
+
+  // one cheap read for status lines: no relay call, one count per agent
+  app.get(
+    '/v1/summary',
+    async (): Promise<DaemonSummary> => ({
+      agents: ctx.agents.sessions().map((s) => ({
+        name: s.name,
+        agent_number: s.config.agent_number,
+        session: s.state,
+        unread: unreadCount(s.archive),
       })),
     }),
   );

@@ -1,0 +1,45 @@
+/** `svc mcp`: MCP over stdio for one local agent (../mcp/server.ts, loaded only here). */
+import { Writable } from 'node:stream';
+import { DaemonClient } from '@svc/daemon/client';
+import { Command } from 'commander';
+import type { App } from '../app.js';
+import { CliError } from '../errors.js';
+import { action, withAs, withVerbose } from '../options.js';
+import type { Writer } from '../output.js';
+
+/** stdout as a stream for the transport (tests hand in a plain writer). */
+function asWritable(w: Writer): Writable {
+  if (w instanceof Writable) return w;
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      w.write(chunk.toString());
+      done();
+    },
+  });
+}
+
+export function mcpCommand(app: App): Command {
+  const mcp = withVerbose(
+    withAs(
+      new Command('mcp').description(
+        'serve MCP over stdio: tools and resources to message as one agent, through the daemon',
+      ),
+    ),
+  );
+  return action(app, mcp, async (run) => {
+    const stdin = app.io.stdin;
+    if (!stdin) throw new CliError('io_error', 'svc mcp speaks MCP on standard input, and there is none.');
+    const link = await run.link();
+    const agent = await run.agent(link);
+    // an unknown agent fails here, before the client starts talking to a server that cannot work
+    const me = await link.getAgent(agent);
+    const { createSvcMcp, CALL_TIMEOUT_MS } = await import('../mcp/server.js');
+    const server = createSvcMcp({
+      client: new DaemonClient({ home: app.home, timeoutMs: CALL_TIMEOUT_MS }),
+      agent: me.name,
+      log: (line) => run.info(`mcp: ${line}`),
+    });
+    run.info(`mcp: serving as ${me.name} (${me.agent_number})`);
+    await server.start(stdin as NodeJS.ReadableStream as import('node:stream').Readable, asWritable(app.io.stdout));
+  });
+}

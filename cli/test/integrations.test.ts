@@ -1,0 +1,287 @@
+/**
+ * The coding-assistant integrations against temp homes with settings already there:
+ * install, re-install and uninstall of the status line leave the settings file
+ * byte-identical to before; the codex setup is idempotent, keeps every other setting,
+ * and migrates a legacy entry in place. Through `svc` in-process, as a user runs them.
+ */
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { statusText } from '../src/statusline.js';
+import { AGENT, fakeLink, svc } from './helpers.js';
+
+function homes() {
+  const root = mkdtempSync(join(tmpdir(), 'svc-integrations-'));
+  const env = { HOME: join(root, 'home'), SVC_HOME: join(root, 'svc'), PATH: join(root, 'bin') };
+  mkdirSync(env.HOME, { recursive: true });
+  mkdirSync(env.PATH, { recursive: true });
+  return {
+    root,
+    env,
+    settings: join(env.HOME, '.claude', 'settings.json'),
+    codex: join(env.HOME, '.codex', 'config.toml'),
+  };
+}
+
+/** Odd on purpose: tabs, key order, a prior status line, unicode, no final newline. */
+const PRIOR_SETTINGS =
+  '{\n\t"model": "opus",\n\t"statusLine": {"type": "command", "command": "~/bin/my-line.sh"},\n\t"permissions": {"allow": ["Bash(ls:*)"]},\n\t"note": "café ☕"\n}';
+
+describe('svc claude install-statusline / uninstall-statusline', () => {
+  it('install, re-install, uninstall: the settings file ends byte-identical, mode kept', async () => {
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.claude'));
+    writeFileSync(h.settings, PRIOR_SETTINGS, { mode: 0o640 });
+    chmodSync(h.settings, 0o640);
+
+    const first = await svc(['claude', 'install-statusline', '--binary', '/opt/svc/bin/svc'], { env: h.env });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('The prior status line (~/bin/my-line.sh) comes back');
+    const installed = JSON.parse(readFileSync(h.settings, 'utf8'));
+    expect(installed).toEqual({
+      model: 'opus',
+      statusLine: { type: 'command', command: '/opt/svc/bin/svc statusline', padding: 0 },
+      permissions: { allow: ['Bash(ls:*)'] },
+      note: 'café ☕',
+    });
+    // the key stays where it was, in the file's own indentation
+    expect(readFileSync(h.settings, 'utf8')).toMatch(/^\{\n\t"model": "opus",\n\t"statusLine": \{/);
+    expect(statSync(h.settings).mode & 0o777).toBe(0o640);
+    // a backup of the file as it was
+    const backups = readdirSync(join(h.env.SVC_HOME, 'integrations', 'backups'));
+    expect(backups.map((f) => readFileSync(join(h.env.SVC_HOME, 'integrations', 'backups', f), 'utf8'))).toContain(
+      PRIOR_SETTINGS,
+    );
+
+    // re-install with another binary: still svc's, and the first install's record stays
+    expect((await svc(['claude', 'install-statusline', '--binary', '/usr/local/bin/svc'], { env: h.env })).code).toBe(
+      0,
+    );
+    expect(JSON.parse(readFileSync(h.settings, 'utf8')).statusLine.command).toBe('/usr/local/bin/svc statusline');
+
+    const un = await svc(['claude', 'uninstall-statusline'], { env: h.env });
+    expect(un.code).toBe(0);
+    expect(un.stdout).toContain('as it was before the install');
+    expect(readFileSync(h.settings, 'utf8')).toBe(PRIOR_SETTINGS);
+    expect(statSync(h.settings).mode & 0o777).toBe(0o640);
+
+    // and again: nothing recorded any more
+    const again = await svc(['claude', 'uninstall-statusline'], { env: h.env });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('(integration_not_installed)');
+
+    // a second full cycle ends the same
+    expect((await svc(['claude', 'install-statusline', '--binary', '/opt/svc/bin/svc'], { env: h.env })).code).toBe(0);
+    expect((await svc(['claude', 'uninstall-statusline'], { env: h.env })).code).toBe(0);
+    expect(readFileSync(h.settings, 'utf8')).toBe(PRIOR_SETTINGS);
+  });
+
+  it('without settings before: uninstall removes what install created, directory included', async () => {
+    const h = homes();
+    writeFileSync(join(h.env.PATH, 'svc'), '#!/bin/sh\n', { mode: 0o755 });
+    const r = await svc(['claude', 'install-statusline'], { env: h.env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(readFileSync(h.settings, 'utf8'))).toEqual({
+      statusLine: { type: 'command', command: `${join(h.env.PATH, 'svc')} statusline`, padding: 0 },
+    });
+    expect((await svc(['claude', 'uninstall-statusline'], { env: h.env })).code).toBe(0);
+    expect(existsSync(h.settings)).toBe(false);
+    expect(existsSync(join(h.env.HOME, '.claude'))).toBe(false);
+    expect(readdirSync(h.env.HOME)).toEqual([]);
+  });
+
+  it('settings the user changed after install keep their change; only the status line goes back', async () => {
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.claude'));
+    writeFileSync(h.settings, PRIOR_SETTINGS);
+    await svc(['claude', 'install-statusline', '--binary', '/opt/svc'], { env: h.env });
+    const edited = JSON.parse(readFileSync(h.settings, 'utf8'));
+    edited.theme = 'dark';
+    writeFileSync(h.settings, JSON.stringify(edited, null, '\t'));
+    const r = await svc(['claude', 'uninstall-statusline'], { env: h.env });
+    expect(r.stdout).toContain('your other changes stay');
+    expect(JSON.parse(readFileSync(h.settings, 'utf8'))).toEqual({
+      ...JSON.parse(PRIOR_SETTINGS),
+      theme: 'dark',
+    });
+  });
+
+  it('a settings file that is not JSON is left untouched, with a clear error', async () => {
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.claude'));
+    writeFileSync(h.settings, '{ "model": "opus", }');
+    const r = await svc(['claude', 'install-statusline', '--binary', '/opt/svc'], { env: h.env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('(integration_config_invalid)');
+    expect(readFileSync(h.settings, 'utf8')).toBe('{ "model": "opus", }');
+  });
+
+  it('no svc on PATH and no --binary: says to pass --binary', async () => {
+    const h = homes();
+    const r = await svc(['claude', 'install-statusline'], { env: h.env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('(binary_not_found)');
+    expect(existsSync(h.settings)).toBe(false);
+  });
+
+  it('the wake-on-mail hook installs beside the user hooks and the status line; any uninstall order ends byte-identical', async () => {
+    const prior =
+      '{\n  "hooks": {\n    "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],\n    "PreToolUse": []\n  },\n  "model": "opus"\n}\n';
+    for (const order of [
+      ['uninstall-wake-hook', 'uninstall-statusline'],
+      ['uninstall-statusline', 'uninstall-wake-hook'],
+    ]) {
+      const h = homes();
+      mkdirSync(join(h.env.HOME, '.claude'));
+      writeFileSync(h.settings, prior);
+      expect((await svc(['claude', 'install-statusline', '--binary', '/opt/svc'], { env: h.env })).code).toBe(0);
+      const w = await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env });
+      expect(w.stderr).toBe('');
+      const both = JSON.parse(readFileSync(h.settings, 'utf8'));
+      expect(both.hooks.Stop).toEqual([
+        { hooks: [{ type: 'command', command: 'say done' }] },
+        { hooks: [{ type: 'command', command: '/opt/svc wake-hook', timeout: 5 }] },
+      ]);
+      expect(both.hooks.PreToolUse).toEqual([]);
+      expect(both.statusLine.command).toBe('/opt/svc statusline');
+      // installing again adds nothing
+      await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env });
+      expect(JSON.parse(readFileSync(h.settings, 'utf8')).hooks.Stop).toHaveLength(2);
+      for (const cmd of order) expect((await svc(['claude', cmd], { env: h.env })).code, cmd).toBe(0);
+      expect(readFileSync(h.settings, 'utf8'), order.join(' then ')).toBe(prior);
+    }
+  });
+
+  it('the wake hook alone on a file without hooks leaves no hooks key behind', async () => {
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.claude'));
+    writeFileSync(h.settings, '{"model": "opus"}');
+    await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env });
+    const edited = JSON.parse(readFileSync(h.settings, 'utf8'));
+    edited.theme = 'dark'; // a user change: uninstall must take out only the hook
+    writeFileSync(h.settings, JSON.stringify(edited));
+    expect((await svc(['claude', 'uninstall-wake-hook'], { env: h.env })).code).toBe(0);
+    expect(JSON.parse(readFileSync(h.settings, 'utf8'))).toEqual({ model: 'opus', theme: 'dark' });
+  });
+
+  it('the status line text: agent, relay state and unread count in one line', () => {
+    const summary = {
+      agents: [
+        { name: 'alice', agent_number: 'alice', session: 'connected' as const, unread: 3 },
+        { name: 'bob', agent_number: 'bob', session: 'offline' as const, unread: 0 },
+      ],
+    };
+    expect(statusText(summary, 'alice')).toBe('svc alice ● connected · 3 unread');
+    expect(statusText(summary)).toBe('svc alice ● connected · 3 unread | bob ○ offline');
+    expect(statusText({ agents: [] })).toBe('svc: no agent');
+  });
+});
+
+const PRIOR_TOML = `# my codex settings
+model = "o4-mini"   # keep this comment
+
+[mcp_servers.github]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-github"]
+
+[profiles.work]
+model = "gpt-5"
+`;
+
+describe('svc codex setup', () => {
+  const link = () =>
+    fakeLink({ getAgent: (name) => ({ ...AGENT, name, agent_number: name === 'alice' ? 'alice' : name }) }).link;
+
+  it('adds svc mcp for the agent, keeps everything else, and is idempotent', async () => {
+    const h = homes();
+    writeFileSync(join(h.env.PATH, 'svc'), '#!/bin/sh\n', { mode: 0o755 });
+    mkdirSync(join(h.env.HOME, '.codex'));
+    writeFileSync(h.codex, PRIOR_TOML);
+    const r = await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env, link: link() });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('Added [mcp_servers.svc-alice]');
+    const text = readFileSync(h.codex, 'utf8');
+    expect(text.startsWith(PRIOR_TOML)).toBe(true);
+    const config = parse(text) as { mcp_servers: Record<string, unknown>; model: string };
+    expect(config.mcp_servers['svc-alice']).toEqual({
+      command: join(h.env.PATH, 'svc'),
+      args: ['mcp', '--as', 'alice'],
+      env: { SVC_HOME: h.env.SVC_HOME },
+    });
+    expect(config.mcp_servers.github).toBeDefined();
+
+    const again = await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env, link: link() });
+    expect(again.stdout).toContain('Already set up');
+    expect(readFileSync(h.codex, 'utf8')).toBe(text);
+  });
+
+  it('updates its own entry in place, keeping keys the user added to it', async () => {
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.codex'));
+    writeFileSync(
+      h.codex,
+      `${PRIOR_TOML}\n[mcp_servers.svc-alice]\ncommand = "/old/svc"\nargs = ["mcp", "--as", "alice"]\nstartup_timeout_sec = 20\n\n[tools]\nweb_search = true\n`,
+    );
+    const r = await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env, link: link() });
+    expect(r.stdout).toContain('Updated');
+    const config = parse(readFileSync(h.codex, 'utf8')) as Record<string, Record<string, Record<string, unknown>>>;
+    expect(config.mcp_servers!['svc-alice']).toEqual({
+      command: 'svc',
+      args: ['mcp', '--as', 'alice'],
+      env: { SVC_HOME: h.env.SVC_HOME },
+      startup_timeout_sec: 20,
+    });
+    expect(config.tools).toEqual({ web_search: true });
+  });
+
+  it('--migrate-legacy rewrites an older entry in place; without it the legacy entry is reported and kept', async () => {
+    const legacy = `${PRIOR_TOML}\n[mcp_servers.svc]\ncommand = "svc"\nargs = ["mcp"]\nenv = { SVC_AGENT = "alice" }\n\n[tools]\nweb_search = true\n`;
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.codex'));
+    writeFileSync(h.codex, legacy);
+    const plain = await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env, link: link() });
+    expect(plain.stdout).toContain('legacy entry [mcp_servers.svc] is still there');
+    expect(Object.keys((parse(readFileSync(h.codex, 'utf8')) as { mcp_servers: object }).mcp_servers)).toEqual([
+      'github',
+      'svc',
+      'svc-alice',
+    ]);
+
+    writeFileSync(h.codex, legacy);
+    const migrated = await svc(['codex', 'setup', '--agent', 'alice', '--migrate-legacy'], {
+      env: h.env,
+      link: link(),
+    });
+    expect(migrated.stdout).toContain('Migrated the legacy entry to [mcp_servers.svc-alice]');
+    const text = readFileSync(h.codex, 'utf8');
+    // in place: between github and [tools], as the legacy entry was
+    expect(text).toBe(
+      `${PRIOR_TOML}\n[mcp_servers.svc-alice]\ncommand = "svc"\nargs = ["mcp", "--as", "alice"]\nenv = { SVC_HOME = ${JSON.stringify(h.env.SVC_HOME)} }\n\n[tools]\nweb_search = true\n`,
+    );
+    // and again: nothing to do
+    await svc(['codex', 'setup', '--agent', 'alice', '--migrate-legacy'], { env: h.env, link: link() });
+    expect(readFileSync(h.codex, 'utf8')).toBe(text);
+  });
+
+  it('a config that is not TOML is left untouched', async () => {
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.codex'));
+    writeFileSync(h.codex, 'model = \n');
+    const r = await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env, link: link() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('(integration_config_invalid)');
+    expect(readFileSync(h.codex, 'utf8')).toBe('model = \n');
+  });
+});

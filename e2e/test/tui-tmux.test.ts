@@ -1,0 +1,149 @@
+/**
+ * `svc tui` in a real terminal: tmux (private socket) runs it for bob against his real
+ * daemon, with alice on another home and a real relay. It starts while bob's daemon is
+ * stopped (the screen says so, with `svc start`), picks the daemon up once it runs, shows
+ * alice's message arriving live, and answers `send-keys` (Tab, Enter, Escape, `/` search,
+ * `q`). The last screen is written to $SVC_TUI_CAPTURE when that is set (docs/tui.md).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
+import { daemonLog, type Home, newHome, svc, svcJson, tail, until } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SVC_BIN = join(ROOT, 'cli', 'src', 'bin', 'svc.ts');
+const SOCKET = `svc-tui-test-${randomBytes(4).toString('hex')}`;
+const SESSION = 'tui';
+
+let relay: RelayProcess;
+const homes = { a: newHome('tui-alice'), b: newHome('tui-bob') };
+let failed = false;
+
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+const screen = () => tmux('capture-pane', '-p', '-t', SESSION);
+const keys = (...k: string[]) => tmux('send-keys', '-t', SESSION, ...k);
+const sessionAlive = () => {
+  try {
+    tmux('has-session', '-t', SESSION);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const shows = (text: string | RegExp, what: string) =>
+  until(
+    () => {
+      const s = screen();
+      return (typeof text === 'string' ? s.includes(text) : text.test(s)) ? s : undefined;
+    },
+    30_000,
+    `the tui shows ${what}`,
+    100,
+  );
+
+beforeAll(async () => {
+  relay = await spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } });
+  const bundle = join(relay.dataDir, 'deployment', 'trust-bundle.json');
+  const setUp = async (home: Home, agentId: string) => {
+    const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
+    if (g.code !== 0) throw new Error(`grant failed: ${g.stdout}${g.stderr}`);
+    const code = (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
+    await svcJson(home, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']);
+    await svcJson(home, ['register', '--enrollment-grant', code, '--json']);
+  };
+  await Promise.all([setUp(homes.a, 'alice'), setUp(homes.b, 'bob')]);
+  // a first message, so the dashboard has a conversation to open
+  await svcJson(homes.a, ['send', 'bob', '-m', 'hello bob, lunch at noon?', '--json']);
+  await until(
+    async () => (await svcJson<unknown[]>(homes.b, ['inbox', '--json'])).length === 1,
+    30_000,
+    'bob has the first message',
+  );
+  // the tui starts against a stopped daemon
+  await svc(homes.b, ['--no-autostart', 'stop']);
+}, 120_000);
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(() => {
+    failed = true;
+    let last = '';
+    try {
+      last = screen();
+    } catch {
+      last = '(no tmux session)';
+    }
+    console.error(`screen:\n${last}\n--- bob daemon\n${tail(daemonLog(homes.b))}\n--- relay\n${tail(relay.logFile)}`);
+  });
+});
+
+afterAll(async () => {
+  try {
+    tmux('kill-server');
+  } catch {
+    // already gone
+  }
+  for (const home of Object.values(homes)) await svc(home, ['--no-autostart', 'stop']).catch(() => undefined);
+  await relay?.stop();
+  if (failed) return;
+  for (const home of Object.values(homes)) rmSync(home.dir, { recursive: true, force: true });
+  if (relay) rmSync(relay.dataDir, { recursive: true, force: true });
+}, 60_000);
+
+describe('svc tui in tmux against a live daemon', () => {
+  it('shows a stopped daemon with the command that starts it, then the dashboard once it runs', async () => {
+    const env = Object.entries(homes.b.env).map(([k, v]) => `${k}=${v}`);
+    const command = ['env', ...env, process.execPath, '--conditions=source', '--import', 'tsx', SVC_BIN, 'tui']
+      .map((a) => `'${a.replace(/'/g, "'\\''")}'`)
+      .join(' ');
+    tmux('new-session', '-d', '-s', SESSION, '-x', '110', '-y', '30', '-c', ROOT, command);
+    const down = await shows('The svc daemon is not running.', 'the daemon down');
+    expect(down).toContain('Start it with:  svc start');
+    expect(down).not.toMatch(/Error:|at .*\.ts:\d+/);
+
+    expect((await svc(homes.b, ['start', '-b'])).code).toBe(0);
+    const up = await shows('hello bob, lunch at noon?', 'the inbox once the daemon runs');
+    expect(up).toMatch(/Inbox · 1 unread/);
+    expect(up).toMatch(/● bob/);
+  }, 60_000);
+
+  it('a message arrives live', async () => {
+    await shows(/bob\s+connected/, 'bob connected to the relay');
+    await svcJson(homes.a, ['send', 'bob', '-m', 'second point: the budget needs a vote', '--json']);
+    const s = await shows('the budget needs a vote', 'the new message');
+    expect(s).toContain('Inbox · 2 unread');
+    expect(s).toMatch(/alice \(2 new\) · 2/);
+  }, 60_000);
+
+  it('navigates with the keyboard: Tab, Enter opens a conversation, Escape, / searches, q quits', async () => {
+    // one key at a time, each seen on screen first: keys sent together can reach the tui as one read
+    keys('Tab'); // inbox → conversations
+    await shows('▸ Conversations', 'the conversations pane focused');
+    keys('Enter');
+    const conv = await shows('Conversation with alice', 'the open conversation');
+    expect(conv).toContain('hello bob, lunch at noon?');
+    expect(conv).toContain('the budget needs a vote');
+    keys('Escape');
+    await shows('Inbox · 2 unread', 'the overview again');
+    keys('/');
+    await shows('search: ', 'the search line');
+    keys('-l', 'budget');
+    await shows('search: budget', 'the query');
+    keys('Enter');
+    const found = await shows(/Search “budget” · 1 found/, 'the search results');
+    if (process.env.SVC_TUI_CAPTURE) writeFileSync(process.env.SVC_TUI_CAPTURE, found);
+    keys('Escape');
+    const overview = await shows('Inbox · 2 unread', 'the overview after the search');
+    if (process.env.SVC_TUI_CAPTURE) writeFileSync(`${process.env.SVC_TUI_CAPTURE}.overview`, overview);
+    // a narrower terminal: redrawn to fit
+    tmux('resize-window', '-t', SESSION, '-x', '72', '-y', '24');
+    const narrow = await shows(/^┌─{22}┐┌─{46}┐$/m, 'the dashboard redrawn 72 columns wide');
+    for (const line of narrow.split('\n')) expect(line.length, line).toBeLessThanOrEqual(72);
+    expect(narrow).toContain('Inbox · 2 unread');
+    keys('q');
+    await until(() => !sessionAlive(), 15_000, 'the tui to quit');
+  }, 60_000);
+});

@@ -1,0 +1,255 @@
+/**
+ * Rendered frames of the dashboard (ink-testing-library) over a scripted source: what it
+ * shows, keyboard navigation, a live update when an event arrives, a daemon that is down.
+ * The real daemon and a real terminal are exercised in tui/test/tmux.test.ts.
+ */
+import type {
+  ArchivedMessage,
+  ConversationSummary,
+  DaemonEvent,
+  DaemonEventStream,
+  DaemonStatus,
+  TrustStatus,
+} from '@svc/daemon/client';
+import { render } from 'ink-testing-library';
+import { createElement } from 'react';
+import { afterEach, describe, expect, it } from 'vitest';
+import { clip, Dashboard } from './app.js';
+import type { Source } from './model.js';
+
+const status: DaemonStatus = {
+  version: '0.1.0',
+  pid: 4242,
+  home: '/home/u/.svc',
+  started_at: '2026-01-01T00:00:00.000Z',
+  vault: { kind: 'file-encrypted' },
+  agents: [
+    { name: 'bob', agent_number: 'bob', deployment: 'dev', session: 'connected' },
+    { name: 'carol', agent_number: 'carol', deployment: 'dev', session: 'offline' },
+  ],
+};
+
+const msg = (id: string, from: string, content: string, minute: number, trust: 'pinned' | 'changed' = 'pinned') =>
+  ({
+    message_id: id,
+    conversation_id: `dm:${from}:bob`,
+    conversation_type: 'direct',
+    direction: 'inbound',
+    from,
+    to: 'bob',
+    content_type: 'text',
+    content,
+    sent_at: `2026-01-01T12:${String(minute).padStart(2, '0')}:00.000Z`,
+    received_at: null,
+    acked_at: null,
+    delivered_at: null,
+    state: 'received',
+    muted: false,
+    verified: { sender: from, key_fingerprint: 'ab', trust },
+  }) satisfies ArchivedMessage;
+
+/** A scripted daemon: mutable data, an event stream the test pushes into, a switch to go down. */
+function fakeSource() {
+  const data = {
+    up: true,
+    inbox: [msg('m1', 'alice', 'hello bob, lunch at noon?', 1)] as ArchivedMessage[],
+    conversations: [] as ConversationSummary[],
+    trust: { agent: 'bob', agent_number: 'bob', signing_key_fingerprint: 'x', peers: [], held: [] } as TrustStatus,
+    reads: [] as string[],
+  };
+  data.conversations = [
+    {
+      conversation_id: 'dm:alice:bob',
+      conversation_type: 'direct',
+      peer: 'alice',
+      last_message_at: '2026-01-01T12:01:00.000Z',
+      message_count: 1,
+      unread: 1,
+      last_message: data.inbox[0]!,
+    },
+  ];
+  const listeners: Array<(e: DaemonEvent | null) => void> = [];
+  const down = () => Object.assign(new Error('No svc daemon answers'), { code: 'daemon_unavailable' });
+  const source: Source = {
+    home: '/home/u/.svc',
+    status: async () => {
+      if (!data.up) throw down();
+      return status;
+    },
+    listDeployments: async () => [
+      {
+        name: 'dev',
+        deployment_id: 'd1',
+        api_url: 'https://relay.example',
+        tenants: ['acme'],
+        relay_key_ids: [],
+        issued_at: '2026-01-01T00:00:00.000Z',
+        expires_at: '2099-04-01T00:00:00.000Z',
+        fetched_at: '2026-01-01T00:00:00.000Z',
+      },
+    ],
+    inbox: async () => data.inbox,
+    conversations: async () => data.conversations,
+    read: async (agent, conversation) => {
+      data.reads.push(`${agent}:${conversation}`);
+      return data.inbox.filter((m) => m.conversation_id === conversation);
+    },
+    search: async (_a, q) => data.inbox.filter((m) => m.content.includes(q)),
+    trust: async () => data.trust,
+    relay: async <T>() => ({
+      status: 200,
+      body: { presence: 'online', status_text: null, endpoint_url: null, webhook_secret_set: false } as T,
+    }),
+    events: async (): Promise<DaemonEventStream> => {
+      if (!data.up) throw down();
+      const queue: Array<DaemonEvent | null> = [];
+      let wake: (() => void) | undefined;
+      listeners.push((e) => {
+        queue.push(e);
+        wake?.();
+      });
+      async function* gen() {
+        for (;;) {
+          while (queue.length === 0) await new Promise<void>((r) => (wake = r));
+          const e = queue.shift()!;
+          if (e === null) return;
+          yield e;
+        }
+      }
+      return Object.assign(gen(), { close: () => queue.push(null) }) as unknown as DaemonEventStream;
+    },
+  };
+  const emit = (e: DaemonEvent | null) => {
+    for (const l of listeners) l(e);
+  };
+  return { source, data, emit, subscribed: () => listeners.length };
+}
+
+let ui: ReturnType<typeof render> | undefined;
+afterEach(() => ui?.unmount());
+
+/** Waits for a frame that satisfies `test` (renders are asynchronous); fails with the last frame. */
+async function frame(test: (f: string) => boolean, what: string): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const f = ui!.lastFrame() ?? '';
+    if (test(f)) return f;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error(`no frame with ${what}; last frame:\n${ui!.lastFrame()}`);
+}
+
+const press = async (keys: string) => {
+  ui!.stdin.write(keys);
+  await new Promise((r) => setImmediate(r));
+};
+
+describe('svc tui frames', () => {
+  it('shows the agents with their relay session, the inbox, conversations, deployment and webhook', async () => {
+    const { source } = fakeSource();
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    const f = await frame((f) => f.includes('hello bob'), 'the inbox message');
+    expect(f).toContain('daemon 0.1.0 (pid 4242) · vault file-encrypted');
+    expect(f).toMatch(/● bob\s+connected/);
+    expect(f).toMatch(/carol\s+offline/);
+    expect(f).toContain('Inbox · 1 unread');
+    expect(f).toMatch(/01-01 12:01 alice hello bob, lunch at noon\?/);
+    expect(f).toMatch(/alice \(1 new\) · 1 · 01-01 12:01/);
+    expect(f).toContain('deployments: dev until 2099-04-01');
+    expect(f).toContain('webhook: none');
+    expect(f).toContain('presence: online');
+    expect(f).toContain('q quit');
+  });
+
+  it('updates live when a message arrives', async () => {
+    const { source, data, emit, subscribed } = fakeSource();
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('hello bob'), 'the first message');
+    for (let i = 0; i < 200 && subscribed() === 0; i++) await new Promise((r) => setImmediate(r));
+    const second = msg('m2', 'alice', 'the budget needs a vote', 2);
+    data.inbox = [...data.inbox, second];
+    emit({ type: 'message', agent: 'bob', message: second });
+    const f = await frame((f) => f.includes('the budget needs a vote'), 'the new message');
+    expect(f).toContain('Inbox · 2 unread');
+  });
+
+  it('a message whose sender key changed is flagged, with a key warning and the command to check it', async () => {
+    const { source, data } = fakeSource();
+    data.inbox = [msg('m1', 'alice', 'trust me', 1, 'changed')];
+    data.trust = {
+      ...data.trust,
+      peers: [
+        {
+          agent_number: 'alice',
+          key_fingerprint: 'aa',
+          pinned_at: 't',
+          trust: 'changed',
+          changed: { key_fingerprint: 'bb', seen_at: 't' },
+          held: 2,
+        },
+      ],
+    };
+    ui = render(createElement(Dashboard, { source, size: { columns: 110, rows: 30 } }));
+    const f = await frame((f) => f.includes('trust me'), 'the message');
+    expect(f).toContain('alice [key changed] trust me');
+    expect(f).toContain('⚠ alice changed its key (2 held): check with svc keys status --as bob');
+  });
+
+  it('Tab moves between panes, j/k and arrows move, Enter opens a conversation, Esc goes back', async () => {
+    const { source, data } = fakeSource();
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('hello bob'), 'the inbox');
+    await press('\t'); // inbox → conversations
+    await frame((f) => f.includes('▸ Conversations'), 'the conversations pane focused');
+    await press('\r');
+    let f = await frame((f) => f.includes('Conversation with alice'), 'the open conversation');
+    expect(data.reads).toContain('bob:dm:alice:bob');
+    expect(f).toContain('hello bob, lunch at noon?');
+    await press('\u001b');
+    f = await frame((f) => f.includes('Inbox ·'), 'back to the overview');
+    await press('\t'); // conversations → agents
+    await press('j');
+    await press('\r'); // choose carol
+    f = await frame((f) => /● carol/.test(f), 'carol chosen');
+    expect(f).toMatch(/ {2}bob\s+connected/);
+    await press('k');
+    await press('\u001b[A'); // up arrow at the top stays there
+    await press('\r');
+    await frame((f) => /● bob/.test(f), 'bob chosen again');
+  });
+
+  it('/ searches the archive and shows what it found', async () => {
+    const { source } = fakeSource();
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('hello bob'), 'the inbox');
+    await press('/');
+    for (const c of 'lunch') await press(c);
+    await frame((f) => f.includes('search: lunch'), 'the query typed');
+    await press('\r');
+    const f = await frame((f) => f.includes('Search “lunch” · 1 found'), 'the results');
+    expect(f).toContain('hello bob, lunch at noon?');
+    await press('\u001b');
+    await frame((f) => f.includes('Inbox ·'), 'back');
+  });
+
+  it('a daemon that is down is shown with the command that starts it, then picked up when it starts', async () => {
+    const { source, data } = fakeSource();
+    data.up = false;
+    ui = render(createElement(Dashboard, { source, retryMs: 1, size: { columns: 100, rows: 30 } }));
+    const f = await frame((f) => f.includes('not running'), 'the down screen');
+    expect(f).toContain('The svc daemon is not running.');
+    expect(f).toContain('Start it with:  svc start');
+    expect(f).toContain('SVC_HOME /home/u/.svc');
+    expect(f).not.toMatch(/at .*\.ts:\d+/); // no stack trace
+    data.up = true;
+    await frame((f) => f.includes('hello bob'), 'the dashboard once the daemon answers');
+  });
+
+  it('fits the terminal width it is given', async () => {
+    const { source, data } = fakeSource();
+    data.inbox = [msg('m1', 'alice', 'x'.repeat(300), 1)];
+    ui = render(createElement(Dashboard, { source, size: { columns: 60, rows: 20 } }));
+    const f = await frame((f) => f.includes('xxx'), 'the long message');
+    for (const line of f.split('\n')) expect(line.length, line).toBeLessThanOrEqual(100);
+    expect(clip('abcdef', 4)).toBe('abc…');
+  });
+});

@@ -1,0 +1,461 @@
+/**
+ * The dashboard (Ink + React, written with createElement so the package needs no JSX
+ * build step). Read-only: it loads snapshots from the daemon (./model.ts) and reloads
+ * them when the daemon's event stream says something happened. A daemon that is down is
+ * shown with the command that starts it, and retried.
+ */
+import type { ArchivedMessage, ConversationSummary } from '@svc/daemon/client';
+import { Box, type Key, Text, useApp, useInput, useStdout } from 'ink';
+import { createElement as h, type ReactElement, type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
+import { type AgentView, loadSnapshot, type Snapshot, type Source } from './model.js';
+
+export type Pane = 'agents' | 'inbox' | 'conversations';
+
+interface Nav {
+  /** the agent shown (local name); undefined: the first */
+  agent: string | undefined;
+  pane: Pane;
+  sel: Record<Pane, number>;
+  open?: { id: string; title: string; messages: ArchivedMessage[] };
+  /** editing: the query is being typed; results: what the archive answered */
+  search?: { editing: boolean; query: string; results?: ArchivedMessage[] };
+}
+const PANES: Pane[] = ['agents', 'inbox', 'conversations'];
+
+export interface DashboardProps {
+  source: Source;
+  /** the agent to show first (--as / SVC_AGENT) */
+  agent?: string;
+  /** how long to wait before asking a down daemon again, and before reconnecting events */
+  retryMs?: number;
+  /** terminal size when the output stream does not report one (tests) */
+  size?: { columns: number; rows: number };
+}
+
+/** One line of at most `width` characters. */
+export function clip(text: string, width: number): string {
+  const flat = text.replace(/\s+/g, ' ');
+  if (width <= 0) return '';
+  return flat.length <= width ? flat : `${flat.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/** UTC "MM-DD HH:MM": short, and the same on every machine. */
+export const shortTime = (iso: string | null | undefined): string =>
+  iso ? `${iso.slice(5, 10)} ${iso.slice(11, 16)}` : '';
+
+/** The rows of a list that fit, keeping the selection in view. */
+function windowOf<T>(items: T[], selected: number, rows: number): { items: T[]; offset: number } {
+  if (items.length <= rows) return { items, offset: 0 };
+  const offset = Math.min(Math.max(0, selected - rows + 1), items.length - rows);
+  return { items: items.slice(offset, offset + rows), offset };
+}
+
+function useTerminalSize(fallback?: { columns: number; rows: number }) {
+  const { stdout } = useStdout();
+  const read = () => ({
+    columns: stdout.columns || fallback?.columns || 100,
+    rows: stdout.rows || fallback?.rows || 30,
+  });
+  const [size, setSize] = useState(read);
+  useEffect(() => {
+    const onResize = () => setSize(read());
+    stdout.on('resize', onResize);
+    return () => {
+      stdout.off('resize', onResize);
+    };
+  });
+  return size;
+}
+
+/** Who wrote a message, coloured by what the daemon verified: red when the key is in question. */
+function sender(m: ArchivedMessage): { text: string; color: string; bold?: boolean } {
+  if (m.direction === 'outbound') return { text: 'you', color: 'gray' };
+  const trust = m.verified?.trust ?? 'changed';
+  return trust === 'pinned'
+    ? { text: m.from, color: 'green' }
+    : { text: `${m.from} [key ${trust}]`, color: 'red', bold: true };
+}
+
+function Panel(props: { title: string; focused: boolean; width: number; height?: number; children?: ReactNode }) {
+  return h(
+    Box,
+    {
+      flexDirection: 'column',
+      borderStyle: props.focused ? 'double' : 'single',
+      borderColor: props.focused ? 'cyan' : 'gray',
+      width: props.width,
+      ...(props.height ? { height: props.height } : {}),
+      paddingX: 1,
+    },
+    h(
+      Text,
+      { bold: true, color: props.focused ? 'cyan' : undefined },
+      props.focused ? `▸ ${props.title}` : props.title,
+    ),
+    props.children,
+  );
+}
+
+function MessageLine(props: { m: ArchivedMessage; width: number; selected: boolean }) {
+  const { m, width } = props;
+  const head = `${props.selected ? '›' : ' '} ${shortTime(m.sent_at)} `;
+  const who = sender(m);
+  return h(
+    Text,
+    { wrap: 'truncate', inverse: props.selected },
+    head,
+    h(Text, { color: who.color, bold: who.bold === true }, who.text),
+    ` ${clip(m.content, Math.max(0, width - head.length - who.text.length - 2))}`,
+  );
+}
+
+function ConversationLine(props: { c: ConversationSummary; width: number; selected: boolean }) {
+  const { c } = props;
+  const unread = c.unread > 0 ? ` (${c.unread} new)` : '';
+  const head = `${props.selected ? '›' : ' '} ${c.peer ?? c.conversation_id}${unread} · ${c.message_count} · ${shortTime(c.last_message_at)} `;
+  const last = c.last_message
+    ? `${c.last_message.direction === 'outbound' ? 'you: ' : ''}${c.last_message.content}`
+    : '';
+  return h(
+    Text,
+    { wrap: 'truncate', inverse: props.selected, bold: c.unread > 0 },
+    head,
+    h(Text, { color: 'gray' }, clip(last, props.width - head.length)),
+  );
+}
+
+function DaemonDown(props: { home: string; reason: string; width: number }) {
+  return h(
+    Box,
+    { flexDirection: 'column', borderStyle: 'round', borderColor: 'yellow', paddingX: 1, width: props.width },
+    h(Text, { bold: true, color: 'yellow' }, 'The svc daemon is not running.'),
+    h(Text, null, 'Start it with:  ', h(Text, { bold: true }, 'svc start')),
+    h(Text, { color: 'gray' }, clip(`SVC_HOME ${props.home}`, props.width - 4)),
+    h(Text, { color: 'gray' }, 'Waiting for it… (q to quit)'),
+  );
+}
+
+function StatusLines(props: { view: AgentView; width: number }) {
+  const { view, width } = props;
+  const lines: ReactNode[] = [];
+  for (const p of view.trust?.peers ?? []) {
+    if (p.trust === 'changed' || p.held > 0) {
+      lines.push(
+        h(
+          Text,
+          { key: `k-${p.agent_number}`, color: 'red', wrap: 'truncate' },
+          clip(
+            `⚠ ${p.agent_number} changed its key${p.held ? ` (${p.held} held)` : ''}: check with svc keys status --as ${view.agent}`,
+            width,
+          ),
+        ),
+      );
+    }
+  }
+  const now = Date.now();
+  const deps = view.deployments.map((d) => {
+    const expired = Date.parse(d.expires_at) < now;
+    return `${d.name}${expired ? ' (EXPIRED: svc deployment renew)' : ` until ${d.expires_at.slice(0, 10)}`}`;
+  });
+  lines.push(h(Text, { key: 'dep', wrap: 'truncate' }, clip(`deployments: ${deps.join(', ') || 'none'}`, width)));
+  const p = view.profile;
+  const webhook = !p
+    ? 'relay not reachable'
+    : p.endpoint_url
+      ? `${p.endpoint_url}${p.webhook_secret_set ? ' (signed)' : ''}`
+      : 'none';
+  lines.push(h(Text, { key: 'wh', wrap: 'truncate' }, clip(`webhook: ${webhook}`, width)));
+  return h(Box, { flexDirection: 'column' }, ...lines);
+}
+
+export function Dashboard(props: DashboardProps): ReactElement {
+  const { source } = props;
+  const retryMs = props.retryMs ?? 2000;
+  const { exit } = useApp();
+  const size = useTerminalSize(props.size);
+  const [snap, setSnap] = useState<Snapshot>({ daemon: 'connecting' });
+  const [error, setError] = useState<string | undefined>();
+  // navigation state lives in a ref: keys can arrive faster than renders, and each must see the last
+  const nav = useRef<Nav>({ agent: props.agent, pane: 'inbox', sel: { agents: 0, inbox: 0, conversations: 0 } });
+  const [, setTick] = useState(0);
+  const update = useCallback((change: Partial<Nav>) => {
+    Object.assign(nav.current, change);
+    setTick((t) => t + 1);
+  }, []);
+  const alive = useRef(true);
+
+  const reload = useCallback(async () => {
+    try {
+      const next = await loadSnapshot(source, nav.current.agent);
+      if (!alive.current) return;
+      setSnap(next);
+      setError(undefined);
+      const o = nav.current.open;
+      if (next.daemon === 'up' && next.agent && o) {
+        const messages = await source.read(next.agent, o.id, { last: 200, verified: true });
+        if (alive.current && nav.current.open?.id === o.id) update({ open: { ...o, messages } });
+      }
+    } catch (err) {
+      if (alive.current) setError((err as Error).message);
+    }
+  }, [source, update]);
+
+  // the event stream drives every reload; while the daemon is down, ask again now and then
+  useEffect(() => {
+    alive.current = true;
+    let stream: Awaited<ReturnType<Source['events']>> | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let pending = false;
+    const follow = async () => {
+      while (alive.current) {
+        await reload();
+        try {
+          stream = await source.events();
+          await reload(); // what happened between the load and the subscription
+          for await (const _event of stream) {
+            if (!alive.current) break;
+            if (pending) continue;
+            pending = true;
+            // a burst of events is one reload
+            queueMicrotask(() => {
+              pending = false;
+              void reload();
+            });
+          }
+        } catch {
+          // the daemon went away: shown as down by the next reload
+        }
+        if (!alive.current) break;
+        await new Promise<void>((r) => {
+          timer = setTimeout(r, retryMs);
+        });
+      }
+    };
+    void follow();
+    return () => {
+      alive.current = false;
+      clearTimeout(timer);
+      stream?.close();
+    };
+  }, [source, reload, retryMs]);
+
+  const view = snap.daemon === 'up' ? snap : undefined;
+  const { pane, sel, open, search } = nav.current;
+  const lists: Record<Pane, number> = {
+    agents: view?.status.agents.length ?? 0,
+    inbox: view?.inbox.length ?? 0,
+    conversations: view?.conversations.length ?? 0,
+  };
+
+  const openConversation = async (id: string, title: string) => {
+    if (!view?.agent) return;
+    try {
+      const messages = await source.read(view.agent, id, { last: 200, verified: true });
+      update({ open: { id, title, messages } });
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
+  useInput((input: string, key: Key) => {
+    const { pane, sel, search } = nav.current;
+    if (search?.editing) {
+      if (key.escape) update({ search: undefined });
+      else if (key.return) {
+        const q = search.query.trim();
+        if (!q || !view?.agent) return update({ search: undefined });
+        update({ search: { editing: false, query: q } });
+        source
+          .search(view.agent, q, { limit: 50, verified: true })
+          .then((results) => {
+            if (nav.current.search?.query === q) update({ search: { editing: false, query: q, results } });
+          })
+          .catch((err: Error) => {
+            update({ search: undefined });
+            setError(err.message);
+          });
+      } else if (key.backspace || key.delete) update({ search: { ...search, query: search.query.slice(0, -1) } });
+      else if (input && !key.ctrl && !key.meta) update({ search: { ...search, query: search.query + input } });
+      return;
+    }
+    if (input === 'q' || (key.ctrl && input === 'c')) {
+      exit();
+      return;
+    }
+    if (key.escape) {
+      if (search) update({ search: undefined });
+      else update({ open: undefined });
+      return;
+    }
+    if (input === '/') {
+      update({ search: { editing: true, query: '' } });
+      return;
+    }
+    if (key.tab) {
+      const i = PANES.indexOf(pane);
+      update({ pane: PANES[(i + (key.shift ? PANES.length - 1 : 1)) % PANES.length]! });
+      return;
+    }
+    const move = key.downArrow || input === 'j' ? 1 : key.upArrow || input === 'k' ? -1 : 0;
+    if (move !== 0) {
+      const n = lists[pane];
+      update({ sel: { ...sel, [pane]: n === 0 ? 0 : Math.min(n - 1, Math.max(0, sel[pane] + move)) } });
+      return;
+    }
+    if (key.return && view) {
+      if (pane === 'agents') {
+        const a = view.status.agents[sel.agents];
+        if (a) {
+          update({ open: undefined, agent: a.name });
+          void reload();
+        }
+      } else if (pane === 'inbox') {
+        const m = view.inbox[sel.inbox];
+        if (m) void openConversation(m.conversation_id, m.from);
+      } else {
+        const c = view.conversations[sel.conversations];
+        if (c) void openConversation(c.conversation_id, c.peer ?? c.conversation_id);
+      }
+    }
+  });
+
+  const { columns, rows } = size;
+  const header = h(
+    Text,
+    { wrap: 'truncate' },
+    h(Text, { bold: true, color: 'cyan' }, 'svc'),
+    view
+      ? clip(` · daemon ${view.status.version} (pid ${view.status.pid}) · vault ${view.status.vault.kind}`, columns - 4)
+      : snap.daemon === 'connecting'
+        ? ' · connecting…'
+        : ' · daemon down',
+  );
+  const footer = h(
+    Text,
+    { color: 'gray', wrap: 'truncate' },
+    search?.editing
+      ? `search: ${search.query}▏ (Enter to search, Esc to cancel)`
+      : clip('Tab pane · ↑↓/j k move · Enter open · Esc back · / search · q quit', columns),
+  );
+
+  if (snap.daemon !== 'up') {
+    return h(
+      Box,
+      { flexDirection: 'column', width: columns },
+      header,
+      snap.daemon === 'down'
+        ? h(DaemonDown, { home: snap.home, reason: snap.reason, width: Math.min(columns, 80) })
+        : h(Text, null, 'Connecting to the svc daemon…'),
+      error ? h(Text, { color: 'red' }, clip(error, columns)) : null,
+      footer,
+    );
+  }
+
+  const v = snap;
+  const leftWidth = Math.max(24, Math.min(34, Math.floor(columns * 0.3)));
+  const rightWidth = Math.max(20, columns - leftWidth);
+  const inner = (w: number) => w - 4;
+  const statusHeight = 2 + (v.trust?.peers.filter((p) => p.trust === 'changed' || p.held > 0).length ?? 0);
+  const bodyRows = Math.max(8, rows - 3 - statusHeight);
+  const listRows = (share: number) => Math.max(1, Math.floor((bodyRows - 6) * share));
+
+  const agents = h(
+    Panel,
+    { title: `Agents (${v.status.agents.length})`, focused: pane === 'agents', width: leftWidth },
+    v.status.agents.length === 0
+      ? h(Text, { color: 'gray' }, 'none: svc register')
+      : v.status.agents.map((a, i) =>
+          h(
+            Text,
+            { key: a.name, wrap: 'truncate', inverse: pane === 'agents' && i === sel.agents, bold: a.name === v.agent },
+            `${a.name === v.agent ? '●' : ' '} ${clip(a.name, inner(leftWidth) - 14)} `,
+            h(
+              Text,
+              { color: a.session === 'connected' ? 'green' : a.session === 'connecting' ? 'yellow' : 'red' },
+              a.session,
+            ),
+          ),
+        ),
+    v.profile
+      ? h(Text, { color: 'gray', wrap: 'truncate' }, clip(`presence: ${v.profile.presence ?? '?'}`, inner(leftWidth)))
+      : null,
+  );
+
+  let right: ReactNode;
+  if (search && !search.editing) {
+    const results = search.results ?? [];
+    right = h(
+      Panel,
+      {
+        title: `Search “${clip(search.query, 30)}” · ${results.length} found (Esc back)`,
+        focused: true,
+        width: rightWidth,
+      },
+      search.results === undefined
+        ? h(Text, { color: 'gray' }, 'Searching…')
+        : results.length === 0
+          ? h(Text, { color: 'gray' }, 'Nothing found.')
+          : windowOf(results, 0, listRows(1)).items.map((m) =>
+              h(MessageLine, { key: m.message_id, m, width: inner(rightWidth), selected: false }),
+            ),
+    );
+  } else if (open) {
+    const shown = windowOf(open.messages, open.messages.length - 1, listRows(1)).items;
+    right = h(
+      Panel,
+      {
+        title: `Conversation with ${open.title} · ${open.messages.length} (Esc back)`,
+        focused: true,
+        width: rightWidth,
+      },
+      shown.length === 0
+        ? h(Text, { color: 'gray' }, 'No messages.')
+        : shown.map((m) => h(MessageLine, { key: m.message_id, m, width: inner(rightWidth), selected: false })),
+    );
+  } else {
+    const inboxWin = windowOf(v.inbox, sel.inbox, listRows(0.45));
+    const convWin = windowOf(v.conversations, sel.conversations, listRows(0.55));
+    right = h(
+      Box,
+      { flexDirection: 'column' },
+      h(
+        Panel,
+        { title: `Inbox · ${v.inbox.length} unread`, focused: pane === 'inbox', width: rightWidth },
+        v.inbox.length === 0
+          ? h(Text, { color: 'gray' }, 'No unread messages.')
+          : inboxWin.items.map((m, i) =>
+              h(MessageLine, {
+                key: m.message_id,
+                m,
+                width: inner(rightWidth),
+                selected: pane === 'inbox' && i + inboxWin.offset === sel.inbox,
+              }),
+            ),
+      ),
+      h(
+        Panel,
+        { title: `Conversations · ${v.conversations.length}`, focused: pane === 'conversations', width: rightWidth },
+        v.conversations.length === 0
+          ? h(Text, { color: 'gray' }, 'No conversations yet.')
+          : convWin.items.map((c, i) =>
+              h(ConversationLine, {
+                key: c.conversation_id,
+                c,
+                width: inner(rightWidth),
+                selected: pane === 'conversations' && i + convWin.offset === sel.conversations,
+              }),
+            ),
+      ),
+    );
+  }
+
+  return h(
+    Box,
+    { flexDirection: 'column', width: columns },
+    header,
+    h(Box, { flexDirection: 'row' }, agents, right),
+    h(StatusLines, { view: v, width: columns }),
+    error ? h(Text, { color: 'red', wrap: 'truncate' }, clip(error, columns)) : null,
+    footer,
+  );
+}

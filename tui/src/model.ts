@@ -1,0 +1,99 @@
+/**
+ * What the dashboard shows, loaded from the daemon through its client only. `Source` is
+ * the part of `DaemonClient` the dashboard reads (a DaemonClient is one); nothing here
+ * writes: the dashboard is read-only.
+ */
+import type {
+  ArchivedMessage,
+  ConversationSummary,
+  DaemonEventStream,
+  DaemonStatus,
+  DeploymentInfo,
+  RelayCall,
+  TrustStatus,
+} from '@svc/daemon/client';
+
+export interface Source {
+  readonly home: string;
+  status(): Promise<DaemonStatus>;
+  listDeployments(): Promise<DeploymentInfo[]>;
+  inbox(agent: string, options: { source?: 'local'; verified?: boolean }): Promise<ArchivedMessage[]>;
+  conversations(agent: string, options: { limit?: number; verified?: boolean }): Promise<ConversationSummary[]>;
+  read(agent: string, conversation: string, options: { last?: number; verified?: boolean }): Promise<ArchivedMessage[]>;
+  search(agent: string, q: string, options: { limit?: number; verified?: boolean }): Promise<ArchivedMessage[]>;
+  trust(agent: string): Promise<TrustStatus>;
+  relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }>;
+  events(options?: { agent?: string }): Promise<DaemonEventStream>;
+}
+
+/** The agent's own relay profile, as far as the dashboard needs it. */
+export interface Profile {
+  presence: string | null;
+  status_text: string | null;
+  endpoint_url: string | null;
+  webhook_secret_set: boolean;
+}
+
+export interface AgentView {
+  status: DaemonStatus;
+  deployments: DeploymentInfo[];
+  /** the agent shown (local name); undefined when there is none */
+  agent?: string;
+  inbox: ArchivedMessage[];
+  conversations: ConversationSummary[];
+  trust?: TrustStatus;
+  /** undefined: not loaded (relay unreachable) */
+  profile?: Profile;
+}
+
+export type Snapshot =
+  | { daemon: 'connecting' }
+  | { daemon: 'down'; home: string; reason: string }
+  | ({ daemon: 'up' } & AgentView);
+
+const daemonDown = (err: unknown) => (err as { code?: string } | undefined)?.code === 'daemon_unavailable';
+
+/** Everything about one agent (or the first), tolerating a relay that does not answer. */
+export async function loadSnapshot(source: Source, wanted?: string, withProfile = true): Promise<Snapshot> {
+  let status: DaemonStatus;
+  try {
+    status = await source.status();
+  } catch (err) {
+    if (daemonDown(err)) return { daemon: 'down', home: source.home, reason: (err as Error).message };
+    throw err;
+  }
+  const deployments = await source.listDeployments();
+  const agent = status.agents.find((a) => a.name === wanted)?.name ?? status.agents[0]?.name;
+  if (agent === undefined) return { daemon: 'up', status, deployments, inbox: [], conversations: [] };
+  const [inbox, conversations, trust, profile] = await Promise.all([
+    source.inbox(agent, { source: 'local', verified: true }),
+    source.conversations(agent, { limit: 100, verified: true }),
+    source.trust(agent),
+    withProfile ? loadProfile(source, agent) : Promise.resolve(undefined),
+  ]);
+  return {
+    daemon: 'up',
+    status,
+    deployments,
+    agent,
+    inbox,
+    conversations,
+    trust,
+    ...(profile ? { profile } : {}),
+  };
+}
+
+async function loadProfile(source: Source, agent: string): Promise<Profile | undefined> {
+  try {
+    const r = await source.relay<Profile>(agent, { method: 'GET', path: '/api/v1/agents/me' });
+    if (r.status !== 200) return undefined;
+    return {
+      presence: r.body.presence ?? null,
+      status_text: r.body.status_text ?? null,
+      endpoint_url: r.body.endpoint_url ?? null,
+      webhook_secret_set: r.body.webhook_secret_set === true,
+    };
+  } catch {
+    return undefined;
+  }
+}
