@@ -7,7 +7,7 @@ import { RELAY_VERSION } from '../app.js';
 import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
-import { openLocalState, startRelay } from '../index.js';
+import { createRelay, openLocalState } from '../index.js';
 import { mintGrant } from '../services/grants.js';
 
 interface CommonFlags {
@@ -58,7 +58,8 @@ function out(flags: { json?: boolean }, json: unknown, text: string): void {
 }
 
 async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Promise<void> {
-  const relay = await startRelay(config, { autoInitDeployment: dev });
+  const relay = await createRelay(config, { autoInitDeployment: dev });
+  await relay.start();
   const stop = (signal: string) => {
     relay.context.logger.info({ signal }, 'shutting down');
     relay.close().then(
