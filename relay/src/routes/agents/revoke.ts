@@ -19,7 +19,7 @@ export const agentRevokeRoutes: RoutePlugin = async (app, { ctx }) => {
     async (request) => {
       const { row } = request.agent;
       const revoked = ctx.ledger.revokeAgent(row.tenant_id, row.agent_id, ctx.now());
-      // requireAgent just found it active; only a concurrent revocation gets here
+      // the agent scope just found it active; only a concurrent revocation gets here
       if (!revoked) throw new SvcError('invalid_token', undefined, { detail: 'agent revoked meanwhile' });
       let pending = true;
       try {
