@@ -2,7 +2,6 @@ import {
   ChallengeRequest,
   ChallengeResponse,
   Credentials,
-  ErrorResponse,
   SignInRequest,
   TokenResponse,
 } from '@svc/shared';
