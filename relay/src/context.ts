@@ -10,6 +10,7 @@ import type { RelayConfig } from './config/config.js';
 import type { Deployment } from './deployment/deployment.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { LedgerStores } from './ledger/stores.js';
+import type { BusInbox } from './messages/bus-inbox.js';
 import type { KeyService } from './services/keys.js';
 import type { Messaging } from './services/messages.js';
 
@@ -29,6 +30,8 @@ export interface RelayBase {
   /** every other ledger area */
   stores: LedgerStores;
   bus: RelayBus;
+  /** Envelopes and receipts on the bus (one set of tenant clients for messaging and webhooks). */
+  inbox: BusInbox;
   /** Absent when no external authority is configured: admin routes refuse every token. */
   adminVerifier: AdminVerifier | undefined;
   /** Agents' access tokens: one verifier (and so one cache of verified tokens) per relay. */

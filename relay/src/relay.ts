@@ -17,6 +17,7 @@ import { hasDeployment, initDeployment, loadDeployment } from './deployment/depl
 import { Ledger } from './ledger/ledger.js';
 import { createStores } from './ledger/stores.js';
 import { createLogger, subsystem } from './logger.js';
+import { BusInbox } from './messages/bus-inbox.js';
 import type { TypedApp } from './routes/types.js';
 import { KeyService } from './services/keys.js';
 import { Messaging } from './services/messages.js';
@@ -92,6 +93,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       ledger,
       stores: createStores(ledger),
       bus,
+      inbox: new BusInbox(bus),
       adminVerifier: config.authority
         ? createAdminTokenVerifier(
             {

@@ -23,7 +23,7 @@ import type { AgentRow } from '../ledger/ledger.js';
 import type { EnvelopeRow, MessageStore, NewEnvelopeRow, Recipient } from '../ledger/messages.js';
 import type { LedgerStores } from '../ledger/stores.js';
 import { PublishRefusedError } from '../messages/acked-publisher.js';
-import { BusInbox } from '../messages/bus-inbox.js';
+import type { BusInbox } from '../messages/bus-inbox.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
 import { PendingTotals } from '../messages/pending-totals.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
@@ -56,7 +56,7 @@ export class Messaging {
     this.#ctx = ctx;
     this.#stores = ctx.stores;
     this.store = ctx.stores.messages;
-    this.#inbox = new BusInbox(ctx.bus);
+    this.#inbox = ctx.inbox;
     const { limits } = ctx.config;
     this.#pendingTotals = new PendingTotals(this.store, {
       maxCount: limits.recipientMaxPending,

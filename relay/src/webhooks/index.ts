@@ -1,13 +1,12 @@
 /** Webhook delivery: the worker createRelay builds and start() runs, reading envelopes back from the bus. */
 import type { RelayBase } from '../context.js';
-import { BusInbox } from '../messages/bus-inbox.js';
 import { WebhookDispatcher } from './dispatcher.js';
 
 export { type DispatcherOptions, type EnvelopeLoader, WebhookDispatcher } from './dispatcher.js';
 
 /** The relay's dispatcher, with the attempt schedule of the configuration. Call start() on it. */
 export function createWebhookDispatcher(ctx: RelayBase): WebhookDispatcher {
-  const inbox = new BusInbox(ctx.bus);
+  const inbox = ctx.inbox;
   return new WebhookDispatcher({
     ledger: ctx.ledger,
     store: ctx.stores.webhooks,

@@ -1,10 +1,4 @@
-import {
-  ChallengeRequest,
-  ChallengeResponse,
-  Credentials,
-  SignInRequest,
-  TokenResponse,
-} from '@svc/shared';
+import { ChallengeRequest, ChallengeResponse, Credentials, SignInRequest, TokenResponse } from '@svc/shared';
 import { bearerOf } from '../../auth/agent-credentials.js';
 import type { RoutePlugin } from '../../http/scopes.js';
 import { createChallenge, exchangeApiKey, signIn } from '../../services/sign-in.js';
