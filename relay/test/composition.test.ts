@@ -37,6 +37,33 @@ describe('the message routes', () => {
   });
 });
 
+describe('the scopes', () => {
+  it('give every API route the error responses, and every agent route its security and token check', async () => {
+    const relay = await inProcessRelay();
+    try {
+      const doc = (await relay.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as {
+        paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>>;
+      };
+      let agentRoutes = 0;
+      for (const [path, operations] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(operations)) {
+          const name = `${method.toUpperCase()} ${path}`;
+          expect(Object.keys(op.responses), name).toEqual(expect.arrayContaining(['4XX', '5XX']));
+          if (JSON.stringify(op.security) !== JSON.stringify([{ accessToken: [] }])) continue;
+          agentRoutes++;
+          const url = path.replace(/\{[^}]+\}/g, 'x');
+          const res = await relay.app.inject({ method: method.toUpperCase() as 'GET', url });
+          expect(res.statusCode, name).toBe(401);
+          expect(res.json(), name).toEqual({ error: 'missing_token', message: expect.any(String) });
+        }
+      }
+      expect(agentRoutes).toBeGreaterThanOrEqual(20);
+    } finally {
+      await relay.close();
+    }
+  });
+});
+
 describe('the webhook schedule', () => {
   let relay: BusRelay | undefined;
   afterAll(async () => {
