@@ -10,6 +10,7 @@ import type { RelayContext } from './context.js';
 import { installAuthRateLimits } from './http/auth-rate-limits.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
 import { installJsonBodyParser } from './http/json-body.js';
+import { adminScope, agentScope, publicScope } from './http/scopes.js';
 import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
 import { agentHeartbeatRoutes } from './routes/agents/heartbeat.js';
 import { agentMeRoutes } from './routes/agents/me.js';
@@ -73,20 +74,26 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
     },
   });
 
-  healthRoutes(app, ctx);
-  wellKnownRoutes(app, ctx);
-  enrollmentGrantRoutes(app, ctx);
-  enrollmentRoutes(app, ctx);
-  signInRoutes(app, ctx);
-  agentMeRoutes(app, ctx);
-  keyRoutes(app, ctx);
-  agentHeartbeatRoutes(app, ctx);
-  agentProfileRoutes(app, ctx);
-  agentRelationRoutes(app, ctx);
-  agentReportRoutes(app, ctx);
-  agentRevokeRoutes(app, ctx);
-  contactRoutes(app, ctx);
-  if (ctx.bus) messageRoutes(app, ctx);
+  await app.register(healthRoutes, { ctx });
+  await app.register(wellKnownRoutes, { ctx });
+  await app.register(publicScope, { ctx, routes: [enrollmentRoutes, signInRoutes] });
+  await app.register(adminScope, { ctx, routes: [enrollmentGrantRoutes] });
+  await app.register(agentScope, {
+    ctx,
+    routes: [
+      agentMeRoutes,
+      keyRoutes,
+      agentHeartbeatRoutes,
+      agentProfileRoutes,
+      agentRelationRoutes,
+      agentReportRoutes,
+      agentRevokeRoutes,
+      contactRoutes,
+      messageRoutes,
+    ],
+  });
+  // Held-open streams and long-polls would keep the server from closing: end them first.
+  app.addHook('preClose', async () => ctx.messaging.shutdown());
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   return app;

@@ -1,6 +1,5 @@
 /** Block, mute, report and contacts in-process, with tenant isolation. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isBlocked, isMuted, reportsAbout } from '../src/ledger/social.js';
 import { type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 let relay: InProcessRelay;
@@ -28,7 +27,8 @@ afterAll(async () => {
 
 describe.each(['block', 'mute'] as const)('%s', (relation) => {
   const list = relation === 'block' ? 'blocked' : 'muted';
-  const check = relation === 'block' ? isBlocked : isMuted;
+  const check = (tenantId: string, agentId: string, targetAgentId: string) =>
+    relay.ctx.stores.relations.has(relation, tenantId, agentId, targetAgentId);
 
   it('is idempotent, accepts the agent number or id, and lists with number, name and since', async () => {
     const first = await api(alice, 'POST', `/api/v1/agents/bob/${relation}`);
@@ -43,8 +43,8 @@ describe.each(['block', 'mute'] as const)('%s', (relation) => {
     const second = await api(alice, 'POST', `/api/v1/agents/${encodeURIComponent('bob.agent:1')}/${relation}`);
     expect(second.statusCode).toBe(200);
     expect(second.json().since).toBe(first.json().since);
-    expect(check(ledger(), 'acme', 'alice', 'bob.agent:1')).toBe(true);
-    expect(check(ledger(), 'acme', 'bob.agent:1', 'alice')).toBe(false);
+    expect(check('acme', 'alice', 'bob.agent:1')).toBe(true);
+    expect(check('acme', 'bob.agent:1', 'alice')).toBe(false);
 
     const listed = await api(alice, 'GET', `/api/v1/agents/me/${list}`);
     expect(listed.statusCode).toBe(200);
@@ -55,7 +55,7 @@ describe.each(['block', 'mute'] as const)('%s', (relation) => {
     expect(lifted.statusCode).toBe(204);
     expect(lifted.body).toBe('');
     expect((await api(alice, 'DELETE', `/api/v1/agents/bob/${relation}`)).statusCode).toBe(204);
-    expect(check(ledger(), 'acme', 'alice', 'bob.agent:1')).toBe(false);
+    expect(check('acme', 'alice', 'bob.agent:1')).toBe(false);
     expect((await api(alice, 'GET', `/api/v1/agents/me/${list}`)).json()).toEqual({ [list]: [] });
   });
 
@@ -83,8 +83,8 @@ describe.each(['block', 'mute'] as const)('%s', (relation) => {
     // acme's alice naming "carol" reaches acme's carol, never eve
     const acme = await api(alice, 'POST', `/api/v1/agents/carol/${relation}`);
     expect(acme.json().agent_id).toBe('carol');
-    expect(check(ledger(), 'acme', 'alice', 'eve')).toBe(false);
-    expect(check(ledger(), 'globex', 'alice', 'carol')).toBe(false);
+    expect(check('acme', 'alice', 'eve')).toBe(false);
+    expect(check('globex', 'alice', 'carol')).toBe(false);
     await api(alice, 'DELETE', `/api/v1/agents/carol/${relation}`);
   });
 });
@@ -101,10 +101,10 @@ describe('blocks survive re-enrollment', () => {
       { agent_id: 'dan', agent_number: 'dan', display_name: null, since: expect.any(String) },
     ]);
     await enrollAgent('acme', 'dan');
-    expect(isBlocked(ledger(), 'acme', 'alice', 'dan')).toBe(true);
+    expect(relay.ctx.stores.relations.has('block', 'acme', 'alice', 'dan')).toBe(true);
     ledger().markCleanupDone((ledger().revokeAgent('acme', 'dan', relay.ctx.now()) as { id: string }).id);
     expect((await api(alice, 'DELETE', '/api/v1/agents/dan/block')).statusCode).toBe(204);
-    expect(isBlocked(ledger(), 'acme', 'alice', 'dan')).toBe(false);
+    expect(relay.ctx.stores.relations.has('block', 'acme', 'alice', 'dan')).toBe(false);
   });
 });
 
@@ -118,7 +118,7 @@ describe('report', () => {
     expect(ten.json()).toEqual({ report_id: expect.stringMatching(/^rpt_/), received_at: expect.any(String) });
     const max = await report(alice, 'bob.agent:1', 'é'.repeat(2000));
     expect(max.statusCode, max.body).toBe(202);
-    const stored = reportsAbout(ledger(), 'acme', 'bob.agent:1');
+    const stored = relay.ctx.stores.reports.about('acme', 'bob.agent:1');
     expect(stored).toHaveLength(2);
     expect(stored.map((r) => r.reason).sort()).toEqual(['a'.repeat(10), 'é'.repeat(2000)].sort());
     expect(stored[0]).toMatchObject({ reporter_agent_id: 'alice', target_agent_id: 'bob.agent:1', tenant_id: 'acme' });
@@ -136,7 +136,7 @@ describe('report', () => {
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       expect(res.json().error).toBe('validation_failed');
     }
-    expect(reportsAbout(ledger(), 'acme', 'bob.agent:1')).toHaveLength(2);
+    expect(relay.ctx.stores.reports.about('acme', 'bob.agent:1')).toHaveLength(2);
   });
 
   it('refuses oneself, unknown agents and other tenants', async () => {
@@ -146,7 +146,7 @@ describe('report', () => {
     const cross = await report(eve, 'alice', 'cross tenant report attempt');
     expect(cross.statusCode).toBe(404);
     expect(cross.json().error).toBe('not_found');
-    expect(reportsAbout(ledger(), 'acme', 'alice')).toEqual([]);
+    expect(relay.ctx.stores.reports.about('acme', 'alice')).toEqual([]);
   });
 });
 

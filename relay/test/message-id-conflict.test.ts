@@ -7,7 +7,6 @@
  */
 import { newMessageId } from '@svc/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MessageStore } from '../src/ledger/messages.js';
 import { call, sealFor, type TestAgent } from './helpers/agent-client.js';
 import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
 
@@ -86,7 +85,7 @@ describe('the same message id from two senders at once', () => {
     expect((await send(alice, [envelope])).status).toBe(202);
     const ledger = relay.relay.context.ledger;
     const rowOf = (agentId: string) => ledger.activeAgent('default', agentId)?.id as string;
-    const store = new MessageStore(ledger);
+    const store = relay.relay.context.stores.messages;
     const row = (messageId: string, senderAgent: TestAgent) => ({
       recipient_row: rowOf('bob'),
       message_id: messageId,

@@ -107,6 +107,8 @@ export async function verifyAccessToken(
 /** Verified tokens kept, oldest dropped first; each holds a few hundred bytes. */
 const VERIFIED_TOKENS_MAX = 10_000;
 
+export type AccessTokenVerifier = (token: string) => Promise<VerifiedAccessToken>;
+
 /**
  * `verifyAccessToken` with the signature checks remembered until each token expires: an
  * agent sends the same token with every request for its lifetime, and an EdDSA verify
@@ -115,11 +117,7 @@ const VERIFIED_TOKENS_MAX = 10_000;
  * checked per request against the ledger, after this (the token's incarnation must be
  * the agent's active row), so a revocation is seen at once.
  */
-export function accessTokenVerifier(
-  key: LoadedKey,
-  issuer: string,
-  now: () => number = Date.now,
-): (token: string) => Promise<VerifiedAccessToken> {
+export function accessTokenVerifier(key: LoadedKey, issuer: string, now: () => number = Date.now): AccessTokenVerifier {
   const verified = new Map<string, VerifiedAccessToken>();
   return async (token) => {
     const hit = verified.get(token);

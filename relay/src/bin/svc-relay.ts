@@ -7,7 +7,7 @@ import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
 import { devAgentId, recordServedSettings, servedSettings } from '../deployment/local-settings.js';
-import { openOperatorState, startRelay } from '../index.js';
+import { createRelay, openOperatorState } from '../index.js';
 import { prettyDestination } from '../log-pretty.js';
 import { createLogger } from '../logger.js';
 import { mintGrant } from '../services/grants.js';
@@ -101,7 +101,8 @@ function out(flags: { json?: boolean }, json: unknown, text: string): void {
 async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Promise<void> {
   const pretty = (flags.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json')) === 'pretty';
   const logger = createLogger(config.logLevel, pretty ? prettyDestination(process.stderr) : process.stderr);
-  const relay = await startRelay(config, { autoInitDeployment: dev, logger });
+  const relay = await createRelay(config, { autoInitDeployment: dev, logger });
+  await relay.start();
   const port = new URL(relay.url).port;
   recordServedSettings(config.dataDir, {
     public_url: config.publicUrl,

@@ -28,6 +28,8 @@ export interface RelayConfig {
   allowPrivateWebhooks: boolean;
   /** Extra CA bundle (PEM) trusted for webhook TLS, on top of the system roots. */
   webhookCaPem: string | undefined;
+  /** Webhook attempt schedule (not settings: fixed by the specification; tests shorten it). */
+  webhooks: WebhookTiming;
   apiKeyTtlSeconds: number;
   logLevel: string;
   /**
@@ -37,6 +39,16 @@ export interface RelayConfig {
   trustedProxies: string[];
   limits: RelayLimits;
 }
+
+export interface WebhookTiming {
+  /** how long one attempt may take */
+  timeoutMs: number;
+  /** the waits before the 2nd, 3rd … attempt */
+  retryDelaysMs: readonly number[];
+}
+
+/** Specification, "Webhooks": 5 s per attempt, retried after 1 s and 2 s. */
+export const WEBHOOK_TIMING: WebhookTiming = { timeoutMs: 5000, retryDelaysMs: [1000, 2000] };
 
 /** Rate limits and quotas; 0 in a rate or quota means no limit. */
 export interface RelayLimits {
@@ -242,6 +254,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
     authority: authorityFrom(s),
     allowPrivateWebhooks: allow === '1',
     webhookCaPem: readCa('SVC_RELAY_WEBHOOK_CA_FILE', s.SVC_RELAY_WEBHOOK_CA_FILE),
+    webhooks: WEBHOOK_TIMING,
     apiKeyTtlSeconds: ttl,
     logLevel: s.SVC_RELAY_LOG_LEVEL ?? 'info',
     trustedProxies: trustedProxiesFrom(s.SVC_RELAY_TRUSTED_PROXIES),

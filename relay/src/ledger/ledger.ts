@@ -1,7 +1,9 @@
 /**
- * The relay ledger: grants, agent incarnations, API keys, challenges, bus users.
- * Synchronous SQLite; each multi-step change is one transaction. All access goes
- * through `guard`, so a store failure surfaces as ledger_closed.
+ * The relay ledger: the SQLite connection, and the store of the identity tables (grants,
+ * agent incarnations, API keys, challenges, bus users). Every other area has a store class
+ * over this connection (stores.ts builds them all). Synchronous SQLite; each multi-step
+ * change is one transaction. All access goes through `guarded`, so a store failure
+ * surfaces as ledger_closed.
  */
 import type { Capability } from '@svc/shared';
 import type Database from 'better-sqlite3';
@@ -297,6 +299,34 @@ export class Ledger {
         if (!row || row.consumed_at !== null) return undefined;
         this.stmt('UPDATE challenges SET consumed_at = ? WHERE id = ?').run(now, id);
         return row;
+      })(),
+    );
+  }
+
+  /**
+   * The challenge table is kept bounded: expired rows go at every new challenge, each agent
+   * keeps at most `perAgent` live ones (a newer replaces the oldest, so a flood of requests
+   * for one agent never refuses, and so never tells, anything), and the table as a whole at
+   * most `max` (past it, requests for every agent id, known or not, are turned away).
+   * Drops expired challenges; true when the table still holds `max` or more live ones.
+   */
+  challengeTableFull(max: number, now: number): boolean {
+    return this.guarded(() => {
+      this.stmt('DELETE FROM challenges WHERE expires_at <= ?').run(now);
+      const { n } = this.stmt('SELECT count(*) AS n FROM challenges').get() as { n: number };
+      return n >= max;
+    });
+  }
+
+  /** Stores the challenge, first dropping the agent's oldest ones past `perAgent - 1`. */
+  insertBoundedChallenge(c: Omit<ChallengeRow, 'consumed_at'>, perAgent: number): void {
+    this.guarded(() =>
+      this.db.transaction(() => {
+        this.stmt(
+          `DELETE FROM challenges WHERE id IN (
+             SELECT id FROM challenges WHERE agent_row = ? ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)`,
+        ).run(c.agent_row, Math.max(0, perAgent - 1));
+        this.insertChallenge(c);
       })(),
     );
   }

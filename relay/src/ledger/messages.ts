@@ -1,6 +1,6 @@
 /** The pending-envelope index and delivery receipts (migration 003). */
 import type { Ledger } from './ledger.js';
-import { prepareQueueDelivery } from './webhooks.js';
+import type { WebhookStore } from './webhooks.js';
 
 export interface EnvelopeRow {
   recipient_row: string;
@@ -28,8 +28,18 @@ export interface ReceiptRow {
   acked_at: number;
 }
 
+/** An active agent that can be written to, looked up by number on every send. */
+export interface Recipient {
+  id: string;
+  agent_id: string;
+  agent_number: string;
+}
+
 export class MessageStore {
   readonly #ledger: Ledger;
+  readonly #webhooks: WebhookStore;
+  readonly #recipient;
+  readonly #pendingTotals;
   readonly #insert;
   readonly #find;
   readonly #senders;
@@ -37,11 +47,18 @@ export class MessageStore {
   readonly #ack;
   readonly #receipt;
   readonly #receipts;
-  readonly #queueWebhook;
 
-  constructor(ledger: Ledger) {
+  constructor(ledger: Ledger, webhooks: WebhookStore) {
     this.#ledger = ledger;
+    this.#webhooks = webhooks;
     const db = ledger.db;
+    // prepared here, not per call: these run on every send
+    this.#recipient = db.prepare(
+      'SELECT id, agent_id, agent_number FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL',
+    );
+    this.#pendingTotals = db.prepare(
+      'SELECT count(*) AS count, total(size) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
+    );
     this.#insert = db.prepare(
       `INSERT OR IGNORE INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -62,7 +79,16 @@ export class MessageStore {
     this.#receipts = db.prepare(
       'SELECT id, message_id, recipient_number, acked_at FROM receipts WHERE sender_row = ? AND id > ? ORDER BY id LIMIT ?',
     );
-    this.#queueWebhook = prepareQueueDelivery(db);
+  }
+
+  /** The active agent with this number in the tenant (a send's recipient). */
+  recipient(tenantId: string, agentNumber: string): Recipient | undefined {
+    return this.#ledger.guarded(() => this.#recipient.get(tenantId, agentNumber) as Recipient | undefined);
+  }
+
+  /** Count and bytes of the recipient's unacknowledged envelopes. */
+  pendingTotals(recipientRow: string): { count: number; bytes: number } {
+    return this.#ledger.guarded(() => this.#pendingTotals.get(recipientRow) as { count: number; bytes: number });
   }
 
   /** For each of these message ids already recorded for the recipient: who sent it. One query per batch. */
@@ -115,7 +141,7 @@ export class MessageStore {
             r.accepted_at,
           );
           if (done.changes === 1) {
-            if (r.webhook) this.#queueWebhook(r.recipient_row, r.message_id, r.accepted_at);
+            if (r.webhook) this.#webhooks.queue(r.recipient_row, r.message_id, r.accepted_at);
           } else if ((this.#find.get(r.recipient_row, r.message_id) as EnvelopeRow).sender_row !== r.sender_row) {
             throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
           } else {

@@ -4,7 +4,6 @@
  * records each attempt's outcome here.
  */
 import { randomBytes } from 'node:crypto';
-import type { Db } from './database.js';
 import type { Ledger } from './ledger.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'gave_up' | 'cancelled';
@@ -40,51 +39,51 @@ export interface DueDelivery {
 
 export const newWebhookEventId = (): string => `evt_${randomBytes(16).toString('base64url')}`;
 
-/** True when the incarnation has a webhook endpoint (and so a secret). */
-export function hasWebhookEndpoint(ledger: Ledger, agentRow: string): boolean {
-  return ledger.guarded(
-    () =>
-      ledger.stmt('SELECT 1 FROM agent_profiles WHERE agent_row = ? AND webhook_secret IS NOT NULL').get(agentRow) !==
-      undefined,
-  );
-}
-
-/**
- * True while the first webhook attempt for an envelope has not finished: the envelope's
- * stream copy must stay for it even once acknowledged (the first attempt always goes out;
- * the dispatcher tidies the copy afterwards).
- */
-export function firstAttemptPending(ledger: Ledger, recipientRow: string, messageId: string): boolean {
-  return ledger.guarded(
-    () =>
-      ledger
-        .stmt(
-          `SELECT 1 FROM webhook_deliveries WHERE recipient_row = ? AND message_id = ? AND state = 'pending'
-             AND (attempts = 0 OR (attempts = 1 AND last_status IS NULL AND last_error IS NULL))`,
-        )
-        .get(recipientRow, messageId) !== undefined,
-  );
-}
-
-/**
- * A statement that queues a delivery; for use inside the transaction that records the
- * envelope (MessageStore.insertMany).
- */
-export function prepareQueueDelivery(db: Db): (recipientRow: string, messageId: string, now: number) => void {
-  const insert = db.prepare(
-    `INSERT OR IGNORE INTO webhook_deliveries (id, recipient_row, message_id, state, attempts, next_attempt_at, created_at, updated_at)
-     VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
-  );
-  return (recipientRow, messageId, now) => {
-    insert.run(newWebhookEventId(), recipientRow, messageId, now, now, now);
-  };
-}
-
 export class WebhookStore {
   readonly #ledger: Ledger;
+  readonly #queue;
 
   constructor(ledger: Ledger) {
     this.#ledger = ledger;
+    this.#queue = ledger.db.prepare(
+      `INSERT OR IGNORE INTO webhook_deliveries (id, recipient_row, message_id, state, attempts, next_attempt_at, created_at, updated_at)
+       VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
+    );
+  }
+
+  /**
+   * Queues a delivery. Only inside the transaction that records the envelope
+   * (MessageStore.insertMany), which guards it.
+   */
+  queue(recipientRow: string, messageId: string, now: number): void {
+    this.#queue.run(newWebhookEventId(), recipientRow, messageId, now, now, now);
+  }
+
+  /** True when the incarnation has a webhook endpoint (and so a secret). */
+  hasEndpoint(agentRow: string): boolean {
+    return this.#ledger.guarded(
+      () =>
+        this.#ledger
+          .stmt('SELECT 1 FROM agent_profiles WHERE agent_row = ? AND webhook_secret IS NOT NULL')
+          .get(agentRow) !== undefined,
+    );
+  }
+
+  /**
+   * True while the first webhook attempt for an envelope has not finished: the envelope's
+   * stream copy must stay for it even once acknowledged (the first attempt always goes out;
+   * the dispatcher tidies the copy afterwards).
+   */
+  firstAttemptPending(recipientRow: string, messageId: string): boolean {
+    return this.#ledger.guarded(
+      () =>
+        this.#ledger
+          .stmt(
+            `SELECT 1 FROM webhook_deliveries WHERE recipient_row = ? AND message_id = ? AND state = 'pending'
+               AND (attempts = 0 OR (attempts = 1 AND last_status IS NULL AND last_error IS NULL))`,
+          )
+          .get(recipientRow, messageId) !== undefined,
+    );
   }
 
   /** Pending rows due at `now`, oldest first. */

@@ -4,8 +4,8 @@
  * (no consumer per reader), deleted on acknowledgement. Receipts go to SVC_ACKS.
  */
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { Bus } from '../bus/index.js';
 import { ACKS_STREAM, MSGS_STREAM } from '../bus/index.js';
+import type { RelayBus } from '../context.js';
 import { AckedPublisher } from './acked-publisher.js';
 
 interface TenantClients {
@@ -22,11 +22,11 @@ export interface PublishItem {
 }
 
 export class BusInbox {
-  readonly #bus: Bus;
+  readonly #bus: RelayBus;
   readonly #timeoutMs: number;
   readonly #clients = new Map<string, Promise<TenantClients>>();
 
-  constructor(bus: Bus, timeoutMs = 5000) {
+  constructor(bus: RelayBus, timeoutMs = 5000) {
     this.#bus = bus;
     this.#timeoutMs = timeoutMs;
   }

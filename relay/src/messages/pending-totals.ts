@@ -5,7 +5,7 @@
  * they publish, so two requests at once cannot both slip under the limit.
  */
 import { SvcError } from '@svc/shared';
-import type { Ledger } from '../ledger/ledger.js';
+import type { MessageStore } from '../ledger/messages.js';
 
 export interface PendingQuota {
   /** 0 = no limit */
@@ -20,17 +20,13 @@ interface Totals {
 }
 
 export class PendingTotals {
-  readonly #ledger: Ledger;
+  readonly #store: MessageStore;
   readonly #quota: PendingQuota;
   readonly #totals = new Map<string, Totals>();
-  readonly #query;
 
-  constructor(ledger: Ledger, quota: PendingQuota) {
-    this.#ledger = ledger;
+  constructor(store: MessageStore, quota: PendingQuota) {
+    this.#store = store;
     this.#quota = quota;
-    this.#query = ledger.db.prepare(
-      'SELECT count(*) AS count, total(size) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
-    );
   }
 
   get enabled(): boolean {
@@ -40,7 +36,7 @@ export class PendingTotals {
   #of(recipientRow: string): Totals {
     let t = this.#totals.get(recipientRow);
     if (!t) {
-      const row = this.#ledger.guarded(() => this.#query.get(recipientRow) as Totals);
+      const row = this.#store.pendingTotals(recipientRow);
       t = { count: row.count, bytes: row.bytes };
       this.#totals.set(recipientRow, t);
     }

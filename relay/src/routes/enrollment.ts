@@ -1,9 +1,8 @@
-import { Credentials, EnrollmentRequest, ErrorResponse } from '@svc/shared';
-import type { RelayContext } from '../context.js';
+import { Credentials, EnrollmentRequest } from '@svc/shared';
+import type { RoutePlugin } from '../http/scopes.js';
 import { enroll } from '../services/enrollment.js';
-import type { TypedApp } from './types.js';
 
-export function enrollmentRoutes(app: TypedApp, ctx: RelayContext): void {
+export const enrollmentRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     '/api/v1/enrollment',
     {
@@ -11,9 +10,9 @@ export function enrollmentRoutes(app: TypedApp, ctx: RelayContext): void {
       schema: {
         summary: 'Redeem an enrollment code with a signed enrollment proof',
         body: EnrollmentRequest,
-        response: { 201: Credentials, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 201: Credentials },
       },
     },
     async (request, reply) => reply.status(201).send(await enroll(ctx, request.body)),
   );
-}
+};

@@ -1,7 +1,6 @@
-import type { RelayContext } from '../context.js';
-import type { TypedApp } from './types.js';
+import type { RoutePlugin } from '../http/scopes.js';
 
-export function healthRoutes(app: TypedApp, ctx: RelayContext): void {
+export const healthRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   // Ready when the ledger answers and the bus round-trips.
@@ -13,8 +12,8 @@ export function healthRoutes(app: TypedApp, ctx: RelayContext): void {
     } catch (err) {
       checks.ledger = { ok: false, detail: (err as Error).message };
     }
-    checks.bus = ctx.bus ? await ctx.bus.health() : { ok: false, detail: 'no message bus' };
+    checks.bus = await ctx.bus.health();
     const ok = Object.values(checks).every((c) => c.ok);
     return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not_ready', checks });
   });
-}
+};

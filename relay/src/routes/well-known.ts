@@ -1,8 +1,7 @@
-import type { RelayContext } from '../context.js';
-import type { TypedApp } from './types.js';
+import type { RoutePlugin } from '../http/scopes.js';
 
-export function wellKnownRoutes(app: TypedApp, ctx: RelayContext): void {
+export const wellKnownRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get('/.well-known/svc-deployment', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('application/jose').header('cache-control', 'public, max-age=300').send(ctx.deployment.document),
   );
-}
+};

@@ -17,24 +17,17 @@ import {
   type SendResponse,
   SvcError,
 } from '@svc/shared';
-import type { RelayContext } from '../context.js';
+import type { RelayBase } from '../context.js';
 import { RateLimitedError, TokenBuckets } from '../http/rate-limit.js';
 import type { AgentRow } from '../ledger/ledger.js';
-import { type EnvelopeRow, MessageStore, type NewEnvelopeRow } from '../ledger/messages.js';
-import { isBlocked } from '../ledger/social.js';
-import { firstAttemptPending, hasWebhookEndpoint } from '../ledger/webhooks.js';
+import type { EnvelopeRow, MessageStore, NewEnvelopeRow, Recipient } from '../ledger/messages.js';
+import type { LedgerStores } from '../ledger/stores.js';
 import { PublishRefusedError } from '../messages/acked-publisher.js';
-import { BusInbox } from '../messages/bus-inbox.js';
+import type { BusInbox } from '../messages/bus-inbox.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
 import { PendingTotals } from '../messages/pending-totals.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
 import { canonicalBytesOf } from '../messages/send-body.js';
-
-interface Recipient {
-  id: string;
-  agent_id: string;
-  agent_number: string;
-}
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -43,11 +36,11 @@ const RECENT_MAX = 20_000;
 const RECENT_MAX_BYTES = 64 * 1024 * 1024;
 
 export class Messaging {
-  readonly #ctx: RelayContext;
+  readonly #ctx: RelayBase;
+  readonly #stores: LedgerStores;
   readonly store: MessageStore;
   readonly #inbox: BusInbox;
   readonly notifier = new InboxNotifier();
-  readonly #recipientQuery;
   readonly #recent = new RecentEnvelopes(RECENT_MAX, RECENT_MAX_BYTES);
   readonly #closing = new AbortController();
   /**
@@ -59,13 +52,13 @@ export class Messaging {
   readonly #pendingTotals: PendingTotals;
   readonly #sendRate: TokenBuckets;
 
-  constructor(ctx: RelayContext) {
-    if (!ctx.bus) throw new Error('messaging needs the message bus');
+  constructor(ctx: RelayBase) {
     this.#ctx = ctx;
-    this.store = new MessageStore(ctx.ledger);
-    this.#inbox = new BusInbox(ctx.bus);
+    this.#stores = ctx.stores;
+    this.store = ctx.stores.messages;
+    this.#inbox = ctx.inbox;
     const { limits } = ctx.config;
-    this.#pendingTotals = new PendingTotals(ctx.ledger, {
+    this.#pendingTotals = new PendingTotals(this.store, {
       maxCount: limits.recipientMaxPending,
       maxBytes: limits.recipientMaxPendingBytes,
     });
@@ -74,9 +67,6 @@ export class Messaging {
       perSecond: limits.sendPerAgentPerSecond,
       now: ctx.now,
     });
-    this.#recipientQuery = ctx.ledger.db.prepare(
-      'SELECT id, agent_id, agent_number FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL',
-    );
   }
 
   /** Aborted when the relay shuts down: long-polls return and event streams end. */
@@ -86,10 +76,6 @@ export class Messaging {
 
   shutdown(): void {
     this.#closing.abort();
-  }
-
-  #recipient(tenantId: string, number: string): Recipient | undefined {
-    return this.#ctx.ledger.guarded(() => this.#recipientQuery.get(tenantId, number) as Recipient | undefined);
   }
 
   #check(sender: AgentRow, raw: unknown, index: number): { envelope: Envelope; bytes: Buffer } {
@@ -142,13 +128,13 @@ export class Messaging {
       const number = envelope.header.recipient;
       let entry = recipients.get(number);
       if (!entry) {
-        const recipient = this.#recipient(sender.tenant_id, number);
+        const recipient = this.store.recipient(sender.tenant_id, number);
         if (!recipient)
           throw new SvcError('unknown_recipient', `envelopes[${i}]: ${number} is not an agent of your tenant`);
         entry = {
           recipient,
-          blocked: isBlocked(this.#ctx.ledger, sender.tenant_id, recipient.agent_id, sender.agent_id),
-          webhook: hasWebhookEndpoint(this.#ctx.ledger, recipient.id),
+          blocked: this.#stores.relations.has('block', sender.tenant_id, recipient.agent_id, sender.agent_id),
+          webhook: this.#stores.webhooks.hasEndpoint(recipient.id),
         };
         recipients.set(number, entry);
       }
@@ -344,7 +330,7 @@ export class Messaging {
     // The ledger is the source of truth; the bus copies are tidied best-effort. A webhook
     // whose first attempt has not gone out yet still needs the copy: the dispatcher tidies it.
     const log = this.#ctx.logger;
-    if (!firstAttemptPending(this.#ctx.ledger, row.recipient_row, messageId)) {
+    if (!this.#stores.webhooks.firstAttemptPending(row.recipient_row, messageId)) {
       await this.#inbox
         .delete(row.tenant_id, row.stream_seq)
         .catch((err: Error) =>

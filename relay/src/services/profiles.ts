@@ -8,18 +8,12 @@ import {
   type PublicProfile,
   SvcError,
 } from '@svc/shared';
-import type { RelayContext } from '../context.js';
+import type { RelayBase } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
-import {
-  findActiveAgent,
-  getProfile,
-  type ProfileChanges,
-  type ProfileRow,
-  updateProfile,
-} from '../ledger/profiles.js';
+import type { ProfileChanges, ProfileRow } from '../ledger/profiles.js';
 import { checkEndpointUrl, type EndpointPolicy } from './endpoint-url.js';
 
-type ProfileContext = Pick<RelayContext, 'deployment' | 'ledger' | 'now'>;
+type ProfileContext = Pick<RelayBase, 'deployment' | 'ledger' | 'stores' | 'now'>;
 
 /** Free-form text is trimmed; empty means cleared. */
 export function cleanText(value: string | null | undefined): string | null | undefined {
@@ -74,7 +68,7 @@ export async function checkProfileUpdate(
 
 /** Applies a checked update; the new webhook secret, if one was generated, is in the answer once. */
 export function applyProfileUpdate(ctx: ProfileContext, row: AgentRow, changes: ProfileChanges): OwnProfile {
-  const result = updateProfile(ctx.ledger, row.id, changes, ctx.now(), newWebhookSecret);
+  const result = ctx.stores.profiles.update(row.id, changes, ctx.now(), newWebhookSecret);
   const agent = ctx.ledger.agentByRow(row.id) ?? row;
   const view = ownProfileView(ctx, agent, result.profile);
   return result.newWebhookSecret === undefined ? view : { ...view, webhook_secret: result.newWebhookSecret };
@@ -97,7 +91,7 @@ export function presenceView(profile: ProfileRow, now: number) {
   };
 }
 
-export function publicProfileView(ctx: ProfileContext, row: AgentRow, profile = getProfile(ctx.ledger, row.id)) {
+export function publicProfileView(ctx: ProfileContext, row: AgentRow, profile = ctx.stores.profiles.get(row.id)) {
   const view: PublicProfile = {
     agent_id: row.agent_id,
     agent_number: row.agent_number,
@@ -112,7 +106,7 @@ export function publicProfileView(ctx: ProfileContext, row: AgentRow, profile = 
   return view;
 }
 
-export function ownProfileView(ctx: ProfileContext, row: AgentRow, profile = getProfile(ctx.ledger, row.id)) {
+export function ownProfileView(ctx: ProfileContext, row: AgentRow, profile = ctx.stores.profiles.get(row.id)) {
   const view: OwnProfile = {
     ...publicProfileView(ctx, row, profile),
     tenant_id: row.tenant_id,
@@ -127,7 +121,7 @@ export function ownProfileView(ctx: ProfileContext, row: AgentRow, profile = get
 
 /** Another active agent of the caller's tenant, by agent number or id; 404 not_found otherwise (other tenants included). */
 export function targetAgent(ctx: ProfileContext, caller: AgentRow, ref: string): AgentRow {
-  const target = findActiveAgent(ctx.ledger, caller.tenant_id, ref);
+  const target = ctx.stores.profiles.findActiveAgent(caller.tenant_id, ref);
   if (!target) throw new SvcError('not_found', `No agent ${JSON.stringify(ref)} in your tenant.`);
   return target;
 }

@@ -8,15 +8,13 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { SvcError } from '@svc/shared';
 import { MSGS_STREAM } from '../bus/index.js';
-import type { RelayContext } from '../context.js';
+import type { RelayBase } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
-import { MessageStore } from '../ledger/messages.js';
 
-type Ctx = Pick<RelayContext, 'ledger' | 'bus' | 'logger' | 'now'>;
+type Ctx = Pick<RelayBase, 'ledger' | 'stores' | 'bus' | 'logger' | 'now'>;
 
 export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void> {
   const bus = ctx.bus;
-  if (!bus) throw new SvcError('revocation_unavailable', undefined, { detail: 'no message bus' });
   try {
     const users = ctx.ledger.busUsersOf(row.id);
     if (users.length > 0) {
@@ -29,7 +27,7 @@ export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void>
     const nc = await bus.tenantConnection(row.tenant_id);
     const jsm = await jetstreamManager(nc, { timeout: 2000 });
     await jsm.streams.purge(MSGS_STREAM, { filter: `msg.${row.agent_number}` });
-    new MessageStore(ctx.ledger).forgetRecipient(row.id);
+    ctx.stores.messages.forgetRecipient(row.id);
   } catch (err) {
     if (err instanceof SvcError && err.code === 'ledger_closed') throw err;
     ctx.logger.warn({ agent_row: row.id, err: (err as Error).message }, 'revocation cleanup could not finish');

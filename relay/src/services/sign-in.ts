@@ -17,7 +17,6 @@ import { hashSecret, issueAccessToken, newApiKey } from '../auth/agent-credentia
 import { verifyEd25519 } from '../auth/signatures.js';
 import type { RelayContext } from '../context.js';
 import { RateLimitedError } from '../http/rate-limit.js';
-import { challengeTableFull, insertBoundedChallenge } from '../ledger/challenges.js';
 import type { AgentRow } from '../ledger/ledger.js';
 
 export const CHALLENGE_TTL_MS = 60_000;
@@ -36,7 +35,7 @@ export function createChallenge(ctx: RelayContext, body: ChallengeRequest): Chal
   const now = ctx.now();
   const { challengesMax, challengesPerAgent } = ctx.config.limits;
   // Checked before the agent is looked up, so a full table turns every agent id away alike.
-  if (challengeTableFull(ctx.ledger, challengesMax, now)) {
+  if (ctx.ledger.challengeTableFull(challengesMax, now)) {
     throw new RateLimitedError(Math.ceil(CHALLENGE_TTL_MS / 1000), undefined, 'challenge table full');
   }
   const agent = ctx.ledger.activeAgent(body.tenant_id, body.agent_id);
@@ -47,7 +46,7 @@ export function createChallenge(ctx: RelayContext, body: ChallengeRequest): Chal
     created_at: now,
     expires_at: now + CHALLENGE_TTL_MS,
   };
-  if (agent) insertBoundedChallenge(ctx.ledger, challenge, challengesPerAgent);
+  if (agent) ctx.ledger.insertBoundedChallenge(challenge, challengesPerAgent);
   else ctx.logger.info({ tenant_id: body.tenant_id }, 'challenge for an unknown or revoked agent (not stored)');
   return {
     challenge_id: challenge.id,

@@ -22,9 +22,10 @@
  * a webhook is a notification, never the only copy.
  */
 import type { Logger } from 'pino';
+import { WEBHOOK_TIMING } from '../config/config.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { isMuted } from '../ledger/social.js';
-import { type DueDelivery, WebhookStore } from '../ledger/webhooks.js';
+import type { RelationStore } from '../ledger/relations.js';
+import type { DueDelivery, WebhookStore } from '../ledger/webhooks.js';
 import type { Lookup } from './address-policy.js';
 import { type PostOutcome, postWebhook } from './post.js';
 import { deliveryBody, deliveryHeaders } from './signer.js';
@@ -33,7 +34,10 @@ import { deliveryBody, deliveryHeaders } from './signer.js';
 export type EnvelopeLoader = (tenantId: string, streamSeq: number) => Promise<Uint8Array | null>;
 
 export interface DispatcherOptions {
+  /** only to tell whether the connection is still open */
   ledger: Ledger;
+  store: WebhookStore;
+  relations: RelationStore;
   logger: Logger;
   loadEnvelope: EnvelopeLoader;
   /** removes an acknowledged envelope's stream copy once its first attempt is done (best-effort) */
@@ -50,9 +54,6 @@ export interface DispatcherOptions {
   /** attempts in flight at once */
   concurrency?: number;
 }
-
-export const WEBHOOK_TIMEOUT_MS = 5000;
-export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [1000, 2000];
 
 /** Statuses that mean "try again later" although they are not 5xx. */
 const RETRYABLE_4XX = new Set([408, 429]);
@@ -97,12 +98,12 @@ export class WebhookDispatcher {
 
   constructor(opts: DispatcherOptions) {
     this.#opts = opts;
-    this.#store = new WebhookStore(opts.ledger);
+    this.#store = opts.store;
     this.#log = opts.logger;
     this.#now = opts.now ?? Date.now;
     this.#poll = opts.pollIntervalMs ?? 100;
-    this.#timeout = opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
-    this.#delays = opts.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS;
+    this.#timeout = opts.timeoutMs ?? WEBHOOK_TIMING.timeoutMs;
+    this.#delays = opts.retryDelaysMs ?? WEBHOOK_TIMING.retryDelaysMs;
     this.#concurrency = opts.concurrency ?? 16;
   }
 
@@ -170,7 +171,7 @@ export class WebhookDispatcher {
       await this.#tidy(row);
       return;
     }
-    if (row.attempts === 0 && isMuted(this.#opts.ledger, row.tenant_id, row.agent_id, row.sender_agent_id)) {
+    if (row.attempts === 0 && this.#opts.relations.has('mute', row.tenant_id, row.agent_id, row.sender_agent_id)) {
       store.finish(row.id, 'cancelled', started, null, 'the recipient muted the sender');
       if (row.acked_at !== null) await this.#tidy(row);
       return;

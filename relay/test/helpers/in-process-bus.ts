@@ -1,12 +1,12 @@
 /**
- * The whole relay in this process (startRelay: ledger, a real managed nats-server, the HTTP
- * server on a free loopback port) with settings of the test's choosing, and agents enrolled
+ * The whole relay in this process (createRelay + start: ledger, a real managed nats-server,
+ * the HTTP server on a free loopback port) with settings of the test's choosing, and agents enrolled
  * through the real enrollment route.
  */
 import { pino } from 'pino';
 import { buildConfig } from '../../src/config/config.js';
 import type { RawSettings } from '../../src/config/env.js';
-import { type Relay, startRelay } from '../../src/index.js';
+import { createRelay, type Relay, type RelayOverrides } from '../../src/index.js';
 import { mintGrant } from '../../src/services/grants.js';
 import { enrollAgent, type TestAgent } from './agent-client.js';
 import { freePort, tempDir } from './relay-process.js';
@@ -22,7 +22,10 @@ export interface BusRelay {
   close(): Promise<void>;
 }
 
-export async function inProcessBusRelay(settings: RawSettings = {}): Promise<BusRelay> {
+export async function inProcessBusRelay(
+  settings: RawSettings = {},
+  overrides: Omit<RelayOverrides, 'logger' | 'now' | 'autoInitDeployment'> = {},
+): Promise<BusRelay> {
   const dataDir = settings.SVC_RELAY_DATA_DIR ?? tempDir('svc-relay-bus-');
   const config = buildConfig({
     SVC_RELAY_DATA_DIR: dataDir,
@@ -32,7 +35,18 @@ export async function inProcessBusRelay(settings: RawSettings = {}): Promise<Bus
   const logLines: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
   let offset = 0;
-  const relay = await startRelay(config, { logger, autoInitDeployment: true, now: () => Date.now() + offset });
+  const relay = await createRelay(config, {
+    ...overrides,
+    logger,
+    autoInitDeployment: true,
+    now: () => Date.now() + offset,
+  });
+  try {
+    await relay.start();
+  } catch (err) {
+    await relay.close();
+    throw err;
+  }
   const url = `http://127.0.0.1:${config.port}`;
   return {
     relay,

@@ -1,13 +1,16 @@
-/** An in-process relay app (no bus) for route tests through app.inject(). */
+/**
+ * The relay built by createRelay, in this process, for route tests through app.inject():
+ * not listening, with a message bus that is down (the message routes answer 503
+ * bus_unavailable, revocation cleanups stay pending). Tests that need the bus use
+ * in-process-bus.ts, which starts a real nats-server.
+ */
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
-import { buildApp } from '../../src/app.js';
-import { type AdminAuthorityConfig, createAdminTokenVerifier } from '../../src/auth/admin-token.js';
+import type { AdminAuthorityConfig } from '../../src/auth/admin-token.js';
 import { buildConfig, type RelayConfig } from '../../src/config/config.js';
 import type { RawSettings } from '../../src/config/env.js';
-import type { RelayContext } from '../../src/context.js';
-import { initDeployment } from '../../src/deployment/deployment.js';
-import { Ledger } from '../../src/ledger/ledger.js';
+import type { RelayBus, RelayContext } from '../../src/context.js';
+import { createRelay } from '../../src/relay.js';
 import type { TypedApp } from '../../src/routes/types.js';
 import { mintGrant } from '../../src/services/grants.js';
 import { enrollmentBody, newIdentity, type TestIdentity } from './agent-client.js';
@@ -41,6 +44,15 @@ export interface InProcessRelay {
   close(): Promise<void>;
 }
 
+/** A message bus that is down: every operation fails as an unreachable NATS would. */
+const down = (): Promise<never> => Promise.reject(new Error('no message bus in route tests'));
+const busDown: RelayBus = {
+  tenantConnection: down,
+  revokeUsers: down,
+  health: async () => ({ ok: false, detail: 'no message bus' }),
+  close: async () => undefined,
+};
+
 export async function inProcessRelay(
   opts: {
     tenants?: string[];
@@ -59,28 +71,14 @@ export async function inProcessRelay(
     ...(opts.deploymentId ? { SVC_RELAY_DEPLOYMENT_ID: opts.deploymentId } : {}),
     ...opts.settings,
   });
-  const deployment = await initDeployment(dataDir, {
-    deploymentId: config.deploymentId,
-    publicUrl: config.publicUrl,
-    tenants,
-  });
-  const ledger = Ledger.open(`${dataDir}/ledger.db`);
   const logLines: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
   let offset = 0;
-  const ctx: RelayContext = {
-    config,
-    deployment,
-    ledger,
-    bus: undefined,
-    adminVerifier: opts.authority
-      ? createAdminTokenVerifier({ ...opts.authority, deploymentId: deployment.deploymentId, tenants }, logger)
-      : undefined,
-    logger,
-    now: () => Date.now() + offset,
-  };
-  const app = await buildApp(ctx);
-  await app.ready();
+  const relay = await createRelay(
+    opts.authority ? { ...config, authority: { jwksUrl: undefined, caPem: undefined, ...opts.authority } } : config,
+    { logger, now: () => Date.now() + offset, autoInitDeployment: true, bus: busDown },
+  );
+  const { app, context: ctx } = relay;
   return {
     async enroll(tenant, agentId, enrollOpts = {}) {
       const grant = mintGrant(ctx, {
@@ -114,9 +112,6 @@ export async function inProcessRelay(
     advance: (ms) => {
       offset += ms;
     },
-    close: async () => {
-      await app.close();
-      ledger.close();
-    },
+    close: () => relay.close(),
   };
 }

@@ -1,9 +1,7 @@
-import { ErrorResponse, GrantRequest, GrantResponse, SvcError } from '@svc/shared';
+import { GrantRequest, GrantResponse, SvcError } from '@svc/shared';
 import type { AdminRole } from '../../auth/admin-token.js';
-import type { RelayContext } from '../../context.js';
-import { requireAdmin } from '../../http/auth-hooks.js';
+import type { RoutePlugin } from '../../http/scopes.js';
 import { mintGrant } from '../../services/grants.js';
-import type { TypedApp } from '../types.js';
 
 export const GRANT_SCOPE = 'enrollment:grant';
 
@@ -14,20 +12,19 @@ export const GRANT_SCOPE = 'enrollment:grant';
  */
 export const GRANT_ROLES: readonly AdminRole[] = ['admin', 'automation'];
 
-export function enrollmentGrantRoutes(app: TypedApp, ctx: RelayContext): void {
+export const enrollmentGrantRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     '/api/v1/admin/enrollment/grants',
     {
-      onRequest: requireAdmin(ctx),
       schema: {
         summary: 'Mint a single-use enrollment grant',
         security: [{ oidc: [GRANT_SCOPE] }],
         body: GrantRequest,
-        response: { 201: GrantResponse, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 201: GrantResponse },
       },
     },
     async (request, reply) => {
-      const admin = request.admin as NonNullable<typeof request.admin>;
+      const admin = request.admin;
       const body = request.body;
       if (!admin.scopes.includes(GRANT_SCOPE)) throw new SvcError('insufficient_scope');
       if (!admin.roles.some((role) => GRANT_ROLES.includes(role))) {
@@ -52,4 +49,4 @@ export function enrollmentGrantRoutes(app: TypedApp, ctx: RelayContext): void {
       return reply.status(201).send(grant);
     },
   );
-}
+};

@@ -1,26 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { AgentRefParams, ErrorResponse, PROFILE_LIMITS, ReportAccepted, ReportRequest, SvcError } from '@svc/shared';
-import type { RelayContext } from '../../context.js';
-import { requireAgent } from '../../http/auth-hooks.js';
-import { insertReport } from '../../ledger/social.js';
+import { AgentRefParams, PROFILE_LIMITS, ReportAccepted, ReportRequest, SvcError } from '@svc/shared';
+import type { RoutePlugin } from '../../http/scopes.js';
 import { targetAgent } from '../../services/profiles.js';
-import type { TypedApp } from '../types.js';
 
-export function agentReportRoutes(app: TypedApp, ctx: RelayContext): void {
+export const agentReportRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     '/api/v1/agents/:agent/report',
     {
-      onRequest: requireAgent(ctx),
       schema: {
         summary: 'Report an agent of the same tenant for abuse; stored for the operator',
-        security: [{ accessToken: [] }],
         params: AgentRefParams,
         body: ReportRequest,
-        response: { 202: ReportAccepted, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 202: ReportAccepted },
       },
     },
     async (request, reply) => {
-      const { row } = request.agent as NonNullable<typeof request.agent>;
+      const { row } = request.agent;
       const reason = request.body.reason.trim();
       // characters, not UTF-16 units (SQLite's length() counts the same way)
       const length = [...reason].length;
@@ -34,7 +29,7 @@ export function agentReportRoutes(app: TypedApp, ctx: RelayContext): void {
       if (target.agent_id === row.agent_id) throw new SvcError('cannot_target_self', 'An agent cannot report itself.');
       const now = ctx.now();
       const id = `rpt_${randomUUID()}`;
-      insertReport(ctx.ledger, {
+      ctx.stores.reports.insert({
         id,
         tenant_id: row.tenant_id,
         reporter_agent_id: row.agent_id,
@@ -48,4 +43,4 @@ export function agentReportRoutes(app: TypedApp, ctx: RelayContext): void {
       return reply.status(202).send({ report_id: id, received_at: new Date(now).toISOString() });
     },
   );
-}
+};

@@ -1,29 +1,25 @@
-import { ErrorResponse, SelfRevoked, SvcError } from '@svc/shared';
-import type { RelayContext } from '../../context.js';
-import { requireAgent } from '../../http/auth-hooks.js';
+import { SelfRevoked, SvcError } from '@svc/shared';
+import type { RoutePlugin } from '../../http/scopes.js';
 import { cleanupIncarnation } from '../../services/revocation.js';
-import type { TypedApp } from '../types.js';
 
 /**
  * POST /api/v1/agents/me/revoke: an agent revokes its own incarnation, exactly as the
  * operator's `svc-relay agent revoke` does (API keys, tokens and bus users stop working,
  * undelivered envelopes are purged), so a deregistered agent cannot be written to.
  */
-export function agentRevokeRoutes(app: TypedApp, ctx: RelayContext): void {
+export const agentRevokeRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     '/api/v1/agents/me/revoke',
     {
-      onRequest: requireAgent(ctx),
       schema: {
         summary: 'Revoke the calling agent (deregistration): its credentials stop working and it gets no more messages',
-        security: [{ accessToken: [] }],
-        response: { 200: SelfRevoked, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 200: SelfRevoked },
       },
     },
     async (request) => {
-      const { row } = request.agent as NonNullable<typeof request.agent>;
+      const { row } = request.agent;
       const revoked = ctx.ledger.revokeAgent(row.tenant_id, row.agent_id, ctx.now());
-      // requireAgent just found it active; only a concurrent revocation gets here
+      // the agent scope just found it active; only a concurrent revocation gets here
       if (!revoked) throw new SvcError('invalid_token', undefined, { detail: 'agent revoked meanwhile' });
       let pending = true;
       try {
@@ -45,4 +41,4 @@ export function agentRevokeRoutes(app: TypedApp, ctx: RelayContext): void {
       };
     },
   );
-}
+};

@@ -1,17 +1,9 @@
-import {
-  ChallengeRequest,
-  ChallengeResponse,
-  Credentials,
-  ErrorResponse,
-  SignInRequest,
-  TokenResponse,
-} from '@svc/shared';
+import { ChallengeRequest, ChallengeResponse, Credentials, SignInRequest, TokenResponse } from '@svc/shared';
 import { bearerOf } from '../../auth/agent-credentials.js';
-import type { RelayContext } from '../../context.js';
+import type { RoutePlugin } from '../../http/scopes.js';
 import { createChallenge, exchangeApiKey, signIn } from '../../services/sign-in.js';
-import type { TypedApp } from '../types.js';
 
-export function signInRoutes(app: TypedApp, ctx: RelayContext): void {
+export const signInRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     '/api/v1/auth/sign-in/challenge',
     {
@@ -19,7 +11,7 @@ export function signInRoutes(app: TypedApp, ctx: RelayContext): void {
       schema: {
         summary: 'Request a single-use sign-in challenge (60 s)',
         body: ChallengeRequest,
-        response: { 201: ChallengeResponse, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 201: ChallengeResponse },
       },
     },
     async (request, reply) => reply.status(201).send(createChallenge(ctx, request.body)),
@@ -32,7 +24,7 @@ export function signInRoutes(app: TypedApp, ctx: RelayContext): void {
       schema: {
         summary: 'Answer a challenge with the identity signature; returns a fresh API key and access JWT',
         body: SignInRequest,
-        response: { 200: Credentials, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 200: Credentials },
       },
     },
     async (request) => signIn(ctx, request.body),
@@ -44,9 +36,9 @@ export function signInRoutes(app: TypedApp, ctx: RelayContext): void {
       schema: {
         summary: 'Exchange the API key (Authorization: Bearer svc_ak_…) for an access JWT',
         security: [{ apiKey: [] }],
-        response: { 200: TokenResponse, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 200: TokenResponse },
       },
     },
     async (request) => exchangeApiKey(ctx, bearerOf(request.headers.authorization)),
   );
-}
+};

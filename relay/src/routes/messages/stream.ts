@@ -4,21 +4,17 @@
  * resumes with Last-Event-ID). A comment line every 15 s keeps proxies from closing it.
  */
 import { Type } from '@sinclair/typebox';
-import type { RelayContext } from '../../context.js';
-import { requireAgent } from '../../http/auth-hooks.js';
 import type { Messaging } from '../../services/messages.js';
 import type { TypedApp } from '../types.js';
 
 const KEEPALIVE_MS = 15_000;
 
-export function messageStreamRoute(app: TypedApp, ctx: RelayContext, messaging: Messaging): void {
+export function messageStreamRoute(app: TypedApp, messaging: Messaging): void {
   app.get(
     '/api/v1/messages/stream',
     {
-      onRequest: requireAgent(ctx),
       schema: {
         summary: 'Server-sent events of envelopes addressed to you (backlog first)',
-        security: [{ accessToken: [] }],
         querystring: Type.Object(
           { after: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$' })) },
           { additionalProperties: false },
@@ -27,7 +23,7 @@ export function messageStreamRoute(app: TypedApp, ctx: RelayContext, messaging: 
       },
     },
     async (request, reply) => {
-      const agent = (request.agent as NonNullable<typeof request.agent>).row;
+      const agent = request.agent.row;
       let cursor = Number(request.headers['last-event-id'] ?? request.query.after ?? 0);
       const abort = new AbortController();
       reply.hijack();

@@ -1,0 +1,115 @@
+/**
+ * The API's three scopes: public, admin (an operator's OIDC token) and agent (an agent's
+ * access token). Each is an encapsulated plugin holding its routes; the bearer check runs
+ * as the scope's onRequest hook, before the body is parsed or validated, and the scope
+ * gives its routes the shared error responses and their OpenAPI security entry, so no
+ * route repeats them.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { type AccessTokenClaims, type Capability, ErrorResponse, SvcError } from '@svc/shared';
+import type { FastifyRequest, RouteOptions } from 'fastify';
+import type { AdminPrincipal } from '../auth/admin-token.js';
+import { bearerOf } from '../auth/agent-credentials.js';
+import type { RelayContext } from '../context.js';
+import type { AgentRow } from '../ledger/ledger.js';
+import type { TypedApp } from '../routes/types.js';
+
+/** The capability every ordinary agent route requires (specification, "Capabilities"). */
+export const HTTP_RELAY: Capability = 'http-relay';
+
+export interface AuthenticatedAgent {
+  claims: AccessTokenClaims;
+  row: AgentRow;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the admin scope's hook; read only by routes registered in that scope. */
+    admin: AdminPrincipal;
+    /** Set by the agent scope's hook; read only by routes registered in that scope. */
+    agent: AuthenticatedAgent;
+  }
+}
+
+/** Route plugins get the relay's context as their options. */
+export type RoutePlugin = FastifyPluginAsyncTypebox<{ ctx: RelayContext }>;
+
+export interface ScopeOptions {
+  ctx: RelayContext;
+  routes: readonly RoutePlugin[];
+}
+export type ScopePlugin = FastifyPluginAsyncTypebox<ScopeOptions>;
+
+async function registerAll(scope: TypedApp, { ctx, routes }: ScopeOptions): Promise<void> {
+  for (const routePlugin of routes) await scope.register(routePlugin, { ctx });
+}
+
+/** Adds `security` and the shared error responses to every route registered after it in `scope`. */
+function routeDefaults(scope: TypedApp, security: Array<Record<string, string[]>> | undefined): void {
+  scope.addHook('onRoute', (route: RouteOptions) => {
+    const schema = route.schema ?? {};
+    if (schema.hide) return;
+    route.schema = {
+      ...(security && !schema.security ? { security } : {}),
+      ...schema,
+      response: { ...(schema.response as object | undefined), '4xx': ErrorResponse, '5xx': ErrorResponse },
+    };
+  });
+}
+
+/** Routes anyone may call (enrollment, sign-in): they answer errors in the one shape too. */
+export const publicScope: ScopePlugin = async (scope, opts) => {
+  routeDefaults(scope, undefined);
+  await registerAll(scope, opts);
+};
+
+/** Routes for an operator's OIDC access token (the configured external authority). */
+export const adminScope: ScopePlugin = async (scope, opts) => {
+  const { ctx } = opts;
+  routeDefaults(scope, undefined);
+  scope.decorateRequest('admin', null as unknown as AdminPrincipal);
+  scope.addHook('onRequest', async (request: FastifyRequest) => {
+    const token = bearerOf(request.headers.authorization);
+    if (!token) throw new SvcError('missing_token');
+    if (!ctx.adminVerifier) {
+      throw new SvcError(
+        'invalid_token',
+        'This relay has no external authority configured; use `svc-relay grant` on the relay host.',
+      );
+    }
+    request.admin = await ctx.adminVerifier.verify(token);
+  });
+  await registerAll(scope, opts);
+};
+
+/**
+ * Routes for an agent's access token: verified (cached), then checked against the ledger
+ * on every request. The token names the incarnation (ledger row) it was issued to, and
+ * only the agent's active row is accepted, so a token of a revoked agent, or from before
+ * a re-enrollment, is dead at once whatever its age. Every agent route needs the
+ * `http-relay` capability of the grant; a dedicated `nats-relay` identity has none of them.
+ */
+export const agentScope: ScopePlugin = async (scope, opts) => {
+  const { ctx } = opts;
+  scope.decorateRequest('agent', null as unknown as AuthenticatedAgent);
+  routeDefaults(scope, [{ accessToken: [] }]);
+  scope.addHook('onRequest', async (request: FastifyRequest) => {
+    const token = bearerOf(request.headers.authorization);
+    if (!token)
+      throw new SvcError('missing_token', 'Send the access JWT as "Authorization: Bearer <token>" (svc auth token).');
+    const claims = await ctx.accessTokens(token);
+    if (claims.svc_deployment_id !== ctx.deployment.deploymentId)
+      throw new SvcError('invalid_token', undefined, { detail: 'other deployment' });
+    const row = ctx.ledger.activeAgent(claims.svc_tenant_id, claims.sub);
+    if (!row || row.id !== claims.svc_incarnation_id || row.agent_number !== claims.svc_agent_number) {
+      throw new SvcError('invalid_token', undefined, { detail: 'agent revoked or replaced' });
+    }
+    if (!row.capabilities.includes(HTTP_RELAY))
+      throw new SvcError(
+        'capability_required',
+        "This agent's grant lacks the http-relay capability; ask the operator for a new grant with it.",
+      );
+    request.agent = { claims, row };
+  });
+  await registerAll(scope, opts);
+};

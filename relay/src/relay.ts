@@ -1,0 +1,186 @@
+/**
+ * The composition root: createRelay builds every part of the relay once (deployment,
+ * ledger and its stores, bus, verifiers, messaging, key rules, webhook dispatcher, the
+ * HTTP app) and hands them to the routes through one context. start() listens and runs
+ * the background work; close() stops everything in order.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import { createAdminTokenVerifier } from './auth/admin-token.js';
+import { accessTokenVerifier } from './auth/agent-credentials.js';
+import { Bus } from './bus/index.js';
+import type { RelayConfig, WebhookTiming } from './config/config.js';
+import type { RelayBase, RelayBus, RelayContext } from './context.js';
+import { hasDeployment, initDeployment, loadDeployment } from './deployment/deployment.js';
+import { Ledger } from './ledger/ledger.js';
+import { createStores } from './ledger/stores.js';
+import { createLogger, subsystem } from './logger.js';
+import { BusInbox } from './messages/bus-inbox.js';
+import type { TypedApp } from './routes/types.js';
+import { KeyService } from './services/keys.js';
+import { Messaging } from './services/messages.js';
+import { runPendingCleanups } from './services/revocation.js';
+import { createWebhookDispatcher } from './webhooks/index.js';
+
+export interface Relay {
+  readonly context: RelayContext;
+  /** Ready for `app.inject()` once createRelay returns; listening after start(). */
+  readonly app: TypedApp;
+  /** The address the HTTP server listens on (after start). */
+  readonly url: string;
+  /** Listens, and starts the webhook dispatcher and the revocation-cleanup loop. */
+  start(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface RelayOverrides {
+  logger?: Logger;
+  /** Create a deployment in the data dir when there is none (`svc-relay dev`, tests). */
+  autoInitDeployment?: boolean;
+  /** Period of the background revocation-cleanup loop. */
+  cleanupIntervalMs?: number;
+  /** The relay's clock (tests shift it; rate limits and expiries follow it). */
+  now?: () => number;
+  /** The webhook attempt schedule (tests make it tiny). */
+  webhooks?: Partial<WebhookTiming>;
+  /**
+   * A bus instead of starting one from the configuration: route tests give a bus that is
+   * down, so the message routes answer 503 bus_unavailable and revocations stay pending.
+   */
+  bus?: RelayBus;
+}
+
+export const ledgerPath = (dataDir: string): string => join(dataDir, 'ledger.db');
+
+/** Opens the pieces that do not need the network: deployment and ledger (used by operator commands too). */
+export async function openLocalState(config: RelayConfig, autoInit = false) {
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const deploymentOptions = { publicUrl: config.publicUrl, tenants: config.tenants, deploymentId: config.deploymentId };
+  const deployment =
+    autoInit && !hasDeployment(config.dataDir)
+      ? await initDeployment(config.dataDir, deploymentOptions)
+      : await loadDeployment(config.dataDir, deploymentOptions);
+  const ledger = Ledger.open(ledgerPath(config.dataDir));
+  return { deployment, ledger };
+}
+
+/**
+ * What the local operator commands (`grant`, `agent revoke`) open: the deployment as it is
+ * on disk (never re-signed: the running relay owns its document) and the ledger. The
+ * config carries the settings the relay on this data dir recorded (local-settings.ts).
+ */
+export async function openOperatorState(config: RelayConfig) {
+  const deployment = await loadDeployment(config.dataDir, {
+    publicUrl: config.publicUrl,
+    tenants: config.tenants,
+    resign: false,
+  });
+  const ledger = Ledger.open(ledgerPath(config.dataDir));
+  return { deployment, ledger };
+}
+
+function startBus(config: RelayConfig, logger: Logger): Promise<Bus> {
+  return Bus.start({
+    dataDir: config.dataDir,
+    tenants: config.tenants,
+    logger: subsystem(logger, 'relay:bus'),
+    natsUrl: config.nats.url,
+    operatorSeedFile: config.nats.operatorSeedFile,
+    systemCredsFile: config.nats.systemCredsFile,
+    tenantLimits: { maxMessages: config.limits.tenantMaxMessages, maxBytes: config.limits.tenantMaxBytes },
+  });
+}
+
+export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverrides = {}): Promise<Relay> {
+  const config: RelayConfig = overrides.webhooks
+    ? { ...baseConfig, webhooks: { ...baseConfig.webhooks, ...overrides.webhooks } }
+    : baseConfig;
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const now = overrides.now ?? Date.now;
+  const { deployment, ledger } = await openLocalState(config, overrides.autoInitDeployment);
+  let bus: RelayBus | undefined;
+  try {
+    bus = overrides.bus ?? (await startBus(config, logger));
+    const base: RelayBase = {
+      config,
+      deployment,
+      ledger,
+      stores: createStores(ledger),
+      bus,
+      inbox: new BusInbox(bus),
+      adminVerifier: config.authority
+        ? createAdminTokenVerifier(
+            {
+              issuer: config.authority.issuer,
+              audience: config.authority.audience,
+              clientId: config.authority.clientId,
+              jwksUrl: config.authority.jwksUrl,
+              caPem: config.authority.caPem,
+              deploymentId: deployment.deploymentId,
+              tenants: config.tenants,
+            },
+            subsystem(logger, 'relay:auth'),
+          )
+        : undefined,
+      accessTokens: accessTokenVerifier(deployment.relayKey, config.publicUrl, now),
+      logger,
+      now,
+    };
+    const context: RelayContext = { ...base, messaging: new Messaging(base), keys: new KeyService(base) };
+    const app = await buildApp(context);
+    await app.ready();
+    // Webhook deliveries queued in the ledger, including those left by a previous run.
+    const webhooks = createWebhookDispatcher(context);
+    const openBus = bus;
+
+    let url = '';
+    let timer: NodeJS.Timeout | undefined;
+    let closing: Promise<void> | undefined;
+    return {
+      context,
+      app,
+      get url() {
+        return url;
+      },
+      async start() {
+        url = await app.listen({ host: config.host, port: config.port });
+        logger.info({ url, deployment_id: deployment.deploymentId, tenants: config.tenants }, 'relay listening');
+        webhooks.start();
+        let cleaning = false;
+        timer = setInterval(() => {
+          if (cleaning || !ledger.isOpen) return;
+          cleaning = true;
+          try {
+            ledger.pruneChallenges(context.now());
+          } catch {
+            // ledger trouble is reported by /readyz and the routes
+          }
+          runPendingCleanups(context)
+            .catch(() => undefined)
+            .finally(() => {
+              cleaning = false;
+            });
+        }, overrides.cleanupIntervalMs ?? 5000);
+        timer.unref();
+        return url;
+      },
+      close() {
+        closing ??= (async () => {
+          clearInterval(timer);
+          await webhooks.stop();
+          await app.close();
+          await openBus.close();
+          ledger.close();
+          logger.info('relay stopped');
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await bus?.close().catch(() => undefined);
+    ledger.close();
+    throw err;
+  }
+}
