@@ -17,7 +17,6 @@ const OpenBody = Type.Object({
   host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
 });
-const AgentParams = Type.Object({ agent: Type.String({ minLength: 1, maxLength: 128 }) });
 
 export const DEFAULT_DASHBOARD_PORT = 8191;
 
