@@ -212,6 +212,28 @@ export const ERROR_CATALOG = {
     status: 507,
     message: "The tenant's message storage is full; retry later, and the operator should raise the tenant's quota.",
   },
+
+  // conversations: groups and broadcasts (client-side rosters), context notes
+  not_a_member: {
+    status: 403,
+    message: 'You are not (or no longer) a member of that conversation; ask its creator to invite you.',
+  },
+  not_allowed_to_post: {
+    status: 403,
+    message: 'Your role in that conversation is read-only (observer); ask its creator to invite you as a member.',
+  },
+  not_conversation_creator: {
+    status: 403,
+    message: 'Only the creator of a group or broadcast invites to it; ask the creator.',
+  },
+  context_exists: {
+    status: 409,
+    message: 'A context file for that conversation or peer exists; use `svc context edit` or `append`.',
+  },
+  unknown_context: {
+    status: 404,
+    message: 'No context file for that conversation or peer; create one with `svc context save`.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

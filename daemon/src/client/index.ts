@@ -15,11 +15,15 @@ import { fileURLToPath } from 'node:url';
 import type {
   AddDeploymentInput,
   ArchivedMessage,
+  ConversationInfo,
+  ConversationSearchInput,
+  CreateConversationInput,
   DaemonEvent,
   DaemonStatus,
   DeploymentAudit,
   DeploymentInfo,
   FetchDeploymentInput,
+  InviteInput,
   KeyStatus,
   LocalAgent,
   PeerKey,
@@ -263,6 +267,33 @@ export class DaemonClient {
   sync(agent: string): Promise<SyncResult> {
     return this.request('POST', `/v1/agents/${enc(agent)}/sync`, {});
   }
+  // --- conversations: groups and broadcasts, search
+  createConversation(agent: string, input: CreateConversationInput): Promise<ConversationInfo> {
+    return this.request('POST', `/v1/agents/${enc(agent)}/conversations`, input);
+  }
+  listConversations(agent: string, options: { limit?: number } = {}): Promise<ConversationInfo[]> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/conversations${query({ limit: options.limit })}`);
+  }
+  getConversation(agent: string, id: string): Promise<ConversationInfo> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/conversations/${enc(id)}`);
+  }
+  invite(agent: string, id: string, input: InviteInput): Promise<ConversationInfo> {
+    return this.request('POST', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/invite`, input);
+  }
+  leave(agent: string, id: string): Promise<ConversationInfo> {
+    return this.request('POST', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/leave`, {});
+  }
+  conversationMessages(
+    agent: string,
+    id: string,
+    options: { limit?: number; since?: string } = {},
+  ): Promise<ArchivedMessage[]> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/page${query(options)}`);
+  }
+  searchConversations(agent: string, input: ConversationSearchInput = {}): Promise<ArchivedMessage[]> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/conversation-search${query({ ...input })}`);
+  }
+
   relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }> {
     return this.request('POST', `/v1/agents/${enc(agent)}/relay`, call);
   }

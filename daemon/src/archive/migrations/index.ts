@@ -9,6 +9,7 @@ import { migration006 } from './006-search.js';
 import { migration007 } from './007-delivered.js';
 import { migration008 } from './008-canonical-conversations.js';
 import { migration009 } from './009-outbox.js';
+import { migration012 } from './012-group-sequences.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -22,6 +23,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration007,
   migration008,
   migration009,
+  migration012,
 ];
 
 /** Applies the migrations above `user_version`, up to `target` (tests stop early). */
