@@ -11,11 +11,19 @@ const ops: ControlMessage[] = [
     sender: 'alice',
     body: { op: 'create', ...meta, members: [{ number: 'bob', role: 'member' }] },
   },
-  { message_id: '02', sender: 'alice', body: { op: 'invite', ...meta, number: 'carol', role: 'observer', snapshot: [] } },
+  {
+    message_id: '02',
+    sender: 'alice',
+    body: { op: 'invite', ...meta, number: 'carol', role: 'observer', snapshot: [] },
+  },
   { message_id: '03', sender: 'bob', body: { op: 'leave' } },
   { message_id: '04', sender: 'alice', body: { op: 'invite', ...meta, number: 'dave', role: 'member', snapshot: [] } },
   { message_id: '05', sender: 'dave', body: { op: 'leave' } },
-  { message_id: '06', sender: 'alice', body: { op: 'invite', ...meta, number: 'dave', role: 'observer', snapshot: [] } },
+  {
+    message_id: '06',
+    sender: 'alice',
+    body: { op: 'invite', ...meta, number: 'dave', role: 'observer', snapshot: [] },
+  },
   // not the creator: ignored whatever its place
   { message_id: '07', sender: 'bob', body: { op: 'invite', ...meta, number: 'mallory', role: 'member', snapshot: [] } },
 ];
