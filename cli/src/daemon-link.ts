@@ -3,6 +3,13 @@
  * the daemon's `DaemonClient` (`@svc/daemon/client`, which speaks the socket API of
  * api.ts). Commands depend only on the interface, so tests hand in a fake.
  */
+
+import type {
+  ConversationInfo,
+  ConversationSearchInput,
+  CreateConversationInput,
+  InviteInput,
+} from '@svc/daemon/client';
 import {
   type AddDeploymentInput,
   type ArchivedMessage,
@@ -59,6 +66,13 @@ export interface DaemonLink {
   sync(agent: string): Promise<SyncResult>;
   relay(agent: string, call: RelayCall): Promise<{ status: number; body: unknown }>;
   events(agent: string | undefined, signal?: AbortSignal): AsyncIterable<DaemonEvent>;
+  // conversations: groups and broadcasts, paging, search
+  createConversation(agent: string, input: CreateConversationInput): Promise<ConversationInfo>;
+  listConversations(agent: string, limit: number): Promise<ConversationInfo[]>;
+  invite(agent: string, id: string, input: InviteInput): Promise<ConversationInfo>;
+  leave(agent: string, id: string): Promise<ConversationInfo>;
+  conversationMessages(agent: string, id: string, q: { limit?: number; since?: string }): Promise<ArchivedMessage[]>;
+  searchConversations(agent: string, q: ConversationSearchInput): Promise<ArchivedMessage[]>;
 }
 
 export interface ConnectOptions {
@@ -121,6 +135,13 @@ export function clientLink(client: DaemonClient): DaemonLink {
     sync: (agent) => client.sync(agent),
     relay: (agent, call) => client.relay(agent, call),
     events: (agent, signal) => eventsUntil(client, agent, signal),
+    // conversations: groups and broadcasts, paging, search
+    createConversation: (agent, input) => client.createConversation(agent, input),
+    listConversations: (agent, limit) => client.listConversations(agent, { limit }),
+    invite: (agent, id, input) => client.invite(agent, id, input),
+    leave: (agent, id) => client.leave(agent, id),
+    conversationMessages: (agent, id, q) => client.conversationMessages(agent, id, q),
+    searchConversations: (agent, q) => client.searchConversations(agent, q),
   };
 }
 

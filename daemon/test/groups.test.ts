@@ -380,3 +380,60 @@ describe('a relay that drops, repeats or reorders one envelope', () => {
     );
   });
 });
+
+describe('conv list, messages and search over the archive', () => {
+  it('list: groups and broadcasts with their names, direct conversations with their peer, most recent first', async () => {
+    await client('alice').send('alice', { to: 'bob', content: '{"kind":"direct note"}', content_type: 'structured' });
+    const list = await client('alice').listConversations('alice');
+    expect(list[0]).toMatchObject({ conversation_type: 'direct', peer: 'bob', conversation_id: 'dm:alice:bob' });
+    expect(list.find((c) => c.name === 'team')).toMatchObject({ conversation_type: 'group', creator: 'alice' });
+    expect(list.find((c) => c.name === 'news')).toMatchObject({ conversation_type: 'broadcast' });
+    expect(await client('alice').listConversations('alice', { limit: 2 })).toHaveLength(2);
+    await expect(client('alice').listConversations('alice', { limit: 0 })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('messages: the latest page, then the pages after a sort key', async () => {
+    const all = await client('alice').read('alice', 'dm:alice:bob');
+    expect(all.length).toBeGreaterThan(0);
+    const id = (await client('alice').listConversations('alice')).find((c) => c.name === 'faults')
+      ?.conversation_id as string;
+    const everything = await client('alice').conversationMessages('alice', id, { limit: 1000 });
+    const latest = await client('alice').conversationMessages('alice', id, { limit: 3 });
+    expect(latest).toEqual(everything.slice(-3));
+    const first = everything[0]?.sort_key as string;
+    const next = await client('alice').conversationMessages('alice', id, { limit: 2, since: first });
+    expect(next.map((m) => m.message_id)).toEqual(everything.slice(1, 3).map((m) => m.message_id));
+    expect(await client('alice').conversationMessages('alice', id)).toHaveLength(Math.min(50, everything.length));
+  });
+
+  it('search: participant, window, type, order, limit and offset; control messages never match', async () => {
+    const c = client('alice');
+    const all = await c.searchConversations('alice', { limit: 100 });
+    expect(all.some((m) => m.content_type === 'control')).toBe(false);
+    expect(all.map((m) => m.sent_at)).toEqual([...all.map((m) => m.sent_at)].sort().reverse());
+    const oldest = await c.searchConversations('alice', { sort: 'oldest', limit: 100 });
+    expect(oldest.map((m) => m.message_id)).toEqual([...all].reverse().map((m) => m.message_id));
+    expect((await c.searchConversations('alice', { participant: 'carol' })).map((m) => m.content)).toEqual(['thanks']);
+    expect((await c.searchConversations('alice', { type: 'structured' })).map((m) => m.content)).toEqual([
+      '{"kind":"direct note"}',
+    ]);
+    expect(await c.searchConversations('alice', { type: 'media' })).toEqual([]);
+    const mid = oldest[Math.floor(oldest.length / 2)] as ArchivedMessage;
+    const after = await c.searchConversations('alice', { after: mid.sent_at, limit: 100 });
+    expect(after.every((m) => m.sent_at > mid.sent_at)).toBe(true);
+    const before = await c.searchConversations('alice', { before: mid.sent_at, limit: 100 });
+    expect(before.every((m) => m.sent_at < mid.sent_at)).toBe(true);
+    expect(after.length + before.length).toBeLessThan(all.length + 1);
+    const page = await c.searchConversations('alice', { limit: 2, offset: 1 });
+    expect(page.map((m) => m.message_id)).toEqual(all.slice(1, 3).map((m) => m.message_id));
+    for (const bad of [{ limit: 101 }, { offset: 10_001 }, { after: 'yesterday' }, { participant: '../x' }]) {
+      await expect(c.searchConversations('alice', bad)).rejects.toMatchObject({
+        code: 'validation_failed',
+        status: 400,
+      });
+    }
+    await expect(c.searchConversations('alice', { sort: 'newest' as 'recent' })).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+  });
+});

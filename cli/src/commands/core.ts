@@ -294,6 +294,14 @@ export function coreCommands(app: App): Command[] {
         run.app.io.stderr.write(
           `svc: warning: ${event.peer} changed its key; see svc keys status --as ${event.agent}\n`,
         );
+      } else if (event.type === 'sequence') {
+        const what =
+          event.kind === 'gap' && event.missing
+            ? `#${event.missing.from}${event.missing.to === event.missing.from ? '' : `-#${event.missing.to}`} missing before #${event.seq}`
+            : event.kind === 'reordered'
+              ? `#${event.seq} arrived late (reordered)`
+              : `#${event.seq} arrived again (duplicate)`;
+        run.app.io.stderr.write(`svc: warning: ${event.conversation_id}: from ${event.sender}: ${what}\n`);
       } else if (event.type === 'rejected') {
         run.app.io.stderr.write(
           `svc: warning: rejected message ${event.message_id} from ${event.from}: ${event.reason}\n`,
