@@ -22,6 +22,8 @@ export interface FaultProxy {
   duplicate(match: EnvelopeMatch): void;
   /** while set, posts of envelopes answer 503 (the relay seems down) */
   down: boolean;
+  /** the next post of envelopes is refused for good (400) */
+  refuseNext: boolean;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
       toDuplicate = m;
     },
     down: false,
+    refuseNext: false,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -74,6 +77,12 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
       if (proxy.down) {
         res.writeHead(503, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: 'service_unavailable', message: 'down (test)' }));
+        return;
+      }
+      if (proxy.refuseNext) {
+        proxy.refuseNext = false;
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'validation_failed', message: 'refused (test)' }));
         return;
       }
       const all = (JSON.parse(payload.toString('utf8')) as { envelopes: unknown[] }).envelopes;

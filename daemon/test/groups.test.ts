@@ -45,11 +45,11 @@ const received = (n: Name, conversation: string, text: string) =>
     `${n} receives ${text}`,
   );
 
-/** Every member's view of the roster, once they all agree with alice's. */
+/** Every member's view of the roster, once they all agree (alice's included); returns it. */
 async function converged(id: string, members: Name[]): Promise<string[] | undefined> {
-  const want = roster(await client('alice').getConversation('alice', id));
-  await until(
+  return until(
     async () => {
+      const want = roster(await client('alice').getConversation('alice', id));
       for (const n of members) {
         const got = roster(
           await client(n)
@@ -58,12 +58,11 @@ async function converged(id: string, members: Name[]): Promise<string[] | undefi
         );
         if (JSON.stringify(got) !== JSON.stringify(want)) return undefined;
       }
-      return true;
+      return want;
     },
     15_000,
     `rosters of ${id} converge`,
   );
-  return want;
 }
 
 const to = (recipient: string, messageId?: string) => (e: Envelope) =>
@@ -362,6 +361,16 @@ describe('a relay that drops, repeats or reorders one envelope', () => {
     const msgs = (await client('bob').read('bob', g)).filter((m) => m.content === 'six');
     expect(msgs).toHaveLength(1);
     expect(msgs[0]?.sequence).toEqual({ duplicates: 1 });
+  });
+
+  it('a send the relay refuses takes no number: receivers see no gap after it', async () => {
+    proxy.refuseNext = true;
+    await expect(say('refused')).rejects.toMatchObject({ code: 'validation_failed' });
+    const after = await say('after the refusal');
+    expect(after.status).toBe('accepted');
+    const atBob = await received('bob', g, 'after the refusal');
+    expect(atBob.sequence).toBeUndefined();
+    expect(seqEvents('bob').filter((e) => e.kind === 'gap')).toHaveLength(1);
   });
 
   it('a group send while the relay is down waits in the outbox and then reaches every member', async () => {

@@ -426,6 +426,16 @@ export class Archive {
     return r.next_seq - 1;
   }
 
+  /**
+   * Gives back a number whose message never left (the relay refused it): receivers then
+   * see no gap for it. Only the latest number, so one taken meanwhile is never reused.
+   */
+  releaseConvSeq(conversationId: string, seq: number): void {
+    this.db
+      .prepare('UPDATE conversation_counters SET next_seq = ? WHERE conversation_id = ? AND next_seq = ?')
+      .run(seq, conversationId, seq + 1);
+  }
+
   /** The numbers held from `sender` in a conversation. */
   heldSeqs(conversationId: string, sender: string): Set<number> {
     const rows = this.db

@@ -119,7 +119,10 @@ async function post(
     try {
       status = await postEnvelope(session, envelopes);
     } catch (err) {
-      if (!isTransient(err)) throw err;
+      if (!isTransient(err)) {
+        session.archive.releaseConvSeq(r.conversation_id, seq);
+        throw err;
+      }
       status = 'queued';
     }
   }
