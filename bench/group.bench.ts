@@ -47,8 +47,8 @@ class Arrivals {
           const data = /^data: (.*)$/m.exec(event)?.[1];
           if (!data || !event.includes('event: envelope')) continue;
           const id = (JSON.parse(data) as { message_id: string }).message_id;
-          let at = this.#at.get(id);
-          if (!at) this.#at.set(id, (at = new Map()));
+          const at = this.#at.get(id) ?? new Map<string, number>();
+          this.#at.set(id, at);
           if (!at.has(m.number)) at.set(m.number, performance.now());
           this.#wake?.();
         }
