@@ -9,6 +9,7 @@ import type {
   ConversationSearchInput,
   CreateConversationInput,
   InviteInput,
+  SavedAttachment,
 } from '@svc/daemon/client';
 import {
   type AddDeploymentInput,
@@ -73,6 +74,7 @@ export interface DaemonLink {
   leave(agent: string, id: string): Promise<ConversationInfo>;
   conversationMessages(agent: string, id: string, q: { limit?: number; since?: string }): Promise<ArchivedMessage[]>;
   searchConversations(agent: string, q: ConversationSearchInput): Promise<ArchivedMessage[]>;
+  saveAttachment(agent: string, messageId: string, dir: string): Promise<SavedAttachment>;
 }
 
 export interface ConnectOptions {
@@ -142,6 +144,7 @@ export function clientLink(client: DaemonClient): DaemonLink {
     leave: (agent, id) => client.leave(agent, id),
     conversationMessages: (agent, id, q) => client.conversationMessages(agent, id, q),
     searchConversations: (agent, q) => client.searchConversations(agent, q),
+    saveAttachment: (agent, id, dir) => client.saveAttachment(agent, id, dir),
   };
 }
 

@@ -233,3 +233,70 @@ describe('context', () => {
     });
   });
 });
+
+describe('attachments on the command line', () => {
+  it('send --file (or --attach) passes the absolute path and the caption; read --save saves every attachment shown', async () => {
+    await withTempHome(async (home) => {
+      const { writeFile } = await import('node:fs/promises');
+      const path = join(home, 'a.txt');
+      await writeFile(path, 'hello');
+      const { link, calls } = fakeLink({
+        ...agents,
+        send: () => ({
+          message_id: 'm1',
+          conversation_id: 'dm:1001:bob',
+          to: 'bob',
+          sent_at: 't',
+          status: 'accepted',
+          state: 'sent',
+        }),
+      });
+      expect((await svc(['send', 'bob', 'a caption', '--attach', path], { link })).code).toBe(0);
+      expect(calls.find((c) => c.method === 'send')?.args[1]).toEqual({
+        to: 'bob',
+        content: 'a caption',
+        content_type: 'media',
+        file_path: path,
+      });
+      const r = await svc(['send', '--conversation-id', 'grp:1001:AAAAAAAAAAAAAAAA', '--file', path], { link });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/conversation media is unsupported/);
+    });
+  });
+
+  it('read --save DIR', async () => {
+    const media = {
+      message_id: 'm1',
+      conversation_id: 'dm:1001:bob',
+      conversation_type: 'direct' as const,
+      direction: 'inbound' as const,
+      from: 'bob',
+      to: '1001',
+      content_type: 'media',
+      content: '{}',
+      sent_at: 't',
+      received_at: 't',
+      acked_at: null,
+      delivered_at: null,
+      state: 'received' as const,
+      muted: false,
+    };
+    const { link, calls } = fakeLink({
+      ...agents,
+      conversation: () => [media, { ...media, message_id: 'm2', content_type: 'text' }],
+      saveAttachment: (_a, id, dir) => ({
+        message_id: id,
+        path: `${dir}/x.bin`,
+        size: 3,
+        media_type: 'x',
+        name: 'x.bin',
+      }),
+    });
+    const r = await svc(['read', 'bob', '--save', '/tmp/out'], { link });
+    expect(r.code).toBe(0);
+    expect(calls.filter((c) => c.method === 'saveAttachment').map((c) => c.args)).toEqual([
+      ['alice', 'm1', '/tmp/out'],
+    ]);
+    expect(r.stdout).toMatch(/saved \/tmp\/out\/x.bin \(3 bytes/);
+  });
+});

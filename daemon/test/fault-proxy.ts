@@ -24,6 +24,8 @@ export interface FaultProxy {
   down: boolean;
   /** the next post of envelopes is refused for good (400) */
   refuseNext: boolean;
+  /** while set, every attachment blob served has one byte flipped */
+  tamperBlobs: boolean;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     },
     down: false,
     refuseNext: false,
+    tamperBlobs: false,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -144,6 +147,19 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
         answer.on('end', () => res.end());
       });
       res.on('close', () => up.destroy());
+      return;
+    }
+    if (req.method === 'GET' && path.startsWith('/api/v1/blobs/') && proxy.tamperBlobs) {
+      forward(req, payload, (answer) => {
+        void body(answer).then((bytes) => {
+          if (answer.statusCode === 200 && bytes.length > 0) {
+            const at = Math.floor(bytes.length / 2);
+            bytes[at] = (bytes[at] as number) ^ 1;
+          }
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.end(bytes);
+        });
+      });
       return;
     }
     const up = forward(req, payload, (answer) => {

@@ -18,6 +18,7 @@ import { agentRelationRoutes } from './routes/agents/relations.js';
 import { agentReportRoutes } from './routes/agents/report.js';
 import { agentRevokeRoutes } from './routes/agents/revoke.js';
 import { signInRoutes } from './routes/auth/sign-in.js';
+import { blobRoutes } from './routes/blobs.js';
 import { contactRoutes } from './routes/contacts.js';
 import { enrollmentRoutes } from './routes/enrollment.js';
 import { healthRoutes } from './routes/health.js';
@@ -87,6 +88,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   agentRevokeRoutes(app, ctx);
   contactRoutes(app, ctx);
   if (ctx.bus) messageRoutes(app, ctx);
+  if (ctx.bus) blobRoutes(app, ctx);
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   return app;

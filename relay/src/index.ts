@@ -80,7 +80,11 @@ export async function startRelay(config: RelayConfig, options: CreateRelayOption
       natsUrl: config.nats.url,
       operatorSeedFile: config.nats.operatorSeedFile,
       systemCredsFile: config.nats.systemCredsFile,
-      tenantLimits: { maxMessages: config.limits.tenantMaxMessages, maxBytes: config.limits.tenantMaxBytes },
+      tenantLimits: {
+        maxMessages: config.limits.tenantMaxMessages,
+        maxBytes: config.limits.tenantMaxBytes,
+        maxBlobBytes: config.limits.tenantMaxBlobBytes,
+      },
     });
     const context: RelayContext = {
       config,

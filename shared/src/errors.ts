@@ -230,6 +230,19 @@ export const ERROR_CATALOG = {
     status: 409,
     message: 'A context file for that conversation or peer exists; use `svc context edit` or `append`.',
   },
+  blob_too_large: {
+    status: 413,
+    message: 'The attachment is larger than the relay accepts (SVC_RELAY_BLOB_MAX_BYTES); send a smaller file.',
+  },
+  unknown_blob: {
+    status: 404,
+    message: 'No attachment by that id for you (never uploaded, already deleted, or expired).',
+  },
+  attachment_digest_mismatch: {
+    status: 502,
+    message: 'The attachment the relay served is not the one the sender signed for; it was not saved.',
+  },
+  not_an_attachment: { status: 400, message: 'That message carries no attachment.' },
   unknown_context: {
     status: 404,
     message: 'No context file for that conversation or peer; create one with `svc context save`.',

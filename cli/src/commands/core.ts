@@ -1,6 +1,8 @@
 /** Core: init, register, send, reply, inbox, read, watch, mcp. */
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import type { ContentType, RegisterInput } from '@svc/daemon/client';
+import { resolve } from 'node:path';
+import type { ContentType, RegisterInput, SavedAttachment } from '@svc/daemon/client';
 import { ENROLLMENT_CODE_PREFIX } from '@svc/shared';
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
@@ -52,10 +54,10 @@ async function contentFrom(
   ].filter((s): s is string => typeof s === 'string');
   if (given.length === 0)
     throw usageError('Give the message content: CONTENT, --message TEXT, --stdin or --file PATH.');
-  if (given.length > 1) throw usageError(`Give the content once; got ${given.join(' and ')}.`);
-  if (sources.file !== undefined) {
-    throw new CliError('not_built_yet', 'Attachments (--file/--attach) are not supported yet; send text content.');
-  }
+  // with a file, CONTENT or --message is its caption
+  const captioned = sources.file !== undefined && given.length === 2 && !given.includes('--stdin');
+  if (given.length > 1 && !captioned) throw usageError(`Give the content once; got ${given.join(' and ')}.`);
+  if (sources.file !== undefined) return sources.positional ?? sources.message ?? '';
   if (sources.stdin) {
     const text = await run.readStdin();
     if (text.trim() === '') throw usageError('Standard input was empty; nothing to send.');
@@ -202,6 +204,7 @@ export function coreCommands(app: App): Command[] {
       throw usageError('Attachments go to a direct recipient only; conversation media is unsupported.');
     }
     refuseBareMedia(o.contentType, file);
+    if (file !== undefined && !existsSync(file)) throw usageError(`--file: no file ${file}.`);
     const content = await contentFrom(run, { positional: positionalContent, message: o.message, stdin: o.stdin, file });
     const link = await run.link();
     const agent = await run.agent(link);
@@ -209,8 +212,10 @@ export function coreCommands(app: App): Command[] {
     const sent = await link.send(agent, {
       to: to ?? '',
       content,
-      content_type: o.contentType,
+      content_type: file === undefined ? o.contentType : 'media',
       ...(o.conversationId === undefined ? {} : { conversation_id: o.conversationId }),
+      // the daemon reads, encrypts and uploads the file itself (same machine, same user)
+      ...(file === undefined ? {} : { file_path: resolve(file) }),
     });
     run.print(sent, () => sentText(sent));
   });
@@ -265,14 +270,30 @@ export function coreCommands(app: App): Command[] {
       .description('messages of a conversation from the local archive')
       .argument('<conversation_id>', 'conversation id or agent number')
       .option('--last <n>', 'only the N most recent messages', intParser(1, 100_000, '--last'))
-      .option('--since <timestamp>', 'only messages since this ISO-8601 timestamp', isoTimeParser),
+      .option('--since <timestamp>', 'only messages since this ISO-8601 timestamp', isoTimeParser)
+      .option('--save <dir>', 'fetch, check and decrypt the attachments of the messages shown into DIR'),
   );
   action(app, read, async (run, id?: string) => {
-    const o = run.opts<{ last?: number; since?: string }>();
+    const o = run.opts<{ last?: number; since?: string; save?: string }>();
     const link = await run.link();
     const agent = await run.agent(link);
     const messages = await link.conversation(agent, id!, { last: o.last, since: o.since });
-    run.print(messages, () => messagesTable(messages));
+    if (o.save === undefined) {
+      run.print(messages, () => messagesTable(messages));
+      return;
+    }
+    const dir = resolve(o.save);
+    const saved: SavedAttachment[] = [];
+    for (const m of messages)
+      if (m.content_type === 'media') saved.push(await link.saveAttachment(agent, m.message_id, dir));
+    run.print(
+      { messages, saved },
+      () =>
+        messagesTable(messages) +
+        (saved.length === 0
+          ? 'No attachments to save.\n'
+          : saved.map((f) => `saved ${f.path} (${f.size} bytes, ${f.media_type})\n`).join('')),
+    );
   });
 
   const watch = withVerbose(

@@ -55,6 +55,8 @@ export const DAEMON_ERROR_CODES = [
   'not_a_member', // a group or broadcast this agent is not (or no longer) in
   'not_allowed_to_post', // an observer posting
   'not_conversation_creator', // an invite by someone other than the creator
+  'attachment_digest_mismatch', // the blob served is not the one the sender signed for (never saved)
+  'not_an_attachment',
 ] as const;
 export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
 
@@ -155,9 +157,12 @@ export interface PeerKey {
 export type ContentType = 'text' | 'structured' | 'media';
 export interface SendInput {
   to: string;
+  /** with file_path: the caption (may be empty) */
   content: string;
   content_type?: ContentType;
   conversation_id?: string;
+  /** an absolute path: the file is encrypted here, uploaded as a blob, and the message carries its key (direct only) */
+  file_path?: string;
 }
 export interface ReplyInput {
   message_id: string;
@@ -299,5 +304,14 @@ export interface ConversationSearchInput {
   limit?: number;
   /** 0 to 10000, default 0 */
   offset?: number;
+}
+/** An attachment written by `read --save`: POST /v1/agents/:agent/messages/:id/attachment {dir} → SavedAttachment */
+export interface SavedAttachment {
+  message_id: string;
+  path: string;
+  size: number;
+  media_type: string;
+  /** the name the sender gave */
+  name: string;
 }
 export const CONVERSATION_LIMITS = { listDefault: 20, messagesDefault: 50, searchMax: 100, offsetMax: 10_000 } as const;

@@ -31,6 +31,7 @@ import type {
   RelayCall,
   RenewDeploymentInput,
   ReplyInput,
+  SavedAttachment,
   SendInput,
   SentMessage,
   SyncResult,
@@ -292,6 +293,10 @@ export class DaemonClient {
   }
   searchConversations(agent: string, input: ConversationSearchInput = {}): Promise<ArchivedMessage[]> {
     return this.request('GET', `/v1/agents/${enc(agent)}/conversation-search${query({ ...input })}`);
+  }
+  /** Fetches, checks and decrypts a message's attachment into `dir` (absolute). */
+  saveAttachment(agent: string, messageId: string, dir: string): Promise<SavedAttachment> {
+    return this.request('POST', `/v1/agents/${enc(agent)}/messages/${enc(messageId)}/attachment`, { dir }, 300_000);
   }
 
   relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }> {

@@ -23,6 +23,7 @@ import { parseGroupId } from '../conversations/roster.js';
 import { DaemonError, RelayError } from '../errors.js';
 import { relayCode } from '../relay/http.js';
 import type { AgentSession } from '../session/session.js';
+import { parseDescriptor, uploadAttachment } from './attachments.js';
 import { directConversationId, directPeer } from './conversation-id.js';
 
 const CONTENT_TYPES: readonly ContentType[] = ['text', 'structured', 'media'];
@@ -38,11 +39,11 @@ export function isTransient(err: unknown): boolean {
 function checkContent(content: unknown, type: ContentType): string {
   if (typeof content !== 'string') throw new DaemonError('validation_failed', 'content must be a string');
   if (content.trim() === '') throw new DaemonError('validation_failed', 'The message is empty; give some content.');
-  if (type === 'media') {
-    // media is an attachment's descriptor, and this version sends no attachments
+  if (type === 'media' && !parseDescriptor(content)) {
+    // media is an attachment's descriptor, which the daemon writes itself (send with file_path)
     throw new DaemonError(
       'validation_failed',
-      'content_type media is for attachments, which this version does not send yet; send text or structured content.',
+      'content_type media is for attachments: send the file with file_path (svc send --file PATH), not as text.',
     );
   }
   if (type === 'structured') {
@@ -62,7 +63,14 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
   if (!CONTENT_TYPES.includes(contentType)) {
     throw new DaemonError('validation_failed', `content_type must be one of ${CONTENT_TYPES.join(', ')}`);
   }
-  const content = checkContent(s.content, contentType);
+  if (s.file_path !== undefined && s.conversation_id !== undefined && parseGroupId(s.conversation_id)) {
+    throw new DaemonError(
+      'validation_failed',
+      'Attachments go to a direct recipient only; conversation media is unsupported.',
+    );
+  }
+  // with a file, the content is its caption (may be empty) and the message is its descriptor
+  let content = s.file_path !== undefined ? (s.content ?? '') : checkContent(s.content, contentType);
   if (s.conversation_id !== undefined && !ENVELOPE_ID_PATTERN.test(s.conversation_id)) {
     throw new DaemonError('validation_failed', 'conversation_id may use letters, digits and ._:@- (1 to 256)');
   }
@@ -94,12 +102,17 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
       `${s.conversation_id} is not the direct conversation with ${peer.agentNumber} (${conversationId}).`,
     );
   }
+  let type: ContentType = contentType;
+  if (s.file_path !== undefined) {
+    content = await uploadAttachment(session, peer.agentNumber, s.file_path, content);
+    type = 'media';
+  }
   const header = createEnvelopeHeader({
     sender: me.agent_number,
     recipient: peer.agentNumber,
     conversation_id: conversationId,
     conversation_type: 'direct',
-    content_type: contentType as EnvelopeContentType,
+    content_type: type as EnvelopeContentType,
     deployment_id: me.deployment_id,
     tenant_id: me.tenant_id,
   });
@@ -127,7 +140,7 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     direction: 'outbound',
     from: me.agent_number,
     to: peer.agentNumber,
-    content_type: contentType,
+    content_type: type,
     content,
     sent_at: header.sent_at,
     received_at: null,

@@ -34,6 +34,8 @@ export interface RequestOptions {
   /** absolute path, e.g. /api/v1/messages */
   path: string;
   body?: unknown;
+  /** bytes sent as they are (application/octet-stream) instead of a JSON body */
+  raw?: Uint8Array;
   headers?: Record<string, string>;
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -50,13 +52,19 @@ function requestFn(url: URL): typeof http.request {
 /** Opens a request and resolves with the response stream (the caller reads it). */
 export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<IncomingMessage> {
   const url = new URL(opts.path, target.baseUrl);
-  const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+  const payload =
+    opts.raw !== undefined
+      ? Buffer.from(opts.raw.buffer, opts.raw.byteOffset, opts.raw.length)
+      : opts.body === undefined
+        ? undefined
+        : Buffer.from(JSON.stringify(opts.body));
+  const type = opts.raw !== undefined ? 'application/octet-stream' : 'application/json';
   return new Promise((resolve, reject) => {
     const req = requestFn(url)(url, {
       method: opts.method,
       headers: {
         accept: 'application/json',
-        ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+        ...(payload ? { 'content-type': type, 'content-length': String(payload.length) } : {}),
         ...opts.headers,
       },
       ...(target.ca ? { ca: target.ca } : {}),

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RelayCall, ReplyInput, SendInput } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { DaemonError } from '../../errors.js';
+import { saveAttachment } from '../../messaging/attachments.js';
 import { ackMessage, check, inbox, readConversation } from '../../messaging/read.js';
 import { replyTo, sendMessage } from '../../messaging/send.js';
 
@@ -13,6 +14,7 @@ const SendBody = Type.Object({
   content: Type.String({ maxLength: 1024 * 1024 }),
   content_type: Type.Optional(ContentType),
   conversation_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  file_path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
 });
 const ReplyBody = Type.Object({
   message_id: Type.String({ minLength: 1 }),
@@ -88,6 +90,12 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
   });
   app.post('/v1/agents/:agent/messages/:id/ack', async (request) =>
     ackMessage(agent(request), (request.params as { id: string }).id),
+  );
+  app.post(
+    '/v1/agents/:agent/messages/:id/attachment',
+    { schema: { body: Type.Object({ dir: Type.String({ minLength: 1, maxLength: 4096 }) }) } },
+    async (request) =>
+      saveAttachment(agent(request), (request.params as { id: string }).id, (request.body as { dir: string }).dir),
   );
   app.get('/v1/agents/:agent/search', { schema: { params: AgentParams } }, async (request) => {
     const q = request.query as { q?: string; limit?: string };
