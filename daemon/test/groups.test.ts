@@ -162,6 +162,12 @@ describe('a group of three with an observer', () => {
     expect(roster(invited)).toEqual(['alice:creator:true', 'bob:member:true', 'carol:observer:true']);
     expect(await converged(group, ['bob', 'carol'])).toEqual(roster(invited));
     expect((await client('carol').getConversation('carol', group)).name).toBe('team');
+    // roster changes are bookkeeping: they never wait in the inbox or raise a message event
+    expect(
+      (await client('carol').inbox('carol', { source: 'local' })).filter((m) => m.conversation_id === group),
+    ).toEqual([]);
+    expect(events.carol?.some((e) => e.type === 'message' && e.message.content_type === 'control')).toBe(false);
+    expect(events.carol?.some((e) => e.type === 'roster' && e.conversation_id === group)).toBe(true);
     // the relay saw control envelopes only as sealed bytes: nothing in a header names the roster
     const controls = proxy.posted.filter((e) => e.header.conversation_id === group);
     expect(controls.every((e) => e.header.content_type === 'control')).toBe(true);
@@ -281,6 +287,29 @@ describe('a group of three with an observer', () => {
     await expect(
       client('bob').send('bob', { to: '', conversation_id: group, content: 'still here?' }),
     ).rejects.toMatchObject({ code: 'not_a_member' });
+  });
+});
+
+describe('mutes hold in groups', () => {
+  it("a muted member's group messages are archived, marked muted, and announced to no one", async () => {
+    const g = await client('alice').createConversation('alice', {
+      kind: 'group',
+      name: 'quiet',
+      members: ['bob', 'carol'],
+    });
+    await converged(g.conversation_id, ['bob', 'carol']);
+    const mute = await client('carol').relay('carol', { method: 'POST', path: 'agents/bob/mute', body: {} });
+    expect(mute.status).toBeLessThan(300);
+    try {
+      const sent = await client('bob').send('bob', { to: '', conversation_id: g.conversation_id, content: 'psst' });
+      const atCarol = await received('carol', g.conversation_id, 'psst');
+      expect(atCarol.muted).toBe(true);
+      await received('alice', g.conversation_id, 'psst');
+      expect(events.carol?.some((e) => e.type === 'message' && e.message.message_id === sent.message_id)).toBe(false);
+      expect(events.alice?.some((e) => e.type === 'message' && e.message.message_id === sent.message_id)).toBe(true);
+    } finally {
+      await client('carol').relay('carol', { method: 'DELETE', path: 'agents/bob/mute' });
+    }
   });
 });
 

@@ -243,6 +243,7 @@ export class InboundProcessor {
     }
     if (!this.#replay.accept(h.sender, h.message_id)) return this.#reject(item, 'envelope_replayed');
 
+    const receivedAt = new Date().toISOString();
     const message: ArchivedMessage = {
       message_id: h.message_id,
       conversation_id: h.conversation_id,
@@ -253,10 +254,11 @@ export class InboundProcessor {
       content_type: h.content_type,
       content,
       sent_at: h.sent_at,
-      received_at: new Date().toISOString(),
-      acked_at: null,
+      received_at: receivedAt,
+      // a roster change is bookkeeping, not mail: it never waits in the inbox
+      acked_at: group?.control ? receivedAt : null,
       delivered_at: null,
-      state: 'received',
+      state: group?.control ? 'read' : 'received',
       muted: this.#isMuted(h.sender),
     };
     if (group) {
@@ -277,7 +279,7 @@ export class InboundProcessor {
       { agent: me.name, message_id: h.message_id, sender: h.sender, muted: message.muted },
       'message archived',
     );
-    if (!message.muted) this.#events.emit({ type: 'message', agent: me.name, message });
+    if (!message.muted && !group?.control) this.#events.emit({ type: 'message', agent: me.name, message });
     return 'archived';
   }
 }
