@@ -290,6 +290,37 @@ describe('a group of three with an observer', () => {
   });
 });
 
+describe('an all-local roster', () => {
+  it('stays on the device: nothing of it reaches the relay, and both agents read and post', async () => {
+    await client('alice').register({ enrollment_code: await grant('dora'), name: 'dora' });
+    const g = await client('alice').createConversation('alice', { kind: 'group', name: 'home', members: ['dora'] });
+    const id = g.conversation_id;
+    const dora = await until(
+      () =>
+        client('alice')
+          .getConversation('dora', id)
+          .catch(() => undefined),
+      15_000,
+      'dora has the roster',
+    );
+    expect(roster(dora)).toEqual(roster(g));
+    await client('alice').send('alice', { to: '', conversation_id: id, content: 'just us' });
+    const got = await until(
+      async () => (await client('alice').read('dora', id)).find((m) => m.content === 'just us'),
+      15_000,
+      'dora reads it',
+    );
+    expect(got).toMatchObject({ from: 'alice', seq: 2 });
+    await client('alice').reply('dora', { message_id: got.message_id, content: 'indeed' });
+    await until(
+      async () => (await client('alice').read('alice', id)).find((m) => m.content === 'indeed'),
+      15_000,
+      'alice reads the reply',
+    );
+    expect(proxy.posted.filter((e) => e.header.conversation_id === id)).toEqual([]);
+  });
+});
+
 describe('mutes hold in groups', () => {
   it("a muted member's group messages are archived, marked muted, and announced to no one", async () => {
     const g = await client('alice').createConversation('alice', {

@@ -89,9 +89,16 @@ async function post(
   body: { body: string } | { control: ControlBody },
 ): Promise<SentMessage> {
   const me = session.config;
+  // an all-local roster (every recipient an agent of this machine) stays on the device:
+  // keys come from the local sessions, delivery goes straight to their inbound processing
+  const locals = recipients.map((n) => session.localPeer(n));
+  const onDevice = locals.length > 0 && locals.every((l) => l !== undefined);
   // every key first: a member without a usable key fails the send before a number is taken
-  const keys = [];
-  for (const n of recipients) keys.push(await sealingKey(session, n));
+  const keys: Array<{ agentNumber: string; key: Uint8Array }> = [];
+  for (const [i, n] of recipients.entries()) {
+    const local = locals[i];
+    keys.push(onDevice && local ? { agentNumber: n, key: local.keys().encPublic } : await sealingKey(session, n));
+  }
   const seq = session.archive.nextConvSeq(r.conversation_id);
   const messageId = newMessageId();
   const sentAt = new Date().toISOString();
@@ -115,7 +122,9 @@ async function post(
     }),
   );
   let status: SentMessage['status'] = 'accepted';
-  if (envelopes.length > 0) {
+  if (onDevice) {
+    await deliverOnDevice(session, locals as AgentSession[], messageId, envelopes);
+  } else if (envelopes.length > 0) {
     try {
       status = await postEnvelope(session, envelopes);
     } catch (err) {
@@ -157,6 +166,33 @@ async function post(
     state: status === 'queued' ? 'queued' : 'sent',
     recipients: keys.map((k) => k.agentNumber),
   };
+}
+
+/**
+ * Hands each envelope to the local recipient's inbound processing (which verifies and
+ * opens it as any other), pinning the sender's keys there first when it has no pin: both
+ * agents are in this machine's vault, so no directory is asked.
+ */
+async function deliverOnDevice(
+  session: AgentSession,
+  peers: AgentSession[],
+  messageId: string,
+  envelopes: unknown[],
+): Promise<void> {
+  const me = session.config;
+  const mine = session.keys();
+  for (const [i, peer] of peers.entries()) {
+    if (!peer.archive.getPeer(me.agent_number)) {
+      peer.archive.pinPeer({
+        agent_number: me.agent_number,
+        agent_id: me.agent_id,
+        signing_public_key: toBase64url(mine.signPublic),
+        encryption_public_key: toBase64url(mine.encPublic),
+        key_version: null,
+      });
+    }
+    await peer.inbound.process({ message_id: messageId, sender: me.agent_number, envelope: envelopes[i] });
+  }
 }
 
 export async function createConversation(
