@@ -300,3 +300,70 @@ describe('attachments on the command line', () => {
     expect(r.stdout).toMatch(/saved \/tmp\/out\/x.bin \(3 bytes/);
   });
 });
+
+describe('transfer progress', () => {
+  it('draws a bar on a terminal while an attachment uploads, and nothing when stderr is not one', async () => {
+    const { run } = await import('../src/program.js');
+    const { progressLine } = await import('../src/progress.js');
+    expect(progressLine('a.bin', 'upload', 1024 * 1024, 4 * 1024 * 1024, 8)).toBe(
+      '↑ [##......]  25% 1.0/4.0 MiB a.bin',
+    );
+    await withTempHome(async (home) => {
+      const { writeFile } = await import('node:fs/promises');
+      const path = join(home, 'a.bin');
+      await writeFile(path, 'x');
+      for (const tty of [true, false]) {
+        let drawn!: () => void;
+        const seen = new Promise<void>((resolve) => {
+          drawn = resolve;
+        });
+        const { link } = fakeLink({
+          ...agents,
+          events: (_agent, signal) =>
+            (async function* () {
+              yield {
+                type: 'transfer' as const,
+                agent: 'alice',
+                direction: 'upload' as const,
+                name: 'a.bin',
+                done: 5,
+                total: 10,
+              };
+              yield {
+                type: 'transfer' as const,
+                agent: 'alice',
+                direction: 'upload' as const,
+                name: 'a.bin',
+                done: 10,
+                total: 10,
+              };
+              drawn();
+              await new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }));
+            })(),
+          // the send returns once the bar has had its events (a TTY subscribes; otherwise nothing waits)
+          send: async () => {
+            if (tty) await seen;
+            return {
+              message_id: 'm1',
+              conversation_id: 'dm:1001:bob',
+              to: 'bob',
+              sent_at: 't',
+              status: 'accepted',
+              state: 'sent',
+            };
+          },
+        });
+        let stderr = '';
+        const code = await run(['send', 'bob', '--file', path], {
+          env: { SVC_HOME: home },
+          stdout: { write: () => undefined },
+          stderr: Object.assign({ write: (s: string) => void (stderr += s) }, { isTTY: tty }),
+          connect: async () => link,
+        });
+        expect(code).toBe(0);
+        if (tty) expect(stderr).toContain('100% 0.0/0.0 MiB a.bin\n');
+        else expect(stderr).toBe('');
+      }
+    });
+  });
+});

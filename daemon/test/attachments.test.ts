@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
-import type { ArchivedMessage } from '../src/client/index.js';
+import type { ArchivedMessage, DaemonEvent } from '../src/client/index.js';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
 import { startDaemon, type TestDaemon, until } from './helpers.js';
 
@@ -21,6 +21,8 @@ let relay: RelayProcess;
 let a: TestDaemon;
 let b: TestDaemon;
 const files = mkdtempSync(join(tmpdir(), 'svc-attach-'));
+const events: DaemonEvent[] = [];
+const closers: Array<() => void> = [];
 
 async function grant(agentId: string): Promise<string> {
   const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
@@ -55,12 +57,20 @@ beforeAll(async () => {
   const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
   await a.client.fetchDeployment({ url: proxy.url, trust_bundle: bundle, name: 'dev' });
   await b.client.fetchDeployment({ url: proxy.url, trust_bundle: bundle, name: 'dev' });
+  for (const d of [a, b]) {
+    const stream = await d.client.events();
+    closers.push(() => stream.close());
+    void (async () => {
+      for await (const e of stream) events.push(e);
+    })();
+  }
   await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
   await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
   await until(async () => (await b.client.status()).agents[0]?.session === 'connected', 15_000, 'bob connected');
 }, 90_000);
 
 afterAll(async () => {
+  for (const close of closers) close();
   await Promise.all([a?.daemon.close(), b?.daemon.close()]);
   await relay?.stop();
   await proxy?.close();
@@ -91,6 +101,13 @@ describe('attachments', () => {
     const saved = await b.client.saveAttachment('bob', m.message_id, dir);
     expect(saved).toMatchObject({ path: join(dir, 'report.pdf'), size: bytes.length, media_type: 'application/pdf' });
     expect(readFileSync(saved.path).equals(bytes)).toBe(true);
+    // both transfers were reported for a progress bar, up to their whole size
+    const transfers = events.filter((e): e is Extract<DaemonEvent, { type: 'transfer' }> => e.type === 'transfer');
+    const up = transfers.filter((e) => e.agent === 'alice' && e.direction === 'upload');
+    const down = transfers.filter((e) => e.agent === 'bob' && e.direction === 'download');
+    expect(up.length).toBeGreaterThan(1);
+    expect(up.at(-1)).toMatchObject({ name: 'report.pdf', done: bytes.length + 16, total: bytes.length + 16 });
+    expect(down.at(-1)).toMatchObject({ name: 'report.pdf', done: bytes.length + 16, total: bytes.length + 16 });
     // bob acknowledged it: the relay deleted the blob
     await expect(a.client.relay('alice', { method: 'GET', path: `blobs/${d.blob_id}` })).resolves.toMatchObject({
       status: 404,

@@ -20,6 +20,7 @@ import {
   withVerbose,
 } from '../options.js';
 import { jsonLine, keyValues } from '../output.js';
+import { withProgress } from '../progress.js';
 import { agentText, messageLine, messagesTable, sentText } from '../render.js';
 
 export const CONTENT_TYPES = ['text', 'structured', 'media'] as const;
@@ -209,14 +210,16 @@ export function coreCommands(app: App): Command[] {
     const link = await run.link();
     const agent = await run.agent(link);
     run.info(`sending as ${agent} to ${to ?? `conversation ${o.conversationId}`}`);
-    const sent = await link.send(agent, {
-      to: to ?? '',
-      content,
-      content_type: file === undefined ? o.contentType : 'media',
-      ...(o.conversationId === undefined ? {} : { conversation_id: o.conversationId }),
-      // the daemon reads, encrypts and uploads the file itself (same machine, same user)
-      ...(file === undefined ? {} : { file_path: resolve(file) }),
-    });
+    const sendIt = () =>
+      link.send(agent, {
+        to: to ?? '',
+        content,
+        content_type: file === undefined ? o.contentType : 'media',
+        ...(o.conversationId === undefined ? {} : { conversation_id: o.conversationId }),
+        // the daemon reads, encrypts and uploads the file itself (same machine, same user)
+        ...(file === undefined ? {} : { file_path: resolve(file) }),
+      });
+    const sent = file === undefined ? await sendIt() : await withProgress(run, agent, sendIt);
     run.print(sent, () => sentText(sent));
   });
 
@@ -285,7 +288,8 @@ export function coreCommands(app: App): Command[] {
     const dir = resolve(o.save);
     const saved: SavedAttachment[] = [];
     for (const m of messages)
-      if (m.content_type === 'media') saved.push(await link.saveAttachment(agent, m.message_id, dir));
+      if (m.content_type === 'media')
+        saved.push(await withProgress(run, agent, () => link.saveAttachment(agent, m.message_id, dir)));
     run.print(
       { messages, saved },
       () =>

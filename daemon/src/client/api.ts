@@ -254,7 +254,9 @@ export type DaemonEvent =
       missing?: { from: number; to: number };
     }
   /** the roster of a group or broadcast changed (a control message was taken) */
-  | { type: 'roster'; agent: string; conversation_id: string };
+  | { type: 'roster'; agent: string; conversation_id: string }
+  /** an attachment moving to or from the relay: bytes done of total (for a progress bar) */
+  | { type: 'transfer'; agent: string; direction: 'upload' | 'download'; name: string; done: number; total: number };
 
 // --- conversations: groups and broadcasts (client-side rosters), search
 //   POST /v1/agents/:agent/conversations        CreateConversationInput → ConversationInfo

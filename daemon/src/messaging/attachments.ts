@@ -117,6 +117,17 @@ export function decryptBlob(sealed: Uint8Array, d: AttachmentDescriptor): Buffer
   }
 }
 
+/** Reports a transfer on the event stream, at most once per whole percent (and at the end). */
+function progress(session: AgentSession, direction: 'upload' | 'download', name: string) {
+  let last = -1;
+  return (done: number, total: number) => {
+    const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
+    if (pct === last && done !== total) return;
+    last = pct;
+    session.events.emit({ type: 'transfer', agent: session.name, direction, name, done, total });
+  };
+}
+
 /** Encrypts and uploads the file for `recipient`; the message content (descriptor JSON). */
 export async function uploadAttachment(
   session: AgentSession,
@@ -135,14 +146,15 @@ export async function uploadAttachment(
   }
   if (size > HARD_MAX_BYTES) throw new DaemonError('blob_too_large');
   const { sealed, key, nonce, digest } = encryptFile(await readFile(filePath));
+  const name = basename(filePath);
   const res = await session.relay.request<{ blob_id: string }>({
     method: 'POST',
     path: `/api/v1/blobs?for=${encodeURIComponent(recipient)}`,
     raw: sealed,
     timeoutMs: 120_000,
+    onProgress: progress(session, 'upload', name),
   });
   if (res.status !== 201) throw toRelayError(res);
-  const name = basename(filePath);
   const d: AttachmentDescriptor = {
     svc: ATTACHMENT_FORMAT,
     blob_id: res.body.blob_id,
@@ -170,6 +182,7 @@ async function download(session: AgentSession, d: AttachmentDescriptor): Promise
     throw toRelayError({ status: res.statusCode ?? 0, body, headers: res.headers });
   }
   const max = d.size + TAG_BYTES;
+  const report = progress(session, 'download', d.name);
   const chunks: Buffer[] = [];
   let got = 0;
   for await (const c of res) {
@@ -180,6 +193,7 @@ async function download(session: AgentSession, d: AttachmentDescriptor): Promise
       throw new DaemonError('attachment_digest_mismatch');
     }
     chunks.push(c as Buffer);
+    report(got, max);
   }
   return Buffer.concat(chunks);
 }

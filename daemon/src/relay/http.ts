@@ -36,6 +36,8 @@ export interface RequestOptions {
   body?: unknown;
   /** bytes sent as they are (application/octet-stream) instead of a JSON body */
   raw?: Uint8Array;
+  /** with raw: called as the bytes go out (sent so far, total) */
+  onProgress?: (done: number, total: number) => void;
   headers?: Record<string, string>;
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -75,8 +77,27 @@ export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<
     }
     req.once('response', resolve);
     req.once('error', reject);
-    req.end(payload);
+    if (!payload || !opts.onProgress) {
+      req.end(payload);
+      return;
+    }
+    void writeInChunks(req, payload, opts.onProgress).catch((err: Error) => req.destroy(err));
   });
+}
+
+/** Writes the body in pieces, waiting for the socket, and reports each piece. */
+async function writeInChunks(
+  req: http.ClientRequest,
+  payload: Buffer,
+  onProgress: (done: number, total: number) => void,
+): Promise<void> {
+  const piece = 256 * 1024;
+  for (let at = 0; at < payload.length; at += piece) {
+    const chunk = payload.subarray(at, at + piece);
+    if (!req.write(chunk)) await new Promise<void>((r) => req.once('drain', () => r()));
+    onProgress(Math.min(payload.length, at + piece), payload.length);
+  }
+  req.end();
 }
 
 const tooLarge = (maxBytes: number) =>
