@@ -357,7 +357,12 @@ describe('transfer progress', () => {
         const code = await run(['send', 'bob', '--file', path], {
           env: { SVC_HOME: home },
           stdout: { write: () => undefined },
-          stderr: Object.assign({ write: (s: string) => void (stderr += s) }, { isTTY: tty }),
+          stderr: {
+            isTTY: tty,
+            write: (s: string) => {
+              stderr += s;
+            },
+          },
           connect: async () => link,
         });
         expect(code).toBe(0);
