@@ -301,6 +301,8 @@ describe('attachments on the command line', () => {
   });
 });
 
+const terminalWriter = (isTTY: boolean, write: (s: string) => void) => ({ isTTY, write });
+
 describe('transfer progress', () => {
   it('draws a bar on a terminal while an attachment uploads, and nothing when stderr is not one', async () => {
     const { run } = await import('../src/program.js');
@@ -357,12 +359,10 @@ describe('transfer progress', () => {
         const code = await run(['send', 'bob', '--file', path], {
           env: { SVC_HOME: home },
           stdout: { write: () => undefined },
-          stderr: {
-            isTTY: tty,
-            write: (s: string) => {
-              stderr += s;
-            },
-          },
+          // a terminal's stderr has isTTY; the Writer type does not say so
+          stderr: terminalWriter(tty, (s) => {
+            stderr += s;
+          }),
           connect: async () => link,
         });
         expect(code).toBe(0);
