@@ -433,6 +433,21 @@ describe('a relay that drops, repeats or reorders one envelope', () => {
     expect(seqEvents('bob').filter((e) => e.kind === 'gap')).toHaveLength(1);
   });
 
+  it('a number the sender already used, under a new message id, is refused and reported as a duplicate', async () => {
+    const env = await forged('alice', 'bob', {
+      conversation_id: g,
+      conversation_type: 'group',
+      plaintext: JSON.stringify({ svc: 'group/v1', seq: 2, body: 'one, again' }),
+    });
+    await postRaw('alice', env);
+    expect((await rejected('bob', env.header.message_id)).reason).toBe('sequence_duplicate');
+    expect(seqEvents('bob').find((e) => e.message_id === env.header.message_id)).toMatchObject({
+      kind: 'duplicate',
+      seq: 2,
+    });
+    expect((await client('bob').read('bob', g)).map((m) => m.content)).not.toContain('one, again');
+  });
+
   it('a group send while the relay is down waits in the outbox and then reaches every member', async () => {
     proxy.down = true;
     const queued = await say('while down');

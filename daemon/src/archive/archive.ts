@@ -444,6 +444,17 @@ export class Archive {
     return new Set(rows.map((r) => r.conv_seq));
   }
 
+  /** The highest number held from `sender` in a conversation, and whether `seq` is held (one arrival's check). */
+  seqState(conversationId: string, sender: string, seq: number): { highest: number | undefined; held: boolean } {
+    const r = this.db
+      .prepare(
+        `SELECT MAX(conv_seq) AS highest, MAX(conv_seq = ?) AS held FROM messages
+         WHERE conversation_id = ? AND sender = ? AND conv_seq IS NOT NULL`,
+      )
+      .get(seq, conversationId, sender) as { highest: number | null; held: number | null };
+    return { highest: r.highest ?? undefined, held: r.held === 1 };
+  }
+
   /** Counts one more arrival of a held group message; its conversation, sender and number. */
   noteDuplicate(messageId: string): { conversation_id: string; sender: string; seq: number } | undefined {
     const r = this.db

@@ -226,8 +226,8 @@ export class InboundProcessor {
       }
       const refusal = this.#groupRefusal(h.conversation_id, h.sender, h.message_id, payload);
       if (refusal) return this.#reject(item, refusal);
-      const held = this.#archive.heldSeqs(h.conversation_id, h.sender);
-      const arrival = classifyArrival(payload.seq, held.size ? Math.max(...held) : undefined, (n) => held.has(n));
+      const seen = this.#archive.seqState(h.conversation_id, h.sender, payload.seq);
+      const arrival = classifyArrival(payload.seq, seen.highest, (n) => n === payload.seq && seen.held);
       // the same number under another message id: only the sender can make one, and it is not taken twice
       if (arrival.kind === 'duplicate') {
         this.#reportSequence(me.name, h.conversation_id, h.sender, h.message_id, payload.seq, arrival);
