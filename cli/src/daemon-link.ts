@@ -3,6 +3,15 @@
  * the daemon's `DaemonClient` (`@svc/daemon/client`, which speaks the socket API of
  * api.ts). Commands depend only on the interface, so tests hand in a fake.
  */
+
+import type {
+  ConversationInfo,
+  ConversationSearchInput,
+  ConversationSummary,
+  CreateConversationInput,
+  InviteInput,
+  SavedAttachment,
+} from '@svc/daemon/client';
 import {
   type AddDeploymentInput,
   type ArchivedMessage,
@@ -63,6 +72,14 @@ export interface DaemonLink {
   events(agent: string | undefined, signal?: AbortSignal): AsyncIterable<DaemonEvent>;
   /** serves the dashboard on loopback (if not yet) and answers a fresh one-time sign-in link */
   openDashboard(input: DashboardOpenInput): Promise<DashboardLaunch>;
+  // conversations: groups and broadcasts, paging, search
+  createConversation(agent: string, input: CreateConversationInput): Promise<ConversationInfo>;
+  listConversations(agent: string, limit: number): Promise<ConversationSummary[]>;
+  invite(agent: string, id: string, input: InviteInput): Promise<ConversationInfo>;
+  leave(agent: string, id: string): Promise<ConversationInfo>;
+  conversationMessages(agent: string, id: string, q: { limit?: number; since?: string }): Promise<ArchivedMessage[]>;
+  searchConversations(agent: string, q: ConversationSearchInput): Promise<ArchivedMessage[]>;
+  saveAttachment(agent: string, messageId: string, dir: string): Promise<SavedAttachment>;
 }
 
 export interface ConnectOptions {
@@ -126,6 +143,14 @@ export function clientLink(client: DaemonClient): DaemonLink {
     relay: (agent, call) => client.relay(agent, call),
     events: (agent, signal) => eventsUntil(client, agent, signal),
     openDashboard: (input) => client.openDashboard(input),
+    // conversations: groups and broadcasts, paging, search
+    createConversation: (agent, input) => client.createConversation(agent, input),
+    listConversations: (agent, limit) => client.conversations(agent, { limit }),
+    invite: (agent, id, input) => client.invite(agent, id, input),
+    leave: (agent, id) => client.leave(agent, id),
+    conversationMessages: (agent, id, q) => client.conversationMessages(agent, id, q),
+    searchConversations: (agent, q) => client.searchConversations(agent, q),
+    saveAttachment: (agent, id, dir) => client.saveAttachment(agent, id, dir),
   };
 }
 

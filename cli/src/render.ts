@@ -10,7 +10,32 @@ const short = (text: string, max = 60) => {
 /** queued / sent / delivered / failed for sent messages; received / read for inbound, with /muted from a muted sender. */
 export const stateText = (m: ArchivedMessage): string => `${m.state}${m.muted ? '/muted' : ''}`;
 
+/** A span of numbers as `3` or `3-5`. */
+const span = (from: number, to: number) => (from === to ? `${from}` : `${from}-${to}`);
+
+/**
+ * A group message's number and what its arrival showed: a gap before it (and which of it
+ * is still missing), a late arrival, repeats. Empty for direct messages.
+ */
+export function sequenceText(m: ArchivedMessage): string {
+  if (m.seq === undefined) return '';
+  const marks: string[] = [];
+  const q = m.sequence;
+  if (q?.gap) {
+    const missing = q.missing ?? [];
+    marks.push(
+      missing.length === 0
+        ? `gap ${span(q.gap.from, q.gap.to)} filled`
+        : `GAP: ${missing.length === 1 ? `#${missing[0]}` : `${missing.length} messages (#${missing.join(', #')})`} missing`,
+    );
+  }
+  if (q?.late) marks.push('late (reordered)');
+  if (q?.duplicates) marks.push(`repeated ${q.duplicates}x`);
+  return `#${m.seq}${marks.length ? ` ${marks.join('; ')}` : ''}`;
+}
+
 export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No messages.'): string {
+  const numbered = messages.some((m) => m.seq !== undefined);
   return table(
     [
       ['sent', 'sent_at'],
@@ -21,10 +46,13 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
       ['state', 'state'],
       // sent messages: when the recipient acknowledged it ('-' until then); inbound: when it reached this machine
       ['delivered', 'delivered'],
+      // groups: the sender's number and any gap, late arrival or repeat seen on arrival
+      ...(numbered ? [['seq', 'sequence_text'] as [string, string]] : []),
       ['content', 'content'],
     ],
     messages.map((m) => ({
       ...m,
+      sequence_text: sequenceText(m),
       state: stateText(m),
       delivered: m.direction === 'inbound' ? m.received_at : m.delivered_at,
       content: short(m.content),

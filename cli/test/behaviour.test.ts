@@ -332,8 +332,9 @@ describe('wired commands', () => {
     expect((await svc(['send', '1002', '--stdin', '--as', 'alice'], { link, stdin: 'from stdin\n' })).code).toBe(0);
     expect(calls[0]!.args[1]).toMatchObject({ content: 'from stdin' });
     expect((await svc(['send', '1002', 'x', '-m', 'y', '--as', 'alice'], { link })).code).toBe(2);
+    // a missing file is refused before the daemon is asked
     expect((await svc(['send', '1002', '--file', 'a.png', '--as', 'alice', '--json'], { link })).stdout).toContain(
-      'not_built_yet',
+      'no file a.png',
     );
   });
 

@@ -19,6 +19,7 @@ import { agentRelationRoutes } from './routes/agents/relations.js';
 import { agentReportRoutes } from './routes/agents/report.js';
 import { agentRevokeRoutes } from './routes/agents/revoke.js';
 import { signInRoutes } from './routes/auth/sign-in.js';
+import { blobRoutes } from './routes/blobs.js';
 import { contactRoutes } from './routes/contacts.js';
 import { enrollmentRoutes } from './routes/enrollment.js';
 import { healthRoutes } from './routes/health.js';
@@ -90,6 +91,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
       agentRevokeRoutes,
       contactRoutes,
       messageRoutes,
+      blobRoutes,
     ],
   });
   // Held-open streams and long-polls would keep the server from closing: end them first.

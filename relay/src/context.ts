@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { AdminPrincipal } from './auth/admin-token.js';
 import type { AccessTokenVerifier } from './auth/agent-credentials.js';
+import type { BlobStore } from './blobs/blob-store.js';
 import type { Bus } from './bus/index.js';
 import type { RelayConfig } from './config/config.js';
 import type { Deployment } from './deployment/deployment.js';
@@ -19,7 +20,7 @@ export interface AdminVerifier {
 }
 
 /** What the relay's services use of the message bus (the managed or external NATS). */
-export type RelayBus = Pick<Bus, 'tenantConnection' | 'revokeUsers' | 'health' | 'close'>;
+export type RelayBus = Pick<Bus, 'tenantConnection' | 'revokeUsers' | 'health' | 'close' | 'blobQuota'>;
 
 /** The parts that need no other service: what the services themselves are built from. */
 export interface RelayBase {
@@ -43,4 +44,6 @@ export interface RelayBase {
 export interface RelayContext extends RelayBase {
   messaging: Messaging;
   keys: KeyService;
+  /** attachment blobs in the tenants' JetStream stores */
+  blobs: BlobStore;
 }

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { createAdminTokenVerifier } from './auth/admin-token.js';
 import { accessTokenVerifier } from './auth/agent-credentials.js';
+import { BlobStore } from './blobs/blob-store.js';
 import { Bus } from './bus/index.js';
 import type { RelayConfig, WebhookTiming } from './config/config.js';
 import type { RelayBase, RelayBus, RelayContext } from './context.js';
@@ -89,7 +90,11 @@ function startBus(config: RelayConfig, logger: Logger): Promise<Bus> {
     natsUrl: config.nats.url,
     operatorSeedFile: config.nats.operatorSeedFile,
     systemCredsFile: config.nats.systemCredsFile,
-    tenantLimits: { maxMessages: config.limits.tenantMaxMessages, maxBytes: config.limits.tenantMaxBytes },
+    tenantLimits: {
+      maxMessages: config.limits.tenantMaxMessages,
+      maxBytes: config.limits.tenantMaxBytes,
+      maxBlobBytes: config.limits.tenantMaxBlobBytes,
+    },
   });
 }
 
@@ -128,7 +133,12 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       logger,
       now,
     };
-    const context: RelayContext = { ...base, messaging: new Messaging(base), keys: new KeyService(base) };
+    const context: RelayContext = {
+      ...base,
+      messaging: new Messaging(base),
+      keys: new KeyService(base),
+      blobs: new BlobStore(bus),
+    };
     const app = await buildApp(context);
     await app.ready();
     // Webhook deliveries queued in the ledger, including those left by a previous run.

@@ -8,6 +8,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MSGS_STREAM } from '../src/bus/index.js';
+import { DEFAULT_LIMITS } from '../src/config/config.js';
 import { call, sealFor, type TestAgent } from './helpers/agent-client.js';
 import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
 import { tempDir } from './helpers/relay-process.js';
@@ -122,7 +123,8 @@ describe('per-tenant stream quota', () => {
     const jsm = await jetstreamManager(nc as NonNullable<typeof nc>);
     const cfg = (await jsm.streams.info(MSGS_STREAM)).config;
     expect(cfg).toMatchObject({ max_msgs: 4, max_bytes: 300_000, discard: 'new' });
-    expect((await jsm.getAccountInfo()).limits.max_storage).toBe(600_000);
+    // both message streams, and the attachment blob store (its own quota)
+    expect((await jsm.getAccountInfo()).limits.max_storage).toBe(600_000 + DEFAULT_LIMITS.tenantMaxBlobBytes);
   });
 
   it('by messages: 507 tenant_storage_full once the stream holds its maximum; pending envelopes are kept', async () => {

@@ -249,6 +249,41 @@ export const ERROR_CATALOG = {
     status: 404,
     message: 'No `svc` on PATH; pass the path of the svc binary with --binary.',
   },
+
+  // conversations: groups and broadcasts (client-side rosters), context notes
+  not_a_member: {
+    status: 403,
+    message: 'You are not (or no longer) a member of that conversation; ask its creator to invite you.',
+  },
+  not_allowed_to_post: {
+    status: 403,
+    message: 'Your role in that conversation is read-only (observer); ask its creator to invite you as a member.',
+  },
+  not_conversation_creator: {
+    status: 403,
+    message: 'Only the creator of a group or broadcast invites to it; ask the creator.',
+  },
+  context_exists: {
+    status: 409,
+    message: 'A context file for that conversation or peer exists; use `svc context edit` or `append`.',
+  },
+  blob_too_large: {
+    status: 413,
+    message: 'The attachment is larger than the relay accepts (SVC_RELAY_BLOB_MAX_BYTES); send a smaller file.',
+  },
+  unknown_blob: {
+    status: 404,
+    message: 'No attachment by that id for you (never uploaded, already deleted, or expired).',
+  },
+  attachment_digest_mismatch: {
+    status: 502,
+    message: 'The attachment the relay served is not the one the sender signed for; it was not saved.',
+  },
+  not_an_attachment: { status: 400, message: 'That message carries no attachment.' },
+  unknown_context: {
+    status: 404,
+    message: 'No context file for that conversation or peer; create one with `svc context save`.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,72 +1,220 @@
-/** conv …: conversations, groups and broadcasts (client-side rosters; not built yet). */
+/**
+ * conv …: conversations, groups and broadcasts. Rosters are client-side: the daemon
+ * derives them from signed, encrypted control messages, and the relay sees only sealed
+ * envelopes (docs/conversations.md).
+ */
+import type { ConversationInfo, ConversationSummary } from '@svc/daemon/client';
 import { Command } from 'commander';
-import type { App } from '../app.js';
-import { choice, common, intParser, isoTimeParser, notBuilt } from '../options.js';
+import type { App, Run } from '../app.js';
+import { usageError } from '../errors.js';
+import { action, choice, common, intParser, isoTimeParser } from '../options.js';
+import { keyValues, table } from '../output.js';
+import { messagesTable } from '../render.js';
+
+const AGENT_NUMBER = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** Agent numbers given as separate words or comma-separated. */
+function numbers(values: string[] | undefined, flag: string): string[] {
+  const all = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  const bad = all.find((n) => !AGENT_NUMBER.test(n));
+  if (bad !== undefined) throw usageError(`${flag}: ${JSON.stringify(bad)} is not an agent number.`);
+  return all;
+}
+
+export function conversationText(c: ConversationInfo): string {
+  return (
+    keyValues([
+      ['conversation', c.conversation_id],
+      ['type', c.conversation_type],
+      ['name', c.name],
+      ['description', c.description],
+      ['creator', c.creator],
+      ['you', c.me ? `${c.me.role}${c.me.active ? '' : ' (left)'}` : undefined],
+    ]) +
+    (c.members
+      ? table(
+          [
+            ['member', 'number'],
+            ['role', 'role'],
+            ['status', 'status'],
+          ],
+          c.members.map((m) => ({ ...m, status: m.active ? 'active' : 'left' })),
+          'No members.',
+        )
+      : '')
+  );
+}
+
+function listText(list: readonly ConversationSummary[]): string {
+  return table(
+    [
+      ['conversation', 'conversation_id'],
+      ['type', 'conversation_type'],
+      ['name', 'label'],
+      ['messages', 'message_count'],
+      ['last', 'last_message_at'],
+    ],
+    list.map((c) => ({
+      ...c,
+      label: c.name ?? c.peer,
+      conversation_type: c.me && !c.me.active ? `${c.conversation_type} (left)` : c.conversation_type,
+    })),
+    'No conversations.',
+  );
+}
 
 export function convCommand(app: App): Command {
+  const listAction = async (run: Run) => {
+    const o = run.opts<{ limit: number }>();
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const list = await link.listConversations(agent, o.limit);
+    run.print(list, () => listText(list));
+  };
   const conv = common(
     new Command('conv')
       .description('conversations (also: conv list)')
       .option('--limit <n>', 'at most this many', intParser(1, 1000, '--limit'), 20),
   );
-  notBuilt(app, conv, 'svc conv');
-  const add = (c: Command, what: string) => {
-    notBuilt(app, common(c), what);
-    conv.addCommand(c);
-  };
-  add(
+  action(app, conv, listAction);
+
+  const list = common(
     new Command('list')
-      .description('conversations')
+      .description('conversations, most recent first')
       .option('--limit <n>', 'at most this many', intParser(1, 1000, '--limit'), 20),
-    'svc conv list',
   );
-  add(
+  action(app, list, listAction);
+
+  const createBroadcast = common(
     new Command('create-broadcast')
-      .description('create a broadcast')
+      .description('create a broadcast (its subscribers receive; their replies reach you only)')
       .argument('<name>', 'name')
       .option('-d, --description <text>', 'description')
       .option('-s, --subscribers <agent_numbers...>', 'subscriber agent numbers'),
-    'svc conv create-broadcast',
   );
-  add(
+  action(app, createBroadcast, async (run, name?: string) => {
+    const o = run.opts<{ description?: string; subscribers?: string[] }>();
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const c = await link.createConversation(agent, {
+      kind: 'broadcast',
+      name: name!,
+      ...(o.description !== undefined ? { description: o.description } : {}),
+      members: numbers(o.subscribers, '--subscribers'),
+    });
+    run.print(c, () => `Created broadcast ${c.conversation_id}.\n${conversationText(c)}`);
+  });
+
+  const createGroup = common(
     new Command('create-group')
-      .description('create a group')
+      .description('create a group (every member reads and posts; observers read)')
       .argument('<name>', 'name')
       .option('-d, --description <text>', 'description')
       .option('-p, --participants <agent_numbers...>', 'participant agent numbers'),
-    'svc conv create-group',
   );
-  add(
+  action(app, createGroup, async (run, name?: string) => {
+    const o = run.opts<{ description?: string; participants?: string[] }>();
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const c = await link.createConversation(agent, {
+      kind: 'group',
+      name: name!,
+      ...(o.description !== undefined ? { description: o.description } : {}),
+      members: numbers(o.participants, '--participants'),
+    });
+    run.print(c, () => `Created group ${c.conversation_id}.\n${conversationText(c)}`);
+  });
+
+  const invite = common(
     new Command('invite')
-      .description('invite an agent to a conversation')
+      .description('invite an agent (the creator only)')
       .argument('<conversation_id>', 'conversation')
       .requiredOption('-e, --el-number <agent_number>', 'agent number to invite')
       .addOption(choice('-r, --role <role>', 'role', ['member', 'observer'], 'member')),
-    'svc conv invite',
   );
-  add(
-    new Command('leave').description('leave a conversation').argument('<conversation_id>', 'conversation'),
-    'svc conv leave',
+  action(app, invite, async (run, id?: string) => {
+    const o = run.opts<{ elNumber: string; role: 'member' | 'observer' }>();
+    const [number] = numbers([o.elNumber], '--el-number');
+    if (number === undefined) throw usageError('--el-number: give an agent number.');
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const c = await link.invite(agent, id!, { number, role: o.role });
+    run.print(c, () => `Invited ${number} as ${o.role}.\n${conversationText(c)}`);
+  });
+
+  const leave = common(
+    new Command('leave').description('leave a group or broadcast').argument('<conversation_id>', 'conversation'),
   );
-  add(
+  action(app, leave, async (run, id?: string) => {
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const c = await link.leave(agent, id!);
+    run.print(c, () => `Left ${c.conversation_id}; nothing more reaches you there.\n`);
+  });
+
+  const messages = common(
     new Command('messages')
-      .description('messages of a conversation')
-      .argument('<conversation_id>', 'conversation')
+      .description('messages of a conversation, in sort-key order')
+      .argument('<conversation_id>', 'conversation id (or agent number of a direct peer)')
       .option('--limit <n>', 'at most this many', intParser(1, 1000, '--limit'), 50)
-      .option('--since <cursor>', 'sort-key cursor'),
-    'svc conv messages',
+      .option('--since <cursor>', 'sort-key cursor: only messages after it (the SORT_KEY of a message)'),
   );
-  add(
+  action(app, messages, async (run, id?: string) => {
+    const o = run.opts<{ limit: number; since?: string }>();
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const page = await link.conversationMessages(agent, id!, {
+      limit: o.limit,
+      ...(o.since ? { since: o.since } : {}),
+    });
+    run.print(page, () => {
+      const last = page.at(-1)?.sort_key;
+      return messagesTable(page) + (last && page.length === o.limit ? `next page: --since '${last}'\n` : '');
+    });
+  });
+
+  const search = common(
     new Command('search')
-      .description('search conversations')
-      .option('--participant <agent_number>', 'participant')
+      .description('search the messages of every conversation by participant, time and type')
+      .option('--participant <agent_number>', 'sender or recipient')
       .option('--after <time>', 'after this ISO-8601 time', isoTimeParser)
       .option('--before <time>', 'before this ISO-8601 time', isoTimeParser)
       .addOption(choice('--type <type>', 'content type', ['text', 'media', 'structured']))
       .addOption(choice('--sort <order>', 'order', ['recent', 'oldest'], 'recent'))
       .option('--limit <n>', 'at most this many (up to 100)', intParser(1, 100, '--limit'), 20)
       .option('--offset <n>', 'skip this many (up to 10000)', intParser(0, 10_000, '--offset'), 0),
-    'svc conv search',
   );
+  action(app, search, async (run) => {
+    const o = run.opts<{
+      participant?: string;
+      after?: string;
+      before?: string;
+      type?: 'text' | 'media' | 'structured';
+      sort: 'recent' | 'oldest';
+      limit: number;
+      offset: number;
+    }>();
+    if (o.participant !== undefined) numbers([o.participant], '--participant');
+    if (o.after !== undefined && o.before !== undefined && Date.parse(o.after) >= Date.parse(o.before)) {
+      throw usageError('--after must be earlier than --before.');
+    }
+    const link = await run.link();
+    const agent = await run.agent(link);
+    const found = await link.searchConversations(agent, {
+      ...(o.participant !== undefined ? { participant: o.participant } : {}),
+      ...(o.after !== undefined ? { after: o.after } : {}),
+      ...(o.before !== undefined ? { before: o.before } : {}),
+      ...(o.type !== undefined ? { type: o.type } : {}),
+      sort: o.sort,
+      limit: o.limit,
+      offset: o.offset,
+    });
+    run.print(found, () => messagesTable(found, 'Nothing found.'));
+  });
+
+  for (const c of [list, createBroadcast, createGroup, invite, leave, messages, search]) conv.addCommand(c);
   return conv;
 }

@@ -1,6 +1,8 @@
 /** Core: init, register, send, reply, inbox, read, watch, mcp. */
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import type { ContentType, RegisterInput } from '@svc/daemon/client';
+import { resolve } from 'node:path';
+import type { ContentType, RegisterInput, SavedAttachment } from '@svc/daemon/client';
 import { ENROLLMENT_CODE_PREFIX } from '@svc/shared';
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
@@ -8,6 +10,7 @@ import { DEFAULT_PROFILE, getSetting, setSetting } from '../config-file.js';
 import { CliError, usageError } from '../errors.js';
 import { action, choice, common, intParser, isoTimeParser, withAs, withJson, withVerbose } from '../options.js';
 import { jsonLine, keyValues } from '../output.js';
+import { withProgress } from '../progress.js';
 import { agentText, messageLine, messagesTable, sentText } from '../render.js';
 import { mcpCommand } from './mcp.js';
 
@@ -43,10 +46,10 @@ async function contentFrom(
   ].filter((s): s is string => typeof s === 'string');
   if (given.length === 0)
     throw usageError('Give the message content: CONTENT, --message TEXT, --stdin or --file PATH.');
-  if (given.length > 1) throw usageError(`Give the content once; got ${given.join(' and ')}.`);
-  if (sources.file !== undefined) {
-    throw new CliError('not_built_yet', 'Attachments (--file/--attach) are not supported yet; send text content.');
-  }
+  // with a file, CONTENT or --message is its caption
+  const captioned = sources.file !== undefined && given.length === 2 && !given.includes('--stdin');
+  if (given.length > 1 && !captioned) throw usageError(`Give the content once; got ${given.join(' and ')}.`);
+  if (sources.file !== undefined) return sources.positional ?? sources.message ?? '';
   if (sources.stdin) {
     const text = await run.readStdin();
     if (text.trim() === '') throw usageError('Standard input was empty; nothing to send.');
@@ -193,16 +196,21 @@ export function coreCommands(app: App): Command[] {
       throw usageError('Attachments go to a direct recipient only; conversation media is unsupported.');
     }
     refuseBareMedia(o.contentType, file);
+    if (file !== undefined && !existsSync(file)) throw usageError(`--file: no file ${file}.`);
     const content = await contentFrom(run, { positional: positionalContent, message: o.message, stdin: o.stdin, file });
     const link = await run.link();
     const agent = await run.agent(link);
     run.info(`sending as ${agent} to ${to ?? `conversation ${o.conversationId}`}`);
-    const sent = await link.send(agent, {
-      to: to ?? '',
-      content,
-      content_type: o.contentType,
-      ...(o.conversationId === undefined ? {} : { conversation_id: o.conversationId }),
-    });
+    const sendIt = () =>
+      link.send(agent, {
+        to: to ?? '',
+        content,
+        content_type: file === undefined ? o.contentType : 'media',
+        ...(o.conversationId === undefined ? {} : { conversation_id: o.conversationId }),
+        // the daemon reads, encrypts and uploads the file itself (same machine, same user)
+        ...(file === undefined ? {} : { file_path: resolve(file) }),
+      });
+    const sent = file === undefined ? await sendIt() : await withProgress(run, agent, sendIt);
     run.print(sent, () => sentText(sent));
   });
 
@@ -256,14 +264,31 @@ export function coreCommands(app: App): Command[] {
       .description('messages of a conversation from the local archive')
       .argument('<conversation_id>', 'conversation id or agent number')
       .option('--last <n>', 'only the N most recent messages', intParser(1, 100_000, '--last'))
-      .option('--since <timestamp>', 'only messages since this ISO-8601 timestamp', isoTimeParser),
+      .option('--since <timestamp>', 'only messages since this ISO-8601 timestamp', isoTimeParser)
+      .option('--save <dir>', 'fetch, check and decrypt the attachments of the messages shown into DIR'),
   );
   action(app, read, async (run, id?: string) => {
-    const o = run.opts<{ last?: number; since?: string }>();
+    const o = run.opts<{ last?: number; since?: string; save?: string }>();
     const link = await run.link();
     const agent = await run.agent(link);
     const messages = await link.conversation(agent, id!, { last: o.last, since: o.since });
-    run.print(messages, () => messagesTable(messages));
+    if (o.save === undefined) {
+      run.print(messages, () => messagesTable(messages));
+      return;
+    }
+    const dir = resolve(o.save);
+    const saved: SavedAttachment[] = [];
+    for (const m of messages)
+      if (m.content_type === 'media')
+        saved.push(await withProgress(run, agent, () => link.saveAttachment(agent, m.message_id, dir)));
+    run.print(
+      { messages, saved },
+      () =>
+        messagesTable(messages) +
+        (saved.length === 0
+          ? 'No attachments to save.\n'
+          : saved.map((f) => `saved ${f.path} (${f.size} bytes, ${f.media_type})\n`).join('')),
+    );
   });
 
   const watch = withVerbose(
@@ -285,6 +310,14 @@ export function coreCommands(app: App): Command[] {
         run.app.io.stderr.write(
           `svc: warning: ${event.peer} changed its key; see svc keys status --as ${event.agent}\n`,
         );
+      } else if (event.type === 'sequence') {
+        const what =
+          event.kind === 'gap' && event.missing
+            ? `#${event.missing.from}${event.missing.to === event.missing.from ? '' : `-#${event.missing.to}`} missing before #${event.seq}`
+            : event.kind === 'reordered'
+              ? `#${event.seq} arrived late (reordered)`
+              : `#${event.seq} arrived again (duplicate)`;
+        run.app.io.stderr.write(`svc: warning: ${event.conversation_id}: from ${event.sender}: ${what}\n`);
       } else if (event.type === 'rejected') {
         run.app.io.stderr.write(
           `svc: warning: rejected message ${event.message_id} from ${event.from}: ${event.reason}\n`,

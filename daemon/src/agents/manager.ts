@@ -54,7 +54,7 @@ export class AgentManager {
     } catch {
       // the deployment was removed: the agent still talks to its recorded API URL
     }
-    const session = new AgentSession({
+    const session: AgentSession = new AgentSession({
       config,
       archive: Archive.open(this.store.archivePath(config.name)),
       vault: this.#vault,
@@ -66,6 +66,19 @@ export class AgentManager {
       receiptsPollMs: this.#receiptsPollMs,
       ...this.#timing,
       saveConfig: (c) => this.store.save(c),
+      localPeer: (n): AgentSession | undefined => {
+        for (const s of this.#sessions.values()) {
+          const c = s.config;
+          if (
+            s !== session &&
+            c.agent_number === n &&
+            c.deployment_id === config.deployment_id &&
+            c.tenant_id === config.tenant_id
+          )
+            return s;
+        }
+        return undefined;
+      },
     });
     this.#sessions.set(config.name, session);
     return session;

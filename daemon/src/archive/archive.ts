@@ -5,6 +5,8 @@
  */
 import Database, { type Database as Db } from 'better-sqlite3';
 import type { ArchivedMessage, MessageState, PeerKey } from '../client/api.js';
+import type { ControlBody, ControlMessage } from '../conversations/roster.js';
+import type { SequenceNote } from '../conversations/sequence.js';
 import { ensurePrivateFile, restrictExisting } from '../private-file.js';
 import { migrate } from './migrations/index.js';
 
@@ -15,6 +17,9 @@ export interface NewMessage extends Omit<ArchivedMessage, 'state' | 'muted' | 's
   /** outbound only; default sent */
   send_state?: SendState;
   muted?: boolean;
+  /** group and broadcast messages: the sender's number, and what the receiver saw on arrival */
+  conv_seq?: number;
+  seq_note?: SequenceNote;
 }
 
 /** A messages row: the archived message under its column names, with its sequence. */
@@ -25,6 +30,8 @@ type MessageRow = Omit<ArchivedMessage, 'from' | 'to' | 'state' | 'muted' | 'sen
   send_state: SendState | null;
   send_error: string | null;
   muted: number;
+  conv_seq: number | null;
+  seq_note: string | null;
 };
 
 /** A queued outbound message: the sealed envelope to post again, as it was first sealed. */
@@ -72,7 +79,10 @@ const toMessage = (r: MessageRow): ArchivedMessage => ({
   delivered_at: r.delivered_at,
   state: stateOf(r),
   muted: r.muted === 1,
+  sort_key: `${r.sent_at}~${r.message_id}`,
   ...(r.send_error !== null && r.send_state === 'failed' ? { send_error: r.send_error } : {}),
+  ...(r.conv_seq !== null ? { seq: r.conv_seq } : {}),
+  ...(r.seq_note !== null ? { sequence: JSON.parse(r.seq_note) as SequenceNote } : {}),
 });
 
 const toPeer = (r: PeerRow): PeerPin => ({
@@ -131,8 +141,9 @@ export class Archive {
     const r = this.db
       .prepare(
         `INSERT INTO messages (message_id, conversation_id, conversation_type, direction, sender, recipient,
-           content_type, content, sent_at, received_at, acked_at, envelope, send_state, muted, delivered_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+           content_type, content, sent_at, received_at, acked_at, envelope, send_state, muted, conv_seq, seq_note,
+           delivered_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
            -- a receipt can come before its message is archived (another client of the agent)
            CASE WHEN ? = 'outbound' THEN (SELECT at FROM receipts WHERE message_id = ?) END)
          ON CONFLICT (message_id) DO NOTHING`,
@@ -152,6 +163,8 @@ export class Archive {
         m.envelope ?? null,
         m.direction === 'outbound' ? (m.send_state ?? 'sent') : null,
         m.muted === true ? 1 : 0,
+        m.conv_seq ?? null,
+        m.seq_note ? JSON.stringify(m.seq_note) : null,
         m.direction,
         m.message_id,
       );
@@ -383,5 +396,141 @@ export class Archive {
         )
         .get(since) !== undefined
     );
+  }
+
+  // --- groups and broadcasts
+
+  /** The control messages of a conversation (either direction): what its roster is derived from. */
+  controls(conversationId: string): ControlMessage[] {
+    const rows = this.db
+      .prepare(
+        `SELECT message_id, sender, content FROM messages WHERE conversation_id = ? AND content_type = 'control'
+         ORDER BY message_id`,
+      )
+      .all(conversationId) as Array<{ message_id: string; sender: string; content: string }>;
+    return rows.map((r) => ({
+      message_id: r.message_id,
+      sender: r.sender,
+      body: JSON.parse(r.content) as ControlBody,
+    }));
+  }
+
+  /** This agent's next number in a conversation (1, 2, …); taken once, never reused. */
+  nextConvSeq(conversationId: string): number {
+    const r = this.db
+      .prepare(
+        `INSERT INTO conversation_counters (conversation_id, next_seq) VALUES (?, 2)
+         ON CONFLICT (conversation_id) DO UPDATE SET next_seq = next_seq + 1 RETURNING next_seq`,
+      )
+      .get(conversationId) as { next_seq: number };
+    return r.next_seq - 1;
+  }
+
+  /**
+   * Gives back a number whose message never left (the relay refused it): receivers then
+   * see no gap for it. Only the latest number, so one taken meanwhile is never reused.
+   */
+  releaseConvSeq(conversationId: string, seq: number): void {
+    this.db
+      .prepare('UPDATE conversation_counters SET next_seq = ? WHERE conversation_id = ? AND next_seq = ?')
+      .run(seq, conversationId, seq + 1);
+  }
+
+  /** The numbers held from `sender` in a conversation. */
+  heldSeqs(conversationId: string, sender: string): Set<number> {
+    const rows = this.db
+      .prepare('SELECT conv_seq FROM messages WHERE conversation_id = ? AND sender = ? AND conv_seq IS NOT NULL')
+      .all(conversationId, sender) as Array<{ conv_seq: number }>;
+    return new Set(rows.map((r) => r.conv_seq));
+  }
+
+  /** The highest number held from `sender` in a conversation, and whether `seq` is held (one arrival's check). */
+  seqState(conversationId: string, sender: string, seq: number): { highest: number | undefined; held: boolean } {
+    const r = this.db
+      .prepare(
+        `SELECT MAX(conv_seq) AS highest, MAX(conv_seq = ?) AS held FROM messages
+         WHERE conversation_id = ? AND sender = ? AND conv_seq IS NOT NULL`,
+      )
+      .get(seq, conversationId, sender) as { highest: number | null; held: number | null };
+    return { highest: r.highest ?? undefined, held: r.held === 1 };
+  }
+
+  /** Counts one more arrival of a held group message; its conversation, sender and number. */
+  noteDuplicate(messageId: string): { conversation_id: string; sender: string; seq: number } | undefined {
+    const r = this.db
+      .prepare(
+        'SELECT conversation_id, sender, conv_seq, seq_note FROM messages WHERE message_id = ? AND conv_seq IS NOT NULL',
+      )
+      .get(messageId) as
+      | { conversation_id: string; sender: string; conv_seq: number; seq_note: string | null }
+      | undefined;
+    if (!r) return undefined;
+    const note = (r.seq_note ? JSON.parse(r.seq_note) : {}) as SequenceNote;
+    note.duplicates = (note.duplicates ?? 0) + 1;
+    this.db.prepare('UPDATE messages SET seq_note = ? WHERE message_id = ?').run(JSON.stringify(note), messageId);
+    return { conversation_id: r.conversation_id, sender: r.sender, seq: r.conv_seq };
+  }
+
+  /** Conversations, most recent first. */
+
+  /**
+   * A page of a conversation in sort-key order (sent time, then message id). Without
+   * `since`, the `limit` most recent; with it, the `limit` that follow that sort key.
+   */
+  conversationPage(conversationId: string, limit: number, since?: string): ArchivedMessage[] {
+    const rows = (
+      since === undefined
+        ? this.db
+            .prepare(
+              `SELECT * FROM (SELECT * FROM messages WHERE conversation_id = ?
+                 ORDER BY sent_at DESC, message_id DESC LIMIT ?) ORDER BY sent_at, message_id`,
+            )
+            .all(conversationId, limit)
+        : this.db
+            .prepare(
+              `SELECT * FROM messages WHERE conversation_id = ? AND (sent_at || '~' || message_id) > ?
+               ORDER BY sent_at, message_id LIMIT ?`,
+            )
+            .all(conversationId, since, limit)
+    ) as MessageRow[];
+    return rows.map(toMessage);
+  }
+
+  /** Messages (never control) by participant, time window and content type. */
+  searchMessages(f: {
+    participant?: string;
+    after?: string;
+    before?: string;
+    type?: string;
+    sort: 'recent' | 'oldest';
+    limit: number;
+    offset: number;
+  }): ArchivedMessage[] {
+    const where = ["content_type <> 'control'"];
+    const args: Array<string | number> = [];
+    if (f.participant !== undefined) {
+      where.push('(sender = ? OR recipient = ?)');
+      args.push(f.participant, f.participant);
+    }
+    if (f.after !== undefined) {
+      where.push('sent_at > ?');
+      args.push(f.after);
+    }
+    if (f.before !== undefined) {
+      where.push('sent_at < ?');
+      args.push(f.before);
+    }
+    if (f.type !== undefined) {
+      where.push('content_type = ?');
+      args.push(f.type);
+    }
+    const order = f.sort === 'recent' ? 'DESC' : 'ASC';
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM messages WHERE ${where.join(' AND ')}
+         ORDER BY sent_at ${order}, message_id ${order} LIMIT ? OFFSET ?`,
+      )
+      .all(...args, f.limit, f.offset) as MessageRow[];
+    return rows.map(toMessage);
   }
 }

@@ -59,6 +59,11 @@ export const DAEMON_ERROR_CODES = [
   'conversation_mismatch', // a conversation id that is not the direct one of sender and recipient
   'relay_answer_too_large', // a relay answer or stream event larger than any valid one
   'deployment_stale', // renew offered a document older than the trusted one
+  'not_a_member', // a group or broadcast this agent is not (or no longer) in
+  'not_allowed_to_post', // an observer posting
+  'not_conversation_creator', // an invite by someone other than the creator
+  'attachment_digest_mismatch', // the blob served is not the one the sender signed for (never saved)
+  'not_an_attachment',
 ] as const;
 export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
 
@@ -169,9 +174,12 @@ export interface PeerKey {
 export type ContentType = 'text' | 'structured' | 'media';
 export interface SendInput {
   to: string;
+  /** with file_path: the caption (may be empty) */
   content: string;
   content_type?: ContentType;
   conversation_id?: string;
+  /** an absolute path: the file is encrypted here, uploaded as a blob, and the message carries its key (direct only) */
+  file_path?: string;
 }
 export interface ReplyInput {
   message_id: string;
@@ -187,6 +195,8 @@ export interface SentMessage {
   /** accepted/duplicate: the relay has it; queued: the relay was unreachable, the daemon sends it when it answers */
   status: 'accepted' | 'duplicate' | 'queued';
   state: 'sent' | 'queued';
+  /** group and broadcast messages: the members it was sealed to */
+  recipients?: string[];
 }
 
 /**
@@ -218,6 +228,12 @@ export interface ArchivedMessage {
   send_error?: string;
   /** inbound, when asked for with `verified=true`: what the daemon verified about the sender */
   verified?: MessageVerification;
+  /** the cursor of `conv messages --since`: sent time and message id */
+  sort_key?: string;
+  /** group and broadcast messages: the sender's number for it (signed, inside the ciphertext) */
+  seq?: number;
+  /** what the receiver saw when it arrived: a gap before it, a late arrival, duplicates */
+  sequence?: { gap?: { from: number; to: number }; late?: true; duplicates?: number; missing?: number[] };
 }
 
 /**
@@ -264,9 +280,11 @@ export interface TrustStatus {
   held: HeldMessage[];
 }
 
-export interface ConversationSummary {
-  conversation_id: string;
-  conversation_type: 'direct' | 'group' | 'broadcast';
+/**
+ * One conversation in the list (GET /v1/agents/:agent/conversations): what the archive
+ * knows of it and, for a group or broadcast, the roster as this agent derives it.
+ */
+export interface ConversationSummary extends Omit<ConversationInfo, 'peer' | 'last_message_at' | 'message_count'> {
   /** the other agent of a direct conversation */
   peer: string | null;
   last_message_at: string;
@@ -300,7 +318,23 @@ export type DaemonEvent =
   /** the recipient of a message this agent sent acknowledged it */
   | { type: 'receipt'; agent: string; message_id: string; recipient: string; acked_at: string }
   /** a queued message left the outbox: sent, or refused by the relay (error says why) */
-  | { type: 'outbox'; agent: string; message_id: string; state: 'sent' | 'failed'; error?: string };
+  | { type: 'outbox'; agent: string; message_id: string; state: 'sent' | 'failed'; error?: string }
+
+  /** a group message arrived out of its sender's order: a gap before it, late (reordered), or again (duplicate) */
+  | {
+      type: 'sequence';
+      agent: string;
+      conversation_id: string;
+      sender: string;
+      message_id: string;
+      seq: number;
+      kind: 'gap' | 'reordered' | 'duplicate';
+      missing?: { from: number; to: number };
+    }
+  /** the roster of a group or broadcast changed (a control message was taken) */
+  | { type: 'roster'; agent: string; conversation_id: string }
+  /** an attachment moving to or from the relay: bytes done of total (for a progress bar) */
+  | { type: 'transfer'; agent: string; direction: 'upload' | 'download'; name: string; done: number; total: number };
 
 export interface DashboardOpenInput {
   /** loopback only: 127.0.0.1 (default), ::1 or localhost */
@@ -316,3 +350,63 @@ export interface DashboardLaunch {
   host: string;
   port: number;
 }
+
+// --- conversations: groups and broadcasts (client-side rosters), search
+//   POST /v1/agents/:agent/conversations        CreateConversationInput → ConversationInfo
+//   GET  /v1/agents/:agent/conversations?limit=&verified= → ConversationSummary[] (most recent first; groups with their roster)
+//   GET  /v1/agents/:agent/conversations/:id     → ConversationInfo (the roster as this agent derives it)
+//   POST /v1/agents/:agent/conversations/:id/invite InviteInput → ConversationInfo (creator only)
+//   POST /v1/agents/:agent/conversations/:id/leave → ConversationInfo
+//   GET  /v1/agents/:agent/conversations/:id/page?limit=&since= → ArchivedMessage[] (sort-key order)
+//   GET  /v1/agents/:agent/conversation-search?participant=&after=&before=&type=&sort=&limit=&offset= → ArchivedMessage[]
+export interface CreateConversationInput {
+  kind: 'group' | 'broadcast';
+  name: string;
+  description?: string;
+  /** participants (group) or subscribers (broadcast): agent numbers */
+  members?: string[];
+}
+export interface InviteInput {
+  number: string;
+  role?: 'member' | 'observer';
+}
+export interface ConversationMember {
+  number: string;
+  role: 'creator' | 'member' | 'observer';
+  active: boolean;
+}
+export interface ConversationInfo {
+  conversation_id: string;
+  conversation_type: 'direct' | 'group' | 'broadcast';
+  name?: string;
+  description?: string;
+  creator?: string;
+  members?: ConversationMember[];
+  /** this agent's place in it (groups and broadcasts) */
+  me?: { role: ConversationMember['role']; active: boolean };
+  /** direct: the other party */
+  peer?: string;
+  last_message_at?: string;
+  message_count?: number;
+}
+export interface ConversationSearchInput {
+  participant?: string;
+  after?: string;
+  before?: string;
+  type?: 'text' | 'media' | 'structured';
+  sort?: 'recent' | 'oldest';
+  /** 1 to 100, default 20 */
+  limit?: number;
+  /** 0 to 10000, default 0 */
+  offset?: number;
+}
+/** An attachment written by `read --save`: POST /v1/agents/:agent/messages/:id/attachment {dir} → SavedAttachment */
+export interface SavedAttachment {
+  message_id: string;
+  path: string;
+  size: number;
+  media_type: string;
+  /** the name the sender gave */
+  name: string;
+}
+export const CONVERSATION_LIMITS = { listDefault: 20, messagesDefault: 50, searchMax: 100, offsetMax: 10_000 } as const;

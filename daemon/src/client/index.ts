@@ -15,7 +15,10 @@ import { fileURLToPath } from 'node:url';
 import type {
   AddDeploymentInput,
   ArchivedMessage,
+  ConversationInfo,
+  ConversationSearchInput,
   ConversationSummary,
+  CreateConversationInput,
   DaemonEvent,
   DaemonStatus,
   DaemonSummary,
@@ -24,6 +27,7 @@ import type {
   DeploymentAudit,
   DeploymentInfo,
   FetchDeploymentInput,
+  InviteInput,
   KeyStatus,
   LocalAgent,
   PeerKey,
@@ -31,6 +35,7 @@ import type {
   RelayCall,
   RenewDeploymentInput,
   ReplyInput,
+  SavedAttachment,
   SendInput,
   SentMessage,
   SyncResult,
@@ -291,6 +296,34 @@ export class DaemonClient {
   sync(agent: string): Promise<SyncResult> {
     return this.request('POST', `/v1/agents/${enc(agent)}/sync`, {});
   }
+  // --- conversations: groups and broadcasts, search
+  createConversation(agent: string, input: CreateConversationInput): Promise<ConversationInfo> {
+    return this.request('POST', `/v1/agents/${enc(agent)}/conversations`, input);
+  }
+  getConversation(agent: string, id: string): Promise<ConversationInfo> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/conversations/${enc(id)}`);
+  }
+  invite(agent: string, id: string, input: InviteInput): Promise<ConversationInfo> {
+    return this.request('POST', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/invite`, input);
+  }
+  leave(agent: string, id: string): Promise<ConversationInfo> {
+    return this.request('POST', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/leave`, {});
+  }
+  conversationMessages(
+    agent: string,
+    id: string,
+    options: { limit?: number; since?: string } = {},
+  ): Promise<ArchivedMessage[]> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/page${query(options)}`);
+  }
+  searchConversations(agent: string, input: ConversationSearchInput = {}): Promise<ArchivedMessage[]> {
+    return this.request('GET', `/v1/agents/${enc(agent)}/conversation-search${query({ ...input })}`);
+  }
+  /** Fetches, checks and decrypts a message's attachment into `dir` (absolute). */
+  saveAttachment(agent: string, messageId: string, dir: string): Promise<SavedAttachment> {
+    return this.request('POST', `/v1/agents/${enc(agent)}/messages/${enc(messageId)}/attachment`, { dir }, 300_000);
+  }
+
   relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }> {
     return this.request('POST', `/v1/agents/${enc(agent)}/relay`, call);
   }

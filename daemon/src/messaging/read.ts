@@ -1,5 +1,6 @@
 /** Reading from the archive: inbox, conversation, check (long-poll), ack. */
 import type { ArchivedMessage } from '../client/api.js';
+import { withMissing } from '../conversations/read-marks.js';
 import { DaemonError } from '../errors.js';
 import type { AgentSession } from '../session/session.js';
 
@@ -25,7 +26,8 @@ export function readConversation(
   opts: { last?: number; since?: string },
 ): ArchivedMessage[] {
   const id = session.archive.resolveConversation(ref);
-  if (id) return session.archive.conversation(id, opts);
+  // a gap in a group shows with the numbers still missing
+  if (id) return withMissing(session.archive, session.archive.conversation(id, opts));
   // a pinned peer we have not talked with yet has an empty conversation; anything else is unknown
   if (session.archive.getPeer(ref)) return [];
   throw new DaemonError(

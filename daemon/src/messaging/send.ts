@@ -13,13 +13,17 @@ import {
   ENVELOPE_ID_PATTERN,
   type ContentType as EnvelopeContentType,
   fromBase64url,
+  MESSAGE_LIMITS,
   utf8,
 } from '@svc/shared';
 import { sealEnvelope } from '@svc/shared/node';
 import type { ContentType, ReplyInput, SendInput, SentMessage } from '../client/api.js';
+import { sendToConversation } from '../conversations/groups.js';
+import { parseGroupId } from '../conversations/roster.js';
 import { DaemonError, RelayError } from '../errors.js';
 import { relayCode } from '../relay/http.js';
 import type { AgentSession } from '../session/session.js';
+import { parseDescriptor, uploadAttachment } from './attachments.js';
 import { directConversationId, directPeer } from './conversation-id.js';
 
 const CONTENT_TYPES: readonly ContentType[] = ['text', 'structured', 'media'];
@@ -35,11 +39,11 @@ export function isTransient(err: unknown): boolean {
 function checkContent(content: unknown, type: ContentType): string {
   if (typeof content !== 'string') throw new DaemonError('validation_failed', 'content must be a string');
   if (content.trim() === '') throw new DaemonError('validation_failed', 'The message is empty; give some content.');
-  if (type === 'media') {
-    // media is an attachment's descriptor, and this version sends no attachments
+  if (type === 'media' && !parseDescriptor(content)) {
+    // media is an attachment's descriptor, which the daemon writes itself (send with file_path)
     throw new DaemonError(
       'validation_failed',
-      'content_type media is for attachments, which this version does not send yet; send text or structured content.',
+      'content_type media is for attachments: send the file with file_path (svc send --file PATH), not as text.',
     );
   }
   if (type === 'structured') {
@@ -59,9 +63,26 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
   if (!CONTENT_TYPES.includes(contentType)) {
     throw new DaemonError('validation_failed', `content_type must be one of ${CONTENT_TYPES.join(', ')}`);
   }
-  const content = checkContent(s.content, contentType);
+  if (s.file_path !== undefined && s.conversation_id !== undefined && parseGroupId(s.conversation_id)) {
+    throw new DaemonError(
+      'validation_failed',
+      'Attachments go to a direct recipient only; conversation media is unsupported.',
+    );
+  }
+  // with a file, the content is its caption (may be empty) and the message is its descriptor
+  let content = s.file_path !== undefined ? (s.content ?? '') : checkContent(s.content, contentType);
   if (s.conversation_id !== undefined && !ENVELOPE_ID_PATTERN.test(s.conversation_id)) {
     throw new DaemonError('validation_failed', 'conversation_id may use letters, digits and ._:@- (1 to 256)');
+  }
+  // a group or broadcast goes to its roster as this agent derived it, never to a named recipient
+  if (s.conversation_id !== undefined && parseGroupId(s.conversation_id)) {
+    if (s.to) {
+      throw new DaemonError(
+        'validation_failed',
+        'Give either a recipient or a group/broadcast conversation id, not both.',
+      );
+    }
+    return sendToConversation(session, s.conversation_id, content, contentType as 'text' | 'structured');
   }
   // a conversation id names its other party itself; the archive is not asked who that is
   const to = s.to || (s.conversation_id && directPeer(s.conversation_id, me.agent_number));
@@ -81,12 +102,17 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
       `${s.conversation_id} is not the direct conversation with ${peer.agentNumber} (${conversationId}).`,
     );
   }
+  let type: ContentType = contentType;
+  if (s.file_path !== undefined) {
+    content = await uploadAttachment(session, peer.agentNumber, s.file_path, content);
+    type = 'media';
+  }
   const header = createEnvelopeHeader({
     sender: me.agent_number,
     recipient: peer.agentNumber,
     conversation_id: conversationId,
     conversation_type: 'direct',
-    content_type: contentType as EnvelopeContentType,
+    content_type: type as EnvelopeContentType,
     deployment_id: me.deployment_id,
     tenant_id: me.tenant_id,
   });
@@ -114,7 +140,7 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     direction: 'outbound',
     from: me.agent_number,
     to: peer.agentNumber,
-    content_type: contentType,
+    content_type: type,
     content,
     sent_at: header.sent_at,
     received_at: null,
@@ -136,22 +162,30 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
   };
 }
 
-/** Posts one sealed envelope; the relay's answer for it. */
+/**
+ * Posts one sealed envelope, or the list of a group message (one per member, in requests
+ * of at most the relay's batch size); the relay's answer ('duplicate' when it had them all).
+ */
 export async function postEnvelope(session: AgentSession, envelope: unknown): Promise<'accepted' | 'duplicate'> {
-  const res = await session.relay.call<{ results: Array<{ message_id: string; status: 'accepted' | 'duplicate' }> }>({
-    method: 'POST',
-    path: '/api/v1/messages',
-    body: { envelopes: [envelope] },
-    timeoutMs: 15_000,
-  });
-  return res.results[0]?.status ?? 'accepted';
+  const all = Array.isArray(envelope) ? envelope : [envelope];
+  let accepted = false;
+  for (let i = 0; i < all.length; i += MESSAGE_LIMITS.maxEnvelopesPerRequest) {
+    const res = await session.relay.call<{ results: Array<{ message_id: string; status: 'accepted' | 'duplicate' }> }>({
+      method: 'POST',
+      path: '/api/v1/messages',
+      body: { envelopes: all.slice(i, i + MESSAGE_LIMITS.maxEnvelopesPerRequest) },
+      timeoutMs: 15_000,
+    });
+    if (res.results.length === 0 || res.results.some((r) => r.status !== 'duplicate')) accepted = true;
+  }
+  return accepted || all.length === 0 ? 'accepted' : 'duplicate';
 }
 
 /**
  * The peer's encryption key: from the directory (pinning on first use), or, while the
  * relay cannot be reached, the key pinned earlier (unless it is marked changed).
  */
-async function sealingKey(session: AgentSession, to: string): Promise<{ agentNumber: string; key: Uint8Array }> {
+export async function sealingKey(session: AgentSession, to: string): Promise<{ agentNumber: string; key: Uint8Array }> {
   try {
     return await session.peers.encryptionKeyFor(to);
   } catch (err) {
@@ -184,6 +218,17 @@ async function sealingKey(session: AgentSession, to: string): Promise<{ agentNum
 export async function replyTo(session: AgentSession, input: ReplyInput): Promise<SentMessage> {
   const original = session.archive.getMessage(input.message_id);
   if (!original) throw new DaemonError('unknown_message', `No archived message ${input.message_id}.`);
+  // inside a group or broadcast the reply goes to the conversation (a broadcast reply reaches
+  // the broadcaster only); --to makes it a direct message instead
+  if (input.to === undefined && parseGroupId(original.conversation_id)) {
+    const type = input.content_type ?? 'text';
+    return sendToConversation(
+      session,
+      original.conversation_id,
+      checkContent(input.content, type),
+      type as 'text' | 'structured',
+    );
+  }
   const to = input.to ?? (original.direction === 'inbound' ? original.from : original.to);
   return sendMessage({
     session,

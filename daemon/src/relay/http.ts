@@ -34,6 +34,10 @@ export interface RequestOptions {
   /** absolute path, e.g. /api/v1/messages */
   path: string;
   body?: unknown;
+  /** bytes sent as they are (application/octet-stream) instead of a JSON body */
+  raw?: Uint8Array;
+  /** with raw: called as the bytes go out (sent so far, total) */
+  onProgress?: (done: number, total: number) => void;
   headers?: Record<string, string>;
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -50,13 +54,19 @@ function requestFn(url: URL): typeof http.request {
 /** Opens a request and resolves with the response stream (the caller reads it). */
 export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<IncomingMessage> {
   const url = new URL(opts.path, target.baseUrl);
-  const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+  const payload =
+    opts.raw !== undefined
+      ? Buffer.from(opts.raw.buffer, opts.raw.byteOffset, opts.raw.length)
+      : opts.body === undefined
+        ? undefined
+        : Buffer.from(JSON.stringify(opts.body));
+  const type = opts.raw !== undefined ? 'application/octet-stream' : 'application/json';
   return new Promise((resolve, reject) => {
     const req = requestFn(url)(url, {
       method: opts.method,
       headers: {
         accept: 'application/json',
-        ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+        ...(payload ? { 'content-type': type, 'content-length': String(payload.length) } : {}),
         ...opts.headers,
       },
       ...(target.ca ? { ca: target.ca } : {}),
@@ -67,8 +77,27 @@ export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<
     }
     req.once('response', resolve);
     req.once('error', reject);
-    req.end(payload);
+    if (!payload || !opts.onProgress) {
+      req.end(payload);
+      return;
+    }
+    void writeInChunks(req, payload, opts.onProgress).catch((err: Error) => req.destroy(err));
   });
+}
+
+/** Writes the body in pieces, waiting for the socket, and reports each piece. */
+async function writeInChunks(
+  req: http.ClientRequest,
+  payload: Buffer,
+  onProgress: (done: number, total: number) => void,
+): Promise<void> {
+  const piece = 256 * 1024;
+  for (let at = 0; at < payload.length; at += piece) {
+    const chunk = payload.subarray(at, at + piece);
+    if (!req.write(chunk)) await new Promise<void>((r) => req.once('drain', () => r()));
+    onProgress(Math.min(payload.length, at + piece), payload.length);
+  }
+  req.end();
 }
 
 const tooLarge = (maxBytes: number) =>

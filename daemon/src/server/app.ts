@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { DaemonContext } from '../context.js';
 import { DaemonError } from '../errors.js';
 import { agentRoutes } from './routes/agents.js';
+import { conversationRoutes } from './routes/conversations.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { eventRoutes } from './routes/events.js';
@@ -52,6 +53,7 @@ export function buildApp(ctx: DaemonContext): FastifyInstance {
   deploymentRoutes(app, ctx);
   agentRoutes(app, ctx);
   messageRoutes(app, ctx);
+  conversationRoutes(app, ctx);
   eventRoutes(app, ctx);
   dashboardRoutes(app, ctx);
   return app;

@@ -18,6 +18,9 @@ import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
 import type { Archive } from '../archive/archive.js';
 import type { ArchivedMessage } from '../client/api.js';
+import { decodePayload, type GroupPayload } from '../conversations/payload.js';
+import { activeMember, deriveRoster, mayReach, parseGroupId } from '../conversations/roster.js';
+import { type Arrival, classifyArrival, type SequenceNote } from '../conversations/sequence.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import { directConversationId } from '../messaging/conversation-id.js';
@@ -81,6 +84,67 @@ export class InboundProcessor {
     return 'rejected';
   }
 
+  /**
+   * Why a group or broadcast envelope is refused, if it is: the receiver must be in the
+   * conversation (per the roster it derived), and the sender allowed to post there; a
+   * roster change must come from the creator (create, invite) or the member leaving, and
+   * a conversation the receiver does not know is taken only from a control message that
+   * puts it in. Nothing refused is archived.
+   */
+  #groupRefusal(conversationId: string, sender: string, messageId: string, payload: GroupPayload): string | undefined {
+    const me = this.#agent().agent_number;
+    const controls = this.#archive.controls(conversationId);
+    const before = deriveRoster(conversationId, controls);
+    if (payload.control === undefined) {
+      if (!before || !activeMember(before, me)) return 'not_a_member';
+      return mayReach(before, sender, me) ? undefined : 'not_allowed_to_post';
+    }
+    const body = payload.control;
+    if (body.op === 'leave') {
+      if (!before || !activeMember(before, me)) return 'not_a_member';
+      return activeMember(before, sender) ? undefined : 'not_a_member';
+    }
+    if (sender !== parseGroupId(conversationId)?.creator) return 'not_conversation_creator';
+    const after = deriveRoster(conversationId, [...controls, { message_id: messageId, sender, body }]);
+    // taken when it reaches a member, or makes us one
+    if (before && activeMember(before, me)) return undefined;
+    return after && activeMember(after, me) ? undefined : 'not_a_member';
+  }
+
+  #reportSequence(
+    agent: string,
+    conversationId: string,
+    sender: string,
+    messageId: string,
+    seq: number,
+    a: Arrival,
+  ): void {
+    if (a.kind === 'in_order') return;
+    this.#log.warn(
+      { agent, conversation_id: conversationId, sender, message_id: messageId, seq, kind: a.kind },
+      'group message out of order',
+    );
+    this.#events.emit({
+      type: 'sequence',
+      agent,
+      conversation_id: conversationId,
+      sender,
+      message_id: messageId,
+      seq,
+      kind: a.kind,
+      ...(a.note?.gap ? { missing: a.note.gap } : {}),
+    });
+  }
+
+  /** The same envelope again (same message id): a group message's arrival count goes up, and it is reported. */
+  #reportDuplicate(messageId: string): void {
+    const held = this.#archive.noteDuplicate(messageId);
+    if (held)
+      this.#reportSequence(this.#agent().name, held.conversation_id, held.sender, messageId, held.seq, {
+        kind: 'duplicate',
+      });
+  }
+
   async #process(item: InboundItem, fromHeld: boolean): Promise<InboundOutcome> {
     const me = this.#agent();
     let env: Envelope;
@@ -96,7 +160,10 @@ export class InboundProcessor {
     if (h.deployment_id !== me.deployment_id || h.tenant_id !== me.tenant_id) {
       return this.#reject(item, 'envelope_binding_mismatch');
     }
-    if (this.#archive.hasMessage(h.message_id)) return 'duplicate';
+    if (this.#archive.hasMessage(h.message_id)) {
+      this.#reportDuplicate(h.message_id);
+      return 'duplicate';
+    }
 
     let pinned: string;
     try {
@@ -122,8 +189,12 @@ export class InboundProcessor {
       }
       return this.#reject(item, 'envelope_bad_signature');
     }
-    // only direct conversations exist, and their id follows from the verified parties
-    if (h.conversation_type !== 'direct' || h.conversation_id !== directConversationId(h.sender, me.agent_number)) {
+    // a direct id follows from the verified parties; a group id names its kind and creator, never dm:
+    if (h.conversation_type === 'direct') {
+      if (h.conversation_id !== directConversationId(h.sender, me.agent_number)) {
+        return this.#reject(item, 'conversation_mismatch');
+      }
+    } else if (parseGroupId(h.conversation_id)?.kind !== h.conversation_type) {
       return this.#reject(item, 'conversation_mismatch');
     }
 
@@ -148,8 +219,32 @@ export class InboundProcessor {
     } catch {
       return this.#reject(item, 'envelope_not_utf8');
     }
+    let group: { seq: number; note?: SequenceNote; arrival: Arrival; control: boolean } | undefined;
+    if (h.conversation_type !== 'direct') {
+      const payload = decodePayload(content);
+      if (!payload || (h.content_type === 'control') !== (payload.control !== undefined)) {
+        return this.#reject(item, 'group_payload_invalid');
+      }
+      const refusal = this.#groupRefusal(h.conversation_id, h.sender, h.message_id, payload);
+      if (refusal) return this.#reject(item, refusal);
+      const seen = this.#archive.seqState(h.conversation_id, h.sender, payload.seq);
+      const arrival = classifyArrival(payload.seq, seen.highest, (n) => n === payload.seq && seen.held);
+      // the same number under another message id: only the sender can make one, and it is not taken twice
+      if (arrival.kind === 'duplicate') {
+        this.#reportSequence(me.name, h.conversation_id, h.sender, h.message_id, payload.seq, arrival);
+        return this.#reject(item, 'sequence_duplicate');
+      }
+      content = payload.control !== undefined ? JSON.stringify(payload.control) : payload.body;
+      group = {
+        seq: payload.seq,
+        arrival,
+        control: payload.control !== undefined,
+        ...(arrival.note ? { note: arrival.note } : {}),
+      };
+    }
     if (!this.#replay.accept(h.sender, h.message_id)) return this.#reject(item, 'envelope_replayed');
 
+    const receivedAt = new Date().toISOString();
     const message: ArchivedMessage = {
       message_id: h.message_id,
       conversation_id: h.conversation_id,
@@ -160,19 +255,33 @@ export class InboundProcessor {
       content_type: h.content_type,
       content,
       sent_at: h.sent_at,
-      received_at: new Date().toISOString(),
-      acked_at: null,
+      received_at: receivedAt,
+      // a roster change is bookkeeping, not mail: it never waits in the inbox
+      acked_at: group?.control ? receivedAt : null,
       delivered_at: null,
-      state: 'received',
+      state: group?.control ? 'read' : 'received',
       muted: this.#isMuted(h.sender),
     };
-    if (!this.#archive.insertMessage({ ...message, envelope: JSON.stringify(env) })) return 'duplicate';
+    if (group) {
+      message.seq = group.seq;
+      if (group.note) message.sequence = group.note;
+    }
+    const row = {
+      ...message,
+      envelope: JSON.stringify(env),
+      ...(group ? { conv_seq: group.seq, ...(group.note ? { seq_note: group.note } : {}) } : {}),
+    };
+    if (!this.#archive.insertMessage(row)) return 'duplicate';
     recordSenderKey(this.#archive, h.message_id, pinned);
+    if (group && group.arrival.kind !== 'in_order') {
+      this.#reportSequence(me.name, h.conversation_id, h.sender, h.message_id, group.seq, group.arrival);
+    }
+    if (group?.control) this.#events.emit({ type: 'roster', agent: me.name, conversation_id: h.conversation_id });
     this.#log.info(
       { agent: me.name, message_id: h.message_id, sender: h.sender, muted: message.muted },
       'message archived',
     );
-    if (!message.muted) this.#events.emit({ type: 'message', agent: me.name, message });
+    if (!message.muted && !group?.control) this.#events.emit({ type: 'message', agent: me.name, message });
     return 'archived';
   }
 }

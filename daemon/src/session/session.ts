@@ -49,6 +49,8 @@ export interface SessionOptions {
   outboxRetryMaxMs: number;
   /** called when the config changes (rotation) so it is persisted */
   saveConfig: (c: AgentConfig) => void;
+  /** another agent of this daemon with that number, in the same deployment and tenant */
+  localPeer?: (agentNumber: string) => AgentSession | undefined;
 }
 
 export class AgentSession {
@@ -142,6 +144,11 @@ export class AgentSession {
     this.#receiptsLoop = this.#pollReceipts(this.#abort.signal);
     this.#outboxLoop = this.#runOutbox(this.#abort.signal);
     this.#heartbeatLoop = this.#heartbeat(this.#abort.signal);
+  }
+
+  /** Another agent of this machine (same deployment and tenant) by number, if there is one. */
+  localPeer(agentNumber: string): AgentSession | undefined {
+    return this.#opts.localPeer?.(agentNumber);
   }
 
   /** A message was queued: try the outbox now. */

@@ -58,6 +58,8 @@ export interface TenantLimits {
    * two streams together (its `disk_storage`) as the server-side backstop.
    */
   maxBytes: number;
+  /** Bytes the tenant's blob store (attachments) may hold; 0 = no limit. */
+  maxBlobBytes: number;
 }
 
 export interface MintUserOptions {
@@ -85,6 +87,8 @@ export class Bus {
   readonly #accounts: TenantAccounts;
   readonly #consumers: number;
   readonly #quota: StreamQuota;
+  /** the blob store's max_bytes per tenant; -1 = none */
+  readonly blobQuota: number;
   readonly #timeoutMs: number;
   readonly #published = new Map<string, Promise<void>>();
   readonly #ensured = new Map<string, Promise<void>>();
@@ -100,6 +104,7 @@ export class Bus {
     operatorSigning: KeyPair;
     consumers: number;
     quota: StreamQuota;
+    blobQuota: number;
     timeoutMs: number;
   }) {
     this.clientUrl = init.clientUrl;
@@ -108,14 +113,16 @@ export class Bus {
     this.#managed = init.managed;
     this.#consumers = init.consumers;
     this.#quota = init.quota;
+    this.blobQuota = init.blobQuota;
     this.#timeoutMs = init.timeoutMs;
     this.#accounts = new TenantAccounts({
       layout: init.layout,
       operatorSigning: init.operatorSigning,
       system: () => this.#sys,
       consumers: init.consumers,
-      // both streams (SVC_MSGS and SVC_ACKS) reserve their max_bytes against the account
-      diskStorage: init.quota.maxBytes > 0 ? 2 * init.quota.maxBytes : -1,
+      // both streams (SVC_MSGS and SVC_ACKS) and the blob store reserve their max_bytes
+      // against the account; an unlimited one leaves the account unlimited
+      diskStorage: init.quota.maxBytes > 0 && init.blobQuota > 0 ? 2 * init.quota.maxBytes + init.blobQuota : -1,
       requestTimeoutMs: init.timeoutMs,
       logger: init.logger,
     });
@@ -132,6 +139,7 @@ export class Bus {
       maxMessages: orNone(opts.tenantLimits?.maxMessages),
       maxBytes: orNone(opts.tenantLimits?.maxBytes),
     };
+    const blobQuota = orNone(opts.tenantLimits?.maxBlobBytes);
 
     let url: string;
     let operatorSeedFile: string;
@@ -184,6 +192,7 @@ export class Bus {
         operatorSigning,
         consumers,
         quota,
+        blobQuota,
         timeoutMs,
       });
       try {

@@ -70,6 +70,10 @@ export interface RelayLimits {
   /** Each tenant's message stream (SVC_MSGS; SVC_ACKS gets the same) by count and by bytes. */
   tenantMaxMessages: number;
   tenantMaxBytes: number;
+  /** The largest attachment blob (encrypted bytes) one upload may hold. */
+  blobMaxBytes: number;
+  /** Each tenant's blob store (SVC_BLOBS) by bytes. */
+  tenantMaxBlobBytes: number;
 }
 
 export const DEFAULT_LIMITS: RelayLimits = {
@@ -83,6 +87,8 @@ export const DEFAULT_LIMITS: RelayLimits = {
   recipientMaxPendingBytes: 256 * 1024 * 1024,
   tenantMaxMessages: 1_000_000,
   tenantMaxBytes: 1024 * 1024 * 1024,
+  blobMaxBytes: 25 * 1024 * 1024,
+  tenantMaxBlobBytes: 1024 * 1024 * 1024,
 };
 
 const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
@@ -96,10 +102,15 @@ const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
   ['recipientMaxPendingBytes', 'SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES'],
   ['tenantMaxMessages', 'SVC_RELAY_TENANT_MAX_MESSAGES'],
   ['tenantMaxBytes', 'SVC_RELAY_TENANT_MAX_BYTES'],
+  ['blobMaxBytes', 'SVC_RELAY_BLOB_MAX_BYTES'],
+  ['tenantMaxBlobBytes', 'SVC_RELAY_TENANT_MAX_BLOB_BYTES'],
 ];
 
-/** Only the challenge caps must stay positive: a challenge that is never kept could never sign in. */
-const POSITIVE_ONLY = new Set<keyof RelayLimits>(['challengesPerAgent', 'challengesMax']);
+/**
+ * Only these must stay positive: a challenge that is never kept could never sign in, and a
+ * blob limit of "none" would let one upload take the relay's memory.
+ */
+const POSITIVE_ONLY = new Set<keyof RelayLimits>(['challengesPerAgent', 'challengesMax', 'blobMaxBytes']);
 
 function trustedProxiesFrom(raw: string | undefined): string[] {
   const list = (raw ?? '')

@@ -19,6 +19,8 @@ describe('rate limit and quota settings', () => {
       SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES: '4096',
       SVC_RELAY_TENANT_MAX_MESSAGES: '100',
       SVC_RELAY_TENANT_MAX_BYTES: '0',
+      SVC_RELAY_BLOB_MAX_BYTES: '1024',
+      SVC_RELAY_TENANT_MAX_BLOB_BYTES: '0',
     });
     expect(c.limits).toEqual({
       authPerAddressPerMinute: 0,
@@ -31,6 +33,8 @@ describe('rate limit and quota settings', () => {
       recipientMaxPendingBytes: 4096,
       tenantMaxMessages: 100,
       tenantMaxBytes: 0,
+      blobMaxBytes: 1024,
+      tenantMaxBlobBytes: 0,
     });
   });
 
@@ -41,6 +45,10 @@ describe('rate limit and quota settings', () => {
     expect(() => buildConfig({ SVC_RELAY_TENANT_MAX_BYTES: '-1' })).toThrow(/TENANT_MAX_BYTES/);
     expect(() => buildConfig({ SVC_RELAY_CHALLENGES_MAX: '0' })).toThrow(
       /SVC_RELAY_CHALLENGES_MAX must be an integer ≥ 1/,
+    );
+    // a blob limit of "none" would let one upload hold the relay's memory
+    expect(() => buildConfig({ SVC_RELAY_BLOB_MAX_BYTES: '0' })).toThrow(
+      /SVC_RELAY_BLOB_MAX_BYTES must be an integer ≥ 1/,
     );
   });
 

@@ -51,6 +51,7 @@ const busDown: RelayBus = {
   revokeUsers: down,
   health: async () => ({ ok: false, detail: 'no message bus' }),
   close: async () => undefined,
+  blobQuota: 0,
 };
 
 export async function inProcessRelay(

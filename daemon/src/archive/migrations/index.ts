@@ -10,6 +10,7 @@ import { migration007 } from './007-delivered.js';
 import { migration008 } from './008-canonical-conversations.js';
 import { migration009 } from './009-outbox.js';
 import { migration010 } from './010-sender-key.js';
+import { migration011 } from './011-group-sequences.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -24,6 +25,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration008,
   migration009,
   migration010,
+  migration011,
 ];
 
 /** Applies the migrations above `user_version`, up to `target` (tests stop early). */

@@ -166,6 +166,19 @@ describe('archive migrations', () => {
     ]);
   });
 
+  it('011 group sequences: numbers and notes are empty for old messages; counters count', () => {
+    const db = at(10);
+    insertMessage(db, 'in-1', 'before groups');
+    migrate(db, 11);
+    expect(db.prepare('SELECT conv_seq, seq_note FROM messages').get()).toEqual({ conv_seq: null, seq_note: null });
+    const next = db.prepare(
+      `INSERT INTO conversation_counters (conversation_id, next_seq) VALUES ('grp:a:x', 2)
+       ON CONFLICT (conversation_id) DO UPDATE SET next_seq = next_seq + 1 RETURNING next_seq`,
+    );
+    expect([next.get(), next.get()]).toEqual([{ next_seq: 2 }, { next_seq: 3 }]);
+    expect(db.pragma('user_version', { simple: true })).toBe(11);
+  });
+
   it('migrate is idempotent', () => {
     const last = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
     const db = at(last);

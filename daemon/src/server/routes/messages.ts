@@ -2,7 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ArchivedMessage, RelayCall, ReplyInput, SendInput } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
+import { conversationInfo, rosterOf } from '../../conversations/groups.js';
 import { DaemonError } from '../../errors.js';
+import { saveAttachment } from '../../messaging/attachments.js';
 import { listConversations } from '../../messaging/conversations.js';
 import { ackMessage, check, inbox, readConversation } from '../../messaging/read.js';
 import { replyTo, sendMessage } from '../../messaging/send.js';
@@ -16,6 +18,7 @@ const SendBody = Type.Object({
   content: Type.String({ maxLength: 1024 * 1024 }),
   content_type: Type.Optional(ContentType),
   conversation_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  file_path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
 });
 const ReplyBody = Type.Object({
   message_id: Type.String({ minLength: 1 }),
@@ -103,6 +106,12 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
   app.post('/v1/agents/:agent/messages/:id/ack', async (request) =>
     ackMessage(agent(request), (request.params as { id: string }).id),
   );
+  app.post(
+    '/v1/agents/:agent/messages/:id/attachment',
+    { schema: { body: Type.Object({ dir: Type.String({ minLength: 1, maxLength: 4096 }) }) } },
+    async (request) =>
+      saveAttachment(agent(request), (request.params as { id: string }).id, (request.body as { dir: string }).dir),
+  );
   app.get('/v1/agents/:agent/search', { schema: { params: AgentParams } }, async (request) => {
     const q = request.query as { q?: string; limit?: string };
     if (!q.q) throw new DaemonError('validation_failed', 'q is required');
@@ -121,7 +130,12 @@ export function messageRoutes(app: FastifyInstance, ctx: DaemonContext): void {
       list.flatMap((c) => (c.last_message ? [c.last_message] : [])),
     );
     const byId = new Map(lasts.map((m) => [m.message_id, m]));
-    return list.map((c) => (c.last_message ? { ...c, last_message: byId.get(c.last_message.message_id)! } : c));
+    return list.map((c) => {
+      // a group's or broadcast's name, creator and members, as this agent derives them
+      const roster = c.conversation_type === 'direct' ? undefined : rosterOf(session, c.conversation_id);
+      const verifiedLast = c.last_message ? { last_message: byId.get(c.last_message.message_id)! } : {};
+      return { ...(roster ? conversationInfo(session, roster) : {}), ...c, ...verifiedLast };
+    });
   });
   app.get('/v1/agents/:agent/trust', { schema: { params: AgentParams } }, async (request) =>
     trustStatus(agent(request)),

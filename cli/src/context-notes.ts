@@ -1,0 +1,206 @@
+/**
+ * Context notes: local files a person can read, one per conversation or peer, under
+ * $SVC_HOME/context/{conversations,peers}/<id>.md (a small header, then the body). They
+ * never leave the machine. Every write goes to a temporary file in the same directory
+ * and is renamed (or, for a save, hard-linked, which fails if the name exists) into
+ * place, so a reader sees the old note or the new one, never half of one, and two saves
+ * of the same note cannot both succeed.
+ */
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CliError } from './errors.js';
+
+export type NoteKind = 'conversation' | 'peer';
+export type ConversationType = 'direct' | 'group' | 'broadcast';
+
+export interface ContextNote {
+  kind: NoteKind;
+  /** conversation id or peer agent number */
+  id: string;
+  conversation_type?: ConversationType;
+  summary?: string;
+  updated_at: string;
+  body: string;
+  path: string;
+}
+
+const DIRS: Record<NoteKind, string> = { conversation: 'conversations', peer: 'peers' };
+const CONVERSATION_ID = /^[A-Za-z0-9._:@-]{1,256}$/;
+const AGENT_NUMBER = /^[A-Za-z0-9_-]{1,128}$/;
+
+export function checkTarget(kind: NoteKind, id: string): void {
+  const ok = kind === 'conversation' ? CONVERSATION_ID.test(id) : AGENT_NUMBER.test(id);
+  if (!ok) {
+    throw new CliError(
+      'validation_failed',
+      kind === 'conversation'
+        ? '--conversation-id may use letters, digits and ._:@- (1 to 256).'
+        : '--peer must be an agent number (letters, digits, _ and -).',
+      { exitCode: 2 },
+    );
+  }
+}
+
+/** The file name of an id: characters outside [A-Za-z0-9_@-] as %XX, so no id names a path (`..`, `/`). */
+const fileName = (id: string) =>
+  `${id.replace(/[^A-Za-z0-9_@-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}.md`;
+
+export const notePath = (home: string, kind: NoteKind, id: string) => join(home, 'context', DIRS[kind], fileName(id));
+
+/** One line of header text: no line breaks (they would end the header). */
+const oneLine = (s: string) => s.replace(/\r?\n/g, ' ');
+
+function render(n: Omit<ContextNote, 'path'>): string {
+  const lines = [
+    '---',
+    `${n.kind}: ${n.id}`,
+    ...(n.conversation_type ? [`conversation_type: ${n.conversation_type}`] : []),
+    ...(n.summary !== undefined ? [`summary: ${oneLine(n.summary)}`] : []),
+    `updated_at: ${n.updated_at}`,
+    '---',
+    '',
+  ];
+  return `${lines.join('\n')}\n${n.body}${n.body.endsWith('\n') || n.body === '' ? '' : '\n'}`;
+}
+
+function parse(text: string, kind: NoteKind, id: string, path: string): ContextNote {
+  const m = /^---\n([\s\S]*?)\n---\n\n?([\s\S]*)$/.exec(text);
+  const fields = new Map<string, string>();
+  for (const line of (m?.[1] ?? '').split('\n')) {
+    const at = line.indexOf(': ');
+    if (at > 0) fields.set(line.slice(0, at), line.slice(at + 2));
+  }
+  const type = fields.get('conversation_type');
+  return {
+    kind,
+    id,
+    ...(type === 'direct' || type === 'group' || type === 'broadcast' ? { conversation_type: type } : {}),
+    ...(fields.has('summary') ? { summary: fields.get('summary') as string } : {}),
+    updated_at: fields.get('updated_at') ?? '',
+    body: m ? (m[2] ?? '') : text,
+    path,
+  };
+}
+
+async function tempBeside(path: string, text: string): Promise<string> {
+  const dir = join(path, '..');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx', 0o600);
+  try {
+    await fh.writeFile(text, 'utf8');
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  return tmp;
+}
+
+export async function loadNote(home: string, kind: NoteKind, id: string): Promise<ContextNote | undefined> {
+  checkTarget(kind, id);
+  const path = notePath(home, kind, id);
+  try {
+    return parse(await readFile(path, 'utf8'), kind, id, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Creates a note; refuses (context_exists) when one is there. */
+export async function saveNote(
+  home: string,
+  note: { kind: NoteKind; id: string; conversation_type?: ConversationType; summary?: string; body: string },
+  now = new Date(),
+): Promise<ContextNote> {
+  checkTarget(note.kind, note.id);
+  const path = notePath(home, note.kind, note.id);
+  const full = { ...note, updated_at: now.toISOString() };
+  const tmp = await tempBeside(path, render(full));
+  try {
+    await link(tmp, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new CliError(
+        'context_exists',
+        `A context file for ${note.kind} ${note.id} exists (${path}); use svc context edit or append.`,
+      );
+    }
+    throw err;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+  return { ...full, path };
+}
+
+/** append: adds to the body (creating the note if there is none); edit: replaces the body of an existing note. */
+export async function changeNote(
+  home: string,
+  mode: 'append' | 'edit',
+  target: { kind: NoteKind; id: string },
+  change: { body: string; summary?: string },
+  now = new Date(),
+): Promise<ContextNote> {
+  const current = await loadNote(home, target.kind, target.id);
+  if (!current && mode === 'edit') {
+    throw new CliError(
+      'unknown_context',
+      `No context file for ${target.kind} ${target.id}; create it with svc context save.`,
+    );
+  }
+  const body =
+    mode === 'edit' || !current
+      ? change.body
+      : `${current.body}${current.body === '' || current.body.endsWith('\n') ? '' : '\n'}${change.body}`;
+  const next: Omit<ContextNote, 'path'> = {
+    kind: target.kind,
+    id: target.id,
+    ...(current?.conversation_type ? { conversation_type: current.conversation_type } : {}),
+    ...(change.summary !== undefined
+      ? { summary: change.summary }
+      : current?.summary !== undefined
+        ? { summary: current.summary }
+        : {}),
+    updated_at: now.toISOString(),
+    body,
+  };
+  const path = notePath(home, target.kind, target.id);
+  const tmp = await tempBeside(path, render(next));
+  await rename(tmp, path);
+  return { ...next, path };
+}
+
+export async function deleteNote(home: string, kind: NoteKind, id: string): Promise<string> {
+  checkTarget(kind, id);
+  const path = notePath(home, kind, id);
+  try {
+    await unlink(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new CliError('unknown_context', `No context file for ${kind} ${id}.`);
+    }
+    throw err;
+  }
+  return path;
+}
+
+export async function listNotes(home: string, kind?: NoteKind): Promise<ContextNote[]> {
+  const out: ContextNote[] = [];
+  for (const k of kind ? [kind] : (['conversation', 'peer'] as const)) {
+    let names: string[];
+    try {
+      names = await readdir(join(home, 'context', DIRS[k]));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    for (const name of names.sort()) {
+      if (!name.endsWith('.md') || name.startsWith('.')) continue;
+      const id = decodeURIComponent(name.slice(0, -3));
+      const note = await loadNote(home, k, id).catch(() => undefined);
+      if (note) out.push(note);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,374 @@
+/** conv … and context …: flags, limits, exactly-one-of rules, and the local context files. */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AGENT, fakeLink, svc, withTempHome } from './helpers.js';
+
+const agents = { listAgents: () => [AGENT] };
+const GROUP = {
+  conversation_id: 'grp:1001:AAAAAAAAAAAAAAAAAAAAAA',
+  conversation_type: 'group' as const,
+  name: 'team',
+  creator: '1001',
+  members: [
+    { number: '1001', role: 'creator' as const, active: true },
+    { number: 'bob', role: 'member' as const, active: true },
+  ],
+  me: { role: 'creator' as const, active: true },
+};
+
+describe('conv', () => {
+  it('create-group sends the participants (space or comma separated) and prints the roster', async () => {
+    const { link, calls } = fakeLink({ ...agents, createConversation: () => GROUP });
+    const r = await svc(['conv', 'create-group', 'team', '-d', 'us', '-p', 'bob', 'carol,dave'], { link });
+    expect(r.code).toBe(0);
+    expect(calls.find((c) => c.method === 'createConversation')?.args).toEqual([
+      'alice',
+      { kind: 'group', name: 'team', description: 'us', members: ['bob', 'carol', 'dave'] },
+    ]);
+    expect(r.stdout).toMatch(/Created group grp:1001:/);
+    expect(r.stdout).toMatch(/bob\s+member\s+active/);
+  });
+
+  it('create-broadcast takes subscribers; --json prints the conversation', async () => {
+    const { link, calls } = fakeLink({
+      ...agents,
+      createConversation: () => ({ ...GROUP, conversation_type: 'broadcast' }),
+    });
+    const r = await svc(['conv', 'create-broadcast', 'news', '-s', 'bob', '--json'], { link });
+    expect(r.code).toBe(0);
+    expect(calls.find((c) => c.method === 'createConversation')?.args[1]).toEqual({
+      kind: 'broadcast',
+      name: 'news',
+      members: ['bob'],
+    });
+    expect(JSON.parse(r.stdout)).toMatchObject({ conversation_type: 'broadcast' });
+  });
+
+  it('a participant that is not an agent number is a usage error, nothing is created', async () => {
+    const { link, calls } = fakeLink(agents);
+    const r = await svc(['conv', 'create-group', 'team', '-p', 'bob/../x'], { link });
+    expect(r.code).toBe(2);
+    expect(calls.some((c) => c.method === 'createConversation')).toBe(false);
+  });
+
+  it('invite: -e and -r (member or observer only)', async () => {
+    const { link, calls } = fakeLink({ ...agents, invite: () => GROUP });
+    expect((await svc(['conv', 'invite', GROUP.conversation_id, '-e', 'carol', '-r', 'observer'], { link })).code).toBe(
+      0,
+    );
+    expect(calls.find((c) => c.method === 'invite')?.args).toEqual([
+      'alice',
+      GROUP.conversation_id,
+      { number: 'carol', role: 'observer' },
+    ]);
+    expect((await svc(['conv', 'invite', GROUP.conversation_id, '-e', 'carol', '-r', 'admin'], { link })).code).toBe(2);
+    expect((await svc(['conv', 'invite', GROUP.conversation_id], { link })).code).toBe(2);
+  });
+
+  it('list (and bare conv) default to 20; messages default to 50 and pass --since', async () => {
+    const { link, calls } = fakeLink({ ...agents, listConversations: () => [GROUP], conversationMessages: () => [] });
+    expect((await svc(['conv'], { link })).stdout).toMatch(/grp:1001:\S+\s+group\s+team/);
+    await svc(['conv', 'list', '--limit', '5'], { link });
+    expect(calls.filter((c) => c.method === 'listConversations').map((c) => c.args[1])).toEqual([20, 5]);
+    await svc(['conv', 'messages', GROUP.conversation_id], { link });
+    await svc(['conv', 'messages', GROUP.conversation_id, '--limit', '2', '--since', 'k1'], { link });
+    expect(calls.filter((c) => c.method === 'conversationMessages').map((c) => c.args[2])).toEqual([
+      { limit: 50 },
+      { limit: 2, since: 'k1' },
+    ]);
+  });
+
+  it('search passes every filter; limit up to 100, offset up to 10000', async () => {
+    const { link, calls } = fakeLink({ ...agents, searchConversations: () => [] });
+    const r = await svc(
+      [
+        'conv',
+        'search',
+        '--participant',
+        'bob',
+        '--after',
+        '2026-01-01T00:00:00Z',
+        '--before',
+        '2026-02-01T00:00:00Z',
+        '--type',
+        'structured',
+        '--sort',
+        'oldest',
+        '--limit',
+        '100',
+        '--offset',
+        '10000',
+      ],
+      { link },
+    );
+    expect(r.code).toBe(0);
+    expect(calls.find((c) => c.method === 'searchConversations')?.args[1]).toEqual({
+      participant: 'bob',
+      after: '2026-01-01T00:00:00Z',
+      before: '2026-02-01T00:00:00Z',
+      type: 'structured',
+      sort: 'oldest',
+      limit: 100,
+      offset: 10000,
+    });
+    for (const bad of [
+      ['--limit', '101'],
+      ['--offset', '10001'],
+      ['--type', 'control'],
+      ['--sort', 'newest'],
+      ['--after', 'yesterday'],
+      ['--after', '2026-02-01T00:00:00Z', '--before', '2026-01-01T00:00:00Z'],
+    ]) {
+      expect((await svc(['conv', 'search', ...bad], { link })).code, bad.join(' ')).toBe(2);
+    }
+  });
+
+  it('read marks a gap that is still open, a late arrival and a repeat', async () => {
+    const base = {
+      conversation_id: GROUP.conversation_id,
+      conversation_type: 'group' as const,
+      direction: 'inbound' as const,
+      from: 'bob',
+      to: '1001',
+      content_type: 'text',
+      sent_at: 't',
+      received_at: 't',
+      acked_at: null,
+      delivered_at: null,
+      state: 'received' as const,
+      muted: false,
+    };
+    const messages = [
+      { ...base, message_id: 'm4', content: 'four', seq: 4, sequence: { gap: { from: 2, to: 3 }, missing: [3] } },
+      { ...base, message_id: 'm2', content: 'two', seq: 2, sequence: { late: true as const, duplicates: 1 } },
+    ];
+    const { link } = fakeLink({ ...agents, conversation: () => messages });
+    const r = await svc(['read', GROUP.conversation_id], { link });
+    expect(r.stdout).toMatch(/#4 GAP: #3 missing/);
+    expect(r.stdout).toMatch(/#2 late \(reordered\); repeated 1x/);
+  });
+});
+
+describe('context', () => {
+  const ctx = (home: string, argv: string[], stdin?: string) =>
+    svc(['context', ...argv], { env: { SVC_HOME: home }, ...(stdin !== undefined ? { stdin } : {}) });
+
+  it('needs exactly one of --conversation-id or --peer (--label is --peer)', async () => {
+    await withTempHome(async (home) => {
+      for (const cmd of ['save', 'append', 'edit', 'delete', 'load']) {
+        expect((await ctx(home, [cmd, '-m', 'x'])).code, `${cmd} with neither`).toBe(2);
+        expect((await ctx(home, [cmd, '--conversation-id', 'dm:a:b', '--peer', 'bob', '-m', 'x'])).code).toBe(2);
+      }
+      expect((await ctx(home, ['save', '--conversation-id', 'dm:a:b', '--label', 'bob', '-m', 'x'])).code).toBe(2);
+      expect((await ctx(home, ['save', '--peer', 'bob', '--label', 'carol', '-m', 'x'])).code).toBe(2);
+      expect((await ctx(home, ['save', '--label', 'bob', '-m', 'x'])).code).toBe(0);
+      expect((await ctx(home, ['load', '--peer', 'bob'])).stdout).toBe('x\n');
+    });
+  });
+
+  it('--conversation-type only with --conversation-id, and it must match the id', async () => {
+    await withTempHome(async (home) => {
+      expect((await ctx(home, ['save', '--peer', 'bob', '--conversation-type', 'group', '-m', 'x'])).code).toBe(2);
+      expect(
+        (await ctx(home, ['save', '--conversation-id', 'dm:a:b', '--conversation-type', 'group', '-m', 'x'])).code,
+      ).toBe(2);
+      const r = await ctx(home, ['save', '--conversation-id', 'grp:a:AAAAAAAAAAAAAAAA', '-m', 'plan', '--json']);
+      expect(JSON.parse(r.stdout)).toMatchObject({ kind: 'conversation', conversation_type: 'group', body: 'plan' });
+    });
+  });
+
+  it('save refuses an existing file; append adds; edit replaces; summary kept; files readable by a person', async () => {
+    await withTempHome(async (home) => {
+      expect((await ctx(home, ['save', '--conversation-id', 'dm:a:b', '-s', 'who is who', '-m', 'first'])).code).toBe(
+        0,
+      );
+      const again = await ctx(home, ['save', '--conversation-id', 'dm:a:b', '-m', 'second']);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/context_exists|exists/);
+      await ctx(home, ['append', '--conversation-id', 'dm:a:b'], 'from stdin\n');
+      expect((await ctx(home, ['load', '--conversation-id', 'dm:a:b'])).stdout).toBe('first\nfrom stdin\n');
+      await ctx(home, ['edit', '--conversation-id', 'dm:a:b', '-m', 'all new']);
+      const loaded = JSON.parse((await ctx(home, ['load', '--conversation-id', 'dm:a:b', '--json'])).stdout);
+      expect(loaded).toMatchObject({ body: 'all new\n', summary: 'who is who' });
+      const file = await readFile(join(home, 'context', 'conversations', 'dm%3Aa%3Ab.md'), 'utf8');
+      expect(file).toMatch(
+        /^---\nconversation: dm:a:b\nconversation_type: direct\nsummary: who is who\nupdated_at: .*\n---\n\nall new\n$/,
+      );
+      // no temporary file is left beside it
+      expect(await readdir(join(home, 'context', 'conversations'))).toEqual(['dm%3Aa%3Ab.md']);
+    });
+  });
+
+  it('edit of a missing file fails; load of one prints nothing; delete has no confirmation', async () => {
+    await withTempHome(async (home) => {
+      expect((await ctx(home, ['edit', '--peer', 'bob', '-m', 'x'])).code).toBe(1);
+      const none = await ctx(home, ['load', '--peer', 'bob']);
+      expect(none).toMatchObject({ code: 0, stdout: '' });
+      await ctx(home, ['save', '--peer', 'bob', '-m', 'x']);
+      const del = await ctx(home, ['delete', '--peer', 'bob']);
+      expect(del.code).toBe(0);
+      expect((await ctx(home, ['load', '--peer', 'bob'])).stdout).toBe('');
+      expect((await ctx(home, ['delete', '--peer', 'bob'])).code).toBe(1);
+    });
+  });
+
+  it('list --type conversation|peer', async () => {
+    await withTempHome(async (home) => {
+      await ctx(home, ['save', '--peer', 'bob', '-m', 'x']);
+      await ctx(home, ['save', '--conversation-id', 'dm:a:b', '-m', 'y']);
+      const all = JSON.parse((await ctx(home, ['list', '--json'])).stdout) as Array<{ kind: string; id: string }>;
+      expect(all.map((n) => `${n.kind}:${n.id}`)).toEqual(['conversation:dm:a:b', 'peer:bob']);
+      const peers = JSON.parse((await ctx(home, ['list', '--type', 'peer', '--json'])).stdout) as unknown[];
+      expect(peers).toHaveLength(1);
+      expect((await ctx(home, ['list', '--type', 'group'])).code).toBe(2);
+    });
+  });
+
+  it('an id never names a path outside the context directory', async () => {
+    await withTempHome(async (home) => {
+      expect((await ctx(home, ['save', '--peer', '../x', '-m', 'x'])).code).toBe(2);
+      expect((await ctx(home, ['save', '--conversation-id', '..', '-m', 'x'])).code).toBe(0);
+      expect(await readdir(join(home, 'context', 'conversations'))).toEqual(['%2E%2E.md']);
+    });
+  });
+});
+
+describe('attachments on the command line', () => {
+  it('send --file (or --attach) passes the absolute path and the caption; read --save saves every attachment shown', async () => {
+    await withTempHome(async (home) => {
+      const { writeFile } = await import('node:fs/promises');
+      const path = join(home, 'a.txt');
+      await writeFile(path, 'hello');
+      const { link, calls } = fakeLink({
+        ...agents,
+        send: () => ({
+          message_id: 'm1',
+          conversation_id: 'dm:1001:bob',
+          to: 'bob',
+          sent_at: 't',
+          status: 'accepted',
+          state: 'sent',
+        }),
+      });
+      expect((await svc(['send', 'bob', 'a caption', '--attach', path], { link })).code).toBe(0);
+      expect(calls.find((c) => c.method === 'send')?.args[1]).toEqual({
+        to: 'bob',
+        content: 'a caption',
+        content_type: 'media',
+        file_path: path,
+      });
+      const r = await svc(['send', '--conversation-id', 'grp:1001:AAAAAAAAAAAAAAAA', '--file', path], { link });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/conversation media is unsupported/);
+    });
+  });
+
+  it('read --save DIR', async () => {
+    const media = {
+      message_id: 'm1',
+      conversation_id: 'dm:1001:bob',
+      conversation_type: 'direct' as const,
+      direction: 'inbound' as const,
+      from: 'bob',
+      to: '1001',
+      content_type: 'media',
+      content: '{}',
+      sent_at: 't',
+      received_at: 't',
+      acked_at: null,
+      delivered_at: null,
+      state: 'received' as const,
+      muted: false,
+    };
+    const { link, calls } = fakeLink({
+      ...agents,
+      conversation: () => [media, { ...media, message_id: 'm2', content_type: 'text' }],
+      saveAttachment: (_a, id, dir) => ({
+        message_id: id,
+        path: `${dir}/x.bin`,
+        size: 3,
+        media_type: 'x',
+        name: 'x.bin',
+      }),
+    });
+    const r = await svc(['read', 'bob', '--save', '/tmp/out'], { link });
+    expect(r.code).toBe(0);
+    expect(calls.filter((c) => c.method === 'saveAttachment').map((c) => c.args)).toEqual([
+      ['alice', 'm1', '/tmp/out'],
+    ]);
+    expect(r.stdout).toMatch(/saved \/tmp\/out\/x.bin \(3 bytes/);
+  });
+});
+
+const terminalWriter = (isTTY: boolean, write: (s: string) => void) => ({ isTTY, write });
+
+describe('transfer progress', () => {
+  it('draws a bar on a terminal while an attachment uploads, and nothing when stderr is not one', async () => {
+    const { run } = await import('../src/program.js');
+    const { progressLine } = await import('../src/progress.js');
+    expect(progressLine('a.bin', 'upload', 1024 * 1024, 4 * 1024 * 1024, 8)).toBe(
+      '↑ [##......]  25% 1.0/4.0 MiB a.bin',
+    );
+    await withTempHome(async (home) => {
+      const { writeFile } = await import('node:fs/promises');
+      const path = join(home, 'a.bin');
+      await writeFile(path, 'x');
+      for (const tty of [true, false]) {
+        let drawn!: () => void;
+        const seen = new Promise<void>((resolve) => {
+          drawn = resolve;
+        });
+        const { link } = fakeLink({
+          ...agents,
+          events: (_agent, signal) =>
+            (async function* () {
+              yield {
+                type: 'transfer' as const,
+                agent: 'alice',
+                direction: 'upload' as const,
+                name: 'a.bin',
+                done: 5,
+                total: 10,
+              };
+              yield {
+                type: 'transfer' as const,
+                agent: 'alice',
+                direction: 'upload' as const,
+                name: 'a.bin',
+                done: 10,
+                total: 10,
+              };
+              drawn();
+              await new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }));
+            })(),
+          // the send returns once the bar has had its events (a TTY subscribes; otherwise nothing waits)
+          send: async () => {
+            if (tty) await seen;
+            return {
+              message_id: 'm1',
+              conversation_id: 'dm:1001:bob',
+              to: 'bob',
+              sent_at: 't',
+              status: 'accepted',
+              state: 'sent',
+            };
+          },
+        });
+        let stderr = '';
+        const code = await run(['send', 'bob', '--file', path], {
+          env: { SVC_HOME: home },
+          stdout: { write: () => undefined },
+          // a terminal's stderr has isTTY; the Writer type does not say so
+          stderr: terminalWriter(tty, (s) => {
+            stderr += s;
+          }),
+          connect: async () => link,
+        });
+        expect(code).toBe(0);
+        if (tty) expect(stderr).toContain('100% 0.0/0.0 MiB a.bin\n');
+        else expect(stderr).toBe('');
+      }
+    });
+  });
+});

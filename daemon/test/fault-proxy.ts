@@ -1,0 +1,173 @@
+/**
+ * A stand-in for a hostile relay in front of the real one: it forwards everything, and a
+ * test can make it drop one posted envelope, hold one back until the next post (reorder),
+ * deliver one stream event twice (duplicate), or refuse posts as if the relay were down.
+ * It sees only what the relay sees: sealed envelopes and their headers.
+ */
+import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import { type Envelope, parseEnvelope } from '@svc/shared';
+import { freePort } from '../../relay/test/helpers/relay-process.js';
+
+export type EnvelopeMatch = (e: Envelope) => boolean;
+
+export interface FaultProxy {
+  url: string;
+  /** every envelope that reached the relay through the proxy, in order */
+  posted: Envelope[];
+  /** the next posted envelope that matches is never forwarded (the relay answers for it as accepted) */
+  drop(match: EnvelopeMatch): void;
+  /** the next posted envelope that matches is forwarded after the envelopes of the following post */
+  hold(match: EnvelopeMatch): void;
+  /** the next stream event whose envelope matches is written twice */
+  duplicate(match: EnvelopeMatch): void;
+  /** while set, posts of envelopes answer 503 (the relay seems down) */
+  down: boolean;
+  /** the next post of envelopes is refused for good (400) */
+  refuseNext: boolean;
+  /** while set, every attachment blob served has one byte flipped */
+  tamperBlobs: boolean;
+  close(): Promise<void>;
+}
+
+const body = (req: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+
+export async function startFaultProxy(target: number): Promise<FaultProxy> {
+  const port = await freePort();
+  let toDrop: EnvelopeMatch | undefined;
+  let toHold: EnvelopeMatch | undefined;
+  let toDuplicate: EnvelopeMatch | undefined;
+  let held: unknown[] = [];
+  const proxy: FaultProxy = {
+    url: `http://127.0.0.1:${port}`,
+    posted: [],
+    drop: (m) => {
+      toDrop = m;
+    },
+    hold: (m) => {
+      toHold = m;
+    },
+    duplicate: (m) => {
+      toDuplicate = m;
+    },
+    down: false,
+    refuseNext: false,
+    tamperBlobs: false,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+
+  const forward = (req: IncomingMessage, payload: Buffer, onAnswer: (answer: IncomingMessage) => void) => {
+    const headers = { ...req.headers, 'content-length': String(payload.length) };
+    const up = request({ host: '127.0.0.1', port: target, method: req.method, path: req.url, headers }, onAnswer);
+    up.on('error', () => undefined);
+    up.end(payload);
+    return up;
+  };
+
+  const server: Server = createServer(async (req, res) => {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    const payload = await body(req);
+    if (req.method === 'POST' && path === '/api/v1/messages') {
+      if (proxy.down) {
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'service_unavailable', message: 'down (test)' }));
+        return;
+      }
+      if (proxy.refuseNext) {
+        proxy.refuseNext = false;
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'validation_failed', message: 'refused (test)' }));
+        return;
+      }
+      const all = (JSON.parse(payload.toString('utf8')) as { envelopes: unknown[] }).envelopes;
+      const forwarded: unknown[] = [];
+      const later: unknown[] = [];
+      for (const raw of all) {
+        const e = parseEnvelope(raw);
+        if (toDrop?.(e)) {
+          toDrop = undefined;
+          continue;
+        }
+        if (toHold?.(e)) {
+          toHold = undefined;
+          later.push(raw);
+          continue;
+        }
+        forwarded.push(raw);
+      }
+      forwarded.push(...held);
+      held = later;
+      for (const raw of forwarded) proxy.posted.push(parseEnvelope(raw));
+      const answered = all.map((raw) => ({ message_id: parseEnvelope(raw).header.message_id, status: 'accepted' }));
+      if (forwarded.length === 0) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ results: answered }));
+        return;
+      }
+      forward(req, Buffer.from(JSON.stringify({ envelopes: forwarded })), (answer) => {
+        // the sender hears about its own envelopes only, as a relay that kept them would answer
+        void body(answer).then(() => {
+          res.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' });
+          const ok = (answer.statusCode ?? 502) < 300;
+          res.end(ok ? JSON.stringify({ results: answered }) : '{}');
+        });
+      });
+      return;
+    }
+    if (req.method === 'GET' && path === '/api/v1/messages/stream') {
+      const up = forward(req, payload, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        let buffer = '';
+        answer.setEncoding('utf8');
+        answer.on('data', (chunk: string) => {
+          buffer += chunk;
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const event = buffer.slice(0, end + 2);
+            buffer = buffer.slice(end + 2);
+            res.write(event);
+            const data = /^data: (.*)$/m.exec(event)?.[1];
+            if (toDuplicate && data && event.includes('event: envelope')) {
+              const e = parseEnvelope((JSON.parse(data) as { envelope: unknown }).envelope);
+              if (toDuplicate(e)) {
+                toDuplicate = undefined;
+                res.write(event);
+              }
+            }
+          }
+        });
+        answer.on('end', () => res.end());
+      });
+      res.on('close', () => up.destroy());
+      return;
+    }
+    if (req.method === 'GET' && path.startsWith('/api/v1/blobs/') && proxy.tamperBlobs) {
+      forward(req, payload, (answer) => {
+        void body(answer).then((bytes) => {
+          if (answer.statusCode === 200 && bytes.length > 0) {
+            const at = Math.floor(bytes.length / 2);
+            bytes[at] = (bytes[at] as number) ^ 1;
+          }
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.end(bytes);
+        });
+      });
+      return;
+    }
+    const up = forward(req, payload, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    res.on('close', () => up.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return proxy;
+}

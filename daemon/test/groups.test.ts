@@ -1,0 +1,523 @@
+/**
+ * Groups and broadcasts with three agents on three daemon homes through a REAL relay,
+ * behind a stand-in for a hostile relay (./fault-proxy.ts) that can drop, hold back
+ * (reorder) or repeat one envelope. Rosters come from signed control messages on each
+ * member; the relay sees sealed envelopes only; a receiver shows exactly the gap, late
+ * arrival or duplicate it was given.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createEnvelopeHeader, type Envelope, utf8 } from '@svc/shared';
+import { deriveIdentityKeys, sealEnvelope } from '@svc/shared/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
+import type { ArchivedMessage, ConversationInfo, DaemonEvent } from '../src/client/index.js';
+import { FileVault, loadSeed } from '../src/vault/index.js';
+import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { startDaemon, type TestDaemon, until } from './helpers.js';
+
+let proxy: FaultProxy;
+let relay: RelayProcess;
+const agents: Record<'alice' | 'bob' | 'carol', TestDaemon> = {} as never;
+const events: Record<string, DaemonEvent[]> = { alice: [], bob: [], carol: [] };
+const closers: Array<() => void> = [];
+type Name = keyof typeof agents;
+
+async function grant(agentId: string): Promise<string> {
+  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
+  if (g.code !== 0) throw new Error(g.stderr);
+  return JSON.parse(g.stdout).enrollment_code as string;
+}
+
+const client = (n: Name) => agents[n].client;
+const roster = (c: ConversationInfo | undefined) => c?.members?.map((m) => `${m.number}:${m.role}:${m.active}`);
+
+/** Waits until `n` holds a message whose content is `text` in the conversation; returns it. */
+const received = (n: Name, conversation: string, text: string) =>
+  until(
+    async () => {
+      const msgs = await client(n)
+        .read(n, conversation)
+        .catch(() => [] as ArchivedMessage[]);
+      return msgs.find((m) => m.content === text);
+    },
+    15_000,
+    `${n} receives ${text}`,
+  );
+
+/** Every member's view of the roster, once they all agree (alice's included); returns it. */
+async function converged(id: string, members: Name[]): Promise<string[] | undefined> {
+  return until(
+    async () => {
+      const want = roster(await client('alice').getConversation('alice', id));
+      for (const n of members) {
+        const got = roster(
+          await client(n)
+            .getConversation(n, id)
+            .catch(() => undefined),
+        );
+        if (JSON.stringify(got) !== JSON.stringify(want)) return undefined;
+      }
+      return want;
+    },
+    15_000,
+    `rosters of ${id} converge`,
+  );
+}
+
+const to = (recipient: string, messageId?: string) => (e: Envelope) =>
+  e.header.recipient === recipient && (messageId === undefined || e.header.message_id === messageId);
+
+/** An envelope `from` seals by hand (its own seed), as a misbehaving member's client could. */
+async function forged(
+  from: Name,
+  recipient: Name,
+  fields: { conversation_id: string; conversation_type: 'group' | 'broadcast' | 'direct'; plaintext: string },
+): Promise<Envelope> {
+  const seed = loadSeed(FileVault.open(join(agents[from].home, 'vault.json'), 'test passphrase'), from);
+  const me = await client(from).getAgent(from);
+  const keys = await client(from).relay<{ current: { encryption_public_key: string } }>(from, {
+    method: 'GET',
+    path: `agents/${recipient}/keys`,
+  });
+  const { fromBase64url } = await import('@svc/shared');
+  return sealEnvelope({
+    header: createEnvelopeHeader({
+      sender: from,
+      recipient,
+      conversation_id: fields.conversation_id,
+      conversation_type: fields.conversation_type,
+      content_type: 'text',
+      deployment_id: me.deployment_id,
+      tenant_id: me.tenant_id,
+    }),
+    plaintext: utf8(fields.plaintext),
+    recipientX25519Public: fromBase64url(keys.body.current.encryption_public_key),
+    senderEd25519Private: deriveIdentityKeys(seed, 0).signPrivate,
+  });
+}
+
+async function postRaw(from: Name, envelope: Envelope): Promise<void> {
+  const res = await client(from).relay(from, { method: 'POST', path: 'messages', body: { envelopes: [envelope] } });
+  expect(res.status).toBeLessThan(300);
+}
+
+const rejected = (n: Name, messageId: string) =>
+  until(
+    () =>
+      events[n]?.find((e) => e.type === 'rejected' && e.message_id === messageId) as
+        | Extract<DaemonEvent, { type: 'rejected' }>
+        | undefined,
+    15_000,
+    `${n} rejects ${messageId}`,
+  );
+
+beforeAll(async () => {
+  const relayPort = await freePort();
+  proxy = await startFaultProxy(relayPort);
+  const started = await Promise.all([
+    spawnRelay({ port: relayPort, env: { SVC_RELAY_TENANTS: 'acme', SVC_RELAY_PUBLIC_URL: proxy.url } }),
+    startDaemon(undefined, { outboxRetryMinMs: 50, outboxRetryMaxMs: 200 }),
+    startDaemon(),
+    startDaemon(),
+  ]);
+  relay = started[0];
+  [agents.alice, agents.bob, agents.carol] = [started[1], started[2], started[3]];
+  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+  for (const n of ['alice', 'bob', 'carol'] as const) {
+    await client(n).fetchDeployment({ url: proxy.url, trust_bundle: bundle, name: 'dev' });
+    const stream = await client(n).events();
+    closers.push(() => stream.close());
+    void (async () => {
+      for await (const e of stream) events[n]?.push(e);
+    })();
+    await client(n).register({ enrollment_code: await grant(n), name: n });
+  }
+  for (const n of ['alice', 'bob', 'carol'] as const) {
+    await until(async () => (await client(n).status()).agents[0]?.session === 'connected', 15_000, `${n} connected`);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  for (const close of closers) close();
+  await Promise.all(Object.values(agents).map((a) => a?.daemon.close()));
+  await relay?.stop();
+  await proxy?.close();
+});
+
+describe('a group of three with an observer', () => {
+  let group = '';
+
+  it('create and invite converge on every member; the relay sees one sealed envelope per member', async () => {
+    const created = await client('alice').createConversation('alice', {
+      kind: 'group',
+      name: 'team',
+      description: 'the three of us',
+      members: ['bob'],
+    });
+    group = created.conversation_id;
+    expect(group).toMatch(/^grp:alice:/);
+    expect(roster(created)).toEqual(['alice:creator:true', 'bob:member:true']);
+    const invited = await client('alice').invite('alice', group, { number: 'carol', role: 'observer' });
+    expect(roster(invited)).toEqual(['alice:creator:true', 'bob:member:true', 'carol:observer:true']);
+    expect(await converged(group, ['bob', 'carol'])).toEqual(roster(invited));
+    expect((await client('carol').getConversation('carol', group)).name).toBe('team');
+    // roster changes are bookkeeping: they never wait in the inbox or raise a message event
+    expect(
+      (await client('carol').inbox('carol', { source: 'local' })).filter((m) => m.conversation_id === group),
+    ).toEqual([]);
+    expect(events.carol?.some((e) => e.type === 'message' && e.message.content_type === 'control')).toBe(false);
+    expect(events.carol?.some((e) => e.type === 'roster' && e.conversation_id === group)).toBe(true);
+    // the relay saw control envelopes only as sealed bytes: nothing in a header names the roster
+    const controls = proxy.posted.filter((e) => e.header.conversation_id === group);
+    expect(controls.every((e) => e.header.content_type === 'control')).toBe(true);
+    expect(JSON.stringify(controls)).not.toContain('observer');
+  });
+
+  it('a message reaches every member, sealed once per member under one message id', async () => {
+    const before = proxy.posted.length;
+    const sent = await client('alice').send('alice', { to: '', conversation_id: group, content: 'hello team' });
+    expect(sent.recipients?.sort()).toEqual(['bob', 'carol']);
+    const envs = proxy.posted.slice(before);
+    expect(envs.map((e) => e.header.recipient).sort()).toEqual(['bob', 'carol']);
+    expect(new Set(envs.map((e) => e.header.message_id)).size).toBe(1);
+    const atBob = await received('bob', group, 'hello team');
+    expect(atBob).toMatchObject({ conversation_type: 'group', from: 'alice', seq: 3 });
+    expect(atBob.sequence).toBeUndefined();
+    await received('carol', group, 'hello team');
+  });
+
+  it('reply inside the group goes to the group', async () => {
+    const msg = await received('bob', group, 'hello team');
+    await client('bob').reply('bob', { message_id: msg.message_id, content: 'hi all' });
+    await received('alice', group, 'hi all');
+    await received('carol', group, 'hi all');
+  });
+
+  it('an observer reads but cannot post: refused by its own daemon and by every receiver', async () => {
+    await expect(
+      client('carol').send('carol', { to: '', conversation_id: group, content: 'may I?' }),
+    ).rejects.toMatchObject({ code: 'not_allowed_to_post', status: 403 });
+    const env = await forged('carol', 'bob', {
+      conversation_id: group,
+      conversation_type: 'group',
+      plaintext: JSON.stringify({ svc: 'group/v1', seq: 1, body: 'posting anyway' }),
+    });
+    await postRaw('carol', env);
+    expect((await rejected('bob', env.header.message_id)).reason).toBe('not_allowed_to_post');
+    expect((await client('bob').read('bob', group)).map((m) => m.content)).not.toContain('posting anyway');
+  });
+
+  it('a message for a group the receiver is not in is refused and never archived', async () => {
+    const stranger = `grp:carol:${'Z'.repeat(22)}`;
+    const env = await forged('carol', 'bob', {
+      conversation_id: stranger,
+      conversation_type: 'group',
+      plaintext: JSON.stringify({ svc: 'group/v1', seq: 1, body: 'join my group' }),
+    });
+    await postRaw('carol', env);
+    expect((await rejected('bob', env.header.message_id)).reason).toBe('not_a_member');
+    await expect(client('bob').read('bob', stranger)).rejects.toMatchObject({ code: 'unknown_conversation' });
+  });
+
+  it("a group id can neither be a direct one nor claim someone else's creation", async () => {
+    // a group message filed under the direct id of bob and alice
+    const asDirect = await forged('carol', 'bob', {
+      conversation_id: 'dm:alice:bob',
+      conversation_type: 'group',
+      plaintext: JSON.stringify({ svc: 'group/v1', seq: 1, body: 'pretending' }),
+    });
+    await postRaw('carol', asDirect);
+    expect((await rejected('bob', asDirect.header.message_id)).reason).toBe('conversation_mismatch');
+    // a create of a group whose id names alice as its creator, sent by carol
+    const claimed = `grp:alice:${'Y'.repeat(22)}`;
+    const create = await forged('carol', 'bob', {
+      conversation_id: claimed,
+      conversation_type: 'group',
+      plaintext: JSON.stringify({
+        svc: 'group/v1',
+        seq: 1,
+        control: { op: 'create', kind: 'group', name: 'fake', members: [{ number: 'bob', role: 'member' }] },
+      }),
+    });
+    // content_type text with a control payload is refused as malformed first; seal it as control
+    const header = { ...create.header, content_type: 'control' as const };
+    const seed = loadSeed(FileVault.open(join(agents.carol.home, 'vault.json'), 'test passphrase'), 'carol');
+    const keys = await client('carol').relay<{ current: { encryption_public_key: string } }>('carol', {
+      method: 'GET',
+      path: 'agents/bob/keys',
+    });
+    const { fromBase64url } = await import('@svc/shared');
+    const asControl = sealEnvelope({
+      header: createEnvelopeHeader(header),
+      plaintext: utf8(
+        JSON.stringify({
+          svc: 'group/v1',
+          seq: 1,
+          control: { op: 'create', kind: 'group', name: 'fake', members: [{ number: 'bob', role: 'member' }] },
+        }),
+      ),
+      recipientX25519Public: fromBase64url(keys.body.current.encryption_public_key),
+      senderEd25519Private: deriveIdentityKeys(seed, 0).signPrivate,
+    });
+    await postRaw('carol', asControl);
+    expect((await rejected('bob', asControl.header.message_id)).reason).toBe('not_conversation_creator');
+    await expect(client('bob').getConversation('bob', claimed)).rejects.toMatchObject({ code: 'unknown_conversation' });
+  });
+
+  it('only the creator invites', async () => {
+    await expect(client('bob').invite('bob', group, { number: 'carol', role: 'member' })).rejects.toMatchObject({
+      code: 'not_conversation_creator',
+      status: 403,
+    });
+  });
+
+  it('leave changes the roster on every member; who left gets nothing new and cannot post', async () => {
+    const left = await client('bob').leave('bob', group);
+    expect(left.me).toEqual({ role: 'member', active: false });
+    expect(await converged(group, ['bob', 'carol'])).toEqual([
+      'alice:creator:true',
+      'bob:member:false',
+      'carol:observer:true',
+    ]);
+    const before = proxy.posted.length;
+    await client('alice').send('alice', { to: '', conversation_id: group, content: 'after bob left' });
+    expect(proxy.posted.slice(before).map((e) => e.header.recipient)).toEqual(['carol']);
+    await received('carol', group, 'after bob left');
+    await expect(
+      client('bob').send('bob', { to: '', conversation_id: group, content: 'still here?' }),
+    ).rejects.toMatchObject({ code: 'not_a_member' });
+  });
+});
+
+describe('an all-local roster', () => {
+  it('stays on the device: nothing of it reaches the relay, and both agents read and post', async () => {
+    await client('alice').register({ enrollment_code: await grant('dora'), name: 'dora' });
+    const g = await client('alice').createConversation('alice', { kind: 'group', name: 'home', members: ['dora'] });
+    const id = g.conversation_id;
+    const dora = await until(
+      () =>
+        client('alice')
+          .getConversation('dora', id)
+          .catch(() => undefined),
+      15_000,
+      'dora has the roster',
+    );
+    expect(roster(dora)).toEqual(roster(g));
+    await client('alice').send('alice', { to: '', conversation_id: id, content: 'just us' });
+    const got = await until(
+      async () => (await client('alice').read('dora', id)).find((m) => m.content === 'just us'),
+      15_000,
+      'dora reads it',
+    );
+    expect(got).toMatchObject({ from: 'alice', seq: 2 });
+    await client('alice').reply('dora', { message_id: got.message_id, content: 'indeed' });
+    await until(
+      async () => (await client('alice').read('alice', id)).find((m) => m.content === 'indeed'),
+      15_000,
+      'alice reads the reply',
+    );
+    expect(proxy.posted.filter((e) => e.header.conversation_id === id)).toEqual([]);
+  });
+});
+
+describe('mutes hold in groups', () => {
+  it("a muted member's group messages are archived, marked muted, and announced to no one", async () => {
+    const g = await client('alice').createConversation('alice', {
+      kind: 'group',
+      name: 'quiet',
+      members: ['bob', 'carol'],
+    });
+    await converged(g.conversation_id, ['bob', 'carol']);
+    const mute = await client('carol').relay('carol', { method: 'POST', path: 'agents/bob/mute', body: {} });
+    expect(mute.status).toBeLessThan(300);
+    try {
+      const sent = await client('bob').send('bob', { to: '', conversation_id: g.conversation_id, content: 'psst' });
+      const atCarol = await received('carol', g.conversation_id, 'psst');
+      expect(atCarol.muted).toBe(true);
+      await received('alice', g.conversation_id, 'psst');
+      expect(events.carol?.some((e) => e.type === 'message' && e.message.message_id === sent.message_id)).toBe(false);
+      expect(events.alice?.some((e) => e.type === 'message' && e.message.message_id === sent.message_id)).toBe(true);
+    } finally {
+      await client('carol').relay('carol', { method: 'DELETE', path: 'agents/bob/mute' });
+    }
+  });
+});
+
+describe('a broadcast', () => {
+  it('subscribers receive; a reply goes to the broadcaster only', async () => {
+    const b = await client('alice').createConversation('alice', {
+      kind: 'broadcast',
+      name: 'news',
+      members: ['bob', 'carol'],
+    });
+    expect(b.conversation_id).toMatch(/^bc:alice:/);
+    await converged(b.conversation_id, ['bob', 'carol']);
+    await client('alice').send('alice', { to: '', conversation_id: b.conversation_id, content: 'issue 1' });
+    const atCarol = await received('carol', b.conversation_id, 'issue 1');
+    await received('bob', b.conversation_id, 'issue 1');
+    const before = proxy.posted.length;
+    const reply = await client('carol').reply('carol', { message_id: atCarol.message_id, content: 'thanks' });
+    expect(reply.recipients).toEqual(['alice']);
+    expect(proxy.posted.slice(before).map((e) => e.header.recipient)).toEqual(['alice']);
+    await received('alice', b.conversation_id, 'thanks');
+    expect((await client('bob').read('bob', b.conversation_id)).map((m) => m.content)).not.toContain('thanks');
+  });
+});
+
+describe('a relay that drops, repeats or reorders one envelope', () => {
+  let g = '';
+  const seqEvents = (n: Name) =>
+    (events[n] ?? []).filter(
+      (e): e is Extract<DaemonEvent, { type: 'sequence' }> => e.type === 'sequence' && e.conversation_id === g,
+    );
+
+  beforeAll(async () => {
+    g = (
+      await client('alice').createConversation('alice', { kind: 'group', name: 'faults', members: ['bob', 'carol'] })
+    ).conversation_id;
+    await converged(g, ['bob', 'carol']);
+  });
+  const say = (text: string) => client('alice').send('alice', { to: '', conversation_id: g, content: text });
+
+  it('a dropped envelope: the receiver shows exactly that gap, the others nothing', async () => {
+    await say('one'); // seq 2 (create was 1)
+    proxy.drop(to('bob'));
+    await say('two'); // seq 3: never reaches bob
+    await say('three'); // seq 4
+    const three = await received('bob', g, 'three');
+    expect(three.seq).toBe(4);
+    expect(three.sequence).toEqual({ gap: { from: 3, to: 3 }, missing: [3] });
+    await received('carol', g, 'three');
+    expect(seqEvents('bob').map((e) => [e.kind, e.seq, e.missing])).toEqual([['gap', 4, { from: 3, to: 3 }]]);
+    expect(seqEvents('carol')).toEqual([]);
+  });
+
+  it('a reordered envelope: the gap shows, then the late one fills it', async () => {
+    const four = say('four'); // seq 5, held back for carol
+    proxy.hold(to('carol'));
+    await four;
+    await say('five'); // seq 6, then the held seq 5 follows it
+    const late = await received('carol', g, 'four');
+    expect(late).toMatchObject({ seq: 5, sequence: { late: true } });
+    const five = (await client('carol').read('carol', g)).find((m) => m.content === 'five');
+    expect(five?.sequence).toEqual({ gap: { from: 5, to: 5 }, missing: [] });
+    expect(seqEvents('carol').map((e) => [e.kind, e.seq])).toEqual([
+      ['gap', 6],
+      ['reordered', 5],
+    ]);
+  });
+
+  it('a repeated envelope: archived once, reported as a duplicate', async () => {
+    proxy.duplicate(to('bob'));
+    await say('six'); // seq 7
+    const six = await received('bob', g, 'six');
+    await until(() => seqEvents('bob').find((e) => e.kind === 'duplicate'), 15_000, 'duplicate reported');
+    expect(
+      seqEvents('bob')
+        .filter((e) => e.kind === 'duplicate')
+        .map((e) => [e.seq, e.message_id]),
+    ).toEqual([[7, six.message_id]]);
+    const msgs = (await client('bob').read('bob', g)).filter((m) => m.content === 'six');
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]?.sequence).toEqual({ duplicates: 1 });
+  });
+
+  it('a send the relay refuses takes no number: receivers see no gap after it', async () => {
+    proxy.refuseNext = true;
+    await expect(say('refused')).rejects.toMatchObject({ code: 'validation_failed' });
+    const after = await say('after the refusal');
+    expect(after.status).toBe('accepted');
+    const atBob = await received('bob', g, 'after the refusal');
+    expect(atBob.sequence).toBeUndefined();
+    expect(seqEvents('bob').filter((e) => e.kind === 'gap')).toHaveLength(1);
+  });
+
+  it('a number the sender already used, under a new message id, is refused and reported as a duplicate', async () => {
+    const env = await forged('alice', 'bob', {
+      conversation_id: g,
+      conversation_type: 'group',
+      plaintext: JSON.stringify({ svc: 'group/v1', seq: 2, body: 'one, again' }),
+    });
+    await postRaw('alice', env);
+    expect((await rejected('bob', env.header.message_id)).reason).toBe('sequence_duplicate');
+    expect(seqEvents('bob').find((e) => e.message_id === env.header.message_id)).toMatchObject({
+      kind: 'duplicate',
+      seq: 2,
+    });
+    expect((await client('bob').read('bob', g)).map((m) => m.content)).not.toContain('one, again');
+  });
+
+  it('a group send while the relay is down waits in the outbox and then reaches every member', async () => {
+    proxy.down = true;
+    const queued = await say('while down');
+    expect(queued).toMatchObject({ status: 'queued', state: 'queued' });
+    proxy.down = false;
+    const atBob = await received('bob', g, 'while down');
+    await received('carol', g, 'while down');
+    expect(atBob.sequence).toBeUndefined();
+    await until(
+      async () =>
+        (await client('alice').read('alice', g)).find((m) => m.content === 'while down' && m.state !== 'queued'),
+      15_000,
+      'outbox flushed',
+    );
+  });
+});
+
+describe('conv list, messages and search over the archive', () => {
+  it('list: groups and broadcasts with their names, direct conversations with their peer, most recent first', async () => {
+    await client('alice').send('alice', { to: 'bob', content: '{"kind":"direct note"}', content_type: 'structured' });
+    const list = await client('alice').conversations('alice');
+    expect(list[0]).toMatchObject({ conversation_type: 'direct', peer: 'bob', conversation_id: 'dm:alice:bob' });
+    expect(list.find((c) => c.name === 'team')).toMatchObject({ conversation_type: 'group', creator: 'alice' });
+    expect(list.find((c) => c.name === 'news')).toMatchObject({ conversation_type: 'broadcast' });
+    expect(await client('alice').conversations('alice', { limit: 2 })).toHaveLength(2);
+    await expect(client('alice').conversations('alice', { limit: 0 })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('messages: the latest page, then the pages after a sort key', async () => {
+    const all = await client('alice').read('alice', 'dm:alice:bob');
+    expect(all.length).toBeGreaterThan(0);
+    const id = (await client('alice').conversations('alice')).find((c) => c.name === 'faults')
+      ?.conversation_id as string;
+    const everything = await client('alice').conversationMessages('alice', id, { limit: 1000 });
+    const latest = await client('alice').conversationMessages('alice', id, { limit: 3 });
+    expect(latest).toEqual(everything.slice(-3));
+    const first = everything[0]?.sort_key as string;
+    const next = await client('alice').conversationMessages('alice', id, { limit: 2, since: first });
+    expect(next.map((m) => m.message_id)).toEqual(everything.slice(1, 3).map((m) => m.message_id));
+    expect(await client('alice').conversationMessages('alice', id)).toHaveLength(Math.min(50, everything.length));
+  });
+
+  it('search: participant, window, type, order, limit and offset; control messages never match', async () => {
+    const c = client('alice');
+    const all = await c.searchConversations('alice', { limit: 100 });
+    expect(all.some((m) => m.content_type === 'control')).toBe(false);
+    expect(all.map((m) => m.sent_at)).toEqual([...all.map((m) => m.sent_at)].sort().reverse());
+    const oldest = await c.searchConversations('alice', { sort: 'oldest', limit: 100 });
+    expect(oldest.map((m) => m.message_id)).toEqual([...all].reverse().map((m) => m.message_id));
+    expect((await c.searchConversations('alice', { participant: 'carol' })).map((m) => m.content)).toEqual(['thanks']);
+    expect((await c.searchConversations('alice', { type: 'structured' })).map((m) => m.content)).toEqual([
+      '{"kind":"direct note"}',
+    ]);
+    expect(await c.searchConversations('alice', { type: 'media' })).toEqual([]);
+    const mid = oldest[Math.floor(oldest.length / 2)] as ArchivedMessage;
+    const after = await c.searchConversations('alice', { after: mid.sent_at, limit: 100 });
+    expect(after.every((m) => m.sent_at > mid.sent_at)).toBe(true);
+    const before = await c.searchConversations('alice', { before: mid.sent_at, limit: 100 });
+    expect(before.every((m) => m.sent_at < mid.sent_at)).toBe(true);
+    expect(after.length + before.length).toBeLessThan(all.length + 1);
+    const page = await c.searchConversations('alice', { limit: 2, offset: 1 });
+    expect(page.map((m) => m.message_id)).toEqual(all.slice(1, 3).map((m) => m.message_id));
+    for (const bad of [{ limit: 101 }, { offset: 10_001 }, { after: 'yesterday' }, { participant: '../x' }]) {
+      await expect(c.searchConversations('alice', bad)).rejects.toMatchObject({
+        code: 'validation_failed',
+        status: 400,
+      });
+    }
+    await expect(c.searchConversations('alice', { sort: 'newest' as 'recent' })).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+  });
+});

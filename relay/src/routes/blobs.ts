@@ -1,0 +1,92 @@
+/**
+ * Attachment blobs (relay/src/blobs/blob-store.ts): upload opaque encrypted bytes for
+ * named recipients, fetch them, acknowledge them. Limits: SVC_RELAY_BLOB_MAX_BYTES per
+ * blob (413 blob_too_large), the tenant's blob store (507 tenant_storage_full).
+ */
+import { Type } from '@sinclair/typebox';
+import { SvcError } from '@svc/shared';
+import { BLOB_ID } from '../blobs/blob-store.js';
+import type { RoutePlugin } from '../http/scopes.js';
+import type { TypedApp } from './types.js';
+
+const AGENT_NUMBER = /^[A-Za-z0-9_-]{1,128}$/;
+const MAX_RECIPIENTS = 100;
+
+export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
+  const store = ctx.blobs;
+  const max = ctx.config.limits.blobMaxBytes;
+  const blobParams = Type.Object({ blob_id: Type.String({ pattern: BLOB_ID.source }) });
+  const tooLarge = () =>
+    new SvcError(
+      'blob_too_large',
+      `An attachment may be at most ${max} bytes once encrypted here (SVC_RELAY_BLOB_MAX_BYTES); send a smaller file.`,
+    );
+
+  // raw bytes: a scope of its own keeps this parser to the upload route
+  await app.register(async (scope: TypedApp) => {
+    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: max }, (_req, body, done) =>
+      done(null, body),
+    );
+    scope.post(
+      '/api/v1/blobs',
+      {
+        onRequest: async (request) => {
+          // refused before the body is read when the size is declared
+          if (Number(request.headers['content-length'] ?? 0) > max) throw tooLarge();
+        },
+        bodyLimit: max,
+        schema: {
+          summary: 'Upload an encrypted attachment for the named recipients (`for`, comma-separated agent numbers)',
+          querystring: Type.Object({ for: Type.String({ minLength: 1, maxLength: 129 * MAX_RECIPIENTS }) }),
+          response: { 201: Type.Object({ blob_id: Type.String(), size: Type.Integer() }) },
+        },
+        errorHandler: (err) => {
+          // the body limit of this route speaks of attachments
+          if ((err as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw tooLarge();
+          throw err;
+        },
+      },
+      async (request, reply) => {
+        const body = request.body;
+        if (!Buffer.isBuffer(body)) {
+          throw new SvcError('validation_failed', 'Send the attachment as application/octet-stream.');
+        }
+        if (body.length > max) throw tooLarge();
+        const recipients = [...new Set((request.query as { for: string }).for.split(','))];
+        if (recipients.length > MAX_RECIPIENTS || recipients.some((n) => !AGENT_NUMBER.test(n))) {
+          throw new SvcError('validation_failed', `for: up to ${MAX_RECIPIENTS} agent numbers, comma-separated.`);
+        }
+        const { row } = request.agent;
+        const put = await store.put(row.tenant_id, row.agent_number, recipients, body);
+        return reply.status(201).send({ ...put, size: body.length });
+      },
+    );
+  });
+
+  app.get(
+    '/api/v1/blobs/:blob_id',
+    {
+      schema: { summary: 'Fetch an attachment (its owner or a named recipient)', params: blobParams },
+    },
+    async (request, reply) => {
+      const { row } = request.agent;
+      const bytes = await store.get(row.tenant_id, row.agent_number, (request.params as { blob_id: string }).blob_id);
+      return reply.type('application/octet-stream').send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+    },
+  );
+
+  app.post(
+    '/api/v1/blobs/:blob_id/ack',
+    {
+      schema: {
+        summary: 'A recipient has the attachment; once every recipient said so it is deleted',
+        params: blobParams,
+        response: { 200: Type.Object({ purged: Type.Boolean() }) },
+      },
+    },
+    async (request) => {
+      const { row } = request.agent;
+      return store.ack(row.tenant_id, row.agent_number, (request.params as { blob_id: string }).blob_id);
+    },
+  );
+};

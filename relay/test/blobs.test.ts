@@ -1,0 +1,107 @@
+/**
+ * The attachment blob route on a relay with its real bus: who may upload, fetch and
+ * acknowledge, the size limit with or without a declared length, and the answers to bad
+ * requests (always `{error, message}`, never a 5xx).
+ */
+
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestAgent } from './helpers/agent-client.js';
+import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
+
+let relay: BusRelay;
+let alice: TestAgent;
+let bob: TestAgent;
+let eve: TestAgent;
+const LIMIT = 64 * 1024;
+
+/** A raw request; `chunked` sends the body without a declared length. */
+function send(
+  method: string,
+  path: string,
+  auth: Record<string, string>,
+  body?: Buffer,
+  opts: { chunked?: boolean; type?: string } = {},
+): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${relay.url}${path}`, {
+      method,
+      headers: {
+        ...auth,
+        ...(body ? { 'content-type': opts.type ?? 'application/octet-stream' } : {}),
+        ...(body && !opts.chunked ? { 'content-length': String(body.length) } : {}),
+      },
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    if (body && opts.chunked) {
+      for (let i = 0; i < body.length; i += 8192) req.write(body.subarray(i, i + 8192));
+      req.end();
+    } else req.end(body);
+  });
+}
+const json = (b: Buffer) => JSON.parse(b.toString('utf8')) as { error?: string; blob_id?: string; purged?: boolean };
+
+beforeAll(async () => {
+  relay = await inProcessBusRelay({ SVC_RELAY_BLOB_MAX_BYTES: String(LIMIT) });
+  [alice, bob, eve] = await Promise.all([relay.enroll('alice'), relay.enroll('bob'), relay.enroll('eve')]);
+}, 60_000);
+
+afterAll(async () => {
+  await relay?.close();
+});
+
+describe('blobs', () => {
+  it('upload for a recipient; the owner and the recipient fetch it, nobody else; the ack deletes it', async () => {
+    const bytes = randomBytes(LIMIT - 1);
+    const up = await send('POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, bytes);
+    expect(up.status).toBe(201);
+    const id = json(up.body).blob_id as string;
+    for (const who of [alice, bob]) {
+      const got = await send('GET', `/api/v1/blobs/${id}`, who.auth);
+      expect(got.status).toBe(200);
+      expect(got.body.equals(bytes)).toBe(true);
+    }
+    const other = await send('GET', `/api/v1/blobs/${id}`, eve.auth);
+    expect([other.status, json(other.body).error]).toEqual([404, 'unknown_blob']);
+    // only a recipient acknowledges
+    expect((await send('POST', `/api/v1/blobs/${id}/ack`, eve.auth)).status).toBe(404);
+    expect((await send('POST', `/api/v1/blobs/${id}/ack`, alice.auth)).status).toBe(404);
+    const ack = await send('POST', `/api/v1/blobs/${id}/ack`, bob.auth);
+    expect([ack.status, json(ack.body).purged]).toEqual([200, true]);
+    expect((await send('GET', `/api/v1/blobs/${id}`, alice.auth)).status).toBe(404);
+  });
+
+  it('over the limit: 413 blob_too_large, declared or not', async () => {
+    const big = randomBytes(LIMIT + 1);
+    for (const chunked of [false, true]) {
+      const r = await send('POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, big, { chunked });
+      expect([r.status, json(r.body).error], `chunked ${chunked}`).toEqual([413, 'blob_too_large']);
+    }
+    expect((await send('POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, randomBytes(LIMIT))).status).toBe(201);
+  });
+
+  it('bad requests get a 4xx in the one shape', async () => {
+    const cases: Array<[string, string, Record<string, string>, Buffer | undefined, { type?: string }?]> = [
+      ['POST', `/api/v1/blobs?for=${bob.number}`, {}, randomBytes(10)],
+      ['POST', '/api/v1/blobs', alice.auth, randomBytes(10)],
+      ['POST', '/api/v1/blobs?for=../x', alice.auth, randomBytes(10)],
+      ['POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, Buffer.from('{}'), { type: 'application/json' }],
+      ['POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, randomBytes(10), { type: 'text/plain' }],
+      ['GET', '/api/v1/blobs/not-an-id', alice.auth, undefined],
+      ['GET', `/api/v1/blobs/${'A'.repeat(22)}`, alice.auth, undefined],
+      ['POST', `/api/v1/blobs/${'A'.repeat(22)}/ack`, bob.auth, undefined],
+    ];
+    for (const [method, path, auth, body, opts] of cases) {
+      const r = await send(method, path, auth, body, opts);
+      expect(r.status, `${method} ${path}`).toBeGreaterThanOrEqual(400);
+      expect(r.status, `${method} ${path}`).toBeLessThan(500);
+      expect(Object.keys(json(r.body)).sort()).toEqual(['error', 'message']);
+    }
+  });
+});
