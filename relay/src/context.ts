@@ -19,7 +19,7 @@ export interface AdminVerifier {
 }
 
 /** What the relay's services use of the message bus (the managed or external NATS). */
-export type RelayBus = Pick<Bus, 'tenantConnection' | 'revokeUsers' | 'health' | 'close'>;
+export type RelayBus = Pick<Bus, 'tenantConnection' | 'revokeUsers' | 'mintUserCreds' | 'leafUrl' | 'health' | 'close'>;
 
 /** The parts that need no other service: what the services themselves are built from. */
 export interface RelayBase {

@@ -249,6 +249,25 @@ export const ERROR_CATALOG = {
     status: 404,
     message: 'No `svc` on PATH; pass the path of the svc binary with --binary.',
   },
+
+  // the local stack: leaf uplinks and named sources (issue 17)
+  source_claimed: {
+    status: 409,
+    message: 'Another edge machine already streams this agent; release it there first.',
+  },
+  edge_source_capacity_exhausted: {
+    status: 409,
+    message: 'This edge machine already streams the maximum of 64 named sources; release one first.',
+  },
+  consumer_ceiling_reached: {
+    status: 409,
+    message: "The tenant account's consumer ceiling (1,024) is reached; release a named source first.",
+  },
+  leaf_unavailable: {
+    status: 503,
+    message:
+      'This relay has no leaf node listener; the operator sets SVC_RELAY_LEAF_LISTEN (and SVC_RELAY_LEAF_ADVERTISE).',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -19,6 +19,10 @@ describe('rate limit and quota settings', () => {
       SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES: '4096',
       SVC_RELAY_TENANT_MAX_MESSAGES: '100',
       SVC_RELAY_TENANT_MAX_BYTES: '0',
+      SVC_RELAY_SOURCES_PER_TENANT: '4',
+      SVC_RELAY_SOURCES_PER_EDGE: '2',
+      SVC_RELAY_TENANT_MAX_CONSUMERS: '8',
+      SVC_RELAY_LEAF_CREDS_TTL_SECONDS: '60',
     });
     expect(c.limits).toEqual({
       authPerAddressPerMinute: 0,
@@ -31,6 +35,10 @@ describe('rate limit and quota settings', () => {
       recipientMaxPendingBytes: 4096,
       tenantMaxMessages: 100,
       tenantMaxBytes: 0,
+      sourcesPerTenant: 4,
+      sourcesPerEdge: 2,
+      tenantMaxConsumers: 8,
+      leafCredsTtlSeconds: 60,
     });
   });
 
@@ -42,6 +50,10 @@ describe('rate limit and quota settings', () => {
     expect(() => buildConfig({ SVC_RELAY_CHALLENGES_MAX: '0' })).toThrow(
       /SVC_RELAY_CHALLENGES_MAX must be an integer ≥ 1/,
     );
+    // a consumer cap of 0 would deny every consumer
+    expect(() => buildConfig({ SVC_RELAY_TENANT_MAX_CONSUMERS: '0' })).toThrow(/≥ 1/);
+    expect(() => buildConfig({ SVC_RELAY_LEAF_LISTEN: 'nowhere' })).toThrow(/SVC_RELAY_LEAF_LISTEN must be host:port/);
+    expect(buildConfig({ SVC_RELAY_LEAF_LISTEN: '[::1]:7422' }).nats.leafListen).toEqual({ host: '::1', port: 7422 });
   });
 
   it('trusted proxies are addresses or CIDR ranges', () => {
