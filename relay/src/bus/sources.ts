@@ -75,3 +75,9 @@ export async function deleteSourceConsumer(nc: NatsConnection, durable: string, 
     throw err;
   }
 }
+
+/** The ceiling the bus itself holds: SVC_MSGS's max_consumers (the relay sets it from its setting). */
+export async function streamConsumerCap(nc: NatsConnection, timeoutMs: number): Promise<number> {
+  const jsm = await jetstreamManager(nc, { timeout: timeoutMs });
+  return (await jsm.streams.info(MSGS_STREAM)).config.max_consumers;
+}
