@@ -263,6 +263,19 @@ export const ERROR_CATALOG = {
     status: 409,
     message: "The tenant account's consumer ceiling (1,024) is reached; release a named source first.",
   },
+  local_stack_running: {
+    status: 409,
+    message: 'The local nats-server already runs; `svc stop --local` first to start it with other settings.',
+  },
+  local_stack_failed: {
+    status: 500,
+    message:
+      'The local nats-server did not start; check that nats-server is installed (apt-get install nats-server) and the ports are free.',
+  },
+  process_not_owned: {
+    status: 409,
+    message: 'The process named by the pid file cannot be proven to be the one svc started; nothing was stopped.',
+  },
   leaf_unavailable: {
     status: 503,
     message:
