@@ -63,6 +63,8 @@ export interface DaemonLink {
   events(agent: string | undefined, signal?: AbortSignal): AsyncIterable<DaemonEvent>;
   /** serves the dashboard on loopback (if not yet) and answers a fresh one-time sign-in link */
   openDashboard(input: DashboardOpenInput): Promise<DashboardLaunch>;
+  /** the local stack's nats-server (`svc start --local-only`, `svc stop --local`) */
+  localStack: DaemonClient['localStack'];
 }
 
 export interface ConnectOptions {
@@ -126,6 +128,7 @@ export function clientLink(client: DaemonClient): DaemonLink {
     relay: (agent, call) => client.relay(agent, call),
     events: (agent, signal) => eventsUntil(client, agent, signal),
     openDashboard: (input) => client.openDashboard(input),
+    localStack: client.localStack.bind(client),
   };
 }
 

@@ -37,6 +37,9 @@
  *   GET    /v1/agents/:agent/trust                      → TrustStatus (fingerprints, changed peer keys, held envelopes)
  *   GET    /v1/events?agent=                            → NDJSON stream of DaemonEvent, one per line
  *   POST   /v1/dashboard           DashboardOpenInput   → DashboardLaunch (serves the page on loopback; a fresh sign-in link)
+ *   GET    /v1/local-stack                              → LocalStackStatus (the local nats-server of `svc start`)
+ *   POST   /v1/local-stack/start   LocalStackStartInput → LocalStackStatus
+ *   POST   /v1/local-stack/stop                         → {stopped}
  *
  * `verified=true` on inbox, conversations (their last messages), conversations/:id/messages,
  * check and search adds `verified` (MessageVerification) to every inbound message.
@@ -61,6 +64,23 @@ export const DAEMON_ERROR_CODES = [
   'deployment_stale', // renew offered a document older than the trusted one
 ] as const;
 export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
+
+/** `svc start --local-only [--port] [--monitor-port] [--listen]` (the leaf uplink is not built yet). */
+export interface LocalStackStartInput {
+  local_only: boolean;
+  port: number;
+  monitor_port: number;
+  listen: string;
+}
+
+export interface LocalStackStatus {
+  running: boolean;
+  pid?: number;
+  local_only?: boolean;
+  url?: string;
+  monitor_url?: string;
+  uplink?: string;
+}
 
 export interface DaemonStatus {
   version: string;

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { processArgv, proveOwnership, writePidRecord } from './ownership.js';
-import { localStackFiles, resolvePorts } from './server-config.js';
-import { LocalStack, stopOwnedServer } from './supervisor.js';
+import { processArgv, proveOwnership, stopOwnedServer, writePidRecord } from '../client/local-stack/ownership.js';
+import { localStackFiles, resolvePorts } from '../client/local-stack/server-config.js';
+import { LocalStack } from './supervisor.js';
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {

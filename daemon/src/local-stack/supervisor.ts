@@ -2,28 +2,30 @@
  * The local nats-server child of the daemon (Debian's, never downloaded): written config,
  * spawned, awaited until its client port answers, restarted if it dies while wanted,
  * stopped with SIGTERM (SIGKILL after a grace period). The pid file plus the process's
- * own command line are what `svc stop --local` checks before signalling anything.
+ * own command line are what `svc stop --local` checks before signalling anything
+ * (client/local-stack/ownership.ts, which the CLI uses when no daemon answers).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Logger } from 'pino';
+import type { LocalStackStatus } from '../client/api.js';
+import {
+  type PidRecord,
+  proveOwnership,
+  removePidRecord,
+  terminate,
+  writePidRecord,
+} from '../client/local-stack/ownership.js';
+import {
+  type LocalStackFiles,
+  type LocalStackOptions,
+  localServerConfig,
+} from '../client/local-stack/server-config.js';
 import { DaemonError } from '../errors.js';
-import { type PidRecord, proveOwnership, removePidRecord, writePidRecord } from './ownership.js';
-import { type LocalStackFiles, type LocalStackOptions, localServerConfig } from './server-config.js';
 
 const START_TIMEOUT_MS = 10_000;
-const STOP_GRACE_MS = 5000;
 const RESTART_DELAY_MS = 500;
-
-export interface LocalStackStatus {
-  running: boolean;
-  pid?: number;
-  local_only?: boolean;
-  url?: string;
-  monitor_url?: string;
-  uplink?: string;
-}
 
 function portAnswers(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -129,49 +131,4 @@ export class LocalStack {
     this.#log.info('local stack: nats-server stopped');
     return true;
   }
-}
-
-/** SIGTERM, then SIGKILL after the grace period. */
-async function terminate(pid: number, child?: ChildProcess): Promise<void> {
-  const exited = child
-    ? new Promise<void>((r) => child.once('exit', () => r()))
-    : (async () => {
-        for (let i = 0; i < STOP_GRACE_MS / 50; i++) {
-          try {
-            process.kill(pid, 0);
-          } catch {
-            return;
-          }
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      })();
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const grace = new Promise<'late'>((r) => {
-    timer = setTimeout(() => r('late'), STOP_GRACE_MS);
-  });
-  if ((await Promise.race([exited.then(() => 'done' as const), grace])) === 'late') {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone meanwhile
-    }
-  }
-  clearTimeout(timer);
-}
-
-/**
- * `svc stop --local` without a daemon to ask: signals the server only when the pid file
- * and the process itself prove it is this home's; otherwise refuses and says why.
- */
-export async function stopOwnedServer(files: LocalStackFiles): Promise<number> {
-  const proof = proveOwnership(files.pidFile, files.configFile);
-  if (!proof.owned) throw new DaemonError('process_not_owned', `Not stopping anything: ${proof.reason}.`);
-  await terminate(proof.record.pid);
-  removePidRecord(files.pidFile);
-  return proof.record.pid;
 }

@@ -9,6 +9,7 @@ import { agentRoutes } from './routes/agents.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { eventRoutes } from './routes/events.js';
+import { localStackRoutes } from './routes/local-stack.js';
 import { messageRoutes } from './routes/messages.js';
 import { statusRoutes } from './routes/status.js';
 
@@ -54,5 +55,6 @@ export function buildApp(ctx: DaemonContext): FastifyInstance {
   messageRoutes(app, ctx);
   eventRoutes(app, ctx);
   dashboardRoutes(app, ctx);
+  localStackRoutes(app, ctx);
   return app;
 }

@@ -5,8 +5,17 @@
  * nats-server of someone else, or a pid file without a live process proves nothing, and
  * `svc stop` refuses to signal it.
  */
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
+
+const STOP_GRACE_MS = 5000;
+
+/** The refusal of `svc stop --local`; its code is in the shared catalog. */
+export class ProcessNotOwned extends Error {
+  readonly code = 'process_not_owned';
+  readonly status = 409;
+}
 
 export interface PidRecord {
   pid: number;
@@ -65,4 +74,49 @@ export function proveOwnership(pidFile: string, expectedConfig: string): Ownersh
   if (configIndex < 0 || argv[configIndex + 1] !== expectedConfig)
     return { owned: false, reason: `process ${record.pid} runs another configuration` };
   return { owned: true, record };
+}
+
+/** SIGTERM, then SIGKILL after the grace period. */
+export async function terminate(pid: number, child?: ChildProcess): Promise<void> {
+  const exited = child
+    ? new Promise<void>((r) => child.once('exit', () => r()))
+    : (async () => {
+        for (let i = 0; i < STOP_GRACE_MS / 50; i++) {
+          try {
+            process.kill(pid, 0);
+          } catch {
+            return;
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<'late'>((r) => {
+    timer = setTimeout(() => r('late'), STOP_GRACE_MS);
+  });
+  if ((await Promise.race([exited.then(() => 'done' as const), grace])) === 'late') {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  clearTimeout(timer);
+}
+
+/**
+ * `svc stop --local` without a daemon to ask: signals the server only when the pid file
+ * and the process itself prove it is this home's; otherwise refuses and says why.
+ */
+export async function stopOwnedServer(files: { pidFile: string; configFile: string }): Promise<number> {
+  const proof = proveOwnership(files.pidFile, files.configFile);
+  if (!proof.owned) throw new ProcessNotOwned(`Not stopping anything: ${proof.reason}.`);
+  await terminate(proof.record.pid);
+  removePidRecord(files.pidFile);
+  return proof.record.pid;
 }
