@@ -24,7 +24,7 @@ let edgeB: NatsConnection;
 async function edgeFor(agent: TestAgent, name: string): Promise<NatsConnection> {
   const identity = await relay.enroll(name, undefined, ['nats-relay']);
   expect((await call(relay.url, 'POST', '/api/v1/sources', { agent: agent.agentId }, identity.auth)).status).toBe(200);
-  const creds = await call<{ creds: string; leaf_url: string }>(
+  const creds = await call<{ creds: string; leaf_url: string; inbox_prefix: string }>(
     relay.url,
     'POST',
     '/api/v1/nats/issue-leaf-creds',
@@ -33,7 +33,7 @@ async function edgeFor(agent: TestAgent, name: string): Promise<NatsConnection> 
   );
   const server = await startEdgeServer(creds.body.leaf_url, creds.body.creds);
   edges.push(server);
-  const nc = await server.connect();
+  const nc = await server.connect(creds.body.inbox_prefix);
   clients.push(nc);
   return nc;
 }
@@ -86,11 +86,24 @@ afterAll(async () => {
 });
 
 describe('two edges on leaf links', () => {
-  it("exchange messages: each edge pulls its agent's messages across its own link", async () => {
+  it("exchange messages: each edge pulls its agent's messages across its own link, and sees no other edge's", async () => {
+    // edge B listens for every reply it could draw across its link: edge A's pulls must not reach it
+    const snoop = await edges[1]?.connect();
+    if (!snoop) throw new Error('edge B is running');
+    clients.push(snoop);
+    const seen: string[] = [];
+    for (const subject of ['_INBOX.>', '_INBOX_edge-a.>', '$JS.ACK.>', 'msg.>'])
+      snoop.subscribe(subject, { callback: (_err, m) => seen.push(m.subject) });
+    await snoop.flush();
     const toCarol = await send(bob, carol, 'hello from machine A');
     const toBob = await send(carol, bob, 'hello from machine B');
     expect(await drain(edgeB, 'src_carol', 1)).toEqual([toCarol]);
     expect(await drain(edgeA, 'src_bob', 1)).toEqual([toBob]);
+    await snoop.flush();
+    // only edge B's own traffic (its replies and its acks, both local to its server)
+    expect(seen.filter((s) => !s.startsWith('_INBOX_edge-b.') && !s.startsWith('$JS.ACK.SVC_MSGS.src_carol.'))).toEqual(
+      [],
+    );
   }, 60_000);
 
   it('the hub dies: local delivery on the edge goes on; back up, the backlog drains in order, exactly once', async () => {

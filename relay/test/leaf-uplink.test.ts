@@ -18,6 +18,7 @@ interface Creds {
   user_public_key: string;
   leaf_url: string;
   jetstream_domain: string;
+  inbox_prefix: string;
   subjects: string[];
   sources: string[];
   expires_at: string;
@@ -95,11 +96,13 @@ describe('POST /api/v1/nats/issue-leaf-creds', () => {
       kind: 'relay-uplink/v1',
       leaf_url: `nats-leaf://127.0.0.1:${leafPort}`,
       jetstream_domain: 'hub',
+      inbox_prefix: '_INBOX_edge-1',
       sources: ['src_bob'],
       revoked_users: 0,
     });
     expect(Date.parse(c.expires_at)).toBeGreaterThan(Date.now());
     expect(c.subjects).not.toContain('$JS.hub.API.>');
+    expect(c.subjects).not.toContain('_INBOX.>');
     expect(c.subjects.every((s) => !s.startsWith('$JS.hub.API.') || s.endsWith('.src_bob'))).toBe(true);
 
     // leaf-only: the same creds cannot open an ordinary client connection to the hub
@@ -113,7 +116,7 @@ describe('POST /api/v1/nats/issue-leaf-creds', () => {
     ).rejects.toThrow();
 
     edgeServer = await startEdgeServer(c.leaf_url, c.creds);
-    edgeClient = await edgeServer.connect();
+    edgeClient = await edgeServer.connect(c.inbox_prefix);
     const env = sealFor(alice, bob, 'across the leaf');
     const sent = await call(relay.url, 'POST', '/api/v1/messages', { envelopes: [env] }, alice.auth);
     expect(sent.status).toBe(202);

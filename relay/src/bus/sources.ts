@@ -17,14 +17,24 @@ export function sourceDurable(agentNumber: string): string {
 }
 
 /**
+ * The reply-inbox prefix of an edge's clients. Each edge gets its own: with the shared
+ * `_INBOX.>` an edge's subscription would draw every reply in the tenant account across
+ * its link, the other edges' pulled messages included.
+ */
+export function uplinkInboxPrefix(edgeNumber: string): string {
+  return `_INBOX_${edgeNumber}`;
+}
+
+/**
  * The subjects a leaf uplink may use for its sources, and nothing else of the hub's
  * JetStream API: pull the next messages and read the consumer's info, acknowledge
- * through `$JS.ACK`, get replies on `_INBOX`. Never all of `$JS.hub.API.>`.
+ * through `$JS.ACK`, get replies on the edge's own inbox prefix. Never all of
+ * `$JS.hub.API.>`.
  */
-export function uplinkSubjects(durables: readonly string[]): string[] {
+export function uplinkSubjects(edgeNumber: string, durables: readonly string[]): string[] {
   const api = `$JS.${JETSTREAM_DOMAIN}.API`;
   return [
-    '_INBOX.>',
+    `${uplinkInboxPrefix(edgeNumber)}.>`,
     ...durables.flatMap((d) => [
       `${api}.CONSUMER.MSG.NEXT.${MSGS_STREAM}.${d}`,
       `${api}.CONSUMER.INFO.${MSGS_STREAM}.${d}`,

@@ -7,7 +7,7 @@
  */
 import { SvcError } from '@svc/shared';
 import { JETSTREAM_DOMAIN } from '../bus/index.js';
-import { uplinkSubjects } from '../bus/sources.js';
+import { uplinkInboxPrefix, uplinkSubjects } from '../bus/sources.js';
 import type { RelayBase } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
 
@@ -21,6 +21,7 @@ export interface UplinkCreds {
   user_public_key: string;
   leaf_url: string;
   jetstream_domain: string;
+  inbox_prefix: string;
   subjects: string[];
   sources: string[];
   expires_at: string;
@@ -31,7 +32,7 @@ export async function issueUplinkCreds(ctx: Ctx, edge: AgentRow): Promise<Uplink
   const leafUrl = ctx.bus.leafUrl;
   if (!leafUrl) throw new SvcError('leaf_unavailable');
   const durables = ctx.stores.sources.durablesOfEdge(edge.id);
-  const subjects = uplinkSubjects(durables);
+  const subjects = uplinkSubjects(edge.agent_number, durables);
   const ttl = ctx.config.limits.leafCredsTtlSeconds;
   let minted: { creds: string; publicKey: string };
   try {
@@ -70,6 +71,7 @@ export async function issueUplinkCreds(ctx: Ctx, edge: AgentRow): Promise<Uplink
     user_public_key: minted.publicKey,
     leaf_url: leafUrl,
     jetstream_domain: JETSTREAM_DOMAIN,
+    inbox_prefix: uplinkInboxPrefix(edge.agent_number),
     subjects,
     sources: durables,
     expires_at: new Date(now + ttl * 1000).toISOString(),

@@ -14,7 +14,8 @@ export interface EdgeServer {
   url: string;
   credsFile: string;
   writeCreds(creds: string): void;
-  connect(): Promise<NatsConnection>;
+  /** a client of the edge; `inboxPrefix` is the one its creds name (replies elsewhere never cross the link) */
+  connect(inboxPrefix?: string): Promise<NatsConnection>;
   stop(): Promise<void>;
 }
 
@@ -48,7 +49,7 @@ export async function startEdgeServer(leafUrl: string, creds: string): Promise<E
     url,
     credsFile,
     writeCreds: (c) => writeFileSync(credsFile, c, { mode: 0o600 }),
-    connect: () => connect({ servers: url, name: 'edge-client' }),
+    connect: (inboxPrefix) => connect({ servers: url, name: 'edge-client', ...(inboxPrefix ? { inboxPrefix } : {}) }),
     stop: () => server.stop(),
   };
 }

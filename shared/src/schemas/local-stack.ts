@@ -8,6 +8,9 @@ export const UplinkCreds = Type.Object(
     user_public_key: Type.String(),
     leaf_url: Type.String({ description: "the hub's leaf node URL (nats-leaf://host:port)" }),
     jetstream_domain: Type.String({ description: 'JetStream domain of the hub; edges name it for JetStream calls' }),
+    inbox_prefix: Type.String({
+      description: "the reply-inbox prefix the edge's clients must use (connect option inboxPrefix)",
+    }),
     subjects: Type.Array(Type.String(), { description: 'the only subjects the uplink may publish and subscribe to' }),
     sources: Type.Array(Type.String(), { description: 'consumer names of the sources the edge holds' }),
     expires_at: Type.String({ format: 'date-time' }),
