@@ -93,7 +93,11 @@ describe('two edges on leaf links', () => {
     clients.push(snoop);
     const seen: string[] = [];
     for (const subject of ['_INBOX.>', '_INBOX_edge-a.>', '$JS.ACK.>', 'msg.>'])
-      snoop.subscribe(subject, { callback: (_err, m) => seen.push(m.subject) });
+      snoop.subscribe(subject, {
+        callback: (_err, m) => {
+          seen.push(m.subject);
+        },
+      });
     await snoop.flush();
     const toCarol = await send(bob, carol, 'hello from machine A');
     const toBob = await send(carol, bob, 'hello from machine B');
