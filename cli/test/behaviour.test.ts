@@ -314,10 +314,14 @@ describe('hosted-only and unbuilt commands', () => {
     ]);
   });
 
-  it('svc start with an uplink (no --local-only) says not built yet', async () => {
-    const r = await svc(['start', '--port', '5000']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('not built yet');
+  it('svc start --as UPLINK (or a port) asks for the leaf of the hub with that nats-relay identity', async () => {
+    const { link, calls } = fakeLink({ localStack: () => ({ running: true, uplink: 'nats-leaf://hub:7422' }) });
+    expect((await svc(['start', '--as', 'uplink-a'], { link })).code).toBe(0);
+    expect((await svc(['start', '--port', '5000'], { link })).code).toBe(0);
+    expect(calls.map((c) => c.args)).toEqual([
+      ['start', { local_only: false, port: 4222, monitor_port: 8222, listen: '127.0.0.1', as: 'uplink-a' }],
+      ['start', { local_only: false, port: 5000, monitor_port: 8222, listen: '127.0.0.1' }],
+    ]);
   });
 
   it('svc stop --local asks the daemon; without one, refuses what it cannot prove it owns', async () => {

@@ -53,11 +53,11 @@ describe('the daemon supervises the local nats-server', () => {
     expect(alive(again.pid as number)).toBe(false);
   }, 30_000);
 
-  it('the leaf uplink is not built yet: start without local_only is refused', async () => {
+  it('the leaf uplink needs a local nats-relay identity: without one, start without local_only is refused', async () => {
     const d = await startDaemon();
     running.push(d);
     await expect(
       d.client.localStack('start', { local_only: false, port: 1, monitor_port: 2, listen: '127.0.0.1' }),
-    ).rejects.toMatchObject({ status: 501 });
+    ).rejects.toMatchObject({ code: 'uplink_identity_required' });
   });
 });

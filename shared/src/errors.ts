@@ -272,6 +272,11 @@ export const ERROR_CATALOG = {
     message:
       'The local nats-server did not start; check that nats-server is installed (apt-get install nats-server) and the ports are free.',
   },
+  uplink_identity_required: {
+    status: 409,
+    message:
+      'The leaf uplink needs one local identity enrolled with the nats-relay capability (name it with --as), or use --local-only.',
+  },
   process_not_owned: {
     status: 409,
     message: 'The process named by the pid file cannot be proven to be the one svc started; nothing was stopped.',

@@ -249,12 +249,15 @@ export function identityCommands(app: App): Command[] {
   action(app, start, async (run) => {
     const o = run.opts<{
       localOnly: boolean;
+      as?: string;
       port?: number;
       monitorPort?: number;
       listen: string;
       background: boolean;
     }>();
-    if (o.localOnly) {
+    const uplinkAsked =
+      o.as !== undefined || o.port !== undefined || o.monitorPort !== undefined || o.listen !== '127.0.0.1';
+    if (o.localOnly || uplinkAsked) {
       // The local nats-server is a child of the daemon: the daemon runs in the background for it.
       let ports: { port: number; monitorPort: number };
       try {
@@ -264,23 +267,22 @@ export function identityCommands(app: App): Command[] {
       }
       const link = await app.link(true);
       const stack = await link.localStack('start', {
-        local_only: true,
+        local_only: o.localOnly,
         port: ports.port,
         monitor_port: ports.monitorPort,
         listen: o.listen,
+        ...(o.as !== undefined && !o.localOnly ? { as: o.as } : {}),
       });
       run.print(
         stack,
         () =>
-          `The local nats-server runs (pid ${stack.pid}) on ${stack.url}, monitoring ${stack.monitor_url}; local only, no uplink.\n`,
+          `The local nats-server runs (pid ${stack.pid}) on ${stack.url}, monitoring ${stack.monitor_url}; ${
+            stack.uplink
+              ? `leaf of ${stack.uplink} (sources: ${(stack.sources ?? []).join(', ') || 'none'})`
+              : 'local only, no uplink'
+          }.\n`,
       );
       return;
-    }
-    if (o.port !== undefined || o.monitorPort !== undefined || o.listen !== '127.0.0.1') {
-      throw new CliError(
-        'not_built_yet',
-        'The leaf uplink to the hub (start without --local-only) is not built yet; use `svc start --local-only`.',
-      );
     }
     if (o.background) {
       const status = await app.link(true).then((l) => l.status());

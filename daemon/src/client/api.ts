@@ -65,9 +65,11 @@ export const DAEMON_ERROR_CODES = [
 ] as const;
 export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
 
-/** `svc start --local-only [--port] [--monitor-port] [--listen]` (the leaf uplink is not built yet). */
+/** `svc start [--local-only] [--port] [--monitor-port] [--listen] [--as UPLINK]`. */
 export interface LocalStackStartInput {
   local_only: boolean;
+  /** the nats-relay identity of this machine (default: the only one) */
+  as?: string;
   port: number;
   monitor_port: number;
   listen: string;
@@ -80,6 +82,10 @@ export interface LocalStackStatus {
   url?: string;
   monitor_url?: string;
   uplink?: string;
+  /** the uplink's reply-inbox prefix: local clients of the hub's JetStream connect with it */
+  inbox_prefix?: string;
+  sources?: string[];
+  creds_expire_at?: string;
 }
 
 export interface DaemonStatus {
