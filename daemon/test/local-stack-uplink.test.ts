@@ -96,5 +96,11 @@ describe('svc start: the local nats-server as a leaf of the hub', () => {
       await nc.close();
     }
     expect(await a.client.localStack('stop')).toEqual({ stopped: true });
+    // the uplink identity runs no agent session: the relay would refuse it every agent route
+    const log = readFileSync(join(a.home, 'logs', 'daemon.log'), 'utf8');
+    expect(
+      log.split('\n').filter((l) => l.includes('"agent":"uplink-a"') && l.includes('relay stream failed')),
+    ).toEqual([]);
+    expect((await a.client.status()).agents.find((s) => s.name === 'uplink-a')?.session).toBe('offline');
   }, 60_000);
 });
