@@ -80,6 +80,8 @@ export interface DaemonLink {
   conversationMessages(agent: string, id: string, q: { limit?: number; since?: string }): Promise<ArchivedMessage[]>;
   searchConversations(agent: string, q: ConversationSearchInput): Promise<ArchivedMessage[]>;
   saveAttachment(agent: string, messageId: string, dir: string): Promise<SavedAttachment>;
+  /** the local stack's nats-server (`svc start --local-only`, `svc stop --local`) */
+  localStack: DaemonClient['localStack'];
 }
 
 export interface ConnectOptions {
@@ -151,6 +153,7 @@ export function clientLink(client: DaemonClient): DaemonLink {
     conversationMessages: (agent, id, q) => client.conversationMessages(agent, id, q),
     searchConversations: (agent, q) => client.searchConversations(agent, q),
     saveAttachment: (agent, id, dir) => client.saveAttachment(agent, id, dir),
+    localStack: client.localStack.bind(client),
   };
 }
 

@@ -300,13 +300,39 @@ describe('hosted-only and unbuilt commands', () => {
     expect(r.stderr).toContain('svc tui needs a terminal');
   });
 
-  it.each([
-    ['start', '--local-only'],
-    ['stop', '--local'],
-  ])('svc %s says not built yet', async (...argv) => {
-    const r = await svc(argv);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('not built yet');
+  it('svc start --local-only asks the daemon for the local nats-server (ports from the flags, env, or 4222/8222)', async () => {
+    const { link, calls } = fakeLink({
+      localStack: () => ({ running: true, pid: 7, local_only: true, url: 'nats://127.0.0.1:4222' }),
+    });
+    expect((await svc(['start', '--local-only'], { link })).code).toBe(0);
+    expect(
+      (await svc(['start', '--local-only', '--port', '5000'], { link, env: { SVC_MONITOR_PORT: '9000' } })).code,
+    ).toBe(0);
+    expect(calls.map((c) => c.args)).toEqual([
+      ['start', { local_only: true, port: 4222, monitor_port: 8222, listen: '127.0.0.1' }],
+      ['start', { local_only: true, port: 5000, monitor_port: 9000, listen: '127.0.0.1' }],
+    ]);
+  });
+
+  it('svc start --as UPLINK (or a port) asks for the leaf of the hub with that nats-relay identity', async () => {
+    const { link, calls } = fakeLink({ localStack: () => ({ running: true, uplink: 'nats-leaf://hub:7422' }) });
+    expect((await svc(['start', '--as', 'uplink-a'], { link })).code).toBe(0);
+    expect((await svc(['start', '--port', '5000'], { link })).code).toBe(0);
+    expect(calls.map((c) => c.args)).toEqual([
+      ['start', { local_only: false, port: 4222, monitor_port: 8222, listen: '127.0.0.1', as: 'uplink-a' }],
+      ['start', { local_only: false, port: 5000, monitor_port: 8222, listen: '127.0.0.1' }],
+    ]);
+  });
+
+  it('svc stop --local asks the daemon; without one, refuses what it cannot prove it owns', async () => {
+    const { link, calls } = fakeLink({ localStack: () => ({ stopped: true }) });
+    expect((await svc(['stop', '--local'], { link })).stdout).toContain('Stopped the local nats-server');
+    expect(calls.map((c) => c.args)).toEqual([['stop']]);
+    await withTempHome(async (home) => {
+      const r = await svc(['stop', '--local'], { env: { SVC_HOME: home } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('process_not_owned');
+    });
   });
 });
 

@@ -10,7 +10,7 @@ import type { RelayContext } from './context.js';
 import { installAuthRateLimits } from './http/auth-rate-limits.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
 import { installJsonBodyParser } from './http/json-body.js';
-import { adminScope, agentScope, publicScope } from './http/scopes.js';
+import { adminScope, agentScope, edgeScope, publicScope } from './http/scopes.js';
 import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
 import { agentHeartbeatRoutes } from './routes/agents/heartbeat.js';
 import { agentMeRoutes } from './routes/agents/me.js';
@@ -25,6 +25,7 @@ import { enrollmentRoutes } from './routes/enrollment.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { messageRoutes } from './routes/messages/index.js';
+import { edgeRoutes } from './routes/nats.js';
 import type { TypedApp } from './routes/types.js';
 import { wellKnownRoutes } from './routes/well-known.js';
 
@@ -94,6 +95,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
       blobRoutes,
     ],
   });
+  await app.register(edgeScope, { ctx, routes: [edgeRoutes] });
   // Held-open streams and long-polls would keep the server from closing: end them first.
   app.addHook('preClose', async () => ctx.messaging.shutdown());
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

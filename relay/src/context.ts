@@ -20,7 +20,10 @@ export interface AdminVerifier {
 }
 
 /** What the relay's services use of the message bus (the managed or external NATS). */
-export type RelayBus = Pick<Bus, 'tenantConnection' | 'revokeUsers' | 'health' | 'close' | 'blobQuota'>;
+export type RelayBus = Pick<
+  Bus,
+  'tenantConnection' | 'revokeUsers' | 'mintUserCreds' | 'leafUrl' | 'health' | 'close' | 'blobQuota'
+>;
 
 /** The parts that need no other service: what the services themselves are built from. */
 export interface RelayBase {

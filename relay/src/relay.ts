@@ -90,10 +90,13 @@ function startBus(config: RelayConfig, logger: Logger): Promise<Bus> {
     natsUrl: config.nats.url,
     operatorSeedFile: config.nats.operatorSeedFile,
     systemCredsFile: config.nats.systemCredsFile,
+    leafnodes: config.nats.leafListen && { ...config.nats.leafListen, advertise: config.nats.leafAdvertise },
+    leafAdvertise: config.nats.leafAdvertise,
     tenantLimits: {
       maxMessages: config.limits.tenantMaxMessages,
       maxBytes: config.limits.tenantMaxBytes,
       maxBlobBytes: config.limits.tenantMaxBlobBytes,
+      consumers: config.limits.tenantMaxConsumers,
     },
   });
 }

@@ -284,6 +284,43 @@ export const ERROR_CATALOG = {
     status: 404,
     message: 'No context file for that conversation or peer; create one with `svc context save`.',
   },
+
+  // the local stack: leaf uplinks and named sources (issue 17)
+  source_claimed: {
+    status: 409,
+    message: 'Another edge machine already streams this agent; release it there first.',
+  },
+  edge_source_capacity_exhausted: {
+    status: 409,
+    message: 'This edge machine already streams the maximum of 64 named sources; release one first.',
+  },
+  consumer_ceiling_reached: {
+    status: 409,
+    message: "The tenant account's consumer ceiling (1,024) is reached; release a named source first.",
+  },
+  local_stack_running: {
+    status: 409,
+    message: 'The local nats-server already runs; `svc stop --local` first to start it with other settings.',
+  },
+  local_stack_failed: {
+    status: 500,
+    message:
+      'The local nats-server did not start; check that nats-server is installed (apt-get install nats-server) and the ports are free.',
+  },
+  uplink_identity_required: {
+    status: 409,
+    message:
+      'The leaf uplink needs one local identity enrolled with the nats-relay capability (name it with --as), or use --local-only.',
+  },
+  process_not_owned: {
+    status: 409,
+    message: 'The process named by the pid file cannot be proven to be the one svc started; nothing was stopped.',
+  },
+  leaf_unavailable: {
+    status: 503,
+    message:
+      'This relay has no leaf node listener; the operator sets SVC_RELAY_LEAF_LISTEN (and SVC_RELAY_LEAF_ADVERTISE).',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

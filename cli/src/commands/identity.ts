@@ -1,6 +1,14 @@
 /** Identity: whoami, deregister, sync, doctor, account (hosted), start, stop, star, tui. */
 import { spawn } from 'node:child_process';
-import { daemonCommand, type LocalAgent, type SyncResult } from '@svc/daemon/client';
+import { join } from 'node:path';
+import {
+  daemonCommand,
+  type LocalAgent,
+  localStackFiles,
+  resolvePorts,
+  type SyncResult,
+  stopOwnedServer,
+} from '@svc/daemon/client';
 import type { OwnProfile, TokenResponse } from '@svc/shared';
 import { Command } from 'commander';
 import type { App } from '../app.js';
@@ -241,13 +249,40 @@ export function identityCommands(app: App): Command[] {
   action(app, start, async (run) => {
     const o = run.opts<{
       localOnly: boolean;
+      as?: string;
       port?: number;
       monitorPort?: number;
       listen: string;
       background: boolean;
     }>();
-    if (o.localOnly || o.port !== undefined || o.monitorPort !== undefined || o.listen !== '127.0.0.1') {
-      throw new CliError('not_built_yet', 'start --local-only, --port, --monitor-port and --listen are not built yet.');
+    const uplinkAsked =
+      o.as !== undefined || o.port !== undefined || o.monitorPort !== undefined || o.listen !== '127.0.0.1';
+    if (o.localOnly || uplinkAsked) {
+      // The local nats-server is a child of the daemon: the daemon runs in the background for it.
+      let ports: { port: number; monitorPort: number };
+      try {
+        ports = resolvePorts(o, run.env);
+      } catch (err) {
+        throw usageError((err as Error).message);
+      }
+      const link = await app.link(true);
+      const stack = await link.localStack('start', {
+        local_only: o.localOnly,
+        port: ports.port,
+        monitor_port: ports.monitorPort,
+        listen: o.listen,
+        ...(o.as !== undefined && !o.localOnly ? { as: o.as } : {}),
+      });
+      run.print(
+        stack,
+        () =>
+          `The local nats-server runs (pid ${stack.pid}) on ${stack.url}, monitoring ${stack.monitor_url}; ${
+            stack.uplink
+              ? `leaf of ${stack.uplink} (sources: ${(stack.sources ?? []).join(', ') || 'none'})`
+              : 'local only, no uplink'
+          }.\n`,
+      );
+      return;
     }
     if (o.background) {
       const status = await app.link(true).then((l) => l.status());
@@ -280,7 +315,21 @@ export function identityCommands(app: App): Command[] {
     .description('stop the svc daemon of this SVC_HOME')
     .option('--local', 'stop only the local-only server', false);
   action(app, stop, async (run) => {
-    if (run.opts<{ local: boolean }>().local) throw new CliError('not_built_yet', 'stop --local is not built yet.');
+    if (run.opts<{ local: boolean }>().local) {
+      const running = await app.link(false).then(
+        (l) => l,
+        () => undefined,
+      );
+      if (running) {
+        const { stopped } = await running.localStack('stop');
+        run.out(stopped ? 'Stopped the local nats-server.\n' : 'The local nats-server was not running.\n');
+        return;
+      }
+      // No daemon: signal the server only if its pid file and the process itself prove it is ours.
+      const pid = await stopOwnedServer(localStackFiles(join(app.home, 'run')));
+      run.out(`Stopped the local nats-server (pid ${pid}).\n`);
+      return;
+    }
     let link: Awaited<ReturnType<App['link']>>;
     try {
       link = await app.link(false);

@@ -37,6 +37,9 @@
  *   GET    /v1/agents/:agent/trust                      → TrustStatus (fingerprints, changed peer keys, held envelopes)
  *   GET    /v1/events?agent=                            → NDJSON stream of DaemonEvent, one per line
  *   POST   /v1/dashboard           DashboardOpenInput   → DashboardLaunch (serves the page on loopback; a fresh sign-in link)
+ *   GET    /v1/local-stack                              → LocalStackStatus (the local nats-server of `svc start`)
+ *   POST   /v1/local-stack/start   LocalStackStartInput → LocalStackStatus
+ *   POST   /v1/local-stack/stop                         → {stopped}
  *
  * `verified=true` on inbox, conversations (their last messages), conversations/:id/messages,
  * check and search adds `verified` (MessageVerification) to every inbound message.
@@ -66,6 +69,29 @@ export const DAEMON_ERROR_CODES = [
   'not_an_attachment',
 ] as const;
 export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
+
+/** `svc start [--local-only] [--port] [--monitor-port] [--listen] [--as UPLINK]`. */
+export interface LocalStackStartInput {
+  local_only: boolean;
+  /** the nats-relay identity of this machine (default: the only one) */
+  as?: string;
+  port: number;
+  monitor_port: number;
+  listen: string;
+}
+
+export interface LocalStackStatus {
+  running: boolean;
+  pid?: number;
+  local_only?: boolean;
+  url?: string;
+  monitor_url?: string;
+  uplink?: string;
+  /** the uplink's reply-inbox prefix: local clients of the hub's JetStream connect with it */
+  inbox_prefix?: string;
+  sources?: string[];
+  creds_expire_at?: string;
+}
 
 export interface DaemonStatus {
   version: string;

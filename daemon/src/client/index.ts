@@ -30,6 +30,8 @@ import type {
   InviteInput,
   KeyStatus,
   LocalAgent,
+  LocalStackStartInput,
+  LocalStackStatus,
   PeerKey,
   RegisterInput,
   RelayCall,
@@ -332,6 +334,15 @@ export class DaemonClient {
     return this.request('POST', '/v1/dashboard', input);
   }
 
+  /** The local stack's nats-server: start (with its settings), stop, or status. */
+  localStack(action: 'start', input: LocalStackStartInput): Promise<LocalStackStatus>;
+  localStack(action: 'stop'): Promise<{ stopped: boolean }>;
+  localStack(action: 'status'): Promise<LocalStackStatus>;
+  localStack(action: 'start' | 'stop' | 'status', input?: LocalStackStartInput): Promise<unknown> {
+    if (action === 'status') return this.request('GET', '/v1/local-stack');
+    return this.request('POST', `/v1/local-stack/${action}`, input ?? {});
+  }
+
   /**
    * Subscribes to the event stream; resolves once the daemon has accepted the subscription
    * (events after that point are delivered). Iterate it; `close()` ends it.
@@ -453,5 +464,8 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
   }
 }
 
+/** `svc stop --local` with no daemon to ask: stops the home's local nats-server only if it proves it is ours. */
+export { ProcessNotOwned, stopOwnedServer } from './local-stack/ownership.js';
+export { localStackFiles, resolvePorts } from './local-stack/server-config.js';
 /** Whether a dashboard host is loopback (127.0.0.0/8, ::1, localhost): the daemon refuses any other. */
 export { isLoopbackHost } from './loopback.js';

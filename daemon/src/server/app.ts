@@ -10,6 +10,7 @@ import { conversationRoutes } from './routes/conversations.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { eventRoutes } from './routes/events.js';
+import { localStackRoutes } from './routes/local-stack.js';
 import { messageRoutes } from './routes/messages.js';
 import { statusRoutes } from './routes/status.js';
 
@@ -56,5 +57,6 @@ export function buildApp(ctx: DaemonContext): FastifyInstance {
   conversationRoutes(app, ctx);
   eventRoutes(app, ctx);
   dashboardRoutes(app, ctx);
+  localStackRoutes(app, ctx);
   return app;
 }

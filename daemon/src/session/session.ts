@@ -139,6 +139,12 @@ export class AgentSession {
 
   start(): void {
     if (this.#loop) return;
+    // A dedicated nats-relay identity (a machine's leaf uplink) has no agent route on the
+    // relay: it gets no stream, outbox or heartbeat, only its uplink calls (local-stack/uplink.ts).
+    if (!this.config.capabilities.includes('http-relay')) {
+      this.log.info({ agent: this.name }, 'no http-relay capability: no relay session (a leaf uplink identity)');
+      return;
+    }
     this.#abort = new AbortController();
     this.#loop = this.#run(this.#abort.signal);
     this.#receiptsLoop = this.#pollReceipts(this.#abort.signal);

@@ -3,14 +3,18 @@
 import { CAPABILITIES, type Capability, SvcError } from '@svc/shared';
 import { Command, Option } from 'commander';
 import { RELAY_VERSION } from '../app.js';
+import { connectAsRelay, managedNatsUrl } from '../bus/operator-access.js';
 import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
 import { devAgentId, recordServedSettings, servedSettings } from '../deployment/local-settings.js';
-import { createRelay, openOperatorState } from '../index.js';
+import { createRelay, ledgerPath, openOperatorState } from '../index.js';
+import { Ledger } from '../ledger/ledger.js';
+import { createStores } from '../ledger/stores.js';
 import { prettyDestination } from '../log-pretty.js';
 import { createLogger } from '../logger.js';
 import { mintGrant } from '../services/grants.js';
+import { reconcileSourceCapacity, reconciliationText } from '../services/source-capacity.js';
 import { commandFor, shellQuote } from './command-hint.js';
 
 interface CommonFlags {
@@ -278,6 +282,57 @@ function program(): Command {
         ledger.close();
       }
     });
+
+  const nats = root.command('nats').description('the message bus');
+  withDataDir(
+    nats
+      .command('reconcile-source-capacity')
+      .description(
+        "compare the bus's consumers with the ledger's named sources, per tenant; changes nothing without --apply",
+      ),
+  )
+    .requiredOption('--deployment-id <id>', 'the deployment the data dir and ledger belong to')
+    .option('--ledger-db <file>', 'the SQLite ledger (default: ledger.db in the data dir)')
+    .option('--ledger-dsn-file <file>', 'a PostgreSQL ledger (not supported by this build)')
+    .option('--nats-url <url>', 'SVC_RELAY_NATS_URL (default: the managed nats-server of the data dir)')
+    .option('--apply', 'delete consumers without a ledger row and release rows without a consumer')
+    .action(
+      async (
+        flags: CommonFlags & { deploymentId: string; ledgerDb?: string; ledgerDsnFile?: string; apply?: boolean },
+      ) => {
+        if (flags.ledgerDsnFile)
+          throw new SvcError('config_invalid', 'a PostgreSQL ledger is not supported by this build; use --ledger-db');
+        const config = operatorConfig(flags);
+        const { deployment, ledger: dataDirLedger } = await openOperatorState(config);
+        dataDirLedger.close();
+        if (deployment.deploymentId !== flags.deploymentId)
+          throw new SvcError(
+            'config_invalid',
+            `the data dir ${config.dataDir} holds deployment ${deployment.deploymentId}, not ${flags.deploymentId}`,
+          );
+        const ledger = Ledger.open(flags.ledgerDb ?? ledgerPath(config.dataDir));
+        const url = flags.natsUrl ?? process.env.SVC_RELAY_NATS_URL ?? (await managedNatsUrl(config.dataDir));
+        const conns = new Map<string, Awaited<ReturnType<typeof connectAsRelay>>>();
+        try {
+          const report = await reconcileSourceCapacity(
+            {
+              config,
+              stores: createStores(ledger),
+              connection: async (tenant) => {
+                const nc = conns.get(tenant) ?? (await connectAsRelay(config.dataDir, url, tenant));
+                conns.set(tenant, nc);
+                return nc;
+              },
+            },
+            { apply: flags.apply === true, now: Date.now() },
+          );
+          out(flags, report, reconciliationText(report));
+        } finally {
+          for (const nc of conns.values()) await nc.close().catch(() => undefined);
+          ledger.close();
+        }
+      },
+    );
   return root;
 }
 

@@ -44,6 +44,10 @@ export interface BusOptions {
   natsServerBin?: string;
   /** Timeout for $SYS claim pushes and JetStream API calls, default 2000 ms. */
   requestTimeoutMs?: number;
+  /** Managed mode: a leaf node listener for edge machines (advertise: the host:port edges dial). */
+  leafnodes?: { host: string; port: number; advertise?: string };
+  /** External mode: the host:port of the cluster's leaf node listener that edges dial. */
+  leafAdvertise?: string;
   /** Per-tenant limits, default { consumers: 1024 }. */
   tenantLimits?: Partial<TenantLimits>;
 }
@@ -81,6 +85,8 @@ const READY_TIMEOUT_MS = 10_000;
  */
 export class Bus {
   readonly clientUrl: string;
+  /** The URL edges' nats-servers dial as leaf nodes (`nats-leaf://host:port`); undefined = no leaf listener. */
+  readonly leafUrl: string | undefined;
   readonly #log: Logger;
   readonly #sys: NatsConnection;
   readonly #managed: ManagedNatsServer | undefined;
@@ -97,6 +103,7 @@ export class Bus {
 
   private constructor(init: {
     clientUrl: string;
+    leafUrl: string | undefined;
     logger: Logger;
     sys: NatsConnection;
     managed: ManagedNatsServer | undefined;
@@ -108,6 +115,7 @@ export class Bus {
     timeoutMs: number;
   }) {
     this.clientUrl = init.clientUrl;
+    this.leafUrl = init.leafUrl;
     this.#log = init.logger;
     this.#sys = init.sys;
     this.#managed = init.managed;
@@ -145,6 +153,7 @@ export class Bus {
     let operatorSeedFile: string;
     let systemCredsFile: string;
     let managed: ManagedNatsServer | undefined;
+    let leafUrl = opts.leafAdvertise ? `nats-leaf://${opts.leafAdvertise}` : undefined;
     if (opts.natsUrl) {
       if (!opts.operatorSeedFile || !opts.systemCredsFile) {
         throw new Error(
@@ -159,7 +168,13 @@ export class Bus {
       const bin = await resolveNatsServerBin(opts.natsServerBin ?? 'nats-server');
       const host = opts.host ?? '127.0.0.1';
       const port = opts.port ?? (await findFreePort(host));
-      const written = await writeNatsServerConfig(layout.root, { host, port });
+      const leafnodes = opts.leafnodes && {
+        ...opts.leafnodes,
+        // Edges are told this address; without it the hub would gossip ones they may not reach.
+        advertise: opts.leafnodes.advertise ?? `${opts.leafnodes.host}:${opts.leafnodes.port}`,
+      };
+      if (leafnodes) leafUrl ??= `nats-leaf://${leafnodes.advertise}`;
+      const written = await writeNatsServerConfig(layout.root, { host, port, leafnodes });
       url = written.url;
       operatorSeedFile = written.operatorSeedFile;
       systemCredsFile = written.systemCredsFile;
@@ -185,6 +200,7 @@ export class Bus {
       await waitForJetStream(sys, timeoutMs);
       const bus = new Bus({
         clientUrl: url,
+        leafUrl,
         logger: log,
         sys,
         managed,

@@ -22,7 +22,15 @@ export interface RelayConfig {
   deploymentId: string | undefined;
   tenants: string[];
   defaultTenant: string;
-  nats: { url: string | undefined; operatorSeedFile: string | undefined; systemCredsFile: string | undefined };
+  nats: {
+    url: string | undefined;
+    operatorSeedFile: string | undefined;
+    systemCredsFile: string | undefined;
+    /** Managed mode: the hub's leaf node listener for edge machines; absent = none. */
+    leafListen: { host: string; port: number } | undefined;
+    /** host:port edges dial (given to them with their creds); default the listen address. */
+    leafAdvertise: string | undefined;
+  };
   /** Undefined: administrator tokens are refused (the local `svc-relay grant` still works). */
   authority: AuthorityConfig | undefined;
   allowPrivateWebhooks: boolean;
@@ -74,6 +82,13 @@ export interface RelayLimits {
   blobMaxBytes: number;
   /** Each tenant's blob store (SVC_BLOBS) by bytes. */
   tenantMaxBlobBytes: number;
+  /** Named sources (one durable consumer each) per tenant and per edge machine. */
+  sourcesPerTenant: number;
+  sourcesPerEdge: number;
+  /** Consumers of one tenant account in all (the relay enforces it; streams' max_consumers back it). */
+  tenantMaxConsumers: number;
+  /** Lifetime of relay-uplink/v1 credentials. */
+  leafCredsTtlSeconds: number;
 }
 
 export const DEFAULT_LIMITS: RelayLimits = {
@@ -89,6 +104,10 @@ export const DEFAULT_LIMITS: RelayLimits = {
   tenantMaxBytes: 1024 * 1024 * 1024,
   blobMaxBytes: 25 * 1024 * 1024,
   tenantMaxBlobBytes: 1024 * 1024 * 1024,
+  sourcesPerTenant: 400,
+  sourcesPerEdge: 64,
+  tenantMaxConsumers: 1024,
+  leafCredsTtlSeconds: 24 * 60 * 60,
 };
 
 const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
@@ -104,13 +123,26 @@ const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
   ['tenantMaxBytes', 'SVC_RELAY_TENANT_MAX_BYTES'],
   ['blobMaxBytes', 'SVC_RELAY_BLOB_MAX_BYTES'],
   ['tenantMaxBlobBytes', 'SVC_RELAY_TENANT_MAX_BLOB_BYTES'],
+  ['sourcesPerTenant', 'SVC_RELAY_SOURCES_PER_TENANT'],
+  ['sourcesPerEdge', 'SVC_RELAY_SOURCES_PER_EDGE'],
+  ['tenantMaxConsumers', 'SVC_RELAY_TENANT_MAX_CONSUMERS'],
+  ['leafCredsTtlSeconds', 'SVC_RELAY_LEAF_CREDS_TTL_SECONDS'],
 ];
 
 /**
- * Only these must stay positive: a challenge that is never kept could never sign in, and a
- * blob limit of "none" would let one upload take the relay's memory.
+ * Only these must stay positive: a challenge that is never kept could never sign in, a
+ * blob limit of "none" would let one upload take the relay's memory, a consumer cap of 0
+ * would deny every consumer, and 0 s creds would be dead on arrival.
  */
-const POSITIVE_ONLY = new Set<keyof RelayLimits>(['challengesPerAgent', 'challengesMax', 'blobMaxBytes']);
+const POSITIVE_ONLY = new Set<keyof RelayLimits>([
+  'challengesPerAgent',
+  'challengesMax',
+  'blobMaxBytes',
+  'sourcesPerTenant',
+  'sourcesPerEdge',
+  'tenantMaxConsumers',
+  'leafCredsTtlSeconds',
+]);
 
 function trustedProxiesFrom(raw: string | undefined): string[] {
   const list = (raw ?? '')
@@ -127,6 +159,16 @@ function trustedProxiesFrom(raw: string | undefined): string[] {
     }
   }
   return list;
+}
+
+function hostPortFrom(name: string, raw: string | undefined): { host: string; port: number } | undefined {
+  if (raw === undefined) return undefined;
+  const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(raw.trim());
+  const host = m?.[1];
+  const port = Number(m?.[2]);
+  if (host === undefined || !Number.isInteger(port) || port < 1 || port > 65535)
+    return fail(`${name} must be host:port (got "${raw}")`);
+  return { host: host.replace(/^\[|\]$/g, ''), port };
 }
 
 function limitsFrom(s: RawSettings): RelayLimits {
@@ -261,6 +303,8 @@ export function buildConfig(s: RawSettings): RelayConfig {
       url: s.SVC_RELAY_NATS_URL,
       operatorSeedFile: s.SVC_RELAY_NATS_OPERATOR_SEED_FILE,
       systemCredsFile: s.SVC_RELAY_NATS_SYSTEM_CREDS_FILE,
+      leafListen: hostPortFrom('SVC_RELAY_LEAF_LISTEN', s.SVC_RELAY_LEAF_LISTEN),
+      leafAdvertise: hostPortFrom('SVC_RELAY_LEAF_ADVERTISE', s.SVC_RELAY_LEAF_ADVERTISE) && s.SVC_RELAY_LEAF_ADVERTISE,
     },
     authority: authorityFrom(s),
     allowPrivateWebhooks: allow === '1',

@@ -44,6 +44,13 @@ export const SETTINGS = [
   // attachments (encrypted blobs): the largest one, and each tenant's blob store
   'SVC_RELAY_BLOB_MAX_BYTES',
   'SVC_RELAY_TENANT_MAX_BLOB_BYTES',
+  // the local stack: leaf uplinks and named sources (see docs/local-stack.md)
+  'SVC_RELAY_LEAF_LISTEN',
+  'SVC_RELAY_LEAF_ADVERTISE',
+  'SVC_RELAY_LEAF_CREDS_TTL_SECONDS',
+  'SVC_RELAY_SOURCES_PER_TENANT',
+  'SVC_RELAY_SOURCES_PER_EDGE',
+  'SVC_RELAY_TENANT_MAX_CONSUMERS',
 ] as const;
 export type SettingName = (typeof SETTINGS)[number];
 export type RawSettings = Partial<Record<SettingName, string>>;

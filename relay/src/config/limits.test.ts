@@ -21,6 +21,10 @@ describe('rate limit and quota settings', () => {
       SVC_RELAY_TENANT_MAX_BYTES: '0',
       SVC_RELAY_BLOB_MAX_BYTES: '1024',
       SVC_RELAY_TENANT_MAX_BLOB_BYTES: '0',
+      SVC_RELAY_SOURCES_PER_TENANT: '4',
+      SVC_RELAY_SOURCES_PER_EDGE: '2',
+      SVC_RELAY_TENANT_MAX_CONSUMERS: '8',
+      SVC_RELAY_LEAF_CREDS_TTL_SECONDS: '60',
     });
     expect(c.limits).toEqual({
       authPerAddressPerMinute: 0,
@@ -35,6 +39,10 @@ describe('rate limit and quota settings', () => {
       tenantMaxBytes: 0,
       blobMaxBytes: 1024,
       tenantMaxBlobBytes: 0,
+      sourcesPerTenant: 4,
+      sourcesPerEdge: 2,
+      tenantMaxConsumers: 8,
+      leafCredsTtlSeconds: 60,
     });
   });
 
@@ -50,6 +58,10 @@ describe('rate limit and quota settings', () => {
     expect(() => buildConfig({ SVC_RELAY_BLOB_MAX_BYTES: '0' })).toThrow(
       /SVC_RELAY_BLOB_MAX_BYTES must be an integer ≥ 1/,
     );
+    // a consumer cap of 0 would deny every consumer
+    expect(() => buildConfig({ SVC_RELAY_TENANT_MAX_CONSUMERS: '0' })).toThrow(/≥ 1/);
+    expect(() => buildConfig({ SVC_RELAY_LEAF_LISTEN: 'nowhere' })).toThrow(/SVC_RELAY_LEAF_LISTEN must be host:port/);
+    expect(buildConfig({ SVC_RELAY_LEAF_LISTEN: '[::1]:7422' }).nats.leafListen).toEqual({ host: '::1', port: 7422 });
   });
 
   it('trusted proxies are addresses or CIDR ranges', () => {

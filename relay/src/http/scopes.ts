@@ -82,34 +82,50 @@ export const adminScope: ScopePlugin = async (scope, opts) => {
   await registerAll(scope, opts);
 };
 
+/** The capability of a dedicated identity that operates a machine's leaf uplink (never implied by a role or a general grant). */
+export const NATS_RELAY: Capability = 'nats-relay';
+
 /**
- * Routes for an agent's access token: verified (cached), then checked against the ledger
- * on every request. The token names the incarnation (ledger row) it was issued to, and
- * only the agent's active row is accepted, so a token of a revoked agent, or from before
- * a re-enrollment, is dead at once whatever its age. Every agent route needs the
- * `http-relay` capability of the grant; a dedicated `nats-relay` identity has none of them.
+ * A scope for an identity's access token: verified (cached), then checked against the
+ * ledger on every request. The token names the incarnation (ledger row) it was issued to,
+ * and only the agent's active row is accepted, so a token of a revoked agent, or from
+ * before a re-enrollment, is dead at once whatever its age. The ledger row's capabilities
+ * (those of its grant), not the token's, decide: each scope requires one capability.
  */
-export const agentScope: ScopePlugin = async (scope, opts) => {
-  const { ctx } = opts;
-  scope.decorateRequest('agent', null as unknown as AuthenticatedAgent);
-  routeDefaults(scope, [{ accessToken: [] }]);
-  scope.addHook('onRequest', async (request: FastifyRequest) => {
-    const token = bearerOf(request.headers.authorization);
-    if (!token)
-      throw new SvcError('missing_token', 'Send the access JWT as "Authorization: Bearer <token>" (svc auth token).');
-    const claims = await ctx.accessTokens(token);
-    if (claims.svc_deployment_id !== ctx.deployment.deploymentId)
-      throw new SvcError('invalid_token', undefined, { detail: 'other deployment' });
-    const row = ctx.ledger.activeAgent(claims.svc_tenant_id, claims.sub);
-    if (!row || row.id !== claims.svc_incarnation_id || row.agent_number !== claims.svc_agent_number) {
-      throw new SvcError('invalid_token', undefined, { detail: 'agent revoked or replaced' });
-    }
-    if (!row.capabilities.includes(HTTP_RELAY))
-      throw new SvcError(
-        'capability_required',
-        "This agent's grant lacks the http-relay capability; ask the operator for a new grant with it.",
-      );
-    request.agent = { claims, row };
-  });
-  await registerAll(scope, opts);
-};
+function identityScope(capability: Capability, missing: string): ScopePlugin {
+  return async (scope, opts) => {
+    const { ctx } = opts;
+    scope.decorateRequest('agent', null as unknown as AuthenticatedAgent);
+    routeDefaults(scope, [{ accessToken: [] }]);
+    scope.addHook('onRequest', async (request: FastifyRequest) => {
+      const token = bearerOf(request.headers.authorization);
+      if (!token)
+        throw new SvcError('missing_token', 'Send the access JWT as "Authorization: Bearer <token>" (svc auth token).');
+      const claims = await ctx.accessTokens(token);
+      if (claims.svc_deployment_id !== ctx.deployment.deploymentId)
+        throw new SvcError('invalid_token', undefined, { detail: 'other deployment' });
+      const row = ctx.ledger.activeAgent(claims.svc_tenant_id, claims.sub);
+      if (!row || row.id !== claims.svc_incarnation_id || row.agent_number !== claims.svc_agent_number) {
+        throw new SvcError('invalid_token', undefined, { detail: 'agent revoked or replaced' });
+      }
+      if (!row.capabilities.includes(capability)) throw new SvcError('capability_required', missing);
+      request.agent = { claims, row };
+    });
+    await registerAll(scope, opts);
+  };
+}
+
+/**
+ * Routes for an agent's access token. Every agent route needs the `http-relay`
+ * capability of the grant; a dedicated `nats-relay` identity has none of them.
+ */
+export const agentScope: ScopePlugin = identityScope(
+  HTTP_RELAY,
+  "This agent's grant lacks the http-relay capability; ask the operator for a new grant with it.",
+);
+
+/** Routes of an edge machine's uplink identity (leaf creds, named sources): `nats-relay` only. */
+export const edgeScope: ScopePlugin = identityScope(
+  NATS_RELAY,
+  'Leaf credentials and named sources need an identity enrolled with the nats-relay capability; ask the operator for a dedicated grant with it.',
+);

@@ -9,6 +9,7 @@ import { MessageStore } from './messages.js';
 import { ProfileStore } from './profiles.js';
 import { RelationStore } from './relations.js';
 import { ReportStore } from './reports.js';
+import { SourceStore } from './sources.js';
 import { WebhookStore } from './webhooks.js';
 
 export interface LedgerStores {
@@ -19,6 +20,7 @@ export interface LedgerStores {
   readonly contacts: ContactStore;
   readonly messages: MessageStore;
   readonly webhooks: WebhookStore;
+  readonly sources: SourceStore;
 }
 
 export function createStores(ledger: Ledger): LedgerStores {
@@ -31,5 +33,6 @@ export function createStores(ledger: Ledger): LedgerStores {
     contacts: new ContactStore(ledger),
     messages: new MessageStore(ledger, webhooks),
     webhooks,
+    sources: new SourceStore(ledger),
   };
 }

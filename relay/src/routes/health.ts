@@ -1,4 +1,5 @@
 import type { RoutePlugin } from '../http/scopes.js';
+import { sourceCapacity } from '../services/source-capacity.js';
 
 export const healthRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -14,6 +15,15 @@ export const healthRoutes: RoutePlugin = async (app, { ctx }) => {
     }
     checks.bus = await ctx.bus.health();
     const ok = Object.values(checks).every((c) => c.ok);
-    return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not_ready', checks });
+    // Consumer capacity per tenant is information, not readiness: a full tenant stays in rotation.
+    let capacity: Awaited<ReturnType<typeof sourceCapacity>> | undefined;
+    if (checks.bus.ok && checks.ledger.ok) {
+      capacity = await sourceCapacity({ ...ctx, connection: (t) => ctx.bus.tenantConnection(t) }).catch(
+        () => undefined,
+      );
+    }
+    return reply
+      .status(ok ? 200 : 503)
+      .send({ status: ok ? 'ready' : 'not_ready', checks, ...(capacity ? { capacity } : {}) });
   });
 };

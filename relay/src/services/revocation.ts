@@ -10,11 +10,15 @@ import { SvcError } from '@svc/shared';
 import { MSGS_STREAM } from '../bus/index.js';
 import type { RelayBase } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
+import { releaseSourcesOf } from './sources.js';
 
-type Ctx = Pick<RelayBase, 'ledger' | 'stores' | 'bus' | 'logger' | 'now'>;
+type Ctx = Pick<RelayBase, 'config' | 'ledger' | 'stores' | 'bus' | 'logger' | 'now'>;
 
 export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void> {
   const bus = ctx.bus;
+  // Its named sources first (as the streamed agent or as the edge): a failure here is
+  // source_cleanup_failed, and the incarnation stays pending.
+  await releaseSourcesOf(ctx, row);
   try {
     const users = ctx.ledger.busUsersOf(row.id);
     if (users.length > 0) {

@@ -3,6 +3,7 @@
  * the HTTP server on a free loopback port) with settings of the test's choosing, and agents enrolled
  * through the real enrollment route.
  */
+import type { Capability } from '@svc/shared';
 import { pino } from 'pino';
 import { buildConfig } from '../../src/config/config.js';
 import type { RawSettings } from '../../src/config/env.js';
@@ -18,7 +19,7 @@ export interface BusRelay {
   logLines: string[];
   /** shift the relay's clock */
   advance(ms: number): void;
-  enroll(agentId: string, tenant?: string): Promise<TestAgent>;
+  enroll(agentId: string, tenant?: string, capabilities?: Capability[]): Promise<TestAgent>;
   close(): Promise<void>;
 }
 
@@ -56,11 +57,11 @@ export async function inProcessBusRelay(
     advance: (ms) => {
       offset += ms;
     },
-    async enroll(agentId, tenant = config.defaultTenant) {
+    async enroll(agentId, tenant = config.defaultTenant, capabilities: Capability[] = ['http-relay']) {
       const grant = mintGrant(relay.context, {
         tenantId: tenant,
         agentId,
-        capabilities: ['http-relay'],
+        capabilities,
         createdBy: 'test',
       });
       return enrollAgent(url, grant.enrollment_code);

@@ -49,6 +49,8 @@ const down = (): Promise<never> => Promise.reject(new Error('no message bus in r
 const busDown: RelayBus = {
   tenantConnection: down,
   revokeUsers: down,
+  mintUserCreds: down,
+  leafUrl: undefined,
   health: async () => ({ ok: false, detail: 'no message bus' }),
   close: async () => undefined,
   blobQuota: 0,

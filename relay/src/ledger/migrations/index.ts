@@ -5,6 +5,7 @@ import { migration004 } from './004-key-directory.js';
 import { migration005 } from './005-webhook-deliveries.js';
 import { migration006 } from './006-challenge-bounds.js';
 import { migration007 } from './007-signed-enrollment-record.js';
+import { migration008 } from './008-named-sources.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
@@ -16,5 +17,6 @@ export const MIGRATIONS: readonly Migration[] = [
   migration005,
   migration006,
   migration007,
+  migration008,
 ];
 export type { Migration } from './types.js';

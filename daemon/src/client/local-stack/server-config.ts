@@ -1,0 +1,72 @@
+/**
+ * The configuration of the machine's local nats-server (`svc start`): client port and
+ * monitoring on the listen address, and, unless local-only, a leaf remote to the
+ * deployment's hub with relay-uplink/v1 creds from a file (rewritten on rotation; the
+ * server reads it again at each reconnect).
+ */
+import { join } from 'node:path';
+
+export const DEFAULT_LEAF_PORT = 4222;
+export const DEFAULT_MONITOR_PORT = 8222;
+
+export interface LocalStackOptions {
+  listen: string;
+  port: number;
+  monitorPort: number;
+  /** Absent: local-only (no uplink, no cross-machine delivery). */
+  uplink?: { leafUrl: string; credsFile: string };
+}
+
+export interface LocalStackFiles {
+  dir: string;
+  configFile: string;
+  pidFile: string;
+  credsFile: string;
+}
+
+export function localStackFiles(runDir: string): LocalStackFiles {
+  const dir = join(runDir, 'local-stack');
+  return {
+    dir,
+    configFile: join(dir, 'nats-server.conf'),
+    pidFile: join(dir, 'nats-server.pid.json'),
+    credsFile: join(dir, 'uplink.creds'),
+  };
+}
+
+/** The ports `svc start` uses: flags, else SVC_LEAF_PORT / SVC_MONITOR_PORT, else 4222 / 8222. */
+export function resolvePorts(
+  flags: { port?: number; monitorPort?: number },
+  env: Record<string, string | undefined>,
+): { port: number; monitorPort: number } {
+  const fromEnv = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < 1 || n > 65535) throw new Error(`${name} must be a port number (got "${raw}")`);
+    return n;
+  };
+  return {
+    port: flags.port ?? fromEnv('SVC_LEAF_PORT', DEFAULT_LEAF_PORT),
+    monitorPort: flags.monitorPort ?? fromEnv('SVC_MONITOR_PORT', DEFAULT_MONITOR_PORT),
+  };
+}
+
+export function localServerConfig(opts: LocalStackOptions): string {
+  const q = (s: string) => JSON.stringify(s);
+  const lines = [
+    '# Written by the svc daemon at each `svc start`; edits are overwritten.',
+    `host: ${q(opts.listen)}`,
+    `port: ${opts.port}`,
+    `http: ${q(`${opts.listen.includes(':') ? `[${opts.listen}]` : opts.listen}:${opts.monitorPort}`)}`,
+  ];
+  if (opts.uplink) {
+    lines.push(
+      'leafnodes: {',
+      '  reconnect: 2',
+      `  remotes: [ { url: ${q(opts.uplink.leafUrl)}, credentials: ${q(opts.uplink.credsFile)} } ]`,
+      '}',
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,73 @@
+/**
+ * The leaf uplink of `svc start` (without --local-only): the machine's dedicated
+ * `nats-relay` identity claims a named source for each local agent of its deployment,
+ * then fetches relay-uplink/v1 creds (which name those sources) and writes them to the
+ * file the local nats-server dials the hub with. Calling it again rotates the creds: the
+ * relay revokes the old user and the server reconnects with the rewritten file.
+ */
+import { writeFileSync } from 'node:fs';
+import type { AgentManager } from '../agents/manager.js';
+import { DaemonError } from '../errors.js';
+import type { AgentSession } from '../session/session.js';
+
+export interface UplinkCreds {
+  kind: string;
+  creds: string;
+  leaf_url: string;
+  jetstream_domain: string;
+  inbox_prefix: string;
+  sources: string[];
+  expires_at: string;
+}
+
+export interface Uplink {
+  identity: string;
+  leafUrl: string;
+  credsFile: string;
+  inboxPrefix: string;
+  sources: string[];
+  expiresAt: string;
+}
+
+/** The local identity holding nats-relay: the one named, else the only one. */
+export function uplinkIdentity(agents: AgentManager, ref: string | undefined): AgentSession {
+  if (ref) {
+    const s = agents.resolve(ref);
+    if (!s.config.capabilities.includes('nats-relay'))
+      throw new DaemonError('uplink_identity_required', `${s.name} does not hold the nats-relay capability.`);
+    return s;
+  }
+  const found = agents.sessions().filter((s) => s.config.capabilities.includes('nats-relay'));
+  if (found.length !== 1)
+    throw new DaemonError(
+      'uplink_identity_required',
+      found.length === 0
+        ? 'No local identity holds nats-relay: register one with a dedicated grant (svc-relay grant --capability nats-relay), or use --local-only.'
+        : `Several local identities hold nats-relay (${found.map((s) => s.name).join(', ')}); name one with --as.`,
+    );
+  return found[0] as AgentSession;
+}
+
+export async function prepareUplink(agents: AgentManager, uplink: AgentSession, credsFile: string): Promise<Uplink> {
+  const locals = agents
+    .sessions()
+    .filter((s) => s !== uplink && s.config.deployment === uplink.config.deployment)
+    .filter((s) => s.config.capabilities.includes('http-relay'));
+  for (const s of locals) {
+    await uplink.relay.call({ method: 'POST', path: '/api/v1/sources', body: { agent: s.config.agent_number } });
+  }
+  const creds = await uplink.relay.call<UplinkCreds>({
+    method: 'POST',
+    path: '/api/v1/nats/issue-leaf-creds',
+    body: {},
+  });
+  writeFileSync(credsFile, creds.creds, { mode: 0o600 });
+  return {
+    identity: uplink.name,
+    leafUrl: creds.leaf_url,
+    credsFile,
+    inboxPrefix: creds.inbox_prefix,
+    sources: creds.sources,
+    expiresAt: creds.expires_at,
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * `svc start --local-only` through a real daemon: the daemon starts its nats-server child
+ * on the asked ports, refuses a second start, stops it on request, and stops it when the
+ * daemon itself closes.
+ */
+import { createServer } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startDaemon, type TestDaemon } from './helpers.js';
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const until = async (ok: () => boolean) => {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+};
+
+const running: TestDaemon[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((d) => d.daemon.close()));
+});
+
+describe('the daemon supervises the local nats-server', () => {
+  it('starts it local-only, refuses a second start, stops it on request and when the daemon closes', async () => {
+    const d = await startDaemon();
+    running.push(d);
+    const input = { local_only: true, port: await freePort(), monitor_port: await freePort(), listen: '127.0.0.1' };
+    const status = await d.client.localStack('start', input);
+    expect(status).toMatchObject({ running: true, local_only: true, url: `nats://127.0.0.1:${input.port}` });
+    const varz = await fetch(`http://127.0.0.1:${input.monitor_port}/varz`);
+    expect(varz.status).toBe(200);
+    await expect(d.client.localStack('start', input)).rejects.toMatchObject({ code: 'local_stack_running' });
+    expect(await d.client.localStack('stop')).toEqual({ stopped: true });
+    await until(() => !alive(status.pid as number));
+    expect(alive(status.pid as number)).toBe(false);
+    expect(await d.client.localStack('status')).toEqual({ running: false });
+
+    const again = await d.client.localStack('start', input);
+    await d.daemon.close();
+    await until(() => !alive(again.pid as number));
+    expect(alive(again.pid as number)).toBe(false);
+  }, 30_000);
+
+  it('the leaf uplink needs a local nats-relay identity: without one, start without local_only is refused', async () => {
+    const d = await startDaemon();
+    running.push(d);
+    await expect(
+      d.client.localStack('start', { local_only: false, port: 1, monitor_port: 2, listen: '127.0.0.1' }),
+    ).rejects.toMatchObject({ code: 'uplink_identity_required' });
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * relay-uplink/v1 credentials for an edge machine's leaf node: a NATS user of the tenant
+ * account that may connect only as a leaf node, and use only the subjects of the sources
+ * the edge holds (pull, consumer info, acks) plus reply inboxes. Each issue is a rotation:
+ * the new user is recorded first, then the edge's earlier users are revoked (the edge
+ * rewrites its creds file and its nats-server reconnects with it, no restart).
+ */
+import { SvcError } from '@svc/shared';
+import { JETSTREAM_DOMAIN } from '../bus/index.js';
+import { uplinkInboxPrefix, uplinkSubjects } from '../bus/sources.js';
+import type { RelayBase } from '../context.js';
+import type { AgentRow } from '../ledger/ledger.js';
+
+type Ctx = Pick<RelayBase, 'config' | 'stores' | 'bus' | 'logger' | 'now'>;
+
+export const UPLINK_CREDS_KIND = 'relay-uplink/v1';
+
+export interface UplinkCreds {
+  kind: typeof UPLINK_CREDS_KIND;
+  creds: string;
+  user_public_key: string;
+  leaf_url: string;
+  jetstream_domain: string;
+  inbox_prefix: string;
+  subjects: string[];
+  sources: string[];
+  expires_at: string;
+  revoked_users: number;
+}
+
+export async function issueUplinkCreds(ctx: Ctx, edge: AgentRow): Promise<UplinkCreds> {
+  const leafUrl = ctx.bus.leafUrl;
+  if (!leafUrl) throw new SvcError('leaf_unavailable');
+  const durables = ctx.stores.sources.durablesOfEdge(edge.id);
+  const subjects = uplinkSubjects(edge.agent_number, durables);
+  const ttl = ctx.config.limits.leafCredsTtlSeconds;
+  let minted: { creds: string; publicKey: string };
+  try {
+    minted = await ctx.bus.mintUserCreds(edge.tenant_id, {
+      name: `uplink:${edge.agent_id}`,
+      pub: subjects,
+      sub: subjects,
+      connectionTypes: ['LEAFNODE'],
+      expiresInSeconds: ttl,
+    });
+  } catch (err) {
+    throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
+  }
+  const now = ctx.now();
+  // recorded before it is handed out, so revoking the edge always finds it
+  ctx.stores.sources.addUplinkUser({
+    public_key: minted.publicKey,
+    tenant_id: edge.tenant_id,
+    agent_row: edge.id,
+    created_at: now,
+  });
+  const old = ctx.stores.sources.liveUplinkUsers(edge.id, minted.publicKey);
+  if (old.length > 0) {
+    try {
+      await ctx.bus.revokeUsers(edge.tenant_id, old);
+      ctx.stores.sources.markUsersRevoked(old, now);
+    } catch (err) {
+      // the old users stay recorded as live; the next issue (or the edge's revocation) retries
+      ctx.logger.warn({ edge: edge.agent_id, err: (err as Error).message }, 'old uplink users not revoked yet');
+    }
+  }
+  ctx.logger.info({ tenant_id: edge.tenant_id, edge: edge.agent_id, sources: durables.length }, 'uplink creds issued');
+  return {
+    kind: UPLINK_CREDS_KIND,
+    creds: minted.creds,
+    user_public_key: minted.publicKey,
+    leaf_url: leafUrl,
+    jetstream_domain: JETSTREAM_DOMAIN,
+    inbox_prefix: uplinkInboxPrefix(edge.agent_number),
+    subjects,
+    sources: durables,
+    expires_at: new Date(now + ttl * 1000).toISOString(),
+    revoked_users: old.length,
+  };
+}
