@@ -26,13 +26,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInbox, headers } from '@nats-io/transport-node';
+import { freePort } from '@svc/test-harness';
+import { enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { runRelayCli } from '@svc/test-harness/relay-process';
 import Fastify from 'fastify';
 import { pino } from 'pino';
 import { Bus, MSGS_STREAM } from '../relay/src/bus/index.js';
 import { connectWithCreds } from '../relay/src/bus/system-client.js';
 import { AckedPublisher } from '../relay/src/messages/acked-publisher.js';
-import { enrollAgent, sealFor, type TestAgent } from '../relay/test/helpers/agent-client.js';
-import { freePort, runRelayCli } from '../relay/test/helpers/relay-process.js';
 
 const N = Number(process.env.BENCH_N ?? 20_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);

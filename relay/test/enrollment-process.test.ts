@@ -6,10 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Credentials, type DeploymentDocument, parseTrustBundle, verifyDeploymentDocument } from '@svc/shared';
+import { processAlive } from '@svc/test-harness';
+import { call, enrollmentBody, newIdentity, signInSignature, type TestIdentity } from '@svc/test-harness/agent-client';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, enrollmentBody, newIdentity, signInSignature, type TestIdentity } from './helpers/agent-client.js';
-import { processAlive, type RelayProcess, runRelayCli, spawnRelay } from './helpers/relay-process.js';
 
 let relay: RelayProcess;
 let document: DeploymentDocument;

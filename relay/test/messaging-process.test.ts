@@ -8,13 +8,14 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { createUser } from '@nats-io/nkeys';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { newMessageId } from '@svc/shared';
+import { processAlive } from '@svc/test-harness';
+import { call, enrollAgent, openFor, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credsFile, userJwt } from '../src/bus/jwts.js';
 import { readSeedFile } from '../src/bus/keys.js';
 import { busRoot, natsLayout, tenantFiles } from '../src/bus/layout.js';
 import { connectWithCreds } from '../src/bus/system-client.js';
-import { call, enrollAgent, openFor, sealFor, type TestAgent } from './helpers/agent-client.js';
-import { processAlive, type RelayProcess, runRelayCli, spawnRelay } from './helpers/relay-process.js';
 
 let relay: RelayProcess;
 let alice: TestAgent;

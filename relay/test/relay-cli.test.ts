@@ -1,8 +1,9 @@
 /** The svc-relay binary: dev mode, configuration refusals, and credential expiry. */
 import { parseEnrollmentCode } from '@svc/shared';
+import { tempDir } from '@svc/test-harness';
+import { call, enrollmentBody, newIdentity, signInSignature } from '@svc/test-harness/agent-client';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { call, enrollmentBody, newIdentity, signInSignature } from './helpers/agent-client.js';
-import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from './helpers/relay-process.js';
 
 const started: RelayProcess[] = [];
 afterAll(async () => {

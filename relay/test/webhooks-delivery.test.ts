@@ -10,11 +10,12 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import { verifyWebhook, WebhookDeduper, type WebhookEvent } from '@svc/shared/node';
+import { tempDir } from '@svc/test-harness';
+import { call, enrollAgent, openFor, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { generateTestCertificates } from '@svc/test-harness/ca';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, enrollAgent, openFor, sealFor, type TestAgent } from './helpers/agent-client.js';
-import { generateTestCertificates } from './helpers/ca.js';
-import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from './helpers/relay-process.js';
 
 interface Hit {
   path: string;
