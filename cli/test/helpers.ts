@@ -1,8 +1,7 @@
 /** Runs `svc` in-process with captured output and a fake daemon link. */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { tempDir } from '@svc/test-harness';
 import { afterEach } from 'vitest';
 import type { DaemonLink } from '../src/daemon-link.js';
 import { run } from '../src/program.js';
@@ -93,7 +92,7 @@ export async function svc(argv: string[], options: RunOptions = {}): Promise<Cli
 }
 
 export async function withTempHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await mkdtemp(join(tmpdir(), 'svc-cli-'));
+  const home = tempDir('svc-cli-');
   try {
     return await fn(home);
   } finally {

@@ -7,10 +7,15 @@ import { type SpawnOptions, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFreePort } from '@svc/relay';
 
-/** A free loopback TCP port (the relay's own finder, the one it uses for nats-server). */
-export const freePort = findFreePort;
+/**
+ * A free loopback TCP port: the relay's own finder (the one it uses for nats-server),
+ * loaded on first use so that tests which never need a port do not load the relay.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const { findFreePort } = await import('@svc/relay');
+  return findFreePort(host);
+}
 
 /** A fresh directory under the OS temp dir. */
 export const tempDir = (prefix = 'svc-test-'): string => mkdtempSync(join(tmpdir(), prefix));
