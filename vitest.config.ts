@@ -23,6 +23,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most files wait on child processes (relays, nats-server, daemons, the CLI), not on
+    // the CPU: three at a time even on two cores (vitest's default there is one).
+    maxWorkers: 3,
     reporters: ['default'],
   },
 });
