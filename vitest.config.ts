@@ -13,6 +13,9 @@ export default defineConfig({
       { find: /^@svc\/daemon\/client$/, replacement: src('./daemon/src/client/index.ts') },
       { find: /^@svc\/daemon$/, replacement: src('./daemon/src/index.ts') },
       { find: /^@svc\/tui$/, replacement: src('./tui/src/index.ts') },
+      // the test harness: one entry point per file (see e2e/harness/package.json exports)
+      { find: /^@svc\/test-harness$/, replacement: src('./e2e/harness/src/index.ts') },
+      { find: /^@svc\/test-harness\/([a-z-]+)$/, replacement: `${src('./e2e/harness/src/')}$1.ts` },
     ],
   },
   test: {
@@ -20,6 +23,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most files wait on child processes (relays, nats-server, daemons, the CLI), not on
+    // the CPU: three at a time even on two cores (vitest's default there is one).
+    maxWorkers: 3,
     reporters: ['default'],
   },
 });

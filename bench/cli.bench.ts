@@ -11,8 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Home, newHome, svc, svcJson } from '../e2e/test/helpers.js';
-import { runRelayCli, spawnRelay } from '../relay/test/helpers/relay-process.js';
+import { runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 25);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

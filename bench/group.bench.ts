@@ -16,13 +16,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { enrollAgent, type TestAgent } from '@svc/test-harness/agent-client';
+import { spawnRelay } from '@svc/test-harness/relay-process';
 import { DaemonClient } from '../daemon/src/client/index.js';
 import { createDaemon, buildConfig as daemonConfig } from '../daemon/src/index.js';
 import { buildConfig } from '../relay/src/config/config.js';
 import { openOperatorState } from '../relay/src/index.js';
 import { mintGrant } from '../relay/src/services/grants.js';
-import { enrollAgent, type TestAgent } from '../relay/test/helpers/agent-client.js';
-import { spawnRelay } from '../relay/test/helpers/relay-process.js';
 
 const N = Number(process.env.GROUP_N ?? 100);
 const fmt = (ms: number) => Math.round(ms).toLocaleString('en-US');

@@ -20,19 +20,19 @@
  * Last line: `relay/jetstream ratio: R` (R = relay rate ÷ raw rate).
  */
 import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { createInbox, headers } from '@nats-io/transport-node';
+import { freePort, tempDir } from '@svc/test-harness';
+import { enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { runRelayCli } from '@svc/test-harness/relay-process';
 import Fastify from 'fastify';
 import { pino } from 'pino';
 import { Bus, MSGS_STREAM } from '../relay/src/bus/index.js';
 import { connectWithCreds } from '../relay/src/bus/system-client.js';
 import { AckedPublisher } from '../relay/src/messages/acked-publisher.js';
-import { enrollAgent, sealFor, type TestAgent } from '../relay/test/helpers/agent-client.js';
-import { freePort, runRelayCli } from '../relay/test/helpers/relay-process.js';
 
 const N = Number(process.env.BENCH_N ?? 20_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
@@ -50,7 +50,7 @@ const pct = (xs: number[], p: number) => {
 };
 
 async function rawJetStream(size: number): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-raw-'));
+  const dir = tempDir('svc-bench-raw-');
   const bus = await Bus.start({ dataDir: dir, tenants: ['bench'], logger: quiet });
   try {
     const { creds } = await bus.mintUserCreds('bench', { name: 'bench' });
@@ -160,7 +160,7 @@ interface RelayRun {
 }
 
 async function relayRun(): Promise<RelayRun> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-relay-'));
+  const dir = tempDir('svc-bench-relay-');
   const port = await freePort();
   const env = {
     SVC_RELAY_DATA_DIR: dir,
@@ -281,7 +281,7 @@ async function relayRun(): Promise<RelayRun> {
  * authenticates nobody and records nothing: what is left is HTTP and the publishes.
  */
 async function bareServer(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-bare-'));
+  const dir = tempDir('svc-bench-bare-');
   const bus = await Bus.start({ dataDir: dir, tenants: ['bench'], logger: quiet });
   const publisher = new AckedPublisher(await bus.tenantConnection('bench'), 5000);
   const app = Fastify({ bodyLimit: 8 * 1024 * 1024 });

@@ -4,21 +4,23 @@ import { AGENT, fakeLink, svc, withTempHome } from './helpers.js';
 const two = () => [AGENT, { ...AGENT, name: 'bob', agent_number: '1002' }];
 
 describe('agent selection', () => {
+  const ack = (_agent: string, id: string) => ({ message_id: id, acked_at: '2025-01-01T00:00:00.000Z' });
+
   it('an explicit --as wins over SVC_AGENT', async () => {
-    const { link, calls } = fakeLink();
+    const { link, calls } = fakeLink({ ack });
     const r = await svc(['msg', 'ack', 'm1', '--as', 'bob', '--json'], { link, env: { SVC_AGENT: 'alice' } });
     expect(r.code).toBe(0);
     expect(calls).toEqual([{ method: 'ack', args: ['bob', 'm1'] }]);
   });
 
   it('SVC_AGENT selects the agent without --as', async () => {
-    const { link, calls } = fakeLink();
+    const { link, calls } = fakeLink({ ack });
     await svc(['msg', 'ack', 'm1'], { link, env: { SVC_AGENT: 'alice' } });
     expect(calls).toEqual([{ method: 'ack', args: ['alice', 'm1'] }]);
   });
 
   it('without either, the only local agent is used', async () => {
-    const { link, calls } = fakeLink({ listAgents: () => [AGENT] });
+    const { link, calls } = fakeLink({ listAgents: () => [AGENT], ack });
     await svc(['msg', 'ack', 'm1'], { link });
     expect(calls.map((c) => c.method)).toEqual(['listAgents', 'ack']);
     expect(calls[1]!.args[0]).toBe('alice');
@@ -354,7 +356,9 @@ describe('wired commands', () => {
   });
 
   it('send --stdin reads the content; two content sources are a usage error', async () => {
-    const { link, calls } = fakeLink();
+    const { link, calls } = fakeLink({
+      send: (_a, i) => ({ message_id: 'm1', conversation_id: 'c1', to: i.to, sent_at: 't', status: 'accepted' }),
+    });
     expect((await svc(['send', '1002', '--stdin', '--as', 'alice'], { link, stdin: 'from stdin\n' })).code).toBe(0);
     expect(calls[0]!.args[1]).toMatchObject({ content: 'from stdin' });
     expect((await svc(['send', '1002', 'x', '-m', 'y', '--as', 'alice'], { link })).code).toBe(2);

@@ -4,10 +4,11 @@
  * relay, or the server libraries (Fastify, pino, better-sqlite3).
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { tempDir } from '@svc/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module script without types
 import { bundleCli, ROOT } from '../../scripts/bundle-cli.mjs';
@@ -19,7 +20,7 @@ let inputs: string[];
 
 beforeAll(async () => {
   // a checkout-like layout: <dir>/cli/bin/svc.cjs runs <dir>/cli/dist/bundle/svc.cjs
-  dir = mkdtempSync(join(tmpdir(), 'svc-cli-bundle-'));
+  dir = tempDir('svc-cli-bundle-');
   mkdirSync(join(dir, 'cli', 'bin'), { recursive: true });
   copyFileSync(join(ROOT, 'cli', 'bin', 'svc.cjs'), join(dir, 'cli', 'bin', 'svc.cjs'));
   const meta = (await bundleCli(join(dir, 'cli', 'dist', 'bundle'))) as { inputs: Record<string, unknown> };

@@ -54,7 +54,7 @@ describe('a send while the relay is unreachable', () => {
 
 describe('deregister', () => {
   it('revokes on the relay by default and says so', async () => {
-    const { link, calls } = fakeLink({ ...agents, getAgent: () => AGENT });
+    const { link, calls } = fakeLink({ ...agents, getAgent: () => AGENT, deregister: () => undefined });
     const r = await svc(['deregister', 'alice', '--yes', '--json'], { link });
     expect(r.code).toBe(0);
     expect(calls.find((c) => c.method === 'deregister')?.args).toEqual(['alice', { revoke: true }]);
@@ -62,7 +62,7 @@ describe('deregister', () => {
   });
 
   it('--local only forgets it, and says it was not revoked', async () => {
-    const { link, calls } = fakeLink({ ...agents, getAgent: () => AGENT });
+    const { link, calls } = fakeLink({ ...agents, getAgent: () => AGENT, deregister: () => undefined });
     const r = await svc(['deregister', 'alice', '--yes', '--local'], { link });
     expect(r.code).toBe(0);
     expect(calls.find((c) => c.method === 'deregister')?.args).toEqual(['alice', { revoke: false }]);

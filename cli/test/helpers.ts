@@ -1,8 +1,8 @@
 /** Runs `svc` in-process with captured output and a fake daemon link. */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { tempDir } from '@svc/test-harness';
+import { afterEach } from 'vitest';
 import type { DaemonLink } from '../src/daemon-link.js';
 import { run } from '../src/program.js';
 
@@ -13,7 +13,22 @@ export interface Call {
 
 export type FakeAnswers = Partial<{ [K in keyof DaemonLink]: (...args: Parameters<DaemonLink[K]>) => unknown }>;
 
-/** A DaemonLink that records every call; unanswered methods resolve to `{}`. */
+/** Daemon calls no test scripted, reported by the afterEach below. */
+const unscripted: string[] = [];
+
+/** The unscripted calls so far, forgotten once taken (the afterEach below takes them). */
+export const takeUnscripted = (): string[] => unscripted.splice(0);
+
+afterEach(() => {
+  const seen = takeUnscripted();
+  if (seen.length > 0) throw new Error(`unscripted daemon call(s): ${seen.join(', ')}; script them in fakeLink`);
+});
+
+/**
+ * A DaemonLink that records every call and answers only the calls the test scripted: any
+ * other call rejects with its name and fails the test, so an unexpected call cannot pass
+ * silently.
+ */
 export function fakeLink(answers: FakeAnswers = {}): { link: DaemonLink; calls: Call[] } {
   const calls: Call[] = [];
   const link = new Proxy({} as DaemonLink, {
@@ -22,8 +37,14 @@ export function fakeLink(answers: FakeAnswers = {}): { link: DaemonLink; calls: 
       return (...args: unknown[]) => {
         calls.push({ method: prop as keyof DaemonLink, args });
         const answer = (answers as Record<string, ((...a: unknown[]) => unknown) | undefined>)[prop];
-        if (prop === 'events') return answer ? answer(...args) : (async function* () {})();
-        return Promise.resolve().then(() => (answer ? answer(...args) : {}));
+        if (!answer) {
+          unscripted.push(prop);
+          const refused = new Error(`unscripted daemon call: ${prop}`);
+          if (prop === 'events') throw refused;
+          return Promise.reject(refused);
+        }
+        if (prop === 'events') return answer(...args);
+        return Promise.resolve().then(() => answer(...args));
       };
     },
   });
@@ -71,7 +92,7 @@ export async function svc(argv: string[], options: RunOptions = {}): Promise<Cli
 }
 
 export async function withTempHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await mkdtemp(join(tmpdir(), 'svc-cli-'));
+  const home = tempDir('svc-cli-');
   try {
     return await fn(home);
   } finally {

@@ -4,25 +4,16 @@
  * byte-identical to before; the codex setup is idempotent, keeps every other setting,
  * and migrates a legacy entry in place. Through `svc` in-process, as a user runs them.
  */
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '@svc/test-harness';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { statusText } from '../src/statusline.js';
 import { AGENT, fakeLink, svc } from './helpers.js';
 
 function homes() {
-  const root = mkdtempSync(join(tmpdir(), 'svc-integrations-'));
+  const root = tempDir('svc-integrations-');
   const env = { HOME: join(root, 'home'), SVC_HOME: join(root, 'svc'), PATH: join(root, 'bin') };
   mkdirSync(env.HOME, { recursive: true });
   mkdirSync(env.PATH, { recursive: true });

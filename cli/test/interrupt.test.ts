@@ -9,8 +9,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon, tempHome } from '../../daemon/test/helpers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = join(root, 'cli', 'src', 'bin', 'svc.ts');

@@ -1,5 +1,5 @@
 /**
- * The client command surface of the specification (relay-spec.md, "Client command
+ * The client command surface of the specification (docs/spec/relay-spec.md, "Client command
  * surface"), transcribed table by table: command path → its parameters. Flags are
  * written as in the spec (long and short forms); positionals in UPPER_CASE; '+common'
  * stands for --as, --json, -v/--verbose. `<host_a>`/`<host_b>` use this build's names.

@@ -1,10 +1,10 @@
 /** `svc` as a real process against a real daemon it autostarts in a temp SVC_HOME. */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { tempDir } from '@svc/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const exec = promisify(execFile);
@@ -28,7 +28,7 @@ async function svc(args: string[]): Promise<{ code: number; stdout: string; stde
 
 describe('svc subprocess', () => {
   beforeAll(async () => {
-    home = await mkdtemp(join(tmpdir(), 'svc-cli-proc-'));
+    home = tempDir('svc-cli-proc-');
   });
   afterAll(async () => {
     await svc(['stop']);

@@ -9,11 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, until } from '@svc/test-harness';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
 import type { ArchivedMessage, DaemonEvent } from '../src/client/index.js';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
-import { startDaemon, type TestDaemon, until } from './helpers.js';
 
 const MIB = 1024 * 1024;
 let proxy: FaultProxy;
@@ -155,7 +156,7 @@ describe('attachments', () => {
     const m = await arrived(sent.message_id);
     const d = JSON.parse(m.content);
     const grantCode = await grant('eve');
-    const { enrollAgent } = await import('../../relay/test/helpers/agent-client.js');
+    const { enrollAgent } = await import('@svc/test-harness/agent-client');
     const eve = await enrollAgent(relay.url, grantCode);
     const res = await fetch(`${relay.url}/api/v1/blobs/${d.blob_id}`, { headers: eve.auth });
     expect(res.status).toBe(404);

@@ -3,9 +3,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { until } from '@svc/test-harness';
+import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DaemonClient, DaemonClientError, daemonCommand, ensureDaemon } from '../src/client/index.js';
-import { startDaemon, type TestDaemon, tempHome, until } from './helpers.js';
 
 const running: TestDaemon[] = [];
 afterAll(async () => {

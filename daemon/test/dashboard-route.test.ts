@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDashboard } from '../dashboard/build.mjs';
-import { startDaemon, type TestDaemon } from './helpers.js';
 
 let d: TestDaemon;
 let blocker: Server;

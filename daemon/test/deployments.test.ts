@@ -1,10 +1,10 @@
 /** Deployment trust without a relay: signed documents served over https with a private CA. */
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
+import { generateTestCertificates } from '@svc/test-harness/ca';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { CompactSign, exportJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateTestCertificates } from '../../relay/test/helpers/ca.js';
-import { startDaemon, type TestDaemon } from './helpers.js';
 
 const signer = generateKeyPairSync('ed25519');
 let d: TestDaemon;

@@ -6,10 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { until } from '@svc/test-harness';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
 import type { DaemonClient, DaemonEvent, DaemonEventStream } from '../src/client/index.js';
-import { startDaemon, type TestDaemon, until } from './helpers.js';
 
 let relay: RelayProcess;
 let a: TestDaemon;

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import { type Envelope, parseEnvelope } from '@svc/shared';
-import { freePort } from '../../relay/test/helpers/relay-process.js';
+import { freePort } from '@svc/test-harness';
 
 export type EnvelopeMatch = (e: Envelope) => boolean;
 

@@ -5,10 +5,10 @@
  */
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Archive } from '../src/archive/archive.js';
 import { FileVault } from '../src/vault/index.js';
-import { startDaemon, type TestDaemon, tempHome } from './helpers.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 const running: TestDaemon[] = [];

@@ -9,12 +9,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEnvelopeHeader, type Envelope, utf8 } from '@svc/shared';
 import { deriveIdentityKeys, sealEnvelope } from '@svc/shared/node';
+import { freePort, until } from '@svc/test-harness';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
 import type { ArchivedMessage, ConversationInfo, DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
-import { startDaemon, type TestDaemon, until } from './helpers.js';
 
 let proxy: FaultProxy;
 let relay: RelayProcess;

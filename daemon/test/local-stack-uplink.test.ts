@@ -9,9 +9,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
-import { startDaemon, type TestDaemon } from './helpers.js';
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {

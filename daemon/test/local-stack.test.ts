@@ -4,8 +4,8 @@
  * daemon itself closes.
  */
 import { createServer } from 'node:net';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from './helpers.js';
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {

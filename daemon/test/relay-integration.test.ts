@@ -15,11 +15,12 @@ import {
   utf8,
 } from '@svc/shared';
 import { deriveIdentityKeys, ed25519Generate, ed25519Sign, sealEnvelope } from '@svc/shared/node';
+import { tempDir, until } from '@svc/test-harness';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from '../../relay/test/helpers/relay-process.js';
 import type { DaemonClient, DaemonEvent, DaemonEventStream } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
-import { startDaemon, type TestDaemon, until } from './helpers.js';
 
 let relay: RelayProcess;
 let a: TestDaemon;

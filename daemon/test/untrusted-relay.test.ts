@@ -19,12 +19,13 @@ import {
   utf8,
 } from '@svc/shared';
 import { deriveIdentityKeys, ed25519Generate, ed25519Sign, openEnvelope, sealEnvelope } from '@svc/shared/node';
+import { freePort, until } from '@svc/test-harness';
+import { call, enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, enrollmentBody, newIdentity } from '../../relay/test/helpers/agent-client.js';
-import { freePort, type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
 import type { DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
-import { startDaemon, type TestDaemon, until } from './helpers.js';
 
 /** The hostile relay: the real one behind it, key lookups answered from `keys` when set. */
 interface Proxy {

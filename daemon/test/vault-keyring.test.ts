@@ -16,9 +16,9 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempHome } from '@svc/test-harness/daemon';
 import { describe, expect, it } from 'vitest';
 import { KEYRING_UNREACHABLE, keyringService } from '../src/vault/index.js';
-import { tempHome } from './helpers.js';
 
 const TOOLS = ['dbus-run-session', 'gnome-keyring-daemon'];
 const onPath = (bin: string) =>

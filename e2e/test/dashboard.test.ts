@@ -19,14 +19,15 @@ import {
   utf8,
 } from '@svc/shared';
 import { deriveIdentityKeys, ed25519Generate, ed25519Sign, sealEnvelope } from '@svc/shared/node';
+import { until } from '@svc/test-harness';
+import { haveChromium, launchBrowser } from '@svc/test-harness/browser';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDashboard } from '../../daemon/dashboard/build.mjs';
 import type { DaemonEvent, DaemonEventStream, DashboardLaunch } from '../../daemon/src/client/index.js';
 import { FileVault, loadSeed } from '../../daemon/src/vault/index.js';
-import { startDaemon, type TestDaemon, until } from '../../daemon/test/helpers.js';
-import { type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
-import { haveChromium, launchBrowser } from './browser.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SHOTS = join(ROOT, '.tmp', 'dashboard-screenshots');

@@ -6,12 +6,13 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { until } from '@svc/test-harness';
+import { CHROMIUM, CHROMIUM_FLAGS, haveChromium } from '@svc/test-harness/browser';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../cli/src/program.js';
 import { buildDashboard } from '../../daemon/dashboard/build.mjs';
-import { startDaemon, type TestDaemon, until } from '../../daemon/test/helpers.js';
-import { CHROMIUM, CHROMIUM_FLAGS, haveChromium } from './browser.js';
 
 let d: TestDaemon;
 let pid: number | undefined;

@@ -4,11 +4,12 @@
  * wrappers run from any directory; a command whose build is missing says what to run.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { tempDir } from '@svc/test-harness';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const exec = promisify(execFile);
@@ -17,7 +18,7 @@ const VERSION = (JSON.parse(readFileSync(join(ROOT, 'cli', 'package.json'), 'utf
 
 const temps: string[] = [];
 const temp = (prefix: string) => {
-  const d = mkdtempSync(join(tmpdir(), prefix));
+  const d = tempDir(prefix);
   temps.push(d);
   return d;
 };

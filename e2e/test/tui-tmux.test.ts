@@ -10,9 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tail, until } from '@svc/test-harness';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { daemonLog, type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
-import { daemonLog, type Home, newHome, svc, svcJson, tail, until } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SVC_BIN = join(ROOT, 'cli', 'src', 'bin', 'svc.ts');

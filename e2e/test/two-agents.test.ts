@@ -12,22 +12,20 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ArchivedMessage, LocalAgent, SentMessage } from '@svc/daemon/client';
 import { fromBase64url } from '@svc/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { call, identityFromSeed, sealFor, type TestAgent } from '../../relay/test/helpers/agent-client.js';
-import { type RelayProcess, runRelayCli, spawnRelay } from '../../relay/test/helpers/relay-process.js';
+import { running, tail, until } from '@svc/test-harness';
+import { call, identityFromSeed, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import {
   daemonLog,
   daemonPid,
   type Home,
   newHome,
-  running,
   startWatch,
   svc,
   svcJson,
-  tail,
-  until,
   type Watch,
-} from './helpers.js';
+} from '@svc/test-harness/svc-cli';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let relay: RelayProcess;
 const relayLogs: string[] = [];

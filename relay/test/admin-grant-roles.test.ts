@@ -4,9 +4,9 @@
  * are refused, and nothing is stored.
  */
 import { GRANT_SCHEMA_VERSION } from '@svc/shared';
+import { type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
+import { startTestAuthority, type TestAuthority, type TestTokenKind } from '@svc/test-harness/oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
-import { startTestAuthority, type TestAuthority, type TestTokenKind } from './helpers/oidc-provider.js';
 
 const DEPLOYMENT = 'dep-grant-roles';
 let authority: TestAuthority;

@@ -3,10 +3,10 @@
  * one test for each token rule and each request rule.
  */
 import { GRANT_SCHEMA_VERSION, GRANT_TTL, parseEnrollmentCode } from '@svc/shared';
+import { type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
+import { startTestAuthority, type TestAuthority } from '@svc/test-harness/oidc-provider';
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
-import { startTestAuthority, type TestAuthority } from './helpers/oidc-provider.js';
 
 const DEPLOYMENT = 'dep-grants-test';
 const TENANTS = ['acme', 'globex'];

@@ -6,10 +6,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GRANT_SCHEMA_VERSION } from '@svc/shared';
+import { tempDir } from '@svc/test-harness';
+import { call, enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
+import { startTestAuthority, type TestAuthority } from '@svc/test-harness/oidc-provider';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { call, enrollmentBody, newIdentity } from './helpers/agent-client.js';
-import { startTestAuthority, type TestAuthority } from './helpers/oidc-provider.js';
-import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from './helpers/relay-process.js';
 
 const DEPLOYMENT = 'dep-admin-process';
 let authority: TestAuthority;

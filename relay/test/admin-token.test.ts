@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SvcError } from '@svc/shared';
+import { startTestAuthority, type TestAuthority } from '@svc/test-harness/oidc-provider';
 import { base64url, decodeJwt, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
@@ -14,7 +15,6 @@ import {
   createAdminTokenVerifier,
 } from '../src/auth/admin-token.js';
 import { KEY_SET_COOLDOWN_MS, KEY_SET_MAX_AGE_MS } from '../src/auth/admin-token-keys.js';
-import { startTestAuthority, type TestAuthority } from './helpers/oidc-provider.js';
 
 const DEPLOYMENT = 'dep-test-1';
 const TENANTS = ['tenant-a', 'tenant-b'];

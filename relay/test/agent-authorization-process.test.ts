@@ -5,9 +5,10 @@
  * incarnation is refused at once (the CLI takes about a second to start, so the
  * same-millisecond case is covered in process by agent-authorization.test.ts).
  */
+
+import { call, enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, enrollAgent, sealFor, type TestAgent } from './helpers/agent-client.js';
-import { type RelayProcess, runRelayCli, spawnRelay } from './helpers/relay-process.js';
 
 let relay: RelayProcess;
 

@@ -5,11 +5,11 @@
  * needs the grant's http-relay capability.
  */
 import type { Capability } from '@svc/shared';
+import { enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
+import { type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import { SignJWT } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mintGrant } from '../src/services/grants.js';
-import { enrollmentBody, newIdentity } from './helpers/agent-client.js';
-import { type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 const DEPLOYMENT = 'dep-agent-authorization';
 let relay: InProcessRelay;

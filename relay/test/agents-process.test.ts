@@ -1,8 +1,8 @@
 /** Profile, block and contacts against a real relay process: the short happy path. */
 import { readFileSync } from 'node:fs';
+import { call, enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, enrollmentBody, newIdentity } from './helpers/agent-client.js';
-import { type RelayProcess, runRelayCli, spawnRelay } from './helpers/relay-process.js';
 
 let relay: RelayProcess;
 

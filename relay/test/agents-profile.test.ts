@@ -1,8 +1,8 @@
 /** Agent profile routes in-process: GET/PATCH /agents/me, the webhook secret lifecycle, heartbeat, public profiles. */
 import { createHmac } from 'node:crypto';
+import { type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkEndpointUrl } from '../src/services/endpoint-url.js';
-import { type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 let relay: InProcessRelay;
 

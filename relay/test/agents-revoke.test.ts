@@ -1,6 +1,7 @@
 /** POST /api/v1/agents/me/revoke in-process: an agent revokes itself like `svc-relay agent revoke` does. */
+
+import { type InProcessAgent, type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InProcessAgent, type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 let relay: InProcessRelay;
 let carol: InProcessAgent;

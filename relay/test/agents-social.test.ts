@@ -1,6 +1,7 @@
 /** Block, mute, report and contacts in-process, with tenant isolation. */
+
+import { type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 let relay: InProcessRelay;
 

@@ -5,10 +5,11 @@
  * that does not exist is answered like one for an agent that does, and the challenge table
  * stays bounded (expired rows pruned, a cap per agent and in all).
  */
+
+import { signInSignature } from '@svc/test-harness/agent-client';
+import { type InProcessAgent, type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { signInSignature } from './helpers/agent-client.js';
-import { type InProcessAgent, type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 let relay: InProcessRelay | undefined;
 afterEach(async () => {

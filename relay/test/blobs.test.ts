@@ -6,9 +6,9 @@
 
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
+import type { TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestAgent } from './helpers/agent-client.js';
-import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
 
 let relay: BusRelay;
 let alice: TestAgent;

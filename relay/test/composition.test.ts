@@ -2,21 +2,12 @@
  * The relay built in one place: every route is registered whatever the bus does, and the
  * webhook schedule createRelay is given reaches the dispatcher.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { call, sealFor } from './helpers/agent-client.js';
-import { inProcessRelay } from './helpers/in-process.js';
-import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
-import { freePort } from './helpers/relay-process.js';
 
-async function until<T>(fn: () => T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { freePort, until } from '@svc/test-harness';
+import { call, sealFor } from '@svc/test-harness/agent-client';
+import { inProcessRelay } from '@svc/test-harness/in-process';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
+import { afterAll, describe, expect, it } from 'vitest';
 
 describe('the message routes', () => {
   it('are registered even when the bus is down (no route is skipped)', async () => {
@@ -87,10 +78,14 @@ describe('the webhook schedule', () => {
 
     const { context } = relay.relay;
     const bobRow = context.ledger.activeAgent('default', 'bob')?.id as string;
-    const row = await until(() => {
-      const r = context.stores.webhooks.forMessage(bobRow, envelope.header.message_id);
-      return r && r.attempts === 1 && r.last_error !== null ? r : undefined;
-    }, 'the first attempt to fail');
+    const row = await until(
+      () => {
+        const r = context.stores.webhooks.forMessage(bobRow, envelope.header.message_id);
+        return r && r.attempts === 1 && r.last_error !== null ? r : undefined;
+      },
+      undefined,
+      'the first attempt to fail',
+    );
     expect(row.state).toBe('pending');
     expect((row.next_attempt_at as number) - (row.last_attempt_at as number)).toBeGreaterThanOrEqual(HOUR);
   });

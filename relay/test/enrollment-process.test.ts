@@ -6,10 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Credentials, type DeploymentDocument, parseTrustBundle, verifyDeploymentDocument } from '@svc/shared';
+import { processAlive, until } from '@svc/test-harness';
+import { call, enrollmentBody, newIdentity, signInSignature, type TestIdentity } from '@svc/test-harness/agent-client';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, enrollmentBody, newIdentity, signInSignature, type TestIdentity } from './helpers/agent-client.js';
-import { processAlive, type RelayProcess, runRelayCli, spawnRelay } from './helpers/relay-process.js';
 
 let relay: RelayProcess;
 let document: DeploymentDocument;
@@ -199,12 +200,15 @@ describe('re-enrollment when the cleanup of the revoked incarnation cannot finis
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ error: 'revocation_unavailable' });
       process.kill(nats, 'SIGCONT');
-      let retry = await call(relay.url, 'POST', '/api/v1/enrollment', body);
       // the bus connection may need a moment to recover from the stall
-      for (let i = 0; i < 20 && retry.status === 503; i++) {
-        await new Promise((r) => setTimeout(r, 250));
-        retry = await call(relay.url, 'POST', '/api/v1/enrollment', body);
-      }
+      const retry = await until(
+        async () => {
+          const r = await call(relay.url, 'POST', '/api/v1/enrollment', body);
+          return r.status === 503 ? undefined : r;
+        },
+        15_000,
+        'the enrollment to be accepted again',
+      );
       expect(retry.status).toBe(201);
       expect(retry.body.agent_id).toBe('carol');
     } finally {
@@ -320,7 +324,6 @@ describe('process lifecycle', () => {
     const nats = r.natsPid();
     expect(processAlive(nats)).toBe(true);
     expect(await r.stop('SIGTERM')).toBe(0);
-    for (let i = 0; i < 50 && processAlive(nats); i++) await new Promise((res) => setTimeout(res, 100));
-    expect(processAlive(nats)).toBe(false);
+    await until(() => !processAlive(nats), 5_000, 'nats-server to exit');
   }, 30_000);
 });

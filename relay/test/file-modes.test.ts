@@ -6,11 +6,11 @@
  */
 import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { tempDir } from '@svc/test-harness';
+import { call, sealFor } from '@svc/test-harness/agent-client';
+import { inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger/ledger.js';
-import { call, sealFor } from './helpers/agent-client.js';
-import { inProcessBusRelay } from './helpers/in-process-bus.js';
-import { tempDir } from './helpers/relay-process.js';
 
 function walk(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

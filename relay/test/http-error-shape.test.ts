@@ -5,9 +5,9 @@
  * never stored with its bad bytes replaced.
  */
 import { request } from 'node:http';
+import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, sealFor, type TestAgent } from './helpers/agent-client.js';
-import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
 
 let relay: BusRelay;
 let alice: TestAgent;

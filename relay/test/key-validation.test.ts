@@ -7,10 +7,10 @@
  */
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { keyRecordBytes, toBase64url, X25519_SMALL_ORDER_U } from '@svc/shared';
+import { enrollmentBody, newIdentity, signInSignature, type TestIdentity } from '@svc/test-harness/agent-client';
+import { type InProcessAgent, type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mintGrant } from '../src/services/grants.js';
-import { enrollmentBody, newIdentity, signInSignature, type TestIdentity } from './helpers/agent-client.js';
-import { type InProcessAgent, type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 const DEPLOYMENT = 'dep-key-validation';
 let relay: InProcessRelay;

@@ -1,12 +1,12 @@
 /** The key directory: uploads, rotations, history, lookups, tenant isolation, refusals. */
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { type KeyRecord, keyRecordBytes, toBase64url } from '@svc/shared';
+import { enrollmentBody, newIdentity, signInSignature } from '@svc/test-harness/agent-client';
+import { type InProcessAgent, type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyEd25519 } from '../src/auth/signatures.js';
 import { KeyDirectory } from '../src/ledger/keys.js';
 import { mintGrant } from '../src/services/grants.js';
-import { enrollmentBody, newIdentity, signInSignature } from './helpers/agent-client.js';
-import { type InProcessAgent, type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 const DEPLOYMENT = 'dep-keys-test';
 let relay: InProcessRelay;

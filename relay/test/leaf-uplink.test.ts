@@ -6,11 +6,11 @@
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { freePort } from '@svc/test-harness';
+import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, sealFor, type TestAgent } from './helpers/agent-client.js';
 import { type EdgeServer, startEdgeServer } from './helpers/edge-nats.js';
-import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
-import { freePort } from './helpers/relay-process.js';
 
 interface Creds {
   kind: string;

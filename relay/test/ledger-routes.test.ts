@@ -1,8 +1,9 @@
 /** In-process route behaviour that needs control over the clock or the ledger. */
+
+import { enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
+import { type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mintGrant } from '../src/services/grants.js';
-import { enrollmentBody, newIdentity } from './helpers/agent-client.js';
-import { type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 let relay: InProcessRelay;
 beforeEach(async () => {

@@ -6,9 +6,9 @@
  * idempotent, concurrent or not.
  */
 import { newMessageId } from '@svc/shared';
+import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, sealFor, type TestAgent } from './helpers/agent-client.js';
-import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
 
 let relay: BusRelay;
 let alice: TestAgent;

@@ -8,13 +8,14 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { createUser } from '@nats-io/nkeys';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { newMessageId } from '@svc/shared';
+import { processAlive, until } from '@svc/test-harness';
+import { call, enrollAgent, openFor, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credsFile, userJwt } from '../src/bus/jwts.js';
 import { readSeedFile } from '../src/bus/keys.js';
 import { busRoot, natsLayout, tenantFiles } from '../src/bus/layout.js';
 import { connectWithCreds } from '../src/bus/system-client.js';
-import { call, enrollAgent, openFor, sealFor, type TestAgent } from './helpers/agent-client.js';
-import { processAlive, type RelayProcess, runRelayCli, spawnRelay } from './helpers/relay-process.js';
 
 let relay: RelayProcess;
 let alice: TestAgent;
@@ -350,12 +351,15 @@ describe('nothing lost', () => {
     // nats-server crashes: the relay restarts it and nothing accepted is lost
     const nats = relay.natsPid();
     process.kill(nats, 'SIGKILL');
-    for (let i = 0; i < 50 && processAlive(nats); i++) await new Promise((r) => setTimeout(r, 100));
-    let inbox = await pending(bob);
-    for (let i = 0; i < 50 && inbox.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      inbox = await pending(bob);
-    }
+    await until(() => !processAlive(nats), 5_000, 'nats-server to exit');
+    const inbox = await until(
+      async () => {
+        const r = await pending(bob);
+        return r.status === 200 ? r : undefined;
+      },
+      15_000,
+      'the inbox to answer again',
+    );
     expect(inbox.body.envelopes.map((x) => x.message_id)).toEqual(es.map((e) => e.header.message_id));
 
     // the relay itself restarts

@@ -6,9 +6,9 @@
  * revoked source frees its slot.
  */
 import { jetstreamManager } from '@nats-io/jetstream';
+import { call, type TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type TestAgent } from './helpers/agent-client.js';
-import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
 
 const claim = (relay: BusRelay, edge: TestAgent, agent: string) =>
   call<Record<string, unknown>>(relay.url, 'POST', '/api/v1/sources', { agent }, edge.auth);

@@ -7,9 +7,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnrollmentCode } from '@svc/shared';
+import { tempDir } from '@svc/test-harness';
+import { call, enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
+import { bareEnv, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { call, enrollmentBody, newIdentity } from './helpers/agent-client.js';
-import { bareEnv, type RelayProcess, runRelayCli, spawnRelay, tempDir } from './helpers/relay-process.js';
 
 /** Runs svc-relay from `cwd` (a directory of its own, not the checkout) with no relay setting in its environment. */
 const relayCli = (args: string[], cwd: string) => runRelayCli(args, {}, { cwd, bare: true });

@@ -6,12 +6,12 @@
  * envelopes per second (429 rate_limited with Retry-After). All settable; small values here.
  */
 import { jetstreamManager } from '@nats-io/jetstream';
+import { tempDir } from '@svc/test-harness';
+import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MSGS_STREAM } from '../src/bus/index.js';
 import { DEFAULT_LIMITS } from '../src/config/config.js';
-import { call, sealFor, type TestAgent } from './helpers/agent-client.js';
-import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
-import { tempDir } from './helpers/relay-process.js';
 
 interface SendAnswer {
   results?: Array<{ status: string }>;

@@ -1,8 +1,11 @@
 /** The svc-relay binary: dev mode, configuration refusals, and credential expiry. */
+import { mintGrant } from '@svc/relay';
 import { parseEnrollmentCode } from '@svc/shared';
+import { tempDir } from '@svc/test-harness';
+import { call, enrollmentBody, newIdentity, signInSignature } from '@svc/test-harness/agent-client';
+import { inProcessRelay } from '@svc/test-harness/in-process';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { call, enrollmentBody, newIdentity, signInSignature } from './helpers/agent-client.js';
-import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from './helpers/relay-process.js';
 
 const started: RelayProcess[] = [];
 afterAll(async () => {
@@ -71,46 +74,53 @@ describe('configuration refusals at start', () => {
 
 describe('an expired but not revoked credential', () => {
   it('cannot exchange its API key, but signs in with a challenge and receives a fresh API key', async () => {
-    const r = await spawnRelay({ env: { SVC_RELAY_API_KEY_TTL_SECONDS: '1' } });
-    started.push(r);
-    const grant = await runRelayCli(['grant', '--agent-id', 'erin', '--json'], r.env);
-    const code = JSON.parse(grant.stdout).enrollment_code as string;
-    const erin = newIdentity();
-    const enrolled = await call<Record<string, string>>(
-      r.url,
-      'POST',
-      '/api/v1/enrollment',
-      enrollmentBody(code, erin),
-    );
-    expect(enrolled.status).toBe(201);
-    await new Promise((res) => setTimeout(res, 1500));
-    const expired = await call(r.url, 'POST', '/api/v1/auth/token', undefined, {
-      authorization: `Bearer ${enrolled.body.api_key}`,
-    });
-    expect(expired).toMatchObject({ status: 401, body: { error: 'invalid_api_key' } });
+    // in this process, so the relay's clock moves past the key's lifetime without waiting
+    const relay = await inProcessRelay({ settings: { SVC_RELAY_API_KEY_TTL_SECONDS: '1' } });
+    try {
+      const post = async <T = Record<string, string>>(url: string, payload?: unknown, apiKey?: string) => {
+        const res = await relay.app.inject({
+          method: 'POST',
+          url,
+          ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+          ...(apiKey === undefined ? {} : { headers: { authorization: `Bearer ${apiKey}` } }),
+        });
+        return { status: res.statusCode, body: res.json() as T };
+      };
+      const grant = mintGrant(relay.ctx, {
+        tenantId: 'default',
+        agentId: 'erin',
+        capabilities: ['http-relay'],
+        createdBy: 'test',
+      });
+      const erin = newIdentity();
+      const enrolled = await post('/api/v1/enrollment', enrollmentBody(grant.enrollment_code, erin));
+      expect(enrolled.status).toBe(201);
+      relay.advance(1001);
+      const expired = await post('/api/v1/auth/token', undefined, enrolled.body.api_key);
+      expect(expired).toMatchObject({ status: 401, body: { error: 'invalid_api_key' } });
 
-    const { deployment_id, tenant_id } = enrolled.body as { deployment_id: string; tenant_id: string };
-    const c = await call<{ challenge_id: string; nonce: string }>(r.url, 'POST', '/api/v1/auth/sign-in/challenge', {
-      deployment_id,
-      tenant_id,
-      agent_id: 'erin',
-    });
-    expect(c.status).toBe(201);
-    const signedIn = await call<Record<string, string>>(r.url, 'POST', '/api/v1/auth/sign-in', {
-      challenge_id: c.body.challenge_id,
-      agent_id: 'erin',
-      signature: signInSignature(erin, {
-        challenge_id: c.body.challenge_id,
-        nonce: c.body.nonce,
-        agent_id: 'erin',
+      const { deployment_id, tenant_id } = enrolled.body as { deployment_id: string; tenant_id: string };
+      const c = await post<{ challenge_id: string; nonce: string }>('/api/v1/auth/sign-in/challenge', {
         deployment_id,
         tenant_id,
-      }),
-    });
-    expect(signedIn.status).toBe(200);
-    const fresh = await call(r.url, 'POST', '/api/v1/auth/token', undefined, {
-      authorization: `Bearer ${signedIn.body.api_key}`,
-    });
-    expect(fresh.status).toBe(200);
-  }, 60_000);
+        agent_id: 'erin',
+      });
+      expect(c.status).toBe(201);
+      const signedIn = await post('/api/v1/auth/sign-in', {
+        challenge_id: c.body.challenge_id,
+        agent_id: 'erin',
+        signature: signInSignature(erin, {
+          challenge_id: c.body.challenge_id,
+          nonce: c.body.nonce,
+          agent_id: 'erin',
+          deployment_id,
+          tenant_id,
+        }),
+      });
+      expect(signedIn.status).toBe(200);
+      expect((await post('/api/v1/auth/token', undefined, signedIn.body.api_key)).status).toBe(200);
+    } finally {
+      await relay.close();
+    }
+  });
 });

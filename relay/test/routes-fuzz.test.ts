@@ -9,10 +9,10 @@
  * string drawn contains "//", so no webhook URL that could leave this machine is ever set.
  */
 import { ERROR_CATALOG } from '@svc/shared';
+import { sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealFor, type TestAgent } from './helpers/agent-client.js';
-import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
 
 const PER_ROUTE = 40;
 

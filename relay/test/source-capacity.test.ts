@@ -5,10 +5,10 @@
  * names an injected disagreement of each kind, changes nothing, and fixes them with --apply.
  */
 import { jetstreamManager } from '@nats-io/jetstream';
+import { call, type TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
+import { runRelayCli } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type TestAgent } from './helpers/agent-client.js';
-import { type BusRelay, inProcessBusRelay } from './helpers/in-process-bus.js';
-import { runRelayCli } from './helpers/relay-process.js';
 
 let relay: BusRelay;
 let edge: TestAgent;

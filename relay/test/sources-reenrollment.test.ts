@@ -3,10 +3,11 @@
  * consumer cannot be deleted (the bus is down): 503 source_cleanup_failed, and the new
  * grant is not consumed, so the same request can be retried after repair.
  */
+
+import { enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
+import { type InProcessAgent, type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintGrant } from '../src/services/grants.js';
-import { enrollmentBody, newIdentity } from './helpers/agent-client.js';
-import { type InProcessAgent, type InProcessRelay, inProcessRelay } from './helpers/in-process.js';
 
 let relay: InProcessRelay;
 let bob: InProcessAgent;

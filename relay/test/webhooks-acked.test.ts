@@ -8,11 +8,12 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import type { WebhookEvent } from '@svc/shared/node';
+import { tempDir, until } from '@svc/test-harness';
+import { call, enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { generateTestCertificates } from '@svc/test-harness/ca';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, enrollAgent, sealFor, type TestAgent } from './helpers/agent-client.js';
-import { generateTestCertificates } from './helpers/ca.js';
-import { type RelayProcess, runRelayCli, spawnRelay, tempDir } from './helpers/relay-process.js';
 
 let relay: RelayProcess;
 let receiver: Server;
@@ -36,25 +37,15 @@ function ledgerRow(messageId: string): Row | undefined {
   }
 }
 
-async function until<T>(
-  fn: () => T | undefined | Promise<T | undefined>,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const finalRow = (messageId: string) =>
-  until(() => {
-    const r = ledgerRow(messageId);
-    return r && r.state !== 'pending' ? r : undefined;
-  }, `the delivery of ${messageId} to end`);
+  until(
+    () => {
+      const r = ledgerRow(messageId);
+      return r && r.state !== 'pending' ? r : undefined;
+    },
+    undefined,
+    `the delivery of ${messageId} to end`,
+  );
 
 /** Sends and acknowledges at once, as a running daemon does. */
 async function sendAndAck(from: TestAgent, to: TestAgent, text: string): Promise<string> {

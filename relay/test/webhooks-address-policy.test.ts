@@ -5,13 +5,13 @@
  */
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server } from 'node:net';
+import { call, enrollAgent, type TestAgent } from '@svc/test-harness/agent-client';
+import { generateTestCertificates } from '@svc/test-harness/ca';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkEndpointUrl } from '../src/services/endpoint-url.js';
 import { classifyAddress, type Lookup, resolveAllowed } from '../src/webhooks/address-policy.js';
 import { postWebhook } from '../src/webhooks/post.js';
-import { call, enrollAgent, type TestAgent } from './helpers/agent-client.js';
-import { generateTestCertificates } from './helpers/ca.js';
-import { type RelayProcess, runRelayCli, spawnRelay } from './helpers/relay-process.js';
 
 const to =
   (...addresses: string[]): Lookup =>

@@ -6,9 +6,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { freePort, tempDir } from '@svc/test-harness';
 import { pino } from 'pino';
 import { ManagedNatsServer, resolveNatsServerBin } from '../../src/bus/managed-server.js';
-import { freePort, tempDir } from './relay-process.js';
 
 export interface EdgeServer {
   url: string;

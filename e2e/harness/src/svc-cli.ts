@@ -1,16 +1,15 @@
 /**
- * e2e helpers: the real `svc` CLI (from the TypeScript sources, through tsx) as child
+ * The real `svc` CLI (from the TypeScript sources, through tsx) as child
  * processes, one temp SVC_HOME per agent, each autostarting its own daemon with the file
  * vault; polling with deadlines; the logs to print when a test fails.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processAlive } from '../../relay/test/helpers/relay-process.js';
+import { runChild, tempDir } from './index.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const SVC_BIN = join(ROOT, 'cli', 'src', 'bin', 'svc.ts');
 const NODE_ARGS = ['--conditions=source', '--import', 'tsx', SVC_BIN];
 
@@ -29,7 +28,7 @@ export interface Home {
 }
 
 export function newHome(label: string): Home {
-  const dir = mkdtempSync(join(tmpdir(), `svc-e2e-${label}-`));
+  const dir = tempDir(`svc-e2e-${label}-`);
   return {
     label,
     dir,
@@ -62,24 +61,13 @@ function spawnSvc(home: Home, args: string[]): ChildProcess {
 }
 
 /** Runs one `svc` command to completion (killed after timeoutMs). */
-export function svc(home: Home, args: string[], timeoutMs = 45_000): Promise<SvcResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawnSvc(home, args);
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr?.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ args, code, stdout, stderr });
-    });
+export async function svc(home: Home, args: string[], timeoutMs = 45_000): Promise<SvcResult> {
+  const r = await runChild(process.execPath, [...NODE_ARGS, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...home.env },
+    timeoutMs,
   });
+  return { args, ...r };
 }
 
 const show = (r: SvcResult) =>
@@ -144,40 +132,4 @@ export function startWatch(home: Home, args: string[] = []): Watch {
       }
     },
   };
-}
-
-/** Polls fn until it returns something other than undefined/false, or throws after timeoutMs. */
-export async function until<T>(
-  fn: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs: number,
-  what: string,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
-/** Alive and not a zombie (a reparented child nobody reaps counts as gone). */
-export function running(pid: number): boolean {
-  if (!processAlive(pid)) return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return true; // no procfs: trust kill(pid, 0)
-  }
-}
-
-/** The last lines of a log file, for a failure report. */
-export function tail(file: string, lines = 60): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch (err) {
-    return `(cannot read ${file}: ${(err as Error).message})`;
-  }
 }

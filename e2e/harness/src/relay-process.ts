@@ -3,27 +3,17 @@
  * child process on a free port and a temp data dir. Its log is kept in the data dir.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ChildResult, freePort, processAlive, runChild, tempDir } from './index.js';
 
-const BIN = fileURLToPath(new URL('../../src/bin/svc-relay.ts', import.meta.url));
+const BIN = fileURLToPath(new URL('../../../relay/src/bin/svc-relay.ts', import.meta.url));
 // an absolute loader path, so the command also runs from a directory without node_modules
 const TSX = fileURLToPath(new URL('../../../node_modules/tsx/dist/loader.mjs', import.meta.url));
 const NODE_ARGS = ['--conditions=source', '--import', TSX, BIN];
 
-import { findFreePort as freePort } from '../../src/bus/index.js';
-
-export { freePort };
-
-export const tempDir = (prefix = 'svc-relay-test-'): string => mkdtempSync(join(tmpdir(), prefix));
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = ChildResult;
 
 /** The process environment without any relay setting: only what the command line says. */
 export const bareEnv = (): Record<string, string> =>
@@ -42,22 +32,9 @@ export function runRelayCli(
   env: Record<string, string> = {},
   options: { cwd?: string; bare?: boolean } = {},
 ): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
-      cwd: options.cwd,
-      env: { ...(options.bare ? bareEnv() : process.env), ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  return runChild(process.execPath, [...NODE_ARGS, ...args], {
+    cwd: options.cwd,
+    env: { ...(options.bare ? bareEnv() : process.env), ...env },
   });
 }
 
@@ -87,7 +64,7 @@ export interface SpawnRelayOptions {
 }
 
 export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<RelayProcess> {
-  const dataDir = options.dataDir ?? tempDir();
+  const dataDir = options.dataDir ?? tempDir('svc-relay-test-');
   const port = options.port ?? (await freePort());
   const env: Record<string, string> = {
     SVC_RELAY_DATA_DIR: dataDir,
@@ -161,14 +138,5 @@ function reapNats(dataDir: string): void {
     if (pid > 0 && processAlive(pid)) process.kill(pid, 'SIGTERM');
   } catch {
     // no pid file: nothing to reap
-  }
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -2,19 +2,24 @@
  * The relay built by createRelay, in this process, for route tests through app.inject():
  * not listening, with a message bus that is down (the message routes answer 503
  * bus_unavailable, revocation cleanups stay pending). Tests that need the bus use
- * in-process-bus.ts, which starts a real nats-server.
+ * the in-process-bus entry, which starts a real nats-server.
  */
+
+import {
+  type AdminAuthorityConfig,
+  buildConfig,
+  createRelay,
+  mintGrant,
+  type RawSettings,
+  type RelayBus,
+  type RelayConfig,
+  type RelayContext,
+  type TypedApp,
+} from '@svc/relay';
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
-import type { AdminAuthorityConfig } from '../../src/auth/admin-token.js';
-import { buildConfig, type RelayConfig } from '../../src/config/config.js';
-import type { RawSettings } from '../../src/config/env.js';
-import type { RelayBus, RelayContext } from '../../src/context.js';
-import { createRelay } from '../../src/relay.js';
-import type { TypedApp } from '../../src/routes/types.js';
-import { mintGrant } from '../../src/services/grants.js';
 import { enrollmentBody, newIdentity, type TestIdentity } from './agent-client.js';
-import { tempDir } from './relay-process.js';
+import { tempDir } from './index.js';
 
 export interface InProcessAgent {
   identity: TestIdentity;

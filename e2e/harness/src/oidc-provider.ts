@@ -32,8 +32,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { AdminAuthorityConfig } from '@svc/relay';
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
-import type { AdminAuthorityConfig } from '../../src/auth/admin-token.js';
 import { generateTestCertificates } from './ca.js';
 
 export type TestSigningAlg = 'RS256' | 'ES256' | 'EdDSA';

@@ -3,14 +3,12 @@
  * the HTTP server on a free loopback port) with settings of the test's choosing, and agents enrolled
  * through the real enrollment route.
  */
+
+import { buildConfig, createRelay, mintGrant, type RawSettings, type Relay, type RelayOverrides } from '@svc/relay';
 import type { Capability } from '@svc/shared';
 import { pino } from 'pino';
-import { buildConfig } from '../../src/config/config.js';
-import type { RawSettings } from '../../src/config/env.js';
-import { createRelay, type Relay, type RelayOverrides } from '../../src/index.js';
-import { mintGrant } from '../../src/services/grants.js';
 import { enrollAgent, type TestAgent } from './agent-client.js';
-import { freePort, tempDir } from './relay-process.js';
+import { freePort, tempDir } from './index.js';
 
 export interface BusRelay {
   relay: Relay;

@@ -1,0 +1,101 @@
+/**
+ * The small pieces every package's tests share: temp dirs, free ports, polling with a
+ * deadline, child processes and their logs. The heavier parts (relay, daemon, OIDC
+ * provider, browser) are separate entry points, so a test loads only what it uses.
+ */
+import { type SpawnOptions, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A free loopback TCP port: the relay's own finder (the one it uses for nats-server),
+ * loaded on first use so that tests which never need a port do not load the relay.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const { findFreePort } = await import('@svc/relay');
+  return findFreePort(host);
+}
+
+/** A fresh directory under the OS temp dir. */
+export const tempDir = (prefix = 'svc-test-'): string => mkdtempSync(join(tmpdir(), prefix));
+
+/**
+ * Polls fn until it returns something other than undefined/false, or throws after
+ * timeoutMs. Tests wait on the condition itself, never on a fixed sleep.
+ */
+export async function until<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 15_000,
+  what = 'condition',
+  intervalMs = 20,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface ChildResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion, collecting its output; killed with SIGKILL after timeoutMs. */
+export function runChild(
+  command: string,
+  args: string[],
+  options: Pick<SpawnOptions, 'cwd' | 'env'> & { timeoutMs?: number } = {},
+): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr?.on('data', (d) => {
+      stderr += d;
+    });
+    const timer =
+      options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Alive and not a zombie (a reparented child nobody reaps counts as gone). */
+export function running(pid: number): boolean {
+  if (!processAlive(pid)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return true; // no procfs: trust kill(pid, 0)
+  }
+}
+
+/** The last lines of a log file, for a failure report. */
+export function tail(file: string, lines = 60): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch (err) {
+    return `(cannot read ${file}: ${(err as Error).message})`;
+  }
+}
