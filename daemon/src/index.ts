@@ -18,6 +18,7 @@ import { createLogger, subsystem } from './logger.js';
 import { homePaths } from './paths.js';
 import { buildApp } from './server/app.js';
 import { acquireInstanceLock, type InstanceLock } from './server/lock.js';
+import { keepStatusLineFile, type StatusLineFile } from './status-line-file.js';
 import { openVault } from './vault/index.js';
 
 export { buildConfig, DAEMON_VERSION, type DaemonConfig } from './config/config.js';
@@ -47,6 +48,7 @@ export function createDaemon(config: DaemonConfig): Daemon {
   let app: FastifyInstance | undefined;
   let agents: AgentManager | undefined;
   let log: Logger | undefined;
+  let statusLine: StatusLineFile | undefined;
   let closing: Promise<void> | undefined;
   const closers = new Set<() => void>();
   let resolveClosed: () => void = () => undefined;
@@ -56,6 +58,8 @@ export function createDaemon(config: DaemonConfig): Daemon {
 
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      // the status line goes first: from here on the daemon is going down
+      statusLine?.remove();
       // order: end event streams and sessions (waking long-polls), then the server, then the archives
       for (const fn of [...closers]) fn();
       await agents?.stopAll().catch(() => undefined);
@@ -125,9 +129,19 @@ export function createDaemon(config: DaemonConfig): Daemon {
           },
         };
         app = buildApp(ctx);
+        const lineFile = keepStatusLineFile({ path: paths.statusLine, agents, events, log });
+        statusLine = lineFile;
+        // agents added or removed, messages acknowledged (POST ack, GET check?ack=1): all come
+        // as API calls; one count per agent and a string compare, cheap enough for every one.
+        // onSend, before the answer leaves: a caller that reads the line next sees the change
+        app.addHook('onSend', async (_request, _reply, payload) => {
+          lineFile.refresh();
+          return payload;
+        });
         await app.listen({ path: paths.socket });
         chmodSync(paths.socket, 0o600);
         agents.startAll();
+        lineFile.refresh();
         log.info({ pid: process.pid, home: config.home, vault: vault.kind }, 'daemon started');
       } catch (err) {
         await close();

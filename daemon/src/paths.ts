@@ -6,6 +6,8 @@ export interface HomePaths {
   runDir: string;
   socket: string;
   lockFile: string;
+  /** the rendered status line (status-line-file.ts), read by cli/bin/svc-statusline */
+  statusLine: string;
   logsDir: string;
   logFile: string;
   deploymentsDir: string;
@@ -21,6 +23,7 @@ export function homePaths(home: string): HomePaths {
     runDir,
     socket: join(runDir, 'daemon.sock'),
     lockFile: join(runDir, 'daemon.pid'),
+    statusLine: join(runDir, 'statusline'),
     logsDir,
     logFile: join(logsDir, 'daemon.log'),
     deploymentsDir: join(home, 'deployments'),

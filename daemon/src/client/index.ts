@@ -45,6 +45,7 @@ import type {
 } from './api.js';
 
 export * from './api.js';
+export { ALL_AGENTS_KEY, statusFileText, statusText } from './statusline.js';
 
 export class DaemonClientError extends Error {
   readonly code: string;
