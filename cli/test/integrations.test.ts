@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { tempDir } from '@svc/test-harness';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
+import { STATUSLINE_SCRIPT } from '../src/integrations/claude.js';
+import { shellQuote } from '../src/integrations/files.js';
 import { statusText } from '../src/statusline.js';
 import { AGENT, fakeLink, svc } from './helpers.js';
 
@@ -81,12 +83,13 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
 
   it('without settings before: uninstall removes what install created, directory included', async () => {
     const h = homes();
-    writeFileSync(join(h.env.PATH, 'svc'), '#!/bin/sh\n', { mode: 0o755 });
+    // no --binary: the sh script that ships with svc (no svc on PATH needed)
     const r = await svc(['claude', 'install-statusline'], { env: h.env });
     expect(r.code).toBe(0);
     expect(JSON.parse(readFileSync(h.settings, 'utf8'))).toEqual({
-      statusLine: { type: 'command', command: `${join(h.env.PATH, 'svc')} statusline`, padding: 0 },
+      statusLine: { type: 'command', command: shellQuote(STATUSLINE_SCRIPT), padding: 0 },
     });
+    expect(statSync(STATUSLINE_SCRIPT).mode & 0o111).toBe(0o111);
     expect((await svc(['claude', 'uninstall-statusline'], { env: h.env })).code).toBe(0);
     expect(existsSync(h.settings)).toBe(false);
     expect(existsSync(join(h.env.HOME, '.claude'))).toBe(false);
@@ -117,14 +120,6 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('(integration_config_invalid)');
     expect(readFileSync(h.settings, 'utf8')).toBe('{ "model": "opus", }');
-  });
-
-  it('no svc on PATH and no --binary: says to pass --binary', async () => {
-    const h = homes();
-    const r = await svc(['claude', 'install-statusline'], { env: h.env });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('(binary_not_found)');
-    expect(existsSync(h.settings)).toBe(false);
   });
 
   it('the wake-on-mail hook installs beside the user hooks and the status line; any uninstall order ends byte-identical', async () => {

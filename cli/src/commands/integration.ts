@@ -47,13 +47,13 @@ export function integrationCommands(app: App): Command[] {
   const hostA = new Command(HOST_A).description(`${HOST_A} integration: the status line`);
   const install = new Command('install-statusline')
     .description('install the svc status line (agent, unread count, relay state) in the user settings')
-    .option('--binary <path>', 'path to the svc binary (default: resolved on PATH)');
+    .option('--binary <path>', 'run `<path> statusline` instead of the faster shell script that ships with svc');
   const uninstall = new Command('uninstall-statusline').description(
     'remove the status line, restoring any prior command',
   );
   action(app, install, async (run) => {
-    const binary = await svcBinary(run, run.opts<{ binary?: string }>().binary);
-    const r = await installStatusLine(claudeTarget(run.env, app.home), binary);
+    const binary = run.opts<{ binary?: string }>().binary;
+    const r = await installStatusLine(claudeTarget(run.env, app.home), binary ? resolve(binary) : undefined);
     run.out(
       `Installed the svc status line in ${r.settings}: ${r.command}\n${
         r.prior_command
@@ -67,7 +67,7 @@ export function integrationCommands(app: App): Command[] {
   });
   const installWake = new Command('install-wake-hook')
     .description('wake-on-mail: a Stop hook that tells the assistant about new mail before it goes idle (opt-in)')
-    .option('--binary <path>', 'path to the svc binary (default: resolved on PATH)');
+    .option('--binary <path>', 'run `<path> statusline` instead of the faster shell script that ships with svc');
   const uninstallWake = new Command('uninstall-wake-hook').description('remove the wake-on-mail hook');
   action(app, installWake, async (run) => {
     const binary = await svcBinary(run, run.opts<{ binary?: string }>().binary);

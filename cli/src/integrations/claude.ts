@@ -10,6 +10,7 @@
 import { rm, rmdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CliError } from '../errors.js';
 import { backup, ensureDir, readIfExists, sha256, shellQuote, writeAtomic } from './files.js';
 
@@ -152,8 +153,15 @@ export interface InstallResult {
   backup?: string;
 }
 
-export async function installStatusLine(target: ClaudeTarget, binary: string): Promise<InstallResult> {
-  return install(target, STATUS_LINE, `${shellQuote(binary)} statusline`);
+/**
+ * The status-line script shipped beside the svc launcher: plain sh that prints the line the
+ * daemon keeps in $SVC_HOME/run/statusline, in a few ms where any Node start takes 50+.
+ */
+export const STATUSLINE_SCRIPT = fileURLToPath(new URL('../../bin/svc-statusline', import.meta.url));
+
+/** Runs the script; with `binary`, `<binary> statusline` (a Node process: slower, same line). */
+export async function installStatusLine(target: ClaudeTarget, binary?: string): Promise<InstallResult> {
+  return install(target, STATUS_LINE, binary ? `${shellQuote(binary)} statusline` : shellQuote(STATUSLINE_SCRIPT));
 }
 
 export async function uninstallStatusLine(target: ClaudeTarget): Promise<UninstallResult> {
