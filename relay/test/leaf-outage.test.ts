@@ -8,10 +8,10 @@ import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { freePort } from '@svc/test-harness';
 import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
-import { type EdgeServer, startEdgeServer } from './helpers/edge-nats.js';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus } from '../src/bus/index.js';
+import { type EdgeServer, startEdgeServer } from './helpers/edge-nats.js';
 
 let relay: BusRelay;
 let bob: TestAgent;
