@@ -28,6 +28,14 @@ const VIEWS: Array<{ id: string; label: string; key: string }> = [
 
 const STORED_AGENT = 'svc.dashboard.agent';
 
+/** The tab's title says when the page needs the owner (signed out, no agents yet). */
+function Title({ text }: { text: string }) {
+  useEffect(() => {
+    document.title = text;
+  }, [text]);
+  return null;
+}
+
 export function App() {
   const [agentsLoad, retryAgents] = useLoad(() => api.agents(), []);
   if (agentsLoad.state === 'loading') return <Frame>{<Loading what="your agents" />}</Frame>;
@@ -35,6 +43,7 @@ export function App() {
     if (agentsLoad.code === 'dashboard_session_required') {
       return (
         <Frame>
+          <Title text="Sign in · svc dashboard" />
           <Empty title="Sign in from the terminal">
             This browser is not signed in to the dashboard. Run <code>svc dashboard</code> and open the link it prints;
             links work once, for ten minutes.
@@ -52,6 +61,7 @@ export function App() {
   if (agents.length === 0) {
     return (
       <Frame>
+        <Title text="No agents yet · svc dashboard" />
         <Empty title="No agents on this machine yet">
           Register one with <code>svc register --enrollment-grant CODE</code>, then reload this page.
         </Empty>
