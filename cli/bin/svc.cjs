@@ -45,5 +45,8 @@ if (cachedData === undefined || script.cachedDataRejected) {
     }
   });
 }
+// import() inside a vm.Script has no loader: the bundle imports the modules it leaves out
+// (the terminal UI, an ES module) through this one, resolved from this file's place
+globalThis.svcImport = (specifier) => import(specifier);
 const module_ = { exports: {} };
 script.runInThisContext()(module_.exports, require, module_, file, dir);

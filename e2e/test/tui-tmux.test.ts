@@ -16,7 +16,8 @@ import { daemonLog, type Home, newHome, svc, svcJson } from '@svc/test-harness/s
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SVC_BIN = join(ROOT, 'cli', 'src', 'bin', 'svc.ts');
+// the `svc` users run: the committed bin over the bundle `npm run build` writes (npm test builds first)
+const SVC_BIN = join(ROOT, 'cli', 'bin', 'svc.cjs');
 const SOCKET = `svc-tui-test-${randomBytes(4).toString('hex')}`;
 const SESSION = 'tui';
 
@@ -97,7 +98,7 @@ afterAll(async () => {
 describe('svc tui in tmux against a live daemon', () => {
   it('shows a stopped daemon with the command that starts it, then the dashboard once it runs', async () => {
     const env = Object.entries(homes.b.env).map(([k, v]) => `${k}=${v}`);
-    const command = ['env', ...env, process.execPath, '--conditions=source', '--import', 'tsx', SVC_BIN, 'tui']
+    const command = ['env', ...env, process.execPath, SVC_BIN, 'tui']
       .map((a) => `'${a.replace(/'/g, "'\\''")}'`)
       .join(' ');
     tmux('new-session', '-d', '-s', SESSION, '-x', '110', '-y', '30', '-c', ROOT, command);

@@ -15,7 +15,7 @@ export function tuiCommand(app: App): Command {
     if (!stdin?.isTTY || !process.stdout.isTTY) {
       throw new CliError('io_error', 'svc tui needs a terminal; for scripts use svc inbox, svc read or svc watch.');
     }
-    const { runTui } = await import('@svc/tui');
+    const { runTui } = await loadTui();
     // no autostart: a dashboard shows a stopped daemon, with the command that starts it
     const agent = run.explicitAgent();
     await runTui({
@@ -25,4 +25,14 @@ export function tuiCommand(app: App): Command {
       stdout: process.stdout,
     });
   });
+}
+
+/**
+ * The terminal UI is an ES module (ink has top-level await) that the CLI bundle leaves out.
+ * The bundle runs inside a vm.Script (cli/bin/svc.cjs), where import() has no loader, so
+ * the runner lends its own; from the sources (tests, scripts/svc.sh) import() just works.
+ */
+function loadTui(): Promise<typeof import('@svc/tui')> {
+  const viaRunner = (globalThis as { svcImport?: (specifier: string) => Promise<unknown> }).svcImport;
+  return viaRunner ? (viaRunner('@svc/tui') as Promise<typeof import('@svc/tui')>) : import('@svc/tui');
 }
