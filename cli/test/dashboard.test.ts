@@ -58,7 +58,8 @@ describe('svc dashboard', () => {
     await withTempHome(async (dir) => {
       const script = join(dir, 'browser.sh');
       const seen = join(dir, 'seen');
-      writeFileSync(script, `#!/bin/sh\nprintf '%s' "$1" > '${seen}'\n`);
+      // written whole, then renamed: the test must never read the file half-written
+      writeFileSync(script, `#!/bin/sh\nprintf '%s' "$1" > '${seen}.tmp' && mv '${seen}.tmp' '${seen}'\n`);
       chmodSync(script, 0o755);
       const { link } = fakeLink({ openDashboard: launch });
       const r = await svc(['dashboard', '--json'], { link, env: { SVC_BROWSER: script } });
