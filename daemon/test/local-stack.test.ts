@@ -3,29 +3,10 @@
  * on the asked ports, refuses a second start, stops it on request, and stops it when the
  * daemon itself closes.
  */
-import { createServer } from 'node:net';
+
+import { freePort, processAlive, until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { afterAll, describe, expect, it } from 'vitest';
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-const until = async (ok: () => boolean) => {
-  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
-};
 
 const running: TestDaemon[] = [];
 afterAll(async () => {
@@ -43,14 +24,14 @@ describe('the daemon supervises the local nats-server', () => {
     expect(varz.status).toBe(200);
     await expect(d.client.localStack('start', input)).rejects.toMatchObject({ code: 'local_stack_running' });
     expect(await d.client.localStack('stop')).toEqual({ stopped: true });
-    await until(() => !alive(status.pid as number));
-    expect(alive(status.pid as number)).toBe(false);
+    await until(() => !processAlive(status.pid as number));
+    expect(processAlive(status.pid as number)).toBe(false);
     expect(await d.client.localStack('status')).toEqual({ running: false });
 
     const again = await d.client.localStack('start', input);
     await d.daemon.close();
-    await until(() => !alive(again.pid as number));
-    expect(alive(again.pid as number)).toBe(false);
+    await until(() => !processAlive(again.pid as number));
+    expect(processAlive(again.pid as number)).toBe(false);
   }, 30_000);
 
   it('the leaf uplink needs a local nats-relay identity: without one, start without local_only is refused', async () => {

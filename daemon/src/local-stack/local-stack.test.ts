@@ -5,33 +5,15 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
+import { freePort, processAlive } from '@svc/test-harness';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { processArgv, proveOwnership, stopOwnedServer, writePidRecord } from '../client/local-stack/ownership.js';
 import { localStackFiles, resolvePorts } from '../client/local-stack/server-config.js';
 import { LocalStack } from './supervisor.js';
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
@@ -79,7 +61,7 @@ describe('svc start --local-only: the local nats-server', () => {
 
     const pid = status.pid as number;
     expect(await stack.stop()).toBe(true);
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
   }, 30_000);
 
   it('stop refuses a process it cannot prove it owns, and stops the one it does', async () => {
@@ -103,7 +85,7 @@ describe('svc start --local-only: the local nats-server', () => {
     const sleeper = strangerProcess(['sleep', '60']);
     writePidRecord(files.pidFile, record(sleeper));
     await expect(stopOwnedServer(files)).rejects.toMatchObject({ code: 'process_not_owned' });
-    expect(alive(sleeper)).toBe(true);
+    expect(processAlive(sleeper)).toBe(true);
 
     // a nats-server, but someone else's (another configuration)
     const otherConf = join(home, 'other.conf');
@@ -113,7 +95,7 @@ describe('svc start --local-only: the local nats-server', () => {
       await new Promise((r) => setTimeout(r, 20));
     writePidRecord(files.pidFile, record(stranger));
     await expect(stopOwnedServer(files)).rejects.toMatchObject({ code: 'process_not_owned' });
-    expect(alive(stranger)).toBe(true);
+    expect(processAlive(stranger)).toBe(true);
 
     // a stale pid file (no such process)
     writePidRecord(files.pidFile, record(2 ** 22 + 12345));
@@ -122,7 +104,7 @@ describe('svc start --local-only: the local nats-server', () => {
     // ours, proven by the pid file and the process itself
     writePidRecord(files.pidFile, record(ours));
     expect(await stopOwnedServer(files)).toBe(ours);
-    for (let i = 0; i < 100 && alive(ours); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(alive(ours)).toBe(false);
+    for (let i = 0; i < 100 && processAlive(ours); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(processAlive(ours)).toBe(false);
   }, 30_000);
 });
