@@ -132,10 +132,10 @@ export function createDaemon(config: DaemonConfig): Daemon {
         const lineFile = keepStatusLineFile({ path: paths.statusLine, agents, events, log });
         statusLine = lineFile;
         // agents added or removed, messages acknowledged (POST ack, GET check?ack=1): all come
-        // as API calls; one count per agent and a string compare, cheap enough for every one.
-        // onSend, before the answer leaves: a caller that reads the line next sees the change
-        app.addHook('onSend', async (_request, _reply, payload) => {
-          lineFile.refresh();
+        // as API calls that change something; plain reads do not, so they skip the count per
+        // agent. onSend, before the answer leaves: a caller that reads the line next sees it
+        app.addHook('onSend', async (request, _reply, payload) => {
+          if (request.method !== 'GET' || (request.query as { ack?: string }).ack !== undefined) lineFile.refresh();
           return payload;
         });
         await app.listen({ path: paths.socket });
