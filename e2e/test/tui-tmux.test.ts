@@ -97,7 +97,8 @@ afterAll(async () => {
 
 describe('svc tui in tmux against a live daemon', () => {
   it('shows a stopped daemon with the command that starts it, then the dashboard once it runs', async () => {
-    const env = Object.entries(homes.b.env).map(([k, v]) => `${k}=${v}`);
+    // CI=true as many shells and CI runners set it: Ink then draws nothing until exit
+    const env = Object.entries({ ...homes.b.env, CI: 'true' }).map(([k, v]) => `${k}=${v}`);
     const command = ['env', ...env, process.execPath, SVC_BIN, 'tui']
       .map((a) => `'${a.replace(/'/g, "'\\''")}'`)
       .join(' ');

@@ -32,7 +32,28 @@ export function tuiCommand(app: App): Command {
  * The bundle runs inside a vm.Script (cli/bin/svc.cjs), where import() has no loader, so
  * the runner lends its own; from the sources (tests, scripts/svc.sh) import() just works.
  */
-function loadTui(): Promise<typeof import('@svc/tui')> {
+async function loadTui(): Promise<typeof import('@svc/tui')> {
   const viaRunner = (globalThis as { svcImport?: (specifier: string) => Promise<unknown> }).svcImport;
-  return viaRunner ? (viaRunner('@svc/tui') as Promise<typeof import('@svc/tui')>) : import('@svc/tui');
+  // Ink reads CI / CONTINUOUS_INTEGRATION once, when it loads, and in "CI mode" draws
+  // nothing until exit: a blank screen for someone whose shell sets CI. This command has
+  // already checked it owns a terminal, so the markers are hidden while the module loads.
+  const hidden = hideCiMarkers();
+  try {
+    return await (viaRunner ? (viaRunner('@svc/tui') as Promise<typeof import('@svc/tui')>) : import('@svc/tui'));
+  } finally {
+    hidden.restore();
+  }
+}
+
+const CI_MARKERS = ['CI', 'CONTINUOUS_INTEGRATION'] as const;
+
+/** Removes the CI markers from process.env; restore() puts back the values it removed. */
+function hideCiMarkers(env: NodeJS.ProcessEnv = process.env): { restore(): void } {
+  const saved = CI_MARKERS.filter((k) => k in env).map((k) => [k, env[k]] as const);
+  for (const [k] of saved) delete env[k];
+  return {
+    restore: () => {
+      for (const [k, v] of saved) env[k] = v;
+    },
+  };
 }
