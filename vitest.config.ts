@@ -22,6 +22,8 @@ export default defineConfig({
     include: ['{shared,relay,daemon,cli,tui,desktop,e2e}/{src,test}/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // the built commands the tests run are current (builds when a source is newer)
+    globalSetup: ['./e2e/harness/src/global-setup.ts'],
     pool: 'forks',
     // Most files wait on child processes (relays, nats-server, daemons, the CLI), not on
     // the CPU: three at a time even on two cores (vitest's default there is one).

@@ -9,11 +9,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SVC_BIN } from '@svc/test-harness/bins';
 import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const bin = join(root, 'cli', 'src', 'bin', 'svc.ts');
 let d: TestDaemon;
 
 function agentFile(home: string): void {
@@ -40,7 +40,7 @@ function agentFile(home: string): void {
 
 /** Starts `svc ARGS -v`, resolves once it says it is waiting, with a promise of its exit. */
 async function startWaiting(args: string[]): Promise<{ child: ChildProcess; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', bin, ...args, '-v'], {
+  const child = spawn(process.execPath, [SVC_BIN, ...args, '-v'], {
     cwd: root,
     env: { ...process.env, SVC_HOME: d.home, SVC_AGENT: '' },
     // stdin stays open, as a terminal's does

@@ -1,20 +1,19 @@
 /** `svc` as a real process against a real daemon it autostarts in a temp SVC_HOME. */
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDir } from '@svc/test-harness';
+import { SVC_BIN } from '@svc/test-harness/bins';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const exec = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const bin = join(root, 'cli', 'src', 'bin', 'svc.ts');
 let home: string;
 
 async function svc(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, ['--conditions=source', '--import', 'tsx', bin, ...args], {
+    const { stdout, stderr } = await exec(process.execPath, [SVC_BIN, ...args], {
       cwd: root,
       env: { ...process.env, SVC_HOME: home, SVC_VAULT_PASSPHRASE: 'cli-subprocess-test', SVC_AGENT: '' },
       timeout: 30_000,

@@ -1,17 +1,14 @@
 /**
- * Runs the real `svc-relay` binary (from the TypeScript sources, through tsx) as a
+ * Runs the real `svc-relay` binary (the built one: ./bins.ts) as a
  * child process on a free port and a temp data dir. Its log is kept in the data dir.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { RELAY_BIN } from './bins.js';
 import { type ChildResult, freePort, processAlive, runChild, tempDir } from './index.js';
 
-const BIN = fileURLToPath(new URL('../../../relay/src/bin/svc-relay.ts', import.meta.url));
-// an absolute loader path, so the command also runs from a directory without node_modules
-const TSX = fileURLToPath(new URL('../../../node_modules/tsx/dist/loader.mjs', import.meta.url));
-const NODE_ARGS = ['--conditions=source', '--import', TSX, BIN];
+const NODE_ARGS = [RELAY_BIN];
 
 export type CliResult = ChildResult;
 

@@ -1,17 +1,17 @@
 /**
- * The real `svc` CLI (from the TypeScript sources, through tsx) as child
- * processes, one temp SVC_HOME per agent, each autostarting its own daemon with the file
- * vault; polling with deadlines; the logs to print when a test fails.
+ * The real `svc` CLI (the built one users run: ./bins.ts) as child processes, one temp
+ * SVC_HOME per agent, each autostarting its own daemon with the file vault; polling with
+ * deadlines; the logs to print when a test fails.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SVC_BIN } from './bins.js';
 import { runChild, tempDir } from './index.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const SVC_BIN = join(ROOT, 'cli', 'src', 'bin', 'svc.ts');
-const NODE_ARGS = ['--conditions=source', '--import', 'tsx', SVC_BIN];
+const NODE_ARGS = [SVC_BIN];
 
 export interface SvcResult {
   args: string[];

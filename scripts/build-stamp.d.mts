@@ -1,0 +1,3 @@
+export const ROOT: string;
+export const STAMP: string;
+export function staleSource(): string | undefined;
