@@ -25,6 +25,8 @@ export { buildConfig, DAEMON_VERSION, type DaemonConfig } from './config/config.
 export { readEnv } from './config/env.js';
 export { DaemonError } from './errors.js';
 export { homePaths } from './paths.js';
+/** The file vault and an agent's identity seed in it (tests that act as the agent outside its daemon). */
+export { FileVault, loadSeed } from './vault/index.js';
 export const PACKAGE = '@svc/daemon';
 
 export interface Daemon {

@@ -6,21 +6,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  createEnvelopeHeader,
-  type EnvelopeHeader,
-  fromBase64url,
-  keyRecordBytes,
-  toBase64url,
-  utf8,
-} from '@svc/shared';
-import { deriveIdentityKeys, ed25519Generate, ed25519Sign, sealEnvelope } from '@svc/shared/node';
+import { ed25519Generate } from '@svc/shared/node';
 import { tempDir, until } from '@svc/test-harness';
+import { postSealedAs, relayAs, rotateSigningKeyBehindDaemon } from '@svc/test-harness/as-agent';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonClient, DaemonEvent, DaemonEventStream } from '../src/client/index.js';
-import { FileVault, loadSeed } from '../src/vault/index.js';
+import { FileVault } from '../src/vault/index.js';
 
 let relay: RelayProcess;
 let a: TestDaemon;
@@ -37,34 +30,7 @@ async function collect(client: DaemonClient, into: DaemonEvent[]): Promise<void>
   })();
 }
 
-/**
- * Seals `text` from alice to bob's current key, signed with `signWith` (alice's key or
- * not), and posts it as is through alice's relay session: what the wire carries when a
- * sender is forged or has moved to a new key.
- */
-async function postAliceToBob(text: string, signWith: Uint8Array): Promise<{ header: EnvelopeHeader; status: number }> {
-  const bobKeys = await a.client.relay<{ current: { encryption_public_key: string } }>('alice', {
-    method: 'GET',
-    path: 'agents/bob/keys',
-  });
-  const header = createEnvelopeHeader({
-    sender: 'alice',
-    recipient: 'bob',
-    conversation_id: 'dm:alice:bob',
-    conversation_type: 'direct',
-    content_type: 'text',
-    deployment_id: (await a.client.getAgent('alice')).deployment_id,
-    tenant_id: 'acme',
-  });
-  const envelope = sealEnvelope({
-    header,
-    plaintext: utf8(text),
-    recipientX25519Public: fromBase64url(bobKeys.body.current.encryption_public_key),
-    senderEd25519Private: signWith,
-  });
-  const posted = await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [envelope] } });
-  return { header, status: posted.status };
-}
+const postAliceToBob = (text: string, signWith: Uint8Array) => postSealedAs(a, 'alice', 'bob', text, signWith);
 
 async function grant(agentId: string): Promise<string> {
   const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
@@ -214,10 +180,7 @@ describe('daemon ↔ real relay', () => {
     expect((await b.client.inbox('bob', { source: 'local' })).map((m) => m.message_id)).toEqual([second.message_id]);
     await until(
       async () => {
-        const pending = await b.client.relay<{ envelopes: unknown[] }>('bob', {
-          method: 'GET',
-          path: 'messages/pending',
-        });
+        const pending = await relayAs<{ envelopes: unknown[] }>(b, 'bob', 'GET', 'messages/pending');
         return pending.status === 200 && pending.body.envelopes.length === 0;
       },
       5000,
@@ -283,10 +246,7 @@ describe('daemon ↔ real relay', () => {
     expect(events.b.some((e) => e.type === 'message' && e.message.message_id === header.message_id)).toBe(false);
     await until(
       async () => {
-        const pending = await b.client.relay<{ envelopes: unknown[] }>('bob', {
-          method: 'GET',
-          path: 'messages/pending',
-        });
+        const pending = await relayAs<{ envelopes: unknown[] }>(b, 'bob', 'GET', 'messages/pending');
         return pending.body.envelopes.length === 0;
       },
       5000,
@@ -364,50 +324,20 @@ describe('daemon ↔ real relay', () => {
 
   it("holds messages under a peer's changed signing key until the owner accepts it", async () => {
     // alice's identity moves to a new signing key in the directory (signed by old and new)
-    const oldSeed = loadSeed(FileVault.open(join(a.home, 'vault.json'), 'test passphrase'), 'alice');
-    const old = deriveIdentityKeys(oldSeed, 0);
-    const fresh = deriveIdentityKeys(ed25519Generate().privateKey, 0);
-    const alice = await a.client.getAgent('alice');
-    const dir = await a.client.relay<{ current: { version: number } }>('alice', {
-      method: 'GET',
-      path: 'agents/me/keys',
-    });
-    const record = {
-      deployment_id: alice.deployment_id,
-      tenant_id: alice.tenant_id,
-      agent_id: alice.agent_id,
-      agent_number: 'alice',
-      version: dir.body.current.version + 1,
-      signing_public_key: toBase64url(fresh.signPublic),
-      encryption_public_key: toBase64url(fresh.encPublic),
-      created_at: new Date().toISOString(),
-    };
-    const bytes = keyRecordBytes(record);
-    const put = await a.client.relay('alice', {
-      method: 'PUT',
-      path: 'agents/me/keys',
-      body: {
-        signing_public_key: record.signing_public_key,
-        encryption_public_key: record.encryption_public_key,
-        created_at: record.created_at,
-        signature: toBase64url(ed25519Sign(fresh.signPrivate, bytes)),
-        previous_signature: toBase64url(ed25519Sign(old.signPrivate, bytes)),
-      },
-    });
-    expect([200, 201]).toContain(put.status);
+    const fresh = await rotateSigningKeyBehindDaemon(a, 'alice');
     const bEvents: DaemonEvent[] = [];
     await collect(b.client, bEvents);
     const { header } = await postAliceToBob('signed with my new key', fresh.signPrivate);
     await waitEvent(bEvents, (e) => e.type === 'peer_key_changed' && e.peer === 'alice', 'peer_key_changed');
     const peer = (await b.client.keys('bob')).peers.find((p) => p.agent_number === 'alice');
-    expect(peer?.changed?.signing_public_key).toBe(record.signing_public_key);
+    expect(peer?.changed?.signing_public_key).toBe(fresh.signingPublicKey);
     expect((await b.client.read('bob', 'alice')).map((m) => m.message_id)).not.toContain(header.message_id);
     await expect(b.client.send('bob', { to: 'alice', content: 'who are you?' })).rejects.toMatchObject({
       code: 'peer_key_changed',
       status: 409,
     });
     const accepted = await b.client.acceptPeerKey('bob', 'alice');
-    expect(accepted).toMatchObject({ agent_number: 'alice', signing_public_key: record.signing_public_key });
+    expect(accepted).toMatchObject({ agent_number: 'alice', signing_public_key: fresh.signingPublicKey });
     expect(accepted.changed).toBeUndefined();
     await waitEvent(
       bEvents,

@@ -10,24 +10,14 @@ import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  createEnvelopeHeader,
-  type EnvelopeHeader,
-  fromBase64url,
-  keyRecordBytes,
-  toBase64url,
-  utf8,
-} from '@svc/shared';
-import { deriveIdentityKeys, ed25519Generate, ed25519Sign, sealEnvelope } from '@svc/shared/node';
+import type { DaemonEvent, DaemonEventStream, DashboardLaunch } from '@svc/daemon/client';
 import { until } from '@svc/test-harness';
+import { postSealedAs, relayAs, rotateSigningKeyBehindDaemon } from '@svc/test-harness/as-agent';
 import { haveChromium, launchBrowser } from '@svc/test-harness/browser';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboard } from '../../daemon/dashboard/build.mjs';
-import type { DaemonEvent, DaemonEventStream, DashboardLaunch } from '../../daemon/src/client/index.js';
-import { FileVault, loadSeed } from '../../daemon/src/vault/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SHOTS = join(ROOT, '.tmp', 'dashboard-screenshots');
@@ -87,63 +77,6 @@ async function view(hash: string, heading: string | RegExp): Promise<void> {
   await page.getByRole('heading', { name: heading, level: 2 }).first().waitFor();
 }
 
-/** alice's signing key moves to a fresh one in the directory (signed by old and new), and a message signed with it goes to bob */
-async function rotateAliceSigningKeyAndWrite(text: string): Promise<EnvelopeHeader> {
-  const oldSeed = loadSeed(FileVault.open(join(a.home, 'vault.json'), 'test passphrase'), 'alice');
-  const old = deriveIdentityKeys(oldSeed, 0);
-  const fresh = deriveIdentityKeys(ed25519Generate().privateKey, 0);
-  const alice = await a.client.getAgent('alice');
-  const dir = await a.client.relay<{ current: { version: number } }>('alice', {
-    method: 'GET',
-    path: 'agents/me/keys',
-  });
-  const record = {
-    deployment_id: alice.deployment_id,
-    tenant_id: alice.tenant_id,
-    agent_id: alice.agent_id,
-    agent_number: 'alice',
-    version: dir.body.current.version + 1,
-    signing_public_key: toBase64url(fresh.signPublic),
-    encryption_public_key: toBase64url(fresh.encPublic),
-    created_at: new Date().toISOString(),
-  };
-  const bytes = keyRecordBytes(record);
-  const put = await a.client.relay('alice', {
-    method: 'PUT',
-    path: 'agents/me/keys',
-    body: {
-      signing_public_key: record.signing_public_key,
-      encryption_public_key: record.encryption_public_key,
-      created_at: record.created_at,
-      signature: toBase64url(ed25519Sign(fresh.signPrivate, bytes)),
-      previous_signature: toBase64url(ed25519Sign(old.signPrivate, bytes)),
-    },
-  });
-  expect([200, 201]).toContain(put.status);
-  const bobKeys = await a.client.relay<{ current: { encryption_public_key: string } }>('alice', {
-    method: 'GET',
-    path: 'agents/bob/keys',
-  });
-  const header = createEnvelopeHeader({
-    sender: 'alice',
-    recipient: 'bob',
-    conversation_id: 'dm:alice:bob',
-    conversation_type: 'direct',
-    content_type: 'text',
-    deployment_id: alice.deployment_id,
-    tenant_id: 'acme',
-  });
-  const envelope = sealEnvelope({
-    header,
-    plaintext: utf8(text),
-    recipientX25519Public: fromBase64url(bobKeys.body.current.encryption_public_key),
-    senderEd25519Private: fresh.signPrivate,
-  });
-  const posted = await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [envelope] } });
-  expect(posted.status).toBe(202);
-  return header;
-}
-
 describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -154,7 +87,6 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
       startDaemon(),
       startDaemon(),
       launchBrowser(),
-      buildDashboard(),
     ]);
     browser = started!;
     const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
@@ -285,7 +217,9 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
 
   it('warns prominently of a changed peer key, and accepting it releases the held message', async () => {
     await view('#/inbox', 'Inbox');
-    const header = await rotateAliceSigningKeyAndWrite('signed with my new key');
+    const { signPrivate } = await rotateSigningKeyBehindDaemon(a, 'alice');
+    const { header, status } = await postSealedAs(a, 'alice', 'bob', 'signed with my new key', signPrivate);
+    expect(status).toBe(202);
     // live: the banner appears on whatever view is open
     await page.getByRole('alert').getByText('The key of alice changed.').waitFor();
     await shot('key-warning-banner');
@@ -307,12 +241,12 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
   });
 
   it('shows contacts, blocked and muted, agents and deployment trust', async () => {
-    await b.client.relay('bob', {
-      method: 'POST',
-      path: 'contacts',
-      body: { agent_number: 'alice', alias: 'Alice (finance)', notes: 'quarterly reports' },
+    await relayAs(b, 'bob', 'POST', 'contacts', {
+      agent_number: 'alice',
+      alias: 'Alice (finance)',
+      notes: 'quarterly reports',
     });
-    await b.client.relay('bob', { method: 'POST', path: 'agents/alice/mute' });
+    await relayAs(b, 'bob', 'POST', 'agents/alice/mute');
     await view('#/contacts', 'Contacts');
     await page.getByText('Alice (finance)').waitFor();
     await shot('contacts');

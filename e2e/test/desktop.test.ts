@@ -6,12 +6,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { run } from '@svc/cli';
 import { until } from '@svc/test-harness';
 import { CHROMIUM, CHROMIUM_FLAGS, haveChromium } from '@svc/test-harness/browser';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../cli/src/program.js';
-import { buildDashboard } from '../../daemon/dashboard/build.mjs';
 
 let d: TestDaemon;
 let pid: number | undefined;
@@ -36,7 +35,7 @@ async function svcJson(
 
 describe('svc dashboard (real daemon)', () => {
   beforeAll(async () => {
-    [d] = await Promise.all([startDaemon(), buildDashboard()]);
+    d = await startDaemon(); // the page comes from the build (the global setup builds a stale one)
   });
   afterAll(async () => {
     await d?.daemon.close();
@@ -62,7 +61,7 @@ describe('svc dashboard (real daemon)', () => {
 
 describe.skipIf(!haveChromium)('svc desktop (Chromium app window)', () => {
   beforeAll(async () => {
-    [d] = await Promise.all([startDaemon(), buildDashboard()]);
+    d = await startDaemon(); // the page comes from the build (the global setup builds a stale one)
   });
 
   afterAll(async () => {

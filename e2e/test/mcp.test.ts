@@ -14,12 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { type CallToolResult, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { PresentedMessage } from '@svc/cli';
 import { tail, until } from '@svc/test-harness';
 import { SVC_BIN } from '@svc/test-harness/bins';
 import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { daemonLog, type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { PresentedMessage } from '../../cli/src/mcp/present.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SVC = [SVC_BIN];
