@@ -13,6 +13,7 @@ import type {
   RelayCall,
   SentMessage,
 } from '../../src/client/api.js';
+import { errorOfBody } from '../../src/client/error-body.js';
 
 export type {
   ArchivedMessage,
@@ -56,8 +57,8 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pr
     parsed = undefined;
   }
   if (!res.ok) {
-    const e = (parsed ?? {}) as { error?: string; message?: string };
-    throw new ApiError(e.error ?? 'internal_error', e.message ?? `The daemon answered ${res.status}.`, res.status);
+    const e = errorOfBody(parsed, res.status, 'The daemon');
+    throw new ApiError(e.code, e.message, res.status);
   }
   return parsed as T;
 }
@@ -67,8 +68,8 @@ const enc = encodeURIComponent;
 async function relay<T>(agent: string, c: RelayCall): Promise<T> {
   const r = await call<{ status: number; body: T }>('POST', `/v1/agents/${enc(agent)}/relay`, c);
   if (r.status >= 300) {
-    const e = (r.body ?? {}) as { error?: string; message?: string };
-    throw new ApiError(e.error ?? 'relay_error', e.message ?? `The relay answered ${r.status}.`, r.status);
+    const e = errorOfBody(r.body, r.status, 'The relay');
+    throw new ApiError(e.code, e.message, r.status);
   }
   return r.body;
 }
