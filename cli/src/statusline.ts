@@ -7,8 +7,7 @@
  * a line saying so, never a failure of the host.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ALL_AGENTS_KEY, DaemonClient, defaultHome, statusText } from '@svc/daemon/client';
 
 export { statusText };

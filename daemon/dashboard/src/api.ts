@@ -2,6 +2,7 @@
  * The page's only door: the daemon's dashboard API on its own origin. The session cookie
  * (HttpOnly) rides along; the page holds no credential and no key.
  */
+import type { Contact, OwnProfile, RelationEntry } from '@svc/shared';
 import type {
   ArchivedMessage,
   ConversationSummary,
@@ -74,29 +75,8 @@ async function relay<T>(agent: string, c: RelayCall): Promise<T> {
   return r.body;
 }
 
-export interface OwnProfile {
-  agent_number: string;
-  display_name: string | null;
-  presence: string;
-  status_text: string | null;
-  last_seen_at: string | null;
-  endpoint_url: string | null;
-  webhook_secret_set: boolean;
-}
-export interface RelationEntry {
-  agent_id: string;
-  agent_number: string;
-  display_name: string | null;
-  since: string;
-}
-export interface Contact {
-  agent_id: string;
-  agent_number: string;
-  display_name: string | null;
-  alias: string | null;
-  notes: string | null;
-  added_at: string;
-}
+/** The relay's answers the page shows, as the relay declares them. */
+export type { Contact, OwnProfile, RelationEntry };
 
 export const api = {
   status: () => call<DaemonStatus>('GET', '/v1/status'),
