@@ -60,23 +60,20 @@ export const DeploymentInfo = Type.Object({
 });
 export type DeploymentInfo = Static<typeof DeploymentInfo>;
 
-export const FetchDeploymentInput = Type.Object({
-  url: Str({ minLength: 1 }),
+/** What trusting a deployment takes besides the document or where to fetch it. */
+const TrustInputs = {
   /** trust bundle JSON text (the CLI reads the file) */
   trust_bundle: Str({ minLength: 1 }),
   name: Opt(Str({ minLength: 1, maxLength: 128 })),
   /** PEM text of an extra CA bundle */
   ca_bundle: Opt(Str()),
-});
+};
+
+export const FetchDeploymentInput = Type.Object({ url: Str({ minLength: 1 }), ...TrustInputs });
 export type FetchDeploymentInput = Static<typeof FetchDeploymentInput>;
 
-export const AddDeploymentInput = Type.Object({
-  /** the signed document (JWS text) */
-  document: Str({ minLength: 1 }),
-  trust_bundle: Str({ minLength: 1 }),
-  name: Opt(Str({ minLength: 1, maxLength: 128 })),
-  ca_bundle: Opt(Str()),
-});
+/** `document`: the signed document (JWS text). */
+export const AddDeploymentInput = Type.Object({ document: Str({ minLength: 1 }), ...TrustInputs });
 export type AddDeploymentInput = Static<typeof AddDeploymentInput>;
 
 export const RenewDeploymentInput = Type.Object({
