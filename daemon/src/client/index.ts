@@ -16,6 +16,7 @@ import {
   type AgentRelation,
   type ApiAnswer,
   type ApiBody,
+  type ApiParams,
   type ApiQuery,
   type Cancellable,
   DAEMON_API,
@@ -75,11 +76,11 @@ function query(params: object | undefined): string {
   return parts.length ? `?${parts.join('&')}` : '';
 }
 
-/** What one call of an operation sends: path parameters, query, body. */
-interface CallInput {
-  params?: Record<string, string>;
-  query?: object;
-  body?: unknown;
+/** What one call of an operation sends: path parameters, query and body, as its schemas say. */
+interface CallInput<K extends DaemonApiName> {
+  params?: ApiParams<K>;
+  query?: ApiQuery<K>;
+  body?: ApiBody<K>;
   timeoutMs?: number;
   signal?: AbortSignal;
 }
@@ -153,12 +154,19 @@ export class DaemonClient implements DaemonApi {
   }
 
   /** Calls the operation `name` of DAEMON_API: its method, its path with `params` filled in. */
-  #call<K extends DaemonApiName>(name: K, input: CallInput = {}): Promise<ApiAnswer<K>> {
+  #call<K extends DaemonApiName>(name: K, input: CallInput<K> = {}): Promise<ApiAnswer<K>> {
     const { method, path } = DAEMON_API[name];
-    const filled = path.replace(/:(\w+)/g, (_, key: string) => enc(input.params?.[key] ?? ''));
+    const params = (input.params ?? {}) as Record<string, string>;
+    const filled = path.replace(/:(\w+)/g, (_, key: string) => enc(params[key] ?? ''));
     // a POST without a body sends {} (Fastify wants a JSON body with the content type)
     const body = input.body ?? (method === 'POST' || method === 'PATCH' ? {} : undefined);
-    return this.request(method, `${filled}${query(input.query)}`, body, input.timeoutMs, input.signal);
+    return this.request(
+      method,
+      `${filled}${query(input.query as object | undefined)}`,
+      body,
+      input.timeoutMs,
+      input.signal,
+    );
   }
 
   // --- daemon
