@@ -4,15 +4,7 @@ import type { DaemonContext } from '../../context.js';
 import { conversationInfo, createConversation, invite, leave, rosterOf } from '../../conversations/groups.js';
 import { withMissing } from '../../conversations/read-marks.js';
 import { DaemonError } from '../../errors.js';
-import { type DaemonApp, route } from './route.js';
-
-function iso(v: unknown, name: string): string | undefined {
-  if (v === undefined || v === '') return undefined;
-  if (typeof v !== 'string' || Number.isNaN(Date.parse(v))) {
-    throw new DaemonError('validation_failed', `${name} must be an ISO-8601 time`);
-  }
-  return new Date(v).toISOString();
-}
+import { type DaemonApp, isoTime, route } from './route.js';
 
 export function conversationRoutes(app: DaemonApp, ctx: DaemonContext): void {
   const agent = (request: { params: { agent: string } }) => ctx.agents.resolve(request.params.agent);
@@ -41,8 +33,8 @@ export function conversationRoutes(app: DaemonApp, ctx: DaemonContext): void {
   route(app, API.searchConversations, async (request) => {
     const q = request.query;
     const participant = q.participant || undefined;
-    const after = iso(q.after, 'after');
-    const before = iso(q.before, 'before');
+    const after = isoTime(q.after, 'after');
+    const before = isoTime(q.before, 'before');
     return agent(request).archive.searchMessages({
       ...(participant !== undefined ? { participant } : {}),
       ...(after !== undefined ? { after } : {}),

@@ -1,14 +1,13 @@
 import { DAEMON_API as API, type ArchivedMessage } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { conversationInfo, rosterOf } from '../../conversations/groups.js';
-import { DaemonError } from '../../errors.js';
 import { saveAttachment } from '../../messaging/attachments.js';
 import { listConversations } from '../../messaging/conversations.js';
 import { ackMessage, check, inbox, readConversation } from '../../messaging/read.js';
 import { replyTo, sendMessage } from '../../messaging/send.js';
 import { trustStatus, withVerification } from '../../messaging/trust.js';
 import type { AgentSession } from '../../session/session.js';
-import { type DaemonApp, route } from './route.js';
+import { type DaemonApp, isoTime, route } from './route.js';
 
 /** `verified=true`: each inbound message carries what the daemon verified about its sender. */
 const verifiedIf = (request: { query: { verified?: boolean } }, session: AgentSession, messages: ArchivedMessage[]) =>
@@ -24,14 +23,12 @@ export function messageRoutes(app: DaemonApp, ctx: DaemonContext): void {
     return verifiedIf(request, session, await inbox(session, request.query.source ?? 'auto'));
   });
   route(app, API.read, async (request) => {
-    const { last, since } = request.query;
-    if (since !== undefined && Number.isNaN(Date.parse(since))) {
-      throw new DaemonError('validation_failed', 'since must be an ISO-8601 time');
-    }
+    const { last } = request.query;
+    const since = isoTime(request.query.since, 'since');
     const session = agent(request);
     const messages = readConversation(session, request.params.id, {
       ...(last !== undefined ? { last } : {}),
-      ...(since !== undefined ? { since: new Date(since).toISOString() } : {}),
+      ...(since !== undefined ? { since } : {}),
     });
     return verifiedIf(request, session, messages);
   });
