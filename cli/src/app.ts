@@ -3,10 +3,11 @@
  * streams, stdin, how to reach the daemon) and, per invocation, the resolved common
  * options (`--as`, `--json`, `-v`). Built once per run; tests build it with fakes.
  */
+
+import { defaultHome } from '@svc/daemon/client';
 import type { Command } from 'commander';
-import type { ConnectOptions, DaemonLink } from './daemon-link.js';
+import type { ConnectOptions, DaemonApi } from './daemon-link.js';
 import { CliError } from './errors.js';
-import { svcHome } from './home.js';
 import { json, type Writer } from './output.js';
 
 export interface CliIO {
@@ -16,7 +17,7 @@ export interface CliIO {
   /** stdin for --stdin and confirmations; absent means none (tests, pipes closed) */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   /** how to reach the daemon (default: the socket API under $SVC_HOME) */
-  connect?: (options: ConnectOptions) => Promise<DaemonLink>;
+  connect?: (options: ConnectOptions) => Promise<DaemonApi>;
   /** ends long-running commands (watch, msg check --stream) besides SIGINT */
   signal?: AbortSignal;
 }
@@ -32,11 +33,11 @@ export class App {
   readonly home: string;
   /** exit status of a command that printed its own report but still failed (doctor) */
   exitCode = 0;
-  private linkPromise: Promise<DaemonLink> | undefined;
+  private linkPromise: Promise<DaemonApi> | undefined;
 
   constructor(io: CliIO) {
     this.io = io;
-    this.home = svcHome(io.env);
+    this.home = defaultHome(io.env);
   }
 
   /** The per-invocation view of one command. */
@@ -45,7 +46,7 @@ export class App {
   }
 
   /** The daemon link, autostarting the daemon unless the global --no-autostart was given. */
-  link(autostart: boolean): Promise<DaemonLink> {
+  link(autostart: boolean): Promise<DaemonApi> {
     // the daemon client (node:http, node:child_process) loads only for commands that need it
     const connect =
       this.io.connect ?? (async (o: ConnectOptions) => (await import('./daemon-link.js')).connectDaemon(o));
@@ -90,7 +91,7 @@ export class Run {
     if ((this.opts().verbose ?? 0) >= 2) this.app.io.stderr.write(`svc: debug: ${message}\n`);
   }
 
-  async link(): Promise<DaemonLink> {
+  async link(): Promise<DaemonApi> {
     const autostart = rootOf(this.cmd).opts().autostart !== false;
     this.debug(`daemon home ${this.app.home}, autostart ${autostart}`);
     const link = await this.app.link(autostart);
@@ -98,11 +99,17 @@ export class Run {
     return link;
   }
 
+  /** The daemon, and the agent a command acts as (below). */
+  async asAgent(): Promise<{ link: DaemonApi; agent: string }> {
+    const link = await this.link();
+    return { link, agent: await this.agent(link) };
+  }
+
   /**
    * The agent a command acts as: an explicit --as wins over SVC_AGENT; without either,
    * the only local agent, else agent_required.
    */
-  async agent(link?: DaemonLink): Promise<string> {
+  async agent(link?: DaemonApi): Promise<string> {
     const explicit = this.opts().as?.trim();
     if (explicit) {
       this.debug(`agent ${explicit} (--as)`);

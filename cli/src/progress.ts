@@ -4,6 +4,7 @@
  * command waits, and draws nothing when stderr is not a terminal or output is JSON.
  */
 import type { Run } from './app.js';
+import { eventsUntil } from './daemon-link.js';
 
 const MIB = 1024 * 1024;
 
@@ -29,7 +30,7 @@ export async function withProgress<T>(run: Run, agent: string, fn: () => Promise
   let drawn = false;
   const drawing = (async () => {
     try {
-      for await (const e of link.events(agent, stop.signal)) {
+      for await (const e of eventsUntil(link, agent, stop.signal)) {
         if (e.type !== 'transfer') continue;
         stderr.write(`\r${progressLine(e.name, e.direction, e.done, e.total)}`);
         drawn = true;

@@ -7,9 +7,8 @@
  * a line saying so, never a failure of the host.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { ALL_AGENTS_KEY, DaemonClient, statusText } from '@svc/daemon/client';
+import { join } from 'node:path';
+import { ALL_AGENTS_KEY, DaemonClient, defaultHome, statusText } from '@svc/daemon/client';
 
 export { statusText };
 
@@ -43,7 +42,7 @@ export function statusFromFile(home: string, wanted?: string): string | undefine
 
 /** Prints the line; always exits 0. */
 export async function statusLine(env: NodeJS.ProcessEnv, out: { write(s: string): unknown }): Promise<number> {
-  const home = env.SVC_HOME?.trim() ? resolve(env.SVC_HOME.trim()) : join(homedir(), '.svc');
+  const home = defaultHome(env);
   const wanted = env.SVC_AGENT?.trim() || undefined;
   let line = statusFromFile(home, wanted);
   if (line === undefined) {

@@ -9,7 +9,7 @@
  * the host goes idle as if there were no mail.
  */
 import { join } from 'node:path';
-import { DaemonClient } from '@svc/daemon/client';
+import { DaemonClient, defaultHome } from '@svc/daemon/client';
 import { ensureDir, readIfExists, writeAtomic } from './integrations/files.js';
 
 export const WAKE_BASE_S = 30;
@@ -74,7 +74,7 @@ export async function wakeHook(
   now = Date.now(),
 ): Promise<number> {
   try {
-    const client = new DaemonClient({ ...(env.SVC_HOME ? { home: env.SVC_HOME } : {}), timeoutMs: TIMEOUT_MS });
+    const client = new DaemonClient({ home: defaultHome(env), timeoutMs: TIMEOUT_MS });
     const wanted = env.SVC_AGENT?.trim() || undefined;
     const summary = await client.summary();
     const agents = summary.agents.filter(

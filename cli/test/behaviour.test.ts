@@ -1,5 +1,6 @@
+import { DaemonClientError } from '@svc/daemon/client';
 import { describe, expect, it } from 'vitest';
-import { AGENT, fakeLink, svc, withTempHome } from './helpers.js';
+import { AGENT, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
 
 const two = () => [AGENT, { ...AGENT, name: 'bob', agent_number: '1002' }];
 
@@ -57,7 +58,7 @@ describe('read', () => {
     };
     const { link } = fakeLink({
       listAgents: () => [AGENT],
-      conversation: () => [
+      read: () => [
         {
           ...base,
           message_id: 'm1',
@@ -244,26 +245,23 @@ describe('abuse report', () => {
     expect(calls).toEqual([]);
   });
 
-  it('sends a valid reason (trimmed) through the relay proxy', async () => {
+  it('sends a valid reason (trimmed) to the daemon', async () => {
     const { link, calls } = fakeLink({
-      relay: () => ({ status: 202, body: { report_id: 'rpt_1', received_at: '2025-01-01T00:00:00Z' } }),
+      report: () => ({ report_id: 'rpt_1', received_at: '2025-01-01T00:00:00Z' }),
     });
     const r = await svc(['abuse', 'report', '1002', '--reason', '  spam spam spam  ', '--as', 'alice', '--json'], {
       link,
     });
     expect(r.code).toBe(0);
-    expect(calls).toEqual([
-      {
-        method: 'relay',
-        args: ['alice', { method: 'POST', path: '/api/v1/agents/1002/report', body: { reason: 'spam spam spam' } }],
-      },
-    ]);
+    expect(calls).toEqual([{ method: 'report', args: ['alice', '1002', { reason: 'spam spam spam' }] }]);
     expect(JSON.parse(r.stdout)).toEqual({ report_id: 'rpt_1', received_at: '2025-01-01T00:00:00Z' });
   });
 
-  it('a relay refusal becomes its error code', async () => {
+  it('a relay refusal (the daemon passes on its code) becomes its error code', async () => {
     const { link } = fakeLink({
-      relay: () => ({ status: 400, body: { error: 'cannot_target_self', message: 'An agent cannot block itself.' } }),
+      relate: () => {
+        throw new DaemonClientError('cannot_target_self', 'An agent cannot block itself.', 400);
+      },
     });
     const r = await svc(['abuse', 'block', '1001', '--as', 'alice', '--json'], { link });
     expect(r.code).toBe(1);
@@ -369,42 +367,38 @@ describe('wired commands', () => {
   });
 
   it('agent update needs at least one option and patches the profile', async () => {
-    const { link, calls } = fakeLink({ relay: () => ({ status: 200, body: { agent_number: '1001' } }) });
+    const { link, calls } = fakeLink({ updateProfile: () => ({ agent_number: '1001' }) });
     expect((await svc(['agent', 'update', '--as', 'alice'], { link })).code).toBe(2);
     expect(calls).toEqual([]);
     await svc(['agent', 'update', '--as', 'alice', '--name', 'Alice', '--timezone', 'Europe/Paris', '--json'], {
       link,
     });
-    expect(calls[0]!.args[1]).toEqual({
-      method: 'PATCH',
-      path: '/api/v1/agents/me',
-      body: { display_name: 'Alice', timezone: 'Europe/Paris' },
+    expect(calls[0]).toEqual({
+      method: 'updateProfile',
+      args: ['alice', { display_name: 'Alice', timezone: 'Europe/Paris' }],
     });
   });
 
   it('agent webhook set prints the secret once', async () => {
     const secret = 'a'.repeat(64);
     const { link, calls } = fakeLink({
-      relay: () => ({
-        status: 200,
-        body: { endpoint_url: 'https://x.example/hook', webhook_secret_set: true, webhook_secret: secret },
+      updateProfile: () => ({
+        endpoint_url: 'https://x.example/hook',
+        webhook_secret_set: true,
+        webhook_secret: secret,
       }),
     });
     const r = await svc(['agent', 'webhook', 'set', 'https://x.example/hook', '--as', 'alice'], { link });
     expect(r.stdout).toContain(secret);
     expect(r.stdout).toContain('shown once');
-    expect(calls[0]!.args[1]).toEqual({
-      method: 'PATCH',
-      path: '/api/v1/agents/me',
-      body: { endpoint_url: 'https://x.example/hook' },
-    });
+    expect(calls[0]).toEqual({ method: 'updateProfile', args: ['alice', { endpoint_url: 'https://x.example/hook' }] });
     await svc(['agent', 'webhook', 'clear', '--as', 'alice'], { link });
-    expect(calls[1]!.args[1]).toMatchObject({ body: { endpoint_url: null } });
+    expect(calls[1]!.args[1]).toEqual({ endpoint_url: null });
   });
 
   it('keys status shows a changed peer key clearly', async () => {
     const { link } = fakeLink({
-      keyStatus: () => ({
+      keys: () => ({
         agent: 'alice',
         signing_public_key: 's',
         encryption_public_key: 'e',
@@ -442,12 +436,13 @@ describe('wired commands', () => {
       conversation_type: 'direct',
     });
     const { link } = fakeLink({
-      events: async function* () {
-        yield { type: 'message', agent: 'alice', message: msg('m1', 'inbound') };
-        yield { type: 'message', agent: 'alice', message: msg('m2', 'outbound') };
-        yield { type: 'session', agent: 'alice', state: 'connected' };
-        yield { type: 'message', agent: 'alice', message: msg('m3', 'inbound') };
-      } as never,
+      events: () =>
+        fakeEvents([
+          { type: 'message', agent: 'alice', message: msg('m1', 'inbound') },
+          { type: 'message', agent: 'alice', message: msg('m2', 'outbound') },
+          { type: 'session', agent: 'alice', state: 'connected' },
+          { type: 'message', agent: 'alice', message: msg('m3', 'inbound') },
+        ]),
     });
     const r = await svc(['watch', '--as', 'alice', '--json'], { link });
     expect(r.code).toBe(0);

@@ -2,7 +2,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT, fakeLink, svc, withTempHome } from './helpers.js';
+import { AGENT, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
 
 const agents = { listAgents: () => [AGENT] };
 const GROUP = {
@@ -67,10 +67,13 @@ describe('conv', () => {
   });
 
   it('list (and bare conv) default to 20; messages default to 50 and pass --since', async () => {
-    const { link, calls } = fakeLink({ ...agents, listConversations: () => [GROUP], conversationMessages: () => [] });
+    const { link, calls } = fakeLink({ ...agents, conversations: () => [GROUP], conversationMessages: () => [] });
     expect((await svc(['conv'], { link })).stdout).toMatch(/grp:1001:\S+\s+group\s+team/);
     await svc(['conv', 'list', '--limit', '5'], { link });
-    expect(calls.filter((c) => c.method === 'listConversations').map((c) => c.args[1])).toEqual([20, 5]);
+    expect(calls.filter((c) => c.method === 'conversations').map((c) => c.args[1])).toEqual([
+      { limit: 20 },
+      { limit: 5 },
+    ]);
     await svc(['conv', 'messages', GROUP.conversation_id], { link });
     await svc(['conv', 'messages', GROUP.conversation_id, '--limit', '2', '--since', 'k1'], { link });
     expect(calls.filter((c) => c.method === 'conversationMessages').map((c) => c.args[2])).toEqual([
@@ -143,7 +146,7 @@ describe('conv', () => {
       { ...base, message_id: 'm4', content: 'four', seq: 4, sequence: { gap: { from: 2, to: 3 }, missing: [3] } },
       { ...base, message_id: 'm2', content: 'two', seq: 2, sequence: { late: true as const, duplicates: 1 } },
     ];
-    const { link } = fakeLink({ ...agents, conversation: () => messages });
+    const { link } = fakeLink({ ...agents, read: () => messages });
     const r = await svc(['read', GROUP.conversation_id], { link });
     expect(r.stdout).toMatch(/#4 GAP: #3 missing/);
     expect(r.stdout).toMatch(/#2 late \(reordered\); repeated 1x/);
@@ -283,7 +286,7 @@ describe('attachments on the command line', () => {
     };
     const { link, calls } = fakeLink({
       ...agents,
-      conversation: () => [media, { ...media, message_id: 'm2', content_type: 'text' }],
+      read: () => [media, { ...media, message_id: 'm2', content_type: 'text' }],
       saveAttachment: (_a, id, dir) => ({
         message_id: id,
         path: `${dir}/x.bin`,
@@ -321,27 +324,14 @@ describe('transfer progress', () => {
         });
         const { link } = fakeLink({
           ...agents,
-          events: (_agent, signal) =>
-            (async function* () {
-              yield {
-                type: 'transfer' as const,
-                agent: 'alice',
-                direction: 'upload' as const,
-                name: 'a.bin',
-                done: 5,
-                total: 10,
-              };
-              yield {
-                type: 'transfer' as const,
-                agent: 'alice',
-                direction: 'upload' as const,
-                name: 'a.bin',
-                done: 10,
-                total: 10,
-              };
-              drawn();
-              await new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }));
-            })(),
+          events: () =>
+            fakeEvents(
+              [
+                { type: 'transfer', agent: 'alice', direction: 'upload', name: 'a.bin', done: 5, total: 10 },
+                { type: 'transfer', agent: 'alice', direction: 'upload', name: 'a.bin', done: 10, total: 10 },
+              ],
+              { hold: true, drained: drawn },
+            ),
           // the send returns once the bar has had its events (a TTY subscribes; otherwise nothing waits)
           send: async () => {
             if (tty) await seen;

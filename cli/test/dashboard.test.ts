@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { chromiumPlan } from '../src/launch.js';
 import { fakeLink, svc, withTempHome } from './helpers.js';
 
-const launch = (input: { host?: string; port?: number }) => ({
+const launch = (input: { host?: string; port?: number } = {}) => ({
   url: `http://127.0.0.1:${input.port}/auth?token=${'t'.repeat(43)}`,
   base_url: `http://127.0.0.1:${input.port}`,
   host: '127.0.0.1',

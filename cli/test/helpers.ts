@@ -1,17 +1,77 @@
 /** Runs `svc` in-process with captured output and a fake daemon link. */
 import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import type { DaemonApi, DaemonEvent, DaemonEventStream } from '@svc/daemon/client';
 import { tempDir } from '@svc/test-harness';
 import { afterEach } from 'vitest';
-import type { DaemonLink } from '../src/daemon-link.js';
 import { run } from '../src/program.js';
 
 export interface Call {
-  method: keyof DaemonLink;
+  method: keyof DaemonApi;
   args: unknown[];
 }
 
-export type FakeAnswers = Partial<{ [K in keyof DaemonLink]: (...args: Parameters<DaemonLink[K]>) => unknown }>;
+type Method = keyof DaemonApi;
+export type FakeAnswers = Partial<{ [K in Method]: (...args: Parameters<DaemonApi[K]>) => unknown }>;
+
+/** Every method of DaemonApi: the fake below has exactly these. */
+const METHODS = [
+  'status',
+  'summary',
+  'shutdown',
+  'listDeployments',
+  'fetchDeployment',
+  'addDeployment',
+  'getDeployment',
+  'removeDeployment',
+  'renewDeployment',
+  'auditDeployments',
+  'register',
+  'listAgents',
+  'getAgent',
+  'deregister',
+  'token',
+  'keys',
+  'generateKeys',
+  'uploadSigningKey',
+  'acceptPeerKey',
+  'send',
+  'reply',
+  'inbox',
+  'read',
+  'check',
+  'ack',
+  'search',
+  'conversations',
+  'trust',
+  'sync',
+  'saveAttachment',
+  'createConversation',
+  'getConversation',
+  'invite',
+  'leave',
+  'conversationMessages',
+  'searchConversations',
+  'profile',
+  'updateProfile',
+  'heartbeat',
+  'peerProfile',
+  'relate',
+  'unrelate',
+  'blocked',
+  'muted',
+  'report',
+  'contacts',
+  'saveContact',
+  'removeContact',
+  'relay',
+  'events',
+  'openDashboard',
+  'localStack',
+] as const satisfies readonly Method[];
+// A DaemonApi method missing from METHODS fails to compile here, so the fake cannot lag behind.
+const EVERY_METHOD_LISTED: [Exclude<Method, (typeof METHODS)[number]>] extends [never] ? true : never = true;
+void EVERY_METHOD_LISTED;
 
 /** Daemon calls no test scripted, reported by the afterEach below. */
 const unscripted: string[] = [];
@@ -25,30 +85,43 @@ afterEach(() => {
 });
 
 /**
- * A DaemonLink that records every call and answers only the calls the test scripted: any
+ * A DaemonApi that records every call and answers only the calls the test scripted: any
  * other call rejects with its name and fails the test, so an unexpected call cannot pass
  * silently.
  */
-export function fakeLink(answers: FakeAnswers = {}): { link: DaemonLink; calls: Call[] } {
+export function fakeLink(answers: FakeAnswers = {}): { link: DaemonApi; calls: Call[] } {
   const calls: Call[] = [];
-  const link = new Proxy({} as DaemonLink, {
-    get(_target, prop: string | symbol) {
-      if (typeof prop !== 'string' || prop === 'then') return undefined; // not a thenable
-      return (...args: unknown[]) => {
-        calls.push({ method: prop as keyof DaemonLink, args });
-        const answer = (answers as Record<string, ((...a: unknown[]) => unknown) | undefined>)[prop];
-        if (!answer) {
-          unscripted.push(prop);
-          const refused = new Error(`unscripted daemon call: ${prop}`);
-          if (prop === 'events') throw refused;
-          return Promise.reject(refused);
-        }
-        if (prop === 'events') return answer(...args);
-        return Promise.resolve().then(() => answer(...args));
-      };
-    },
-  });
+  const fake =
+    (method: Method) =>
+    (...args: unknown[]) => {
+      calls.push({ method, args });
+      const answer = (answers as Record<string, ((...a: unknown[]) => unknown) | undefined>)[method];
+      if (!answer) {
+        unscripted.push(method);
+        return Promise.reject(new Error(`unscripted daemon call: ${method}`));
+      }
+      return Promise.resolve().then(() => answer(...args));
+    };
+  const link = Object.fromEntries(METHODS.map((m) => [m, fake(m)])) as unknown as DaemonApi;
   return { link, calls };
+}
+
+/** An event stream of `events`; with `hold` it stays open after them until closed (`drained` runs then). */
+export function fakeEvents(
+  events: readonly unknown[],
+  options: { hold?: boolean; drained?: () => void } = {},
+): DaemonEventStream {
+  let close!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    close = resolve;
+  });
+  async function* stream(): AsyncGenerator<DaemonEvent> {
+    for (const e of events) yield e as DaemonEvent;
+    options.drained?.();
+    if (options.hold) await closed;
+  }
+  const it = stream();
+  return { [Symbol.asyncIterator]: () => it, close };
 }
 
 export interface CliResult {
@@ -59,7 +132,7 @@ export interface CliResult {
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv;
-  link?: DaemonLink;
+  link?: DaemonApi;
   stdin?: string;
   connected?: (autostart: boolean) => void;
   signal?: AbortSignal;

@@ -1,5 +1,6 @@
 /** Where everything lives under $SVC_HOME (ARCHITECTURE "Client side"). */
 import { join } from 'node:path';
+import { socketPathFor } from './client/home.js';
 
 export interface HomePaths {
   home: string;
@@ -21,7 +22,7 @@ export function homePaths(home: string): HomePaths {
   return {
     home,
     runDir,
-    socket: join(runDir, 'daemon.sock'),
+    socket: socketPathFor(home),
     lockFile: join(runDir, 'daemon.pid'),
     statusLine: join(runDir, 'statusline'),
     logsDir,

@@ -11,7 +11,7 @@ import { runDesktop } from './shell.js';
 const ELECTRON = 'electron';
 const loaded = (await import(ELECTRON)) as { default?: ElectronLike } & ElectronLike;
 const electron = loaded.default ?? loaded;
-const home = process.env.SVC_HOME || defaultHome();
+const home = defaultHome();
 const asset = (name: string) => fileURLToPath(new URL(`../assets/${name}`, import.meta.url));
 
 await runDesktop(electron, {

@@ -11,6 +11,7 @@ import type {
   DaemonStatus,
   TrustStatus,
 } from '@svc/daemon/client';
+import type { OwnProfile } from '@svc/shared';
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -96,10 +97,8 @@ function fakeSource() {
     },
     search: async (_a, q) => data.inbox.filter((m) => m.content.includes(q)),
     trust: async () => data.trust,
-    relay: async <T>() => ({
-      status: 200,
-      body: { presence: 'online', status_text: null, endpoint_url: null, webhook_secret_set: false } as T,
-    }),
+    profile: async () =>
+      ({ presence: 'online', status_text: null, endpoint_url: null, webhook_secret_set: false }) as OwnProfile,
     events: async (): Promise<DaemonEventStream> => {
       if (!data.up) throw down();
       const queue: Array<DaemonEvent | null> = [];

@@ -6,25 +6,16 @@
 import type {
   ArchivedMessage,
   ConversationSummary,
-  DaemonEventStream,
+  DaemonApi,
   DaemonStatus,
   DeploymentInfo,
-  RelayCall,
   TrustStatus,
 } from '@svc/daemon/client';
 
-export interface Source {
-  readonly home: string;
-  status(): Promise<DaemonStatus>;
-  listDeployments(): Promise<DeploymentInfo[]>;
-  inbox(agent: string, options: { source?: 'local'; verified?: boolean }): Promise<ArchivedMessage[]>;
-  conversations(agent: string, options: { limit?: number; verified?: boolean }): Promise<ConversationSummary[]>;
-  read(agent: string, conversation: string, options: { last?: number; verified?: boolean }): Promise<ArchivedMessage[]>;
-  search(agent: string, q: string, options: { limit?: number; verified?: boolean }): Promise<ArchivedMessage[]>;
-  trust(agent: string): Promise<TrustStatus>;
-  relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }>;
-  events(options?: { agent?: string }): Promise<DaemonEventStream>;
-}
+export type Source = { readonly home: string } & Pick<
+  DaemonApi,
+  'status' | 'listDeployments' | 'inbox' | 'conversations' | 'read' | 'search' | 'trust' | 'profile' | 'events'
+>;
 
 /** The agent's own relay profile, as far as the dashboard needs it. */
 export interface Profile {
@@ -85,13 +76,12 @@ export async function loadSnapshot(source: Source, wanted?: string, withProfile 
 
 async function loadProfile(source: Source, agent: string): Promise<Profile | undefined> {
   try {
-    const r = await source.relay<Profile>(agent, { method: 'GET', path: '/api/v1/agents/me' });
-    if (r.status !== 200) return undefined;
+    const p = await source.profile(agent);
     return {
-      presence: r.body.presence ?? null,
-      status_text: r.body.status_text ?? null,
-      endpoint_url: r.body.endpoint_url ?? null,
-      webhook_secret_set: r.body.webhook_secret_set === true,
+      presence: p.presence ?? null,
+      status_text: p.status_text ?? null,
+      endpoint_url: p.endpoint_url ?? null,
+      webhook_secret_set: p.webhook_secret_set === true,
     };
   } catch {
     return undefined;

@@ -1,12 +1,11 @@
-/** agent info | list | update | status | visibility | heartbeat | prune | recover | webhook (relay: /api/v1/agents/…). */
-import type { HeartbeatResponse, OwnProfile, ProfileUpdate, PublicProfile } from '@svc/shared';
+/** agent info | list | update | status | visibility | heartbeat | prune | recover | webhook (the daemon's profile operations). */
+import type { OwnProfile, ProfileUpdate, PublicProfile } from '@svc/shared';
 import { VISIBILITIES } from '@svc/shared';
 import { Argument, Command } from 'commander';
 import type { App, Run } from '../app.js';
 import { usageError } from '../errors.js';
 import { action, common, hostedOnly, notBuilt, withJson, withVerbose } from '../options.js';
 import { keyValues, table } from '../output.js';
-import { relay, seg } from '../relay-call.js';
 
 function profileText(p: PublicProfile | OwnProfile): string {
   const own = 'endpoint_url' in p ? p : undefined;
@@ -37,7 +36,8 @@ function profileText(p: PublicProfile | OwnProfile): string {
 }
 
 async function patchMe(run: Run, update: ProfileUpdate): Promise<OwnProfile> {
-  return (await relay<OwnProfile>(run, 'PATCH', '/api/v1/agents/me', update)).body;
+  const { link, agent } = await run.asAgent();
+  return link.updateProfile(agent, update);
 }
 
 function webhookText(p: OwnProfile): string {
@@ -67,7 +67,8 @@ function webhookCommand(app: App): Command {
   });
   const status = common(new Command('status').description('the webhook URL and whether a secret is set'));
   action(app, status, async (run) => {
-    const p = (await relay<OwnProfile>(run, 'GET', '/api/v1/agents/me')).body;
+    const { link, agent } = await run.asAgent();
+    const p = await link.profile(agent);
     const view = {
       agent_number: p.agent_number,
       endpoint_url: p.endpoint_url,
@@ -83,7 +84,8 @@ export function agentCommand(app: App): Command {
 
   const heartbeat = common(new Command('heartbeat').description('tell the relay this agent is present'));
   action(app, heartbeat, async (run) => {
-    const { body } = await relay<HeartbeatResponse>(run, 'POST', '/api/v1/agents/me/heartbeat', {});
+    const { link, agent } = await run.asAgent();
+    const body = await link.heartbeat(agent, {});
     run.print(body, () =>
       keyValues([
         ['presence', body.presence],
@@ -99,8 +101,9 @@ export function agentCommand(app: App): Command {
       .argument('[agent_id]', 'agent number or id (default: yourself)'),
   );
   action(app, info, async (run, target?: string) => {
-    const path = target === undefined ? '/api/v1/agents/me' : `/api/v1/agents/${seg(target)}`;
-    const { body } = await relay<PublicProfile | OwnProfile>(run, 'GET', path);
+    const { link, agent } = await run.asAgent();
+    const body: PublicProfile | OwnProfile =
+      target === undefined ? await link.profile(agent) : await link.peerProfile(agent, target);
     run.print(body, () => profileText(body));
   });
 
@@ -159,7 +162,8 @@ export function agentCommand(app: App): Command {
     new Command('status').description('set your free-form presence status').argument('<presence>', 'presence status'),
   );
   action(app, status, async (run, presence?: string) => {
-    const { body } = await relay<HeartbeatResponse>(run, 'POST', '/api/v1/agents/me/heartbeat', { status: presence });
+    const { link, agent } = await run.asAgent();
+    const body = await link.heartbeat(agent, { status: presence! });
     run.print(body, () => `Presence status set to ${JSON.stringify(body.status ?? presence)}.\n`);
   });
 

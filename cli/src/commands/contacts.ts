@@ -1,10 +1,9 @@
-/** contacts add | list | remove (relay: /api/v1/contacts). */
-import type { Contact, ContactList, ContactRequest } from '@svc/shared';
+/** contacts add | list | remove (the daemon's contact operations; the relay keeps the list). */
+import type { ContactRequest } from '@svc/shared';
 import { Command } from 'commander';
 import type { App } from '../app.js';
 import { action, common } from '../options.js';
 import { table } from '../output.js';
-import { relay, seg } from '../relay-call.js';
 
 export function contactsCommand(app: App): Command {
   const contacts = new Command('contacts').description('your contacts: agents of your tenant with an alias and notes');
@@ -21,16 +20,15 @@ export function contactsCommand(app: App): Command {
     const body: ContactRequest = { agent_number: number! };
     if (o.alias !== undefined) body.alias = o.alias;
     if (o.notes !== undefined) body.notes = o.notes;
-    const answer = await relay<Contact>(run, 'POST', '/api/v1/contacts', body);
-    run.print(
-      answer.body,
-      () => `${answer.status === 201 ? 'Added' : 'Updated'} contact ${answer.body.agent_number}.\n`,
-    );
+    const { link, agent } = await run.asAgent();
+    const { created, contact } = await link.saveContact(agent, body);
+    run.print(contact, () => `${created ? 'Added' : 'Updated'} contact ${contact.agent_number}.\n`);
   });
 
   const list = common(new Command('list').description('your contacts, oldest first'));
   action(app, list, async (run) => {
-    const { body } = await relay<ContactList>(run, 'GET', '/api/v1/contacts');
+    const { link, agent } = await run.asAgent();
+    const body = await link.contacts(agent);
     run.print(body.contacts, () =>
       table(
         [
@@ -50,7 +48,8 @@ export function contactsCommand(app: App): Command {
     new Command('remove').description('remove a contact').argument('<agent_number>', 'agent number'),
   );
   action(app, remove, async (run, number?: string) => {
-    await relay<null>(run, 'DELETE', `/api/v1/contacts/${seg(number!)}`);
+    const { link, agent } = await run.asAgent();
+    await link.removeContact(agent, number!);
     run.print({ agent_number: number, removed: true }, () => `Removed contact ${number}.\n`);
   });
 

@@ -71,7 +71,7 @@ export function convCommand(app: App): Command {
     const o = run.opts<{ limit: number }>();
     const link = await run.link();
     const agent = await run.agent(link);
-    const list = await link.listConversations(agent, o.limit);
+    const list = await link.conversations(agent, { limit: o.limit });
     run.print(list, () => listText(list));
   };
   const conv = common(

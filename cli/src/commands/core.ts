@@ -7,6 +7,7 @@ import { ENROLLMENT_CODE_PREFIX } from '@svc/shared';
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
 import { DEFAULT_PROFILE, getSetting, setSetting } from '../config-file.js';
+import { eventsUntil } from '../daemon-link.js';
 import { CliError, usageError } from '../errors.js';
 import { action, choice, common, intParser, isoTimeParser, withAs, withJson, withVerbose } from '../options.js';
 import { jsonLine, keyValues } from '../output.js';
@@ -255,7 +256,7 @@ export function coreCommands(app: App): Command[] {
     const o = run.opts<{ source: (typeof INBOX_SOURCES)[number] }>();
     const link = await run.link();
     const agent = await run.agent(link);
-    const messages = await link.inbox(agent, o.source);
+    const messages = await link.inbox(agent, { source: o.source });
     run.print(messages, () => messagesTable(messages, 'Inbox is empty.'));
   });
 
@@ -271,7 +272,7 @@ export function coreCommands(app: App): Command[] {
     const o = run.opts<{ last?: number; since?: string; save?: string }>();
     const link = await run.link();
     const agent = await run.agent(link);
-    const messages = await link.conversation(agent, id!, { last: o.last, since: o.since });
+    const messages = await link.read(agent, id!, { last: o.last, since: o.since });
     if (o.save === undefined) {
       run.print(messages, () => messagesTable(messages));
       return;
@@ -302,7 +303,7 @@ export function coreCommands(app: App): Command[] {
     const agent = run.explicitAgent() ?? (await run.agent(link));
     const signal = run.stopSignal();
     run.info(`watching ${agent}; interrupt to stop`);
-    for await (const event of link.events(agent, signal)) {
+    for await (const event of eventsUntil(link, agent, signal)) {
       if (signal.aborted) break;
       if (event.type === 'message' && event.message.direction === 'inbound') {
         run.out(run.json ? jsonLine({ agent: event.agent, ...event.message }) : messageLine(event.message));

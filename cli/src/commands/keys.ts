@@ -104,7 +104,7 @@ export function keysCommand(app: App): Command {
   );
   action(app, status, async (run) => {
     const { agent, link } = await keysAgent(run);
-    const s = await link.keyStatus(agent);
+    const s = await link.keys(agent);
     run.print(s, () => keyStatusText(s));
   });
 

@@ -76,7 +76,7 @@ export function msgCommand(app: App): Command {
     const o = run.opts<{ limit: number }>();
     const link = await run.link();
     const agent = await run.agent(link);
-    const messages = await link.search(agent, query!, o.limit);
+    const messages = await link.search(agent, query!, { limit: o.limit });
     run.print(messages, () => messagesTable(messages, 'No matches.'));
   });
 

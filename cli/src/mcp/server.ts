@@ -10,8 +10,8 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { ArchivedMessage, DaemonClient, DaemonEventStream, RelayCall } from '@svc/daemon/client';
-import type { Contact, ContactList, PublicProfile } from '@svc/shared';
+import type { ArchivedMessage, DaemonApi, DaemonEventStream } from '@svc/daemon/client';
+import type { Contact } from '@svc/shared';
 import { z } from 'zod';
 import { type PresentedMessage, presentHeld, presentMessage } from './present.js';
 import * as S from './schemas.js';
@@ -46,7 +46,7 @@ function ok<T extends Record<string, unknown>>(value: T): CallToolResult {
 }
 
 export interface McpOptions {
-  client: DaemonClient;
+  client: DaemonApi;
   /** the local agent name or number this server acts as */
   agent: string;
   /** where diagnostics go (never stdout: that is the protocol) */
@@ -58,18 +58,6 @@ export function createSvcMcp(options: McpOptions) {
   const { client, agent } = options;
   const log = options.log ?? (() => undefined);
   const names = new Map<string, { name: string | null; at: number }>();
-
-  const relayCall = async <T>(call: RelayCall): Promise<T> => {
-    const answer = await client.relay<T>(agent, call);
-    if (answer.status < 200 || answer.status > 299) {
-      const e = (answer.body ?? {}) as { error?: unknown; message?: unknown };
-      throw new ToolError(
-        typeof e.error === 'string' ? e.error : 'internal_error',
-        typeof e.message === 'string' ? e.message : `The relay answered ${answer.status}.`,
-      );
-    }
-    return answer.body;
-  };
 
   /** Display names from the relay's directory, cached; a slow or failed lookup gives null. */
   async function displayNames(numbers: Iterable<string>): Promise<Map<string, string | null>> {
@@ -85,7 +73,7 @@ export function createSvcMcp(options: McpOptions) {
         }
         let timer: NodeJS.Timeout | undefined;
         const name = await Promise.race([
-          relayCall<PublicProfile>({ method: 'GET', path: `/api/v1/agents/${encodeURIComponent(n)}` }).then(
+          client.peerProfile(agent, n).then(
             (p) => p.display_name ?? null,
             () => null,
           ),
@@ -304,7 +292,7 @@ export function createSvcMcp(options: McpOptions) {
       readOnly: true,
     },
     async () => {
-      const list = await relayCall<ContactList>({ method: 'GET', path: '/api/v1/contacts' });
+      const list = await client.contacts(agent);
       return { contacts: list.contacts.map(contactView) };
     },
   );
@@ -322,10 +310,12 @@ export function createSvcMcp(options: McpOptions) {
       output: { contact: S.Contact },
     },
     async (a) => {
-      const body: Record<string, string> = { agent_number: a.agent_number };
-      if (a.alias !== undefined) body.alias = a.alias;
-      if (a.notes !== undefined) body.notes = a.notes;
-      return { contact: contactView(await relayCall<Contact>({ method: 'POST', path: '/api/v1/contacts', body })) };
+      const { contact } = await client.saveContact(agent, {
+        agent_number: a.agent_number,
+        ...(a.alias !== undefined ? { alias: a.alias } : {}),
+        ...(a.notes !== undefined ? { notes: a.notes } : {}),
+      });
+      return { contact: contactView(contact) };
     },
   );
 

@@ -2,6 +2,7 @@
  * The page's only door: the daemon's dashboard API on its own origin. The session cookie
  * (HttpOnly) rides along; the page holds no credential and no key.
  */
+import type { Contact, OwnProfile, RelationEntry } from '@svc/shared';
 import type {
   ArchivedMessage,
   ConversationSummary,
@@ -13,6 +14,7 @@ import type {
   RelayCall,
   SentMessage,
 } from '../../src/client/api.js';
+import { errorOfBody } from '../../src/client/error-body.js';
 
 export type {
   ArchivedMessage,
@@ -56,8 +58,8 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pr
     parsed = undefined;
   }
   if (!res.ok) {
-    const e = (parsed ?? {}) as { error?: string; message?: string };
-    throw new ApiError(e.error ?? 'internal_error', e.message ?? `The daemon answered ${res.status}.`, res.status);
+    const e = errorOfBody(parsed, res.status, 'The daemon');
+    throw new ApiError(e.code, e.message, res.status);
   }
   return parsed as T;
 }
@@ -67,35 +69,14 @@ const enc = encodeURIComponent;
 async function relay<T>(agent: string, c: RelayCall): Promise<T> {
   const r = await call<{ status: number; body: T }>('POST', `/v1/agents/${enc(agent)}/relay`, c);
   if (r.status >= 300) {
-    const e = (r.body ?? {}) as { error?: string; message?: string };
-    throw new ApiError(e.error ?? 'relay_error', e.message ?? `The relay answered ${r.status}.`, r.status);
+    const e = errorOfBody(r.body, r.status, 'The relay');
+    throw new ApiError(e.code, e.message, r.status);
   }
   return r.body;
 }
 
-export interface OwnProfile {
-  agent_number: string;
-  display_name: string | null;
-  presence: string;
-  status_text: string | null;
-  last_seen_at: string | null;
-  endpoint_url: string | null;
-  webhook_secret_set: boolean;
-}
-export interface RelationEntry {
-  agent_id: string;
-  agent_number: string;
-  display_name: string | null;
-  since: string;
-}
-export interface Contact {
-  agent_id: string;
-  agent_number: string;
-  display_name: string | null;
-  alias: string | null;
-  notes: string | null;
-  added_at: string;
-}
+/** The relay's answers the page shows, as the relay declares them. */
+export type { Contact, OwnProfile, RelationEntry };
 
 export const api = {
   status: () => call<DaemonStatus>('GET', '/v1/status'),

@@ -1,49 +1,34 @@
 /**
- * The contract between the daemon and its clients (cli, tui, desktop). The daemon serves
- * it as JSON over HTTP on `$SVC_HOME/run/daemon.sock`; `DaemonClient` (./index.ts)
- * implements it for Node callers. Every failure is `{error, message}` with a code of the
- * shared error catalog (or a daemon code listed in DAEMON_ERROR_CODES) and a non-2xx status.
- *
- * Paths (all JSON; `:agent` = local agent name or agent number):
- *   GET    /v1/status                                   → DaemonStatus
- *   GET    /v1/summary                                  → DaemonSummary (sessions and unread counts; no relay call)
- *   POST   /v1/shutdown                                 → {}
- *   GET    /v1/deployments                              → DeploymentInfo[]
- *   POST   /v1/deployments/fetch   FetchDeploymentInput → DeploymentInfo
- *   POST   /v1/deployments/add     AddDeploymentInput   → DeploymentInfo
- *   GET    /v1/deployments/:name                        → DeploymentInfo
- *   DELETE /v1/deployments/:name                        → {}
- *   POST   /v1/deployments/:name/renew RenewDeploymentInput → DeploymentInfo
- *   GET    /v1/deployments-audit                        → DeploymentAudit[]
- *   POST   /v1/agents/register     RegisterInput        → LocalAgent
- *   GET    /v1/agents                                   → LocalAgent[]
- *   GET    /v1/agents/:agent                            → LocalAgent (whoami)
- *   DELETE /v1/agents/:agent?revoke=                    → {}   (deregister: revokes on the relay, then forgets locally; revoke=false only forgets)
- *   POST   /v1/agents/:agent/token                      → {access_token, expires_at}
- *   GET    /v1/agents/:agent/keys                       → KeyStatus
- *   POST   /v1/agents/:agent/keys/generate              → KeyStatus (rotates the X25519 key, uploads it)
- *   POST   /v1/agents/:agent/keys/upload-signing        → KeyStatus
- *   POST   /v1/agents/:agent/peers/:number/accept-key   → PeerKey
- *   POST   /v1/agents/:agent/send   SendInput           → SentMessage (status queued: the relay was unreachable; the outbox sends it)
- *   POST   /v1/agents/:agent/reply  ReplyInput          → SentMessage
- *   GET    /v1/agents/:agent/inbox?source=auto|local|api → ArchivedMessage[] (unacknowledged inbound)
- *   GET    /v1/agents/:agent/conversations/:id/messages?last=&since= → ArchivedMessage[]  (:id = conversation id or peer number; unknown: 404 unknown_conversation)
- *   GET    /v1/agents/:agent/check?wait=&ack=           → ArchivedMessage[] (new, unacknowledged, unmuted inbound since the last check; long-poll)
- *   POST   /v1/agents/:agent/messages/:id/ack           → {message_id, acked_at}
- *   GET    /v1/agents/:agent/search?q=&limit=           → ArchivedMessage[] (FTS5 over the archive)
- *   POST   /v1/agents/:agent/sync                       → SyncResult
- *   POST   /v1/agents/:agent/relay  RelayCall           → {status, body}  (the daemon adds the access JWT)
- *   GET    /v1/agents/:agent/conversations?limit=       → ConversationSummary[] (most recent first)
- *   GET    /v1/agents/:agent/trust                      → TrustStatus (fingerprints, changed peer keys, held envelopes)
- *   GET    /v1/events?agent=                            → NDJSON stream of DaemonEvent, one per line
- *   POST   /v1/dashboard           DashboardOpenInput   → DashboardLaunch (serves the page on loopback; a fresh sign-in link)
- *   GET    /v1/local-stack                              → LocalStackStatus (the local nats-server of `svc start`)
- *   POST   /v1/local-stack/start   LocalStackStartInput → LocalStackStatus
- *   POST   /v1/local-stack/stop                         → {stopped}
- *
- * `verified=true` on inbox, conversations (their last messages), conversations/:id/messages,
- * check and search adds `verified` (MessageVerification) to every inbound message.
+ * The contract between the daemon and its clients (cli, tui, desktop, the dashboard page),
+ * declared once: DAEMON_API below has one entry per operation (method, path, the params,
+ * query and body schemas, the answer's schema). The daemon's routes register these
+ * entries (server/routes/*, with the TypeBox type provider), `DaemonClient` (./index.ts)
+ * calls them by name and implements `DaemonApi`. Served as JSON over HTTP on
+ * `$SVC_HOME/run/daemon.sock`; `:agent` is a local agent name or agent number. Every
+ * failure is `{error, message}` with a code of the shared error catalog (or a daemon code
+ * of DAEMON_ERROR_CODES) and a non-2xx status. `verified=true` on the reading operations
+ * adds `verified` (MessageVerification) to every inbound message.
  */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import {
+  BlockedList,
+  Contact,
+  ContactList,
+  ContactRequest,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  MutedList,
+  OwnProfile,
+  ProfileUpdate,
+  PublicProfile,
+  RelationEntry,
+  ReportAccepted,
+  ReportRequest,
+} from '@svc/shared';
+import * as M from './models.js';
+
+export { errorOfBody } from './error-body.js';
+export * from './models.js';
 
 export const DAEMON_ERROR_CODES = [
   'daemon_unavailable', // no daemon answers on the socket (CLI side)
@@ -70,369 +55,328 @@ export const DAEMON_ERROR_CODES = [
 ] as const;
 export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
 
-/** `svc start [--local-only] [--port] [--monitor-port] [--listen] [--as UPLINK]`. */
-export interface LocalStackStartInput {
-  local_only: boolean;
-  /** the nats-relay identity of this machine (default: the only one) */
-  as?: string;
-  port: number;
-  monitor_port: number;
-  listen: string;
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+interface Parts {
+  params?: TSchema;
+  querystring?: TSchema;
+  body?: TSchema;
 }
 
-export interface LocalStackStatus {
-  running: boolean;
-  pid?: number;
-  local_only?: boolean;
-  url?: string;
-  monitor_url?: string;
-  uplink?: string;
-  /** the uplink's reply-inbox prefix: local clients of the hub's JetStream connect with it */
-  inbox_prefix?: string;
-  sources?: string[];
-  creds_expire_at?: string;
-}
-
-export interface DaemonStatus {
-  version: string;
-  pid: number;
-  home: string;
-  started_at: string;
-  vault: { kind: 'keyring' | 'file-encrypted' | 'file-plain'; warning?: string };
-  agents: Array<{
-    name: string;
-    agent_number: string;
-    deployment: string;
-    session: 'connected' | 'connecting' | 'offline';
-  }>;
-}
-
-export interface DaemonSummary {
-  agents: Array<{
-    name: string;
-    agent_number: string;
-    session: 'connected' | 'connecting' | 'offline';
-    /** inbound, unacknowledged, not muted */
-    unread: number;
-  }>;
-}
-
-export interface DeploymentInfo {
-  name: string;
-  deployment_id: string;
-  api_url: string;
-  tenants: string[];
-  relay_key_ids: string[];
-  issued_at: string;
-  expires_at: string;
-  fetched_at: string;
-}
-export interface FetchDeploymentInput {
-  url: string;
-  /** trust bundle JSON text (the CLI reads the file) */
-  trust_bundle: string;
-  name?: string;
-  /** PEM text of an extra CA bundle */
-  ca_bundle?: string;
-}
-export interface AddDeploymentInput {
-  /** the signed document (JWS text) */
-  document: string;
-  trust_bundle: string;
-  name?: string;
-  ca_bundle?: string;
-}
-export interface RenewDeploymentInput {
-  url?: string;
-  document?: string;
-  trust_bundle?: string;
-  ca_bundle?: string;
-}
-export interface DeploymentAudit {
-  name: string;
-  deployment_id: string;
-  ok: boolean;
-  problems: string[];
-}
-
-export interface RegisterInput {
-  enrollment_code: string;
-  /** deployment name; default: the one whose id the code names */
-  deployment?: string;
-  /** local name of the agent; default: the agent number */
-  name?: string;
-  display_name?: string;
-  description?: string;
-  discoverable?: boolean;
-}
-
-export interface LocalAgent {
-  name: string;
-  agent_id: string;
-  agent_number: string;
-  tenant_id: string;
-  deployment: string;
-  deployment_id: string;
-  api_url: string;
-  capabilities: string[];
-  signing_public_key: string;
-  encryption_public_key: string;
-  registered_at: string;
-}
-
-export interface KeyStatus {
-  agent: string;
-  signing_public_key: string;
-  encryption_public_key: string;
-  rotation: number;
-  relay_version: number | null;
-  peers: PeerKey[];
-}
-export interface PeerKey {
-  agent_number: string;
-  signing_public_key: string;
-  encryption_public_key: string;
-  pinned_at: string;
-  /** set when the relay now serves a different key than the pinned one */
-  changed?: { signing_public_key: string; encryption_public_key: string; seen_at: string };
-}
-
-export type ContentType = 'text' | 'structured' | 'media';
-export interface SendInput {
-  to: string;
-  /** with file_path: the caption (may be empty) */
-  content: string;
-  content_type?: ContentType;
-  conversation_id?: string;
-  /** an absolute path: the file is encrypted here, uploaded as a blob, and the message carries its key (direct only) */
-  file_path?: string;
-}
-export interface ReplyInput {
-  message_id: string;
-  content: string;
-  to?: string;
-  content_type?: ContentType;
-}
-export interface SentMessage {
-  message_id: string;
-  conversation_id: string;
-  to: string;
-  sent_at: string;
-  /** accepted/duplicate: the relay has it; queued: the relay was unreachable, the daemon sends it when it answers */
-  status: 'accepted' | 'duplicate' | 'queued';
-  state: 'sent' | 'queued';
-  /** group and broadcast messages: the members it was sealed to */
-  recipients?: string[];
-}
-
-/**
- * Where a message stands. Outbound: queued (kept in the outbox until the relay answers),
- * sent (the relay has it), delivered (the recipient acknowledged it), failed (the relay
- * refused it; see send_error). Inbound: received (archived, not yet acknowledged here) or
- * read (acknowledged here).
- */
-export type MessageState = 'queued' | 'sent' | 'delivered' | 'failed' | 'received' | 'read';
-
-export interface ArchivedMessage {
-  message_id: string;
-  conversation_id: string;
-  conversation_type: 'direct' | 'group' | 'broadcast';
-  direction: 'inbound' | 'outbound';
-  from: string;
-  to: string;
-  content_type: string;
-  content: string;
-  sent_at: string;
-  received_at: string | null;
-  acked_at: string | null;
-  /** outbound: when the recipient acknowledged it (the relay's receipt); inbound: null */
-  delivered_at: string | null;
-  state: MessageState;
-  /** inbound from a sender this agent muted: archived without any notification */
-  muted: boolean;
-  /** failed outbound: why the relay refused it */
-  send_error?: string;
-  /** inbound, when asked for with `verified=true`: what the daemon verified about the sender */
-  verified?: MessageVerification;
-  /** the cursor of `conv messages --since`: sent time and message id */
-  sort_key?: string;
-  /** group and broadcast messages: the sender's number for it (signed, inside the ciphertext) */
-  seq?: number;
-  /** what the receiver saw when it arrived: a gap before it, a late arrival, duplicates */
-  sequence?: { gap?: { from: number; to: number }; late?: true; duplicates?: number; missing?: number[] };
-}
-
-/**
- * Where the sender's key stands for one message. pinned: signed by the key pinned for the
- * sender, and the relay serves no other. changed: the relay now serves a key nobody
- * accepted, or the message was signed by a key since replaced. held: an envelope signed by
- * a changed key, kept unopened until the owner accepts that key.
- */
-export type SenderTrust = 'pinned' | 'changed' | 'held';
-
-export interface MessageVerification {
-  /** the sender's agent number: authenticated by the relay and named by the signed header */
-  sender: string;
-  /** fingerprint of the signing key the envelope verified under (null: no pin known) */
-  key_fingerprint: string | null;
-  trust: SenderTrust;
-  /** the key the relay serves now, when it differs from the pin and is not accepted */
-  changed_key_fingerprint?: string;
-}
-
-/** An envelope signed by a changed sender key: not opened, not archived, until accepted. */
-export interface HeldMessage {
-  message_id: string;
-  from: string;
-  held_at: string;
-  trust: 'held';
-  /** fingerprint of the changed key it is signed with */
-  key_fingerprint: string | null;
-}
-
-export interface TrustStatus {
-  agent: string;
-  agent_number: string;
-  signing_key_fingerprint: string;
-  peers: Array<{
-    agent_number: string;
-    key_fingerprint: string;
-    pinned_at: string;
-    trust: 'pinned' | 'changed';
-    changed?: { key_fingerprint: string; seen_at: string };
-    /** envelopes held for this peer */
-    held: number;
-  }>;
-  held: HeldMessage[];
-}
-
-/**
- * One conversation in the list (GET /v1/agents/:agent/conversations): what the archive
- * knows of it and, for a group or broadcast, the roster as this agent derives it.
- */
-export interface ConversationSummary extends Omit<ConversationInfo, 'peer' | 'last_message_at' | 'message_count'> {
-  /** the other agent of a direct conversation */
-  peer: string | null;
-  last_message_at: string;
-  message_count: number;
-  /** inbound, unacknowledged, not muted */
-  unread: number;
-  last_message?: ArchivedMessage;
-}
-
-export interface SyncResult {
-  agent: string;
-  fetched: number;
-  archived: number;
-  rejected: number;
-  /** delivery receipts of sent messages newly recorded */
-  receipts: number;
-}
-
-export interface RelayCall {
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-  /** a relay path under /api/v1/ */
+/** One operation: its route, and the Fastify schema (request parts and the 2xx answer). */
+export interface Operation<S extends Parts = Parts, R extends TSchema = TSchema> {
+  method: Method;
   path: string;
-  body?: unknown;
+  schema: S & { response: { '2xx': R } };
 }
 
-export type DaemonEvent =
-  | { type: 'message'; agent: string; message: ArchivedMessage }
-  | { type: 'rejected'; agent: string; message_id: string; from: string; reason: string }
-  | { type: 'session'; agent: string; state: 'connected' | 'connecting' | 'offline' }
-  | { type: 'peer_key_changed'; agent: string; peer: string }
-  /** the recipient of a message this agent sent acknowledged it */
-  | { type: 'receipt'; agent: string; message_id: string; recipient: string; acked_at: string }
-  /** a queued message left the outbox: sent, or refused by the relay (error says why) */
-  | { type: 'outbox'; agent: string; message_id: string; state: 'sent' | 'failed'; error?: string }
+const op = <const S extends Parts, R extends TSchema>(
+  method: Method,
+  path: string,
+  parts: S,
+  answer: R,
+): Operation<S, R> => ({ method, path, schema: { ...parts, response: { '2xx': answer } } });
 
-  /** a group message arrived out of its sender's order: a gap before it, late (reordered), or again (duplicate) */
-  | {
-      type: 'sequence';
-      agent: string;
-      conversation_id: string;
-      sender: string;
-      message_id: string;
-      seq: number;
-      kind: 'gap' | 'reordered' | 'duplicate';
-      missing?: { from: number; to: number };
-    }
-  /** the roster of a group or broadcast changed (a control message was taken) */
-  | { type: 'roster'; agent: string; conversation_id: string }
-  /** an attachment moving to or from the relay: bytes done of total (for a progress bar) */
-  | { type: 'transfer'; agent: string; direction: 'upload' | 'download'; name: string; done: number; total: number };
+const Verified = { verified: Type.Optional(Type.Boolean()) };
+const Done = M.Empty;
+const agentOnly = { params: M.AgentParams };
+const peerOnly = { params: M.PeerParams };
 
-export interface DashboardOpenInput {
-  /** loopback only: 127.0.0.1 (default), ::1 or localhost */
-  host?: string;
-  /** default 8191; 0 picks a free port */
-  port?: number;
+export const DAEMON_API = {
+  // --- the daemon
+  status: op('GET', '/v1/status', {}, M.DaemonStatus),
+  /** sessions and unread counts, no relay call (status lines) */
+  summary: op('GET', '/v1/summary', {}, M.DaemonSummary),
+  shutdown: op('POST', '/v1/shutdown', {}, Done),
+
+  // --- trusted deployments
+  listDeployments: op('GET', '/v1/deployments', {}, Type.Array(M.DeploymentInfo)),
+  fetchDeployment: op('POST', '/v1/deployments/fetch', { body: M.FetchDeploymentInput }, M.DeploymentInfo),
+  addDeployment: op('POST', '/v1/deployments/add', { body: M.AddDeploymentInput }, M.DeploymentInfo),
+  getDeployment: op('GET', '/v1/deployments/:name', { params: M.DeploymentParams }, M.DeploymentInfo),
+  removeDeployment: op('DELETE', '/v1/deployments/:name', { params: M.DeploymentParams }, Done),
+  renewDeployment: op(
+    'POST',
+    '/v1/deployments/:name/renew',
+    { params: M.DeploymentParams, body: M.RenewDeploymentInput },
+    M.DeploymentInfo,
+  ),
+  auditDeployments: op('GET', '/v1/deployments-audit', {}, Type.Array(M.DeploymentAudit)),
+
+  // --- local agents and keys
+  register: op('POST', '/v1/agents/register', { body: M.RegisterInput }, M.LocalAgent),
+  listAgents: op('GET', '/v1/agents', {}, Type.Array(M.LocalAgent)),
+  getAgent: op('GET', '/v1/agents/:agent', agentOnly, M.LocalAgent),
+  /** revokes the agent on its relay, then forgets it here; revoke=false only forgets it */
+  deregister: op(
+    'DELETE',
+    '/v1/agents/:agent',
+    { ...agentOnly, querystring: Type.Object({ revoke: Type.Optional(Type.Boolean()) }) },
+    Done,
+  ),
+  token: op('POST', '/v1/agents/:agent/token', agentOnly, M.AccessToken),
+  keys: op('GET', '/v1/agents/:agent/keys', agentOnly, M.KeyStatus),
+  /** rotates the X25519 key and uploads it */
+  generateKeys: op('POST', '/v1/agents/:agent/keys/generate', agentOnly, M.KeyStatus),
+  uploadSigningKey: op('POST', '/v1/agents/:agent/keys/upload-signing', agentOnly, M.KeyStatus),
+  acceptPeerKey: op('POST', '/v1/agents/:agent/peers/:number/accept-key', peerOnly, M.PeerKey),
+
+  // --- messages
+  /** status queued: the relay was unreachable; the outbox sends it */
+  send: op('POST', '/v1/agents/:agent/send', { ...agentOnly, body: M.SendInput }, M.SentMessage),
+  reply: op('POST', '/v1/agents/:agent/reply', { ...agentOnly, body: M.ReplyInput }, M.SentMessage),
+  /** unacknowledged inbound */
+  inbox: op(
+    'GET',
+    '/v1/agents/:agent/inbox',
+    {
+      ...agentOnly,
+      querystring: Type.Object({ source: Type.Optional(M.Literals(['auto', 'local', 'api'])), ...Verified }),
+    },
+    M.ArchivedMessages,
+  ),
+  /** :id = conversation id or peer number; unknown: 404 unknown_conversation */
+  read: op(
+    'GET',
+    '/v1/agents/:agent/conversations/:id/messages',
+    {
+      params: M.ConversationParams,
+      querystring: Type.Object({
+        last: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+        /** an ISO-8601 time */
+        since: Type.Optional(Type.String()),
+        ...Verified,
+      }),
+    },
+    M.ArchivedMessages,
+  ),
+  /** new, unacknowledged, unmuted inbound since the last check; long-polls up to `wait` seconds */
+  check: op(
+    'GET',
+    '/v1/agents/:agent/check',
+    {
+      ...agentOnly,
+      querystring: Type.Object({
+        wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 300 })),
+        ack: Type.Optional(Type.Boolean()),
+        ...Verified,
+      }),
+    },
+    M.ArchivedMessages,
+  ),
+  ack: op('POST', '/v1/agents/:agent/messages/:id/ack', { params: M.MessageParams }, M.AckResult),
+  /** FTS5 over the archive */
+  search: op(
+    'GET',
+    '/v1/agents/:agent/search',
+    {
+      ...agentOnly,
+      querystring: Type.Object({
+        q: Type.String({ minLength: 1 }),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+        ...Verified,
+      }),
+    },
+    M.ArchivedMessages,
+  ),
+  /** most recent first, with unread counts, the last message and (groups) the roster */
+  conversations: op(
+    'GET',
+    '/v1/agents/:agent/conversations',
+    {
+      ...agentOnly,
+      querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })), ...Verified }),
+    },
+    Type.Array(M.ConversationSummary),
+  ),
+  /** fingerprints, changed peer keys, held envelopes */
+  trust: op('GET', '/v1/agents/:agent/trust', agentOnly, M.TrustStatus),
+  sync: op('POST', '/v1/agents/:agent/sync', agentOnly, M.SyncResult),
+  /** fetches, checks and decrypts a message's attachment into `dir` (absolute) */
+  saveAttachment: op(
+    'POST',
+    '/v1/agents/:agent/messages/:id/attachment',
+    { params: M.MessageParams, body: Type.Object({ dir: Type.String({ minLength: 1, maxLength: 4096 }) }) },
+    M.SavedAttachment,
+  ),
+
+  // --- groups and broadcasts (client-side rosters), paging, search
+  createConversation: op(
+    'POST',
+    '/v1/agents/:agent/conversations',
+    { ...agentOnly, body: M.CreateConversationInput },
+    M.ConversationInfo,
+  ),
+  /** the roster as this agent derives it */
+  getConversation: op(
+    'GET',
+    '/v1/agents/:agent/conversations/:id',
+    { params: M.ConversationParams },
+    M.ConversationInfo,
+  ),
+  /** creator only */
+  invite: op(
+    'POST',
+    '/v1/agents/:agent/conversations/:id/invite',
+    { params: M.ConversationParams, body: M.InviteInput },
+    M.ConversationInfo,
+  ),
+  leave: op('POST', '/v1/agents/:agent/conversations/:id/leave', { params: M.ConversationParams }, M.ConversationInfo),
+  /** sort-key order; `since` is the sort key of an earlier page */
+  conversationMessages: op(
+    'GET',
+    '/v1/agents/:agent/conversations/:id/page',
+    {
+      params: M.ConversationParams,
+      querystring: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+        since: Type.Optional(Type.String({ maxLength: 512 })),
+      }),
+    },
+    M.ArchivedMessages,
+  ),
+  searchConversations: op(
+    'GET',
+    '/v1/agents/:agent/conversation-search',
+    { ...agentOnly, querystring: M.ConversationSearchInput },
+    M.ArchivedMessages,
+  ),
+
+  // --- the agent on its relay (the daemon builds the relay paths and adds the access JWT)
+  profile: op('GET', '/v1/agents/:agent/profile', agentOnly, OwnProfile),
+  updateProfile: op('PATCH', '/v1/agents/:agent/profile', { ...agentOnly, body: ProfileUpdate }, OwnProfile),
+  heartbeat: op('POST', '/v1/agents/:agent/heartbeat', { ...agentOnly, body: HeartbeatRequest }, HeartbeatResponse),
+  /** another agent's directory entry (`:number` = agent number or id) */
+  peerProfile: op('GET', '/v1/agents/:agent/peers/:number/profile', peerOnly, PublicProfile),
+  block: op('POST', '/v1/agents/:agent/peers/:number/block', peerOnly, RelationEntry),
+  unblock: op('DELETE', '/v1/agents/:agent/peers/:number/block', peerOnly, Done),
+  mute: op('POST', '/v1/agents/:agent/peers/:number/mute', peerOnly, RelationEntry),
+  unmute: op('DELETE', '/v1/agents/:agent/peers/:number/mute', peerOnly, Done),
+  blocked: op('GET', '/v1/agents/:agent/blocked', agentOnly, BlockedList),
+  muted: op('GET', '/v1/agents/:agent/muted', agentOnly, MutedList),
+  /** to the relay operator */
+  report: op('POST', '/v1/agents/:agent/peers/:number/report', { ...peerOnly, body: ReportRequest }, ReportAccepted),
+  contacts: op('GET', '/v1/agents/:agent/contacts', agentOnly, ContactList),
+  /** adds a contact or updates its alias and notes (created: it was new) */
+  saveContact: op(
+    'POST',
+    '/v1/agents/:agent/contacts',
+    { ...agentOnly, body: ContactRequest },
+    Type.Object({ created: Type.Boolean(), contact: Contact }),
+  ),
+  removeContact: op('DELETE', '/v1/agents/:agent/contacts/:number', peerOnly, Done),
+  /** any relay call under /api/v1/ as the agent: for the dashboard page's allowlisted calls and for tests */
+  relay: op('POST', '/v1/agents/:agent/relay', { ...agentOnly, body: M.RelayCall }, M.RelayAnswer),
+
+  // --- the event stream, the dashboard page, the local stack
+  /** NDJSON, one DaemonEvent per line, until the client goes away */
+  events: op('GET', '/v1/events', { querystring: Type.Object({ agent: Type.Optional(M.AgentRef) }) }, M.DaemonEvent),
+  /** serves the page on loopback (if not yet) and answers a fresh one-time sign-in link */
+  openDashboard: op('POST', '/v1/dashboard', { body: M.DashboardOpenInput }, M.DashboardLaunch),
+  /** the local nats-server of `svc start` */
+  localStackStatus: op('GET', '/v1/local-stack', {}, M.LocalStackStatus),
+  localStackStart: op('POST', '/v1/local-stack/start', { body: M.LocalStackStartInput }, M.LocalStackStatus),
+  localStackStop: op('POST', '/v1/local-stack/stop', {}, Type.Object({ stopped: Type.Boolean() })),
+} as const;
+
+export type DaemonApiName = keyof typeof DAEMON_API;
+type Op<K extends DaemonApiName> = (typeof DAEMON_API)[K];
+type Part<K extends DaemonApiName, P extends keyof Parts> = Op<K>['schema'] extends {
+  [Q in P]: infer S extends TSchema;
 }
-export interface DashboardLaunch {
-  /** the sign-in link: one-time token, redeemable for 10 minutes */
-  url: string;
-  /** the page's origin */
-  base_url: string;
-  host: string;
-  port: number;
+  ? Static<S>
+  : undefined;
+/** What an operation takes and answers, derived from its schemas. */
+export type ApiParams<K extends DaemonApiName> = Part<K, 'params'>;
+export type ApiQuery<K extends DaemonApiName> = Part<K, 'querystring'>;
+export type ApiBody<K extends DaemonApiName> = Part<K, 'body'>;
+export type ApiAnswer<K extends DaemonApiName> = Static<Op<K>['schema']['response']['2xx']>;
+
+export type ContactSaved = ApiAnswer<'saveContact'>;
+export type AgentRelation = 'block' | 'mute';
+
+/** Options of a long-poll: `signal` cancels it (Ctrl-C); the daemon then moves no cursor and acks nothing. */
+export interface Cancellable {
+  signal?: AbortSignal;
 }
 
-// --- conversations: groups and broadcasts (client-side rosters), search
-//   POST /v1/agents/:agent/conversations        CreateConversationInput → ConversationInfo
-//   GET  /v1/agents/:agent/conversations?limit=&verified= → ConversationSummary[] (most recent first; groups with their roster)
-//   GET  /v1/agents/:agent/conversations/:id     → ConversationInfo (the roster as this agent derives it)
-//   POST /v1/agents/:agent/conversations/:id/invite InviteInput → ConversationInfo (creator only)
-//   POST /v1/agents/:agent/conversations/:id/leave → ConversationInfo
-//   GET  /v1/agents/:agent/conversations/:id/page?limit=&since= → ArchivedMessage[] (sort-key order)
-//   GET  /v1/agents/:agent/conversation-search?participant=&after=&before=&type=&sort=&limit=&offset= → ArchivedMessage[]
-export interface CreateConversationInput {
-  kind: 'group' | 'broadcast';
-  name: string;
-  description?: string;
-  /** participants (group) or subscribers (broadcast): agent numbers */
-  members?: string[];
+export interface DaemonEventStream extends AsyncIterable<M.DaemonEvent> {
+  close(): void;
 }
-export interface InviteInput {
-  number: string;
-  role?: 'member' | 'observer';
+
+/**
+ * What a client of the daemon can do: `DaemonClient` implements it over the socket, the
+ * CLI's commands and its test double use it. Arguments and answers are the operations'
+ * schemas above.
+ */
+export interface DaemonApi {
+  status(): Promise<ApiAnswer<'status'>>;
+  summary(): Promise<ApiAnswer<'summary'>>;
+  shutdown(): Promise<void>;
+
+  listDeployments(): Promise<ApiAnswer<'listDeployments'>>;
+  fetchDeployment(input: ApiBody<'fetchDeployment'>): Promise<ApiAnswer<'fetchDeployment'>>;
+  addDeployment(input: ApiBody<'addDeployment'>): Promise<ApiAnswer<'addDeployment'>>;
+  getDeployment(name: string): Promise<ApiAnswer<'getDeployment'>>;
+  removeDeployment(name: string): Promise<void>;
+  renewDeployment(name: string, input?: ApiBody<'renewDeployment'>): Promise<ApiAnswer<'renewDeployment'>>;
+  auditDeployments(): Promise<ApiAnswer<'auditDeployments'>>;
+
+  register(input: ApiBody<'register'>): Promise<ApiAnswer<'register'>>;
+  listAgents(): Promise<ApiAnswer<'listAgents'>>;
+  getAgent(agent: string): Promise<ApiAnswer<'getAgent'>>;
+  deregister(agent: string, options?: ApiQuery<'deregister'>): Promise<void>;
+  token(agent: string): Promise<ApiAnswer<'token'>>;
+  keys(agent: string): Promise<ApiAnswer<'keys'>>;
+  generateKeys(agent: string): Promise<ApiAnswer<'generateKeys'>>;
+  uploadSigningKey(agent: string): Promise<ApiAnswer<'uploadSigningKey'>>;
+  acceptPeerKey(agent: string, peerNumber: string): Promise<ApiAnswer<'acceptPeerKey'>>;
+
+  send(agent: string, input: ApiBody<'send'>): Promise<ApiAnswer<'send'>>;
+  reply(agent: string, input: ApiBody<'reply'>): Promise<ApiAnswer<'reply'>>;
+  inbox(agent: string, options?: ApiQuery<'inbox'>): Promise<ApiAnswer<'inbox'>>;
+  /** `conversation` = conversation id or peer number */
+  read(agent: string, conversation: string, options?: ApiQuery<'read'>): Promise<ApiAnswer<'read'>>;
+  check(agent: string, options?: ApiQuery<'check'> & Cancellable): Promise<ApiAnswer<'check'>>;
+  ack(agent: string, messageId: string): Promise<ApiAnswer<'ack'>>;
+  search(agent: string, q: string, options?: Omit<ApiQuery<'search'>, 'q'>): Promise<ApiAnswer<'search'>>;
+  conversations(agent: string, options?: ApiQuery<'conversations'>): Promise<ApiAnswer<'conversations'>>;
+  trust(agent: string): Promise<ApiAnswer<'trust'>>;
+  sync(agent: string): Promise<ApiAnswer<'sync'>>;
+  saveAttachment(agent: string, messageId: string, dir: string): Promise<ApiAnswer<'saveAttachment'>>;
+
+  createConversation(agent: string, input: ApiBody<'createConversation'>): Promise<ApiAnswer<'createConversation'>>;
+  getConversation(agent: string, id: string): Promise<ApiAnswer<'getConversation'>>;
+  invite(agent: string, id: string, input: ApiBody<'invite'>): Promise<ApiAnswer<'invite'>>;
+  leave(agent: string, id: string): Promise<ApiAnswer<'leave'>>;
+  conversationMessages(
+    agent: string,
+    id: string,
+    options?: ApiQuery<'conversationMessages'>,
+  ): Promise<ApiAnswer<'conversationMessages'>>;
+  searchConversations(
+    agent: string,
+    input?: ApiQuery<'searchConversations'>,
+  ): Promise<ApiAnswer<'searchConversations'>>;
+
+  profile(agent: string): Promise<ApiAnswer<'profile'>>;
+  updateProfile(agent: string, update: ApiBody<'updateProfile'>): Promise<ApiAnswer<'updateProfile'>>;
+  heartbeat(agent: string, input?: ApiBody<'heartbeat'>): Promise<ApiAnswer<'heartbeat'>>;
+  peerProfile(agent: string, peer: string): Promise<ApiAnswer<'peerProfile'>>;
+  /** block or mute `peer` (idempotent) */
+  relate(agent: string, relation: AgentRelation, peer: string): Promise<ApiAnswer<'block'>>;
+  /** lift a block or mute (idempotent) */
+  unrelate(agent: string, relation: AgentRelation, peer: string): Promise<void>;
+  blocked(agent: string): Promise<ApiAnswer<'blocked'>>;
+  muted(agent: string): Promise<ApiAnswer<'muted'>>;
+  report(agent: string, peer: string, input: ApiBody<'report'>): Promise<ApiAnswer<'report'>>;
+  contacts(agent: string): Promise<ApiAnswer<'contacts'>>;
+  saveContact(agent: string, input: ApiBody<'saveContact'>): Promise<ContactSaved>;
+  removeContact(agent: string, number: string): Promise<void>;
+  relay<T = unknown>(agent: string, call: M.RelayCall): Promise<{ status: number; body: T }>;
+
+  events(options?: ApiQuery<'events'>): Promise<DaemonEventStream>;
+  openDashboard(input?: ApiBody<'openDashboard'>): Promise<ApiAnswer<'openDashboard'>>;
+  localStack(action: 'start', input: ApiBody<'localStackStart'>): Promise<ApiAnswer<'localStackStart'>>;
+  localStack(action: 'stop'): Promise<ApiAnswer<'localStackStop'>>;
+  localStack(action: 'status'): Promise<ApiAnswer<'localStackStatus'>>;
 }
-export interface ConversationMember {
-  number: string;
-  role: 'creator' | 'member' | 'observer';
-  active: boolean;
-}
-export interface ConversationInfo {
-  conversation_id: string;
-  conversation_type: 'direct' | 'group' | 'broadcast';
-  name?: string;
-  description?: string;
-  creator?: string;
-  members?: ConversationMember[];
-  /** this agent's place in it (groups and broadcasts) */
-  me?: { role: ConversationMember['role']; active: boolean };
-  /** direct: the other party */
-  peer?: string;
-  last_message_at?: string;
-  message_count?: number;
-}
-export interface ConversationSearchInput {
-  participant?: string;
-  after?: string;
-  before?: string;
-  type?: 'text' | 'media' | 'structured';
-  sort?: 'recent' | 'oldest';
-  /** 1 to 100, default 20 */
-  limit?: number;
-  /** 0 to 10000, default 0 */
-  offset?: number;
-}
-/** An attachment written by `read --save`: POST /v1/agents/:agent/messages/:id/attachment {dir} → SavedAttachment */
-export interface SavedAttachment {
-  message_id: string;
-  path: string;
-  size: number;
-  media_type: string;
-  /** the name the sender gave */
-  name: string;
-}
-export const CONVERSATION_LIMITS = { listDefault: 20, messagesDefault: 50, searchMax: 100, offsetMax: 10_000 } as const;

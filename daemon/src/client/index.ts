@@ -2,49 +2,35 @@
  * DaemonClient: the typed Node client of the daemon socket API (./api.ts), over node:http
  * with `socketPath`. Every failure is a DaemonClientError with the daemon's `code` and
  * HTTP `status`; no daemon on the socket is `daemon_unavailable`. `ensureDaemon` starts a
- * detached daemon when none answers. This module imports only node:* and the contract,
- * so the CLI, TUI and desktop load none of the daemon's internals.
+ * detached daemon when none answers. This module imports only node:*, the contract and
+ * the relay schemas of @svc/shared it names, so the CLI, TUI and desktop load none of the
+ * daemon's internals.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createConnection } from 'node:net';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type {
-  AddDeploymentInput,
-  ArchivedMessage,
-  ConversationInfo,
-  ConversationSearchInput,
-  ConversationSummary,
-  CreateConversationInput,
-  DaemonEvent,
-  DaemonStatus,
-  DaemonSummary,
-  DashboardLaunch,
-  DashboardOpenInput,
-  DeploymentAudit,
-  DeploymentInfo,
-  FetchDeploymentInput,
-  InviteInput,
-  KeyStatus,
-  LocalAgent,
-  LocalStackStartInput,
-  LocalStackStatus,
-  PeerKey,
-  RegisterInput,
-  RelayCall,
-  RenewDeploymentInput,
-  ReplyInput,
-  SavedAttachment,
-  SendInput,
-  SentMessage,
-  SyncResult,
-  TrustStatus,
+import {
+  type AgentRelation,
+  type ApiAnswer,
+  type ApiBody,
+  type ApiParams,
+  type ApiQuery,
+  type Cancellable,
+  DAEMON_API,
+  type DaemonApi,
+  type DaemonApiName,
+  type DaemonEvent,
+  type DaemonEventStream,
+  type RelayCall,
 } from './api.js';
+import { errorOfBody } from './error-body.js';
+import { defaultHome, socketPathFor } from './home.js';
 
 export * from './api.js';
+export { defaultHome, homeFrom, socketPathFor } from './home.js';
 export { ALL_AGENTS_KEY, statusFileText, statusText } from './statusline.js';
 
 export class DaemonClientError extends Error {
@@ -58,14 +44,11 @@ export class DaemonClientError extends Error {
   }
 }
 
-/** $SVC_HOME, else ~/.svc. */
-export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(env.SVC_HOME || join(homedir(), '.svc'));
-}
-
-export function socketPathFor(home: string): string {
-  return join(home, 'run', 'daemon.sock');
-}
+/** The error of a non-2xx daemon answer. */
+const answerError = (status: number, body: unknown) => {
+  const { code, message } = errorOfBody(body, status, 'The daemon');
+  return new DaemonClientError(code, message, status);
+};
 
 export interface DaemonClientOptions {
   /** SVC_HOME of the daemon (default: $SVC_HOME or ~/.svc) */
@@ -74,10 +57,6 @@ export interface DaemonClientOptions {
   socketPath?: string;
   /** per-request timeout, ms (default 60 s; long-polls add their wait) */
   timeoutMs?: number;
-}
-
-export interface DaemonEventStream extends AsyncIterable<DaemonEvent> {
-  close(): void;
 }
 
 const unavailable = (socket: string, cause: unknown) =>
@@ -90,14 +69,23 @@ const unavailable = (socket: string, cause: unknown) =>
 
 const enc = encodeURIComponent;
 
-function query(params: Record<string, string | number | boolean | undefined>): string {
-  const parts = Object.entries(params)
+function query(params: object | undefined): string {
+  const parts = Object.entries(params ?? {})
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${enc(k)}=${enc(String(v))}`);
   return parts.length ? `?${parts.join('&')}` : '';
 }
 
-export class DaemonClient {
+/** What one call of an operation sends: path parameters, query and body, as its schemas say. */
+interface CallInput<K extends DaemonApiName> {
+  params?: ApiParams<K>;
+  query?: ApiQuery<K>;
+  body?: ApiBody<K>;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export class DaemonClient implements DaemonApi {
   readonly home: string;
   readonly socketPath: string;
   readonly #timeoutMs: number;
@@ -162,199 +150,228 @@ export class DaemonClient {
     }
     const status = res.statusCode ?? 0;
     if (status >= 200 && status < 300) return parsed as T;
-    const e = parsed as { error?: unknown; message?: unknown } | undefined;
-    throw new DaemonClientError(
-      typeof e?.error === 'string' ? e.error : 'internal_error',
-      typeof e?.message === 'string' ? e.message : `The daemon answered ${status}.`,
-      status,
+    throw answerError(status, parsed);
+  }
+
+  /** Calls the operation `name` of DAEMON_API: its method, its path with `params` filled in. */
+  #call<K extends DaemonApiName>(name: K, input: CallInput<K> = {}): Promise<ApiAnswer<K>> {
+    const { method, path } = DAEMON_API[name];
+    const params = (input.params ?? {}) as Record<string, string>;
+    const filled = path.replace(/:(\w+)/g, (_, key: string) => enc(params[key] ?? ''));
+    // a POST without a body sends {} (Fastify wants a JSON body with the content type)
+    const body = input.body ?? (method === 'POST' || method === 'PATCH' ? {} : undefined);
+    return this.request(
+      method,
+      `${filled}${query(input.query as object | undefined)}`,
+      body,
+      input.timeoutMs,
+      input.signal,
     );
   }
 
   // --- daemon
-  status(): Promise<DaemonStatus> {
-    return this.request('GET', '/v1/status');
+  status() {
+    return this.#call('status');
   }
-  summary(): Promise<DaemonSummary> {
-    return this.request('GET', '/v1/summary');
+  summary() {
+    return this.#call('summary');
   }
   async shutdown(): Promise<void> {
-    await this.request('POST', '/v1/shutdown', {});
+    await this.#call('shutdown');
   }
 
   // --- deployments
-  listDeployments(): Promise<DeploymentInfo[]> {
-    return this.request('GET', '/v1/deployments');
+  listDeployments() {
+    return this.#call('listDeployments');
   }
-  fetchDeployment(input: FetchDeploymentInput): Promise<DeploymentInfo> {
-    return this.request('POST', '/v1/deployments/fetch', input);
+  fetchDeployment(input: ApiBody<'fetchDeployment'>) {
+    return this.#call('fetchDeployment', { body: input });
   }
-  addDeployment(input: AddDeploymentInput): Promise<DeploymentInfo> {
-    return this.request('POST', '/v1/deployments/add', input);
+  addDeployment(input: ApiBody<'addDeployment'>) {
+    return this.#call('addDeployment', { body: input });
   }
-  getDeployment(name: string): Promise<DeploymentInfo> {
-    return this.request('GET', `/v1/deployments/${enc(name)}`);
+  getDeployment(name: string) {
+    return this.#call('getDeployment', { params: { name } });
   }
   async removeDeployment(name: string): Promise<void> {
-    await this.request('DELETE', `/v1/deployments/${enc(name)}`);
+    await this.#call('removeDeployment', { params: { name } });
   }
-  renewDeployment(name: string, input: RenewDeploymentInput = {}): Promise<DeploymentInfo> {
-    return this.request('POST', `/v1/deployments/${enc(name)}/renew`, input);
+  renewDeployment(name: string, input: ApiBody<'renewDeployment'> = {}) {
+    return this.#call('renewDeployment', { params: { name }, body: input });
   }
-  auditDeployments(): Promise<DeploymentAudit[]> {
-    return this.request('GET', '/v1/deployments-audit');
+  auditDeployments() {
+    return this.#call('auditDeployments');
   }
 
   // --- agents
-  register(input: RegisterInput): Promise<LocalAgent> {
-    return this.request('POST', '/v1/agents/register', input);
+  register(input: ApiBody<'register'>) {
+    return this.#call('register', { body: input });
   }
-  listAgents(): Promise<LocalAgent[]> {
-    return this.request('GET', '/v1/agents');
+  listAgents() {
+    return this.#call('listAgents');
   }
-  getAgent(agent: string): Promise<LocalAgent> {
-    return this.request('GET', `/v1/agents/${enc(agent)}`);
+  getAgent(agent: string) {
+    return this.#call('getAgent', { params: { agent } });
   }
   /** Revokes the agent on its relay, then forgets it here; `revoke: false` only forgets it. */
-  async deregister(agent: string, opts: { revoke?: boolean } = {}): Promise<void> {
-    await this.request('DELETE', `/v1/agents/${enc(agent)}${opts.revoke === false ? '?revoke=false' : ''}`);
+  async deregister(agent: string, options: ApiQuery<'deregister'> = {}): Promise<void> {
+    await this.#call('deregister', { params: { agent }, query: options.revoke === false ? { revoke: false } : {} });
   }
-  token(agent: string): Promise<{ access_token: string; expires_at: string }> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/token`, {});
+  token(agent: string) {
+    return this.#call('token', { params: { agent } });
   }
-  keys(agent: string): Promise<KeyStatus> {
-    return this.request('GET', `/v1/agents/${enc(agent)}/keys`);
+  keys(agent: string) {
+    return this.#call('keys', { params: { agent } });
   }
-  generateKeys(agent: string): Promise<KeyStatus> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/keys/generate`, {});
+  generateKeys(agent: string) {
+    return this.#call('generateKeys', { params: { agent } });
   }
-  uploadSigningKey(agent: string): Promise<KeyStatus> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/keys/upload-signing`, {});
+  uploadSigningKey(agent: string) {
+    return this.#call('uploadSigningKey', { params: { agent } });
   }
-  acceptPeerKey(agent: string, peerNumber: string): Promise<PeerKey> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/peers/${enc(peerNumber)}/accept-key`, {});
+  acceptPeerKey(agent: string, peerNumber: string) {
+    return this.#call('acceptPeerKey', { params: { agent, number: peerNumber } });
   }
 
   // --- messages
-  send(agent: string, input: SendInput): Promise<SentMessage> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/send`, input);
+  send(agent: string, input: ApiBody<'send'>) {
+    return this.#call('send', { params: { agent }, body: input });
   }
-  reply(agent: string, input: ReplyInput): Promise<SentMessage> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/reply`, input);
+  reply(agent: string, input: ApiBody<'reply'>) {
+    return this.#call('reply', { params: { agent }, body: input });
   }
-  inbox(
-    agent: string,
-    options: { source?: 'auto' | 'local' | 'api'; verified?: boolean } = {},
-  ): Promise<ArchivedMessage[]> {
-    return this.request(
-      'GET',
-      `/v1/agents/${enc(agent)}/inbox${query({ source: options.source, verified: options.verified || undefined })}`,
-    );
+  inbox(agent: string, options: ApiQuery<'inbox'> = {}) {
+    return this.#call('inbox', { params: { agent }, query: options });
   }
   /** `conversation` = conversation id or peer number */
-  read(
-    agent: string,
-    conversation: string,
-    options: { last?: number; since?: string; verified?: boolean } = {},
-  ): Promise<ArchivedMessage[]> {
-    return this.request(
-      'GET',
-      `/v1/agents/${enc(agent)}/conversations/${enc(conversation)}/messages${query({ last: options.last, since: options.since, verified: options.verified || undefined })}`,
-    );
+  read(agent: string, conversation: string, options: ApiQuery<'read'> = {}) {
+    return this.#call('read', { params: { agent, id: conversation }, query: options });
   }
   /** New inbound since the last check; `wait` long-polls up to that many seconds (max 300). */
-  /** `signal` cancels a long-poll (Ctrl-C): the daemon then moves no cursor and acks nothing. */
-  check(
-    agent: string,
-    options: { wait?: number; ack?: boolean; signal?: AbortSignal; verified?: boolean } = {},
-  ): Promise<ArchivedMessage[]> {
-    const waitMs = (options.wait ?? 0) * 1000;
-    return this.request(
-      'GET',
-      `/v1/agents/${enc(agent)}/check${query({ wait: options.wait, ack: options.ack, verified: options.verified || undefined })}`,
-      undefined,
-      this.#timeoutMs + waitMs,
-      options.signal,
-    );
+  check(agent: string, options: ApiQuery<'check'> & Cancellable = {}) {
+    const { signal, ...q } = options;
+    return this.#call('check', {
+      params: { agent },
+      query: q,
+      timeoutMs: this.#timeoutMs + (q.wait ?? 0) * 1000,
+      ...(signal ? { signal } : {}),
+    });
   }
-  ack(agent: string, messageId: string): Promise<{ message_id: string; acked_at: string }> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/messages/${enc(messageId)}/ack`, {});
+  ack(agent: string, messageId: string) {
+    return this.#call('ack', { params: { agent, id: messageId } });
   }
-  search(agent: string, q: string, options: { limit?: number; verified?: boolean } = {}): Promise<ArchivedMessage[]> {
-    return this.request(
-      'GET',
-      `/v1/agents/${enc(agent)}/search${query({ q, limit: options.limit, verified: options.verified || undefined })}`,
-    );
+  search(agent: string, q: string, options: Omit<ApiQuery<'search'>, 'q'> = {}) {
+    return this.#call('search', { params: { agent }, query: { q, ...options } });
   }
   /** Conversations, most recent first, with unread counts and the last message. */
-  conversations(agent: string, options: { limit?: number; verified?: boolean } = {}): Promise<ConversationSummary[]> {
-    return this.request(
-      'GET',
-      `/v1/agents/${enc(agent)}/conversations${query({ limit: options.limit, verified: options.verified || undefined })}`,
-    );
+  conversations(agent: string, options: ApiQuery<'conversations'> = {}) {
+    return this.#call('conversations', { params: { agent }, query: options });
   }
   /** Own and peers' key fingerprints, changed peer keys and held envelopes. */
-  trust(agent: string): Promise<TrustStatus> {
-    return this.request('GET', `/v1/agents/${enc(agent)}/trust`);
+  trust(agent: string) {
+    return this.#call('trust', { params: { agent } });
   }
-  sync(agent: string): Promise<SyncResult> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/sync`, {});
-  }
-  // --- conversations: groups and broadcasts, search
-  createConversation(agent: string, input: CreateConversationInput): Promise<ConversationInfo> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/conversations`, input);
-  }
-  getConversation(agent: string, id: string): Promise<ConversationInfo> {
-    return this.request('GET', `/v1/agents/${enc(agent)}/conversations/${enc(id)}`);
-  }
-  invite(agent: string, id: string, input: InviteInput): Promise<ConversationInfo> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/invite`, input);
-  }
-  leave(agent: string, id: string): Promise<ConversationInfo> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/leave`, {});
-  }
-  conversationMessages(
-    agent: string,
-    id: string,
-    options: { limit?: number; since?: string } = {},
-  ): Promise<ArchivedMessage[]> {
-    return this.request('GET', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/page${query(options)}`);
-  }
-  searchConversations(agent: string, input: ConversationSearchInput = {}): Promise<ArchivedMessage[]> {
-    return this.request('GET', `/v1/agents/${enc(agent)}/conversation-search${query({ ...input })}`);
+  sync(agent: string) {
+    return this.#call('sync', { params: { agent } });
   }
   /** Fetches, checks and decrypts a message's attachment into `dir` (absolute). */
-  saveAttachment(agent: string, messageId: string, dir: string): Promise<SavedAttachment> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/messages/${enc(messageId)}/attachment`, { dir }, 300_000);
+  saveAttachment(agent: string, messageId: string, dir: string) {
+    return this.#call('saveAttachment', { params: { agent, id: messageId }, body: { dir }, timeoutMs: 300_000 });
   }
 
-  relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }> {
-    return this.request('POST', `/v1/agents/${enc(agent)}/relay`, call);
+  // --- conversations: groups and broadcasts, search
+  createConversation(agent: string, input: ApiBody<'createConversation'>) {
+    return this.#call('createConversation', { params: { agent }, body: input });
   }
+  getConversation(agent: string, id: string) {
+    return this.#call('getConversation', { params: { agent, id } });
+  }
+  invite(agent: string, id: string, input: ApiBody<'invite'>) {
+    return this.#call('invite', { params: { agent, id }, body: input });
+  }
+  leave(agent: string, id: string) {
+    return this.#call('leave', { params: { agent, id } });
+  }
+  conversationMessages(agent: string, id: string, options: ApiQuery<'conversationMessages'> = {}) {
+    return this.#call('conversationMessages', { params: { agent, id }, query: options });
+  }
+  searchConversations(agent: string, input: ApiQuery<'searchConversations'> = {}) {
+    return this.#call('searchConversations', { params: { agent }, query: input });
+  }
+
+  // --- the agent on its relay
+  profile(agent: string) {
+    return this.#call('profile', { params: { agent } });
+  }
+  updateProfile(agent: string, update: ApiBody<'updateProfile'>) {
+    return this.#call('updateProfile', { params: { agent }, body: update });
+  }
+  heartbeat(agent: string, input: ApiBody<'heartbeat'> = {}) {
+    return this.#call('heartbeat', { params: { agent }, body: input });
+  }
+  peerProfile(agent: string, peer: string) {
+    return this.#call('peerProfile', { params: { agent, number: peer } });
+  }
+  relate(agent: string, relation: AgentRelation, peer: string) {
+    return this.#call(relation, { params: { agent, number: peer } });
+  }
+  async unrelate(agent: string, relation: AgentRelation, peer: string): Promise<void> {
+    await this.#call(relation === 'block' ? 'unblock' : 'unmute', { params: { agent, number: peer } });
+  }
+  blocked(agent: string) {
+    return this.#call('blocked', { params: { agent } });
+  }
+  muted(agent: string) {
+    return this.#call('muted', { params: { agent } });
+  }
+  report(agent: string, peer: string, input: ApiBody<'report'>) {
+    return this.#call('report', { params: { agent, number: peer }, body: input });
+  }
+  contacts(agent: string) {
+    return this.#call('contacts', { params: { agent } });
+  }
+  saveContact(agent: string, input: ApiBody<'saveContact'>) {
+    return this.#call('saveContact', { params: { agent }, body: input });
+  }
+  async removeContact(agent: string, number: string): Promise<void> {
+    await this.#call('removeContact', { params: { agent, number } });
+  }
+  /** Any relay call under /api/v1/ as the agent (the dashboard page's allowlisted calls, tests). */
+  relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }> {
+    return this.#call('relay', { params: { agent }, body: call }) as Promise<{ status: number; body: T }>;
+  }
+
   /** Serves the dashboard on loopback (if not yet) and returns a fresh one-time sign-in link. */
-  openDashboard(input: DashboardOpenInput = {}): Promise<DashboardLaunch> {
-    return this.request('POST', '/v1/dashboard', input);
+  openDashboard(input: ApiBody<'openDashboard'> = {}) {
+    return this.#call('openDashboard', { body: input });
   }
 
   /** The local stack's nats-server: start (with its settings), stop, or status. */
-  localStack(action: 'start', input: LocalStackStartInput): Promise<LocalStackStatus>;
-  localStack(action: 'stop'): Promise<{ stopped: boolean }>;
-  localStack(action: 'status'): Promise<LocalStackStatus>;
-  localStack(action: 'start' | 'stop' | 'status', input?: LocalStackStartInput): Promise<unknown> {
-    if (action === 'status') return this.request('GET', '/v1/local-stack');
-    return this.request('POST', `/v1/local-stack/${action}`, input ?? {});
+  localStack(action: 'start', input: ApiBody<'localStackStart'>): Promise<ApiAnswer<'localStackStart'>>;
+  localStack(action: 'stop'): Promise<ApiAnswer<'localStackStop'>>;
+  localStack(action: 'status'): Promise<ApiAnswer<'localStackStatus'>>;
+  localStack(action: 'start' | 'stop' | 'status', input?: ApiBody<'localStackStart'>): Promise<unknown> {
+    if (action === 'status') return this.#call('localStackStatus');
+    if (action === 'stop') return this.#call('localStackStop');
+    return this.#call('localStackStart', { body: input });
   }
 
   /**
    * Subscribes to the event stream; resolves once the daemon has accepted the subscription
    * (events after that point are delivered). Iterate it; `close()` ends it.
    */
-  async events(options: { agent?: string } = {}): Promise<DaemonEventStream> {
-    const res = await this.#open('GET', `/v1/events${query({ agent: options.agent })}`, undefined, 0);
+  async events(options: ApiQuery<'events'> = {}): Promise<DaemonEventStream> {
+    const res = await this.#open('GET', `${DAEMON_API.events.path}${query(options)}`, undefined, 0);
     if ((res.statusCode ?? 0) !== 200) {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
-      const e = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { error?: string; message?: string };
-      throw new DaemonClientError(e.error ?? 'internal_error', e.message ?? 'events refused', res.statusCode ?? 0);
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      throw answerError(res.statusCode ?? 0, body);
     }
     res.setEncoding('utf8');
     async function* lines(): AsyncGenerator<DaemonEvent> {

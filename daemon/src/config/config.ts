@@ -1,7 +1,7 @@
 /** The daemon's typed configuration: env values validated, defaults applied. */
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { PRESENCE_WINDOW_SECONDS } from '@svc/shared';
+import { homeFrom } from '../client/home.js';
 import type { DaemonEnv } from './env.js';
 
 export type VaultBackend = 'auto' | 'keyring' | 'file';
@@ -39,7 +39,7 @@ export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {
   const logLevel = overrides.logLevel ?? env.SVC_DAEMON_LOG_LEVEL ?? 'info';
   if (!LEVELS.includes(logLevel)) throw new Error(`SVC_DAEMON_LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
   return {
-    home: resolve(overrides.home ?? env.SVC_HOME ?? join(homedir(), '.svc')),
+    home: overrides.home !== undefined ? resolve(overrides.home) : homeFrom(env.SVC_HOME),
     vaultPassphrase: overrides.vaultPassphrase ?? env.SVC_VAULT_PASSPHRASE,
     vaultBackend: backend,
     logLevel,

@@ -11,13 +11,13 @@
 import {
   createEnvelopeHeader,
   ENVELOPE_ID_PATTERN,
-  type ContentType as EnvelopeContentType,
   fromBase64url,
   MESSAGE_LIMITS,
+  type SendResponse,
   utf8,
 } from '@svc/shared';
 import { sealEnvelope } from '@svc/shared/node';
-import type { ContentType, ReplyInput, SendInput, SentMessage } from '../client/api.js';
+import { CONTENT_TYPES, type ContentType, type ReplyInput, type SendInput, type SentMessage } from '../client/api.js';
 import { sendToConversation } from '../conversations/groups.js';
 import { parseGroupId } from '../conversations/roster.js';
 import { DaemonError, RelayError } from '../errors.js';
@@ -25,8 +25,6 @@ import { relayCode } from '../relay/http.js';
 import type { AgentSession } from '../session/session.js';
 import { parseDescriptor, uploadAttachment } from './attachments.js';
 import { directConversationId, directPeer } from './conversation-id.js';
-
-const CONTENT_TYPES: readonly ContentType[] = ['text', 'structured', 'media'];
 
 export { directConversationId } from './conversation-id.js';
 
@@ -112,7 +110,7 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     recipient: peer.agentNumber,
     conversation_id: conversationId,
     conversation_type: 'direct',
-    content_type: type as EnvelopeContentType,
+    content_type: type,
     deployment_id: me.deployment_id,
     tenant_id: me.tenant_id,
   });
@@ -170,7 +168,7 @@ export async function postEnvelope(session: AgentSession, envelope: unknown): Pr
   const all = Array.isArray(envelope) ? envelope : [envelope];
   let accepted = false;
   for (let i = 0; i < all.length; i += MESSAGE_LIMITS.maxEnvelopesPerRequest) {
-    const res = await session.relay.call<{ results: Array<{ message_id: string; status: 'accepted' | 'duplicate' }> }>({
+    const res = await session.relay.call<SendResponse>({
       method: 'POST',
       path: '/api/v1/messages',
       body: { envelopes: all.slice(i, i + MESSAGE_LIMITS.maxEnvelopesPerRequest) },

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { MESSAGE_LIMITS } from '@svc/shared';
+import { errorOfBody } from '../client/error-body.js';
 import { DaemonError, RelayError } from '../errors.js';
 
 /**
@@ -162,9 +163,7 @@ export async function relayCall<T = unknown>(target: RelayTarget, opts: RequestO
 }
 
 export function toRelayError(res: RelayResponse<unknown>): RelayError {
-  const b = res.body as { error?: unknown; message?: unknown } | undefined;
-  const code = typeof b?.error === 'string' ? b.error : 'internal_error';
-  const message = typeof b?.message === 'string' ? b.message : `the relay answered ${res.status}`;
+  const { code, message } = errorOfBody(res.body, res.status, 'The relay');
   return new RelayError(res.status, code, message);
 }
 

@@ -2,9 +2,10 @@
  * The socket API as a Fastify app (built apart from listening, so tests can inject).
  * Every failure answers `{error, message}` with the code's status.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyError, LogController } from 'fastify';
 import type { DaemonContext } from '../context.js';
-import { DaemonError } from '../errors.js';
+import { DaemonError, RelayError } from '../errors.js';
 import { agentRoutes } from './routes/agents.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { dashboardRoutes } from './routes/dashboard.js';
@@ -12,15 +13,20 @@ import { deploymentRoutes } from './routes/deployments.js';
 import { eventRoutes } from './routes/events.js';
 import { localStackRoutes } from './routes/local-stack.js';
 import { messageRoutes } from './routes/messages.js';
+import { relayRoutes } from './routes/relay.js';
+import type { DaemonApp } from './routes/route.js';
 import { statusRoutes } from './routes/status.js';
 
-export function buildApp(ctx: DaemonContext): FastifyInstance {
-  const app: FastifyInstance = Fastify({
+export function buildApp(ctx: DaemonContext): DaemonApp {
+  const app: DaemonApp = Fastify({
     loggerInstance: ctx.log.child({ subsystem: 'daemon:http' }) as FastifyBaseLogger,
     bodyLimit: 2 * 1024 * 1024,
     // the default request log carries query strings (search terms): log our own line instead
     logController: new LogController({ disableRequestLogging: true }),
-  });
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  // answer schemas type the handlers (client/api.ts); answers are sent as the handlers made
+  // them, not filtered through the schema, so a field added to a model is never dropped silently
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {
@@ -35,7 +41,9 @@ export function buildApp(ctx: DaemonContext): FastifyInstance {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof DaemonError) {
       if (err.status >= 500) request.log.error({ err: err.message, code: err.code }, 'request failed');
-      return reply.status(err.status).send({ error: err.code, message: err.message });
+      // a relay refusal travels with the relay's own code, even one this build does not know
+      const code = err instanceof RelayError ? err.relayErrorCode : err.code;
+      return reply.status(err.status).send({ error: code, message: err.message });
     }
     if (err.validation) {
       return reply.status(400).send({ error: 'validation_failed', message: err.message });
@@ -58,5 +66,6 @@ export function buildApp(ctx: DaemonContext): FastifyInstance {
   eventRoutes(app, ctx);
   dashboardRoutes(app, ctx);
   localStackRoutes(app, ctx);
+  relayRoutes(app, ctx);
   return app;
 }

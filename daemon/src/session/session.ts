@@ -4,7 +4,7 @@
  * follows archiving (so an outage never loses a message, and the idempotent archive
  * insert means a redelivery never duplicates one).
  */
-import type { IdentityKeys, MutedList } from '@svc/shared';
+import type { IdentityKeys, MutedList, PendingResponse, ReceiptsResponse } from '@svc/shared';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
 import type { Archive } from '../archive/archive.js';
@@ -25,11 +25,6 @@ export const STREAM_CURSOR = 'stream';
 export const RECEIPTS_CURSOR = 'receipts';
 /** Sent messages older than this no longer make the session ask for receipts. */
 const RECEIPTS_HORIZON_MS = 7 * 24 * 3600 * 1000;
-
-interface RelayReceipts {
-  receipts: Array<{ id: number; message_id: string; recipient: string; acked_at: string }>;
-  next: number;
-}
 
 export interface SessionOptions {
   config: AgentConfig;
@@ -313,7 +308,7 @@ export class AgentSession {
     let added = 0;
     let since = this.archive.getCursor(RECEIPTS_CURSOR);
     for (;;) {
-      const page = await this.relay.call<RelayReceipts>({
+      const page = await this.relay.call<ReceiptsResponse>({
         method: 'GET',
         path: `/api/v1/receipts?since=${since}&limit=100`,
       });
@@ -389,7 +384,7 @@ export class AgentSession {
     await this.refreshMutes();
     let after = 0;
     for (;;) {
-      const page = await this.relay.call<{ envelopes: Array<InboundItem & { cursor: number }>; more: boolean }>({
+      const page = await this.relay.call<PendingResponse>({
         method: 'GET',
         path: `/api/v1/messages/pending?limit=100&after=${after}`,
       });

@@ -1,13 +1,12 @@
-import { Type } from '@sinclair/typebox';
 import { parseEnrollmentCode } from '@svc/shared';
-import type { FastifyInstance } from 'fastify';
 import { acceptPeerKey, generateKeys, keyStatus, uploadSigning } from '../../agents/keys.js';
 import { register } from '../../agents/register.js';
 import { localAgent } from '../../agents/store.js';
-import type { RegisterInput } from '../../client/api.js';
+import { DAEMON_API as API } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { DaemonError, RelayError } from '../../errors.js';
 import type { AgentSession } from '../../session/session.js';
+import { type DaemonApp, route } from './route.js';
 
 /**
  * Deregistration revokes the agent's own credentials on the relay before anything is
@@ -27,25 +26,11 @@ async function revokeSelf(session: AgentSession): Promise<void> {
   }
 }
 
-const AgentParams = Type.Object({ agent: Type.String({ minLength: 1, maxLength: 128 }) });
-const PeerParams = Type.Object({
-  agent: Type.String({ minLength: 1, maxLength: 128 }),
-  number: Type.String({ minLength: 1, maxLength: 128 }),
-});
-const RegisterBody = Type.Object({
-  enrollment_code: Type.String({ minLength: 1 }),
-  deployment: Type.Optional(Type.String({ minLength: 1 })),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  display_name: Type.Optional(Type.String()),
-  description: Type.Optional(Type.String()),
-  discoverable: Type.Optional(Type.Boolean()),
-});
+export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
+  const agent = (request: { params: { agent: string } }) => ctx.agents.resolve(request.params.agent);
 
-export function agentRoutes(app: FastifyInstance, ctx: DaemonContext): void {
-  const agent = (request: { params: unknown }) => ctx.agents.resolve((request.params as { agent: string }).agent);
-
-  app.post('/v1/agents/register', { schema: { body: RegisterBody } }, async (request, reply) => {
-    const input = request.body as RegisterInput;
+  route(app, API.register, async (request, reply) => {
+    const input = request.body;
     let deploymentName = input.deployment;
     if (deploymentName === undefined) {
       let deploymentId: string;
@@ -74,28 +59,18 @@ export function agentRoutes(app: FastifyInstance, ctx: DaemonContext): void {
     return reply.status(201).send(localAgent(config));
   });
 
-  app.get('/v1/agents', async () => ctx.agents.sessions().map((s) => localAgent(s.config)));
-  app.get('/v1/agents/:agent', { schema: { params: AgentParams } }, async (request) =>
-    localAgent(agent(request).config),
-  );
-  app.delete('/v1/agents/:agent', { schema: { params: AgentParams } }, async (request) => {
+  route(app, API.listAgents, async () => ctx.agents.sessions().map((s) => localAgent(s.config)));
+  route(app, API.getAgent, async (request) => localAgent(agent(request).config));
+  route(app, API.deregister, async (request) => {
     const session = agent(request);
     // revoke=false: forget locally only (a relay that is gone for good); the credentials stay valid there
-    if ((request.query as { revoke?: string }).revoke !== 'false') await revokeSelf(session);
+    if (request.query.revoke !== false) await revokeSelf(session);
     await ctx.agents.remove(session.name);
     return {};
   });
-  app.post('/v1/agents/:agent/token', { schema: { params: AgentParams } }, async (request) =>
-    agent(request).credentials.accessToken(),
-  );
-  app.get('/v1/agents/:agent/keys', { schema: { params: AgentParams } }, async (request) => keyStatus(agent(request)));
-  app.post('/v1/agents/:agent/keys/generate', { schema: { params: AgentParams } }, async (request) =>
-    generateKeys(agent(request)),
-  );
-  app.post('/v1/agents/:agent/keys/upload-signing', { schema: { params: AgentParams } }, async (request) =>
-    uploadSigning(agent(request)),
-  );
-  app.post('/v1/agents/:agent/peers/:number/accept-key', { schema: { params: PeerParams } }, async (request) =>
-    acceptPeerKey(agent(request), (request.params as { number: string }).number),
-  );
+  route(app, API.token, async (request) => agent(request).credentials.accessToken());
+  route(app, API.keys, async (request) => keyStatus(agent(request)));
+  route(app, API.generateKeys, async (request) => generateKeys(agent(request)));
+  route(app, API.uploadSigningKey, async (request) => uploadSigning(agent(request)));
+  route(app, API.acceptPeerKey, async (request) => acceptPeerKey(agent(request), request.params.number));
 }

@@ -3,24 +3,18 @@
  * moved when asked for another address) and answer a fresh one-time sign-in link.
  * GET /v1/agents/:agent/conversations: the conversation list the page shows.
  */
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { DashboardLaunch, DashboardOpenInput } from '../../client/api.js';
+import { DAEMON_API as API, type DashboardLaunch, type DashboardOpenInput } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { bindAddress, isLoopbackHost } from '../../dashboard/security.js';
 import { DashboardServer } from '../../dashboard/server.js';
 import { DashboardSessions } from '../../dashboard/sessions.js';
 import { DaemonError } from '../../errors.js';
 import { subsystem } from '../../logger.js';
-
-const OpenBody = Type.Object({
-  host: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-});
+import { type DaemonApp, route } from './route.js';
 
 export const DEFAULT_DASHBOARD_PORT = 8191;
 
-export function dashboardRoutes(app: FastifyInstance, ctx: DaemonContext, assetsDir?: string): void {
+export function dashboardRoutes(app: DaemonApp, ctx: DaemonContext, assetsDir?: string): void {
   const sessions = new DashboardSessions();
   let server: DashboardServer | undefined;
   let pending: Promise<unknown> = Promise.resolve();
@@ -68,9 +62,9 @@ export function dashboardRoutes(app: FastifyInstance, ctx: DaemonContext, assets
     return { url: server.launchUrl(), base_url: server.baseUrl, host: server.host, port: server.port };
   };
 
-  app.post('/v1/dashboard', { schema: { body: OpenBody } }, async (request) => {
+  route(app, API.openDashboard, async (request) => {
     // one at a time: two launches at once must not both start a server
-    const run = pending.then(() => open((request.body ?? {}) as DashboardOpenInput));
+    const run = pending.then(() => open(request.body ?? {}));
     pending = run.catch(() => undefined);
     return run;
   });

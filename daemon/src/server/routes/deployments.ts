@@ -1,47 +1,18 @@
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { AddDeploymentInput, FetchDeploymentInput, RenewDeploymentInput } from '../../client/api.js';
+import { DAEMON_API as API } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { deploymentInfo } from '../../deployments/store.js';
+import { type DaemonApp, route } from './route.js';
 
-const NameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) });
-const FetchBody = Type.Object({
-  url: Type.String({ minLength: 1 }),
-  trust_bundle: Type.String({ minLength: 1 }),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  ca_bundle: Type.Optional(Type.String()),
-});
-const AddBody = Type.Object({
-  document: Type.String({ minLength: 1 }),
-  trust_bundle: Type.String({ minLength: 1 }),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  ca_bundle: Type.Optional(Type.String()),
-});
-const RenewBody = Type.Object({
-  url: Type.Optional(Type.String()),
-  document: Type.Optional(Type.String()),
-  trust_bundle: Type.Optional(Type.String()),
-  ca_bundle: Type.Optional(Type.String()),
-});
-
-export function deploymentRoutes(app: FastifyInstance, ctx: DaemonContext): void {
+export function deploymentRoutes(app: DaemonApp, ctx: DaemonContext): void {
   const d = ctx.deployments;
-  app.get('/v1/deployments', async () => d.list());
-  app.post('/v1/deployments/fetch', { schema: { body: FetchBody } }, async (request) =>
-    d.fetch(request.body as FetchDeploymentInput),
-  );
-  app.post('/v1/deployments/add', { schema: { body: AddBody } }, async (request) =>
-    d.add(request.body as AddDeploymentInput),
-  );
-  app.get('/v1/deployments-audit', async () => d.audit());
-  app.get('/v1/deployments/:name', { schema: { params: NameParams } }, async (request) =>
-    deploymentInfo(d.get((request.params as { name: string }).name)),
-  );
-  app.delete('/v1/deployments/:name', { schema: { params: NameParams } }, async (request) => {
-    d.remove((request.params as { name: string }).name);
+  route(app, API.listDeployments, async () => d.list());
+  route(app, API.fetchDeployment, async (request) => d.fetch(request.body));
+  route(app, API.addDeployment, async (request) => d.add(request.body));
+  route(app, API.auditDeployments, async () => d.audit());
+  route(app, API.getDeployment, async (request) => deploymentInfo(d.get(request.params.name)));
+  route(app, API.removeDeployment, async (request) => {
+    d.remove(request.params.name);
     return {};
   });
-  app.post('/v1/deployments/:name/renew', { schema: { params: NameParams, body: RenewBody } }, async (request) =>
-    d.renew((request.params as { name: string }).name, (request.body ?? {}) as RenewDeploymentInput),
-  );
+  route(app, API.renewDeployment, async (request) => d.renew(request.params.name, request.body ?? {}));
 }

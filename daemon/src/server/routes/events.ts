@@ -1,12 +1,13 @@
 /** GET /v1/events?agent=: NDJSON, one DaemonEvent per line, until the client goes away. */
-import type { FastifyInstance } from 'fastify';
+import { DAEMON_API as API } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
+import { type DaemonApp, route } from './route.js';
 
 const KEEPALIVE_MS = 15_000;
 
-export function eventRoutes(app: FastifyInstance, ctx: DaemonContext): void {
-  app.get('/v1/events', async (request, reply) => {
-    const ref = (request.query as { agent?: string }).agent;
+export function eventRoutes(app: DaemonApp, ctx: DaemonContext): void {
+  route(app, API.events, async (request, reply) => {
+    const ref = request.query.agent;
     // the filter accepts the local name or the agent number; resolving also checks it exists
     const name = ref ? ctx.agents.resolve(ref).name : undefined;
     reply.hijack();

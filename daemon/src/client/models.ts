@@ -1,0 +1,473 @@
+/**
+ * The objects of the daemon's socket API as TypeBox schemas; the TypeScript types are
+ * derived from them (`Static`). The operations that carry them are in ./api.ts. Request
+ * schemas are the daemon's validation; answer schemas type the daemon's handlers and
+ * this package's client.
+ */
+import { type Static, type TLiteral, type TSchema, type TUnion, Type } from '@sinclair/typebox';
+
+const Str = Type.String;
+const Opt = Type.Optional;
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+export const Literals = <const T extends string[]>(values: T) =>
+  Type.Union(values.map((v) => Type.Literal(v))) as unknown as TUnion<{ [K in keyof T]: TLiteral<T[K]> }>;
+
+/** A local agent name or agent number (`:agent` in every path). */
+export const AgentRef = Str({ minLength: 1, maxLength: 128 });
+export const AgentParams = Type.Object({ agent: AgentRef });
+export const PeerParams = Type.Object({ agent: AgentRef, number: Str({ minLength: 1, maxLength: 128 }) });
+export const ConversationParams = Type.Object({ agent: AgentRef, id: Str({ minLength: 1, maxLength: 256 }) });
+export const MessageParams = Type.Object({ agent: AgentRef, id: Str({ minLength: 1 }) });
+export const DeploymentParams = Type.Object({ name: Str({ minLength: 1, maxLength: 128 }) });
+export const Empty = Type.Object({});
+
+const SessionState = Literals(['connected', 'connecting', 'offline']);
+
+// --- daemon
+export const DaemonStatus = Type.Object({
+  version: Str(),
+  pid: Type.Integer(),
+  home: Str(),
+  started_at: Str(),
+  vault: Type.Object({ kind: Literals(['keyring', 'file-encrypted', 'file-plain']), warning: Opt(Str()) }),
+  agents: Type.Array(Type.Object({ name: Str(), agent_number: Str(), deployment: Str(), session: SessionState })),
+});
+export type DaemonStatus = Static<typeof DaemonStatus>;
+
+export const DaemonSummary = Type.Object({
+  agents: Type.Array(
+    Type.Object({
+      name: Str(),
+      agent_number: Str(),
+      session: SessionState,
+      /** inbound, unacknowledged, not muted */
+      unread: Type.Integer(),
+    }),
+  ),
+});
+export type DaemonSummary = Static<typeof DaemonSummary>;
+
+// --- deployments
+export const DeploymentInfo = Type.Object({
+  name: Str(),
+  deployment_id: Str(),
+  api_url: Str(),
+  tenants: Type.Array(Str()),
+  relay_key_ids: Type.Array(Str()),
+  issued_at: Str(),
+  expires_at: Str(),
+  fetched_at: Str(),
+});
+export type DeploymentInfo = Static<typeof DeploymentInfo>;
+
+/** What trusting a deployment takes besides the document or where to fetch it. */
+const TrustInputs = {
+  /** trust bundle JSON text (the CLI reads the file) */
+  trust_bundle: Str({ minLength: 1 }),
+  name: Opt(Str({ minLength: 1, maxLength: 128 })),
+  /** PEM text of an extra CA bundle */
+  ca_bundle: Opt(Str()),
+};
+
+export const FetchDeploymentInput = Type.Object({ url: Str({ minLength: 1 }), ...TrustInputs });
+export type FetchDeploymentInput = Static<typeof FetchDeploymentInput>;
+
+/** `document`: the signed document (JWS text). */
+export const AddDeploymentInput = Type.Object({ document: Str({ minLength: 1 }), ...TrustInputs });
+export type AddDeploymentInput = Static<typeof AddDeploymentInput>;
+
+export const RenewDeploymentInput = Type.Object({
+  url: Opt(Str()),
+  document: Opt(Str()),
+  trust_bundle: Opt(Str()),
+  ca_bundle: Opt(Str()),
+});
+export type RenewDeploymentInput = Static<typeof RenewDeploymentInput>;
+
+export const DeploymentAudit = Type.Object({
+  name: Str(),
+  deployment_id: Str(),
+  ok: Type.Boolean(),
+  problems: Type.Array(Str()),
+});
+export type DeploymentAudit = Static<typeof DeploymentAudit>;
+
+// --- agents and keys
+export const RegisterInput = Type.Object({
+  enrollment_code: Str({ minLength: 1 }),
+  /** deployment name; default: the one whose id the code names */
+  deployment: Opt(Str({ minLength: 1 })),
+  /** local name of the agent; default: the agent number */
+  name: Opt(Str({ minLength: 1, maxLength: 128 })),
+  display_name: Opt(Str()),
+  description: Opt(Str()),
+  discoverable: Opt(Type.Boolean()),
+});
+export type RegisterInput = Static<typeof RegisterInput>;
+
+export const LocalAgent = Type.Object({
+  name: Str(),
+  agent_id: Str(),
+  agent_number: Str(),
+  tenant_id: Str(),
+  deployment: Str(),
+  deployment_id: Str(),
+  api_url: Str(),
+  capabilities: Type.Array(Str()),
+  signing_public_key: Str(),
+  encryption_public_key: Str(),
+  registered_at: Str(),
+});
+export type LocalAgent = Static<typeof LocalAgent>;
+
+export const AccessToken = Type.Object({ access_token: Str(), expires_at: Str() });
+export type AccessToken = Static<typeof AccessToken>;
+
+export const PeerKey = Type.Object({
+  agent_number: Str(),
+  signing_public_key: Str(),
+  encryption_public_key: Str(),
+  pinned_at: Str(),
+  /** set when the relay now serves a different key than the pinned one */
+  changed: Opt(Type.Object({ signing_public_key: Str(), encryption_public_key: Str(), seen_at: Str() })),
+});
+export type PeerKey = Static<typeof PeerKey>;
+
+export const KeyStatus = Type.Object({
+  agent: Str(),
+  signing_public_key: Str(),
+  encryption_public_key: Str(),
+  rotation: Type.Integer(),
+  relay_version: Nullable(Type.Integer()),
+  peers: Type.Array(PeerKey),
+});
+export type KeyStatus = Static<typeof KeyStatus>;
+
+// --- messages
+/** What a sender may declare (the envelope's `control` is the daemon's own). */
+export const CONTENT_TYPES = ['text', 'structured', 'media'] as const;
+export const ContentType = Literals([...CONTENT_TYPES]);
+export type ContentType = Static<typeof ContentType>;
+
+export const SendInput = Type.Object({
+  /** the recipient's agent number; may be left out with conversation_id */
+  to: Opt(Str({ maxLength: 256 })),
+  /** with file_path: the caption (may be empty) */
+  content: Str({ maxLength: 1024 * 1024 }),
+  content_type: Opt(ContentType),
+  conversation_id: Opt(Str({ minLength: 1, maxLength: 256 })),
+  /** an absolute path: the file is encrypted here, uploaded as a blob, and the message carries its key (direct only) */
+  file_path: Opt(Str({ minLength: 1, maxLength: 4096 })),
+});
+export type SendInput = Static<typeof SendInput>;
+
+export const ReplyInput = Type.Object({
+  message_id: Str({ minLength: 1 }),
+  content: Str({ maxLength: 1024 * 1024 }),
+  to: Opt(Str({ minLength: 1, maxLength: 256 })),
+  content_type: Opt(ContentType),
+});
+export type ReplyInput = Static<typeof ReplyInput>;
+
+export const SentMessage = Type.Object({
+  message_id: Str(),
+  conversation_id: Str(),
+  to: Str(),
+  sent_at: Str(),
+  /** accepted/duplicate: the relay has it; queued: the relay was unreachable, the daemon sends it when it answers */
+  status: Literals(['accepted', 'duplicate', 'queued']),
+  state: Literals(['sent', 'queued']),
+  /** group and broadcast messages: the members it was sealed to */
+  recipients: Opt(Type.Array(Str())),
+});
+export type SentMessage = Static<typeof SentMessage>;
+
+/**
+ * Where a message stands. Outbound: queued (kept in the outbox until the relay answers),
+ * sent (the relay has it), delivered (the recipient acknowledged it), failed (the relay
+ * refused it; see send_error). Inbound: received (archived, not yet acknowledged here) or
+ * read (acknowledged here).
+ */
+export const MessageState = Literals(['queued', 'sent', 'delivered', 'failed', 'received', 'read']);
+export type MessageState = Static<typeof MessageState>;
+
+/**
+ * Where the sender's key stands for one message. pinned: signed by the key pinned for the
+ * sender, and the relay serves no other. changed: the relay now serves a key nobody
+ * accepted, or the message was signed by a key since replaced. held: an envelope signed by
+ * a changed key, kept unopened until the owner accepts that key.
+ */
+export const SenderTrust = Literals(['pinned', 'changed', 'held']);
+export type SenderTrust = Static<typeof SenderTrust>;
+
+export const MessageVerification = Type.Object({
+  /** the sender's agent number: authenticated by the relay and named by the signed header */
+  sender: Str(),
+  /** fingerprint of the signing key the envelope verified under (null: no pin known) */
+  key_fingerprint: Nullable(Str()),
+  trust: SenderTrust,
+  /** the key the relay serves now, when it differs from the pin and is not accepted */
+  changed_key_fingerprint: Opt(Str()),
+});
+export type MessageVerification = Static<typeof MessageVerification>;
+
+const ConversationType = Literals(['direct', 'group', 'broadcast']);
+
+export const ArchivedMessage = Type.Object({
+  message_id: Str(),
+  conversation_id: Str(),
+  conversation_type: ConversationType,
+  direction: Literals(['inbound', 'outbound']),
+  from: Str(),
+  to: Str(),
+  content_type: Str(),
+  content: Str(),
+  sent_at: Str(),
+  received_at: Nullable(Str()),
+  acked_at: Nullable(Str()),
+  /** outbound: when the recipient acknowledged it (the relay's receipt); inbound: null */
+  delivered_at: Nullable(Str()),
+  state: MessageState,
+  /** inbound from a sender this agent muted: archived without any notification */
+  muted: Type.Boolean(),
+  /** failed outbound: why the relay refused it */
+  send_error: Opt(Str()),
+  /** inbound, when asked for with `verified=true`: what the daemon verified about the sender */
+  verified: Opt(MessageVerification),
+  /** the cursor of `conv messages --since`: sent time and message id */
+  sort_key: Opt(Str()),
+  /** group and broadcast messages: the sender's number for it (signed, inside the ciphertext) */
+  seq: Opt(Type.Integer()),
+  /** what the receiver saw when it arrived: a gap before it, a late arrival, duplicates */
+  sequence: Opt(
+    Type.Object({
+      gap: Opt(Type.Object({ from: Type.Integer(), to: Type.Integer() })),
+      late: Opt(Type.Literal(true)),
+      duplicates: Opt(Type.Integer()),
+      missing: Opt(Type.Array(Type.Integer())),
+    }),
+  ),
+});
+export type ArchivedMessage = Static<typeof ArchivedMessage>;
+export const ArchivedMessages = Type.Array(ArchivedMessage);
+
+export const AckResult = Type.Object({ message_id: Str(), acked_at: Str() });
+export type AckResult = Static<typeof AckResult>;
+
+/** An envelope signed by a changed sender key: not opened, not archived, until accepted. */
+export const HeldMessage = Type.Object({
+  message_id: Str(),
+  from: Str(),
+  held_at: Str(),
+  trust: Type.Literal('held'),
+  /** fingerprint of the changed key it is signed with */
+  key_fingerprint: Nullable(Str()),
+});
+export type HeldMessage = Static<typeof HeldMessage>;
+
+export const TrustStatus = Type.Object({
+  agent: Str(),
+  agent_number: Str(),
+  signing_key_fingerprint: Str(),
+  peers: Type.Array(
+    Type.Object({
+      agent_number: Str(),
+      key_fingerprint: Str(),
+      pinned_at: Str(),
+      trust: Literals(['pinned', 'changed']),
+      changed: Opt(Type.Object({ key_fingerprint: Str(), seen_at: Str() })),
+      /** envelopes held for this peer */
+      held: Type.Integer(),
+    }),
+  ),
+  held: Type.Array(HeldMessage),
+});
+export type TrustStatus = Static<typeof TrustStatus>;
+
+export const SyncResult = Type.Object({
+  agent: Str(),
+  fetched: Type.Integer(),
+  archived: Type.Integer(),
+  rejected: Type.Integer(),
+  /** delivery receipts of sent messages newly recorded */
+  receipts: Type.Integer(),
+});
+export type SyncResult = Static<typeof SyncResult>;
+
+/** An attachment written by `read --save`. */
+export const SavedAttachment = Type.Object({
+  message_id: Str(),
+  path: Str(),
+  size: Type.Integer(),
+  media_type: Str(),
+  /** the name the sender gave */
+  name: Str(),
+});
+export type SavedAttachment = Static<typeof SavedAttachment>;
+
+// --- conversations: groups and broadcasts (client-side rosters)
+export const CONVERSATION_LIMITS = { listDefault: 20, messagesDefault: 50, searchMax: 100, offsetMax: 10_000 } as const;
+
+export const CreateConversationInput = Type.Object({
+  kind: Literals(['group', 'broadcast']),
+  name: Str({ minLength: 1, maxLength: 200 }),
+  description: Opt(Str({ maxLength: 2000 })),
+  /** participants (group) or subscribers (broadcast): agent numbers */
+  members: Opt(Type.Array(Str({ minLength: 1, maxLength: 128 }), { maxItems: 1000 })),
+});
+export type CreateConversationInput = Static<typeof CreateConversationInput>;
+
+const MemberRole = Literals(['creator', 'member', 'observer']);
+export const InviteInput = Type.Object({
+  number: Str({ minLength: 1, maxLength: 128 }),
+  role: Opt(Literals(['member', 'observer'])),
+});
+export type InviteInput = Static<typeof InviteInput>;
+
+export const ConversationMember = Type.Object({ number: Str(), role: MemberRole, active: Type.Boolean() });
+export type ConversationMember = Static<typeof ConversationMember>;
+
+/** What a group's or broadcast's roster says, as this agent derives it. */
+const RosterFields = {
+  conversation_id: Str(),
+  conversation_type: ConversationType,
+  name: Opt(Str()),
+  description: Opt(Str()),
+  creator: Opt(Str()),
+  members: Opt(Type.Array(ConversationMember)),
+  /** this agent's place in it (groups and broadcasts) */
+  me: Opt(Type.Object({ role: MemberRole, active: Type.Boolean() })),
+};
+
+export const ConversationInfo = Type.Object({
+  ...RosterFields,
+  /** direct: the other party */
+  peer: Opt(Str()),
+  last_message_at: Opt(Str()),
+  message_count: Opt(Type.Integer()),
+});
+export type ConversationInfo = Static<typeof ConversationInfo>;
+
+/** One conversation in the list: what the archive knows of it and, for a group or broadcast, its roster. */
+export const ConversationSummary = Type.Object({
+  ...RosterFields,
+  /** the other agent of a direct conversation */
+  peer: Nullable(Str()),
+  last_message_at: Str(),
+  message_count: Type.Integer(),
+  /** inbound, unacknowledged, not muted */
+  unread: Type.Integer(),
+  last_message: Opt(ArchivedMessage),
+});
+export type ConversationSummary = Static<typeof ConversationSummary>;
+
+export const ConversationSearchInput = Type.Object({
+  participant: Opt(Str({ pattern: '^[A-Za-z0-9_-]{1,128}$' })),
+  after: Opt(Str()),
+  before: Opt(Str()),
+  type: Opt(Literals(['text', 'media', 'structured'])),
+  sort: Opt(Literals(['recent', 'oldest'])),
+  /** 1 to 100, default 20 */
+  limit: Opt(Type.Integer({ minimum: 1, maximum: CONVERSATION_LIMITS.searchMax })),
+  /** 0 to 10000, default 0 */
+  offset: Opt(Type.Integer({ minimum: 0, maximum: CONVERSATION_LIMITS.offsetMax })),
+});
+export type ConversationSearchInput = Static<typeof ConversationSearchInput>;
+
+// --- events
+export const DaemonEvent = Type.Union([
+  Type.Object({ type: Type.Literal('message'), agent: Str(), message: ArchivedMessage }),
+  Type.Object({ type: Type.Literal('rejected'), agent: Str(), message_id: Str(), from: Str(), reason: Str() }),
+  Type.Object({ type: Type.Literal('session'), agent: Str(), state: SessionState }),
+  Type.Object({ type: Type.Literal('peer_key_changed'), agent: Str(), peer: Str() }),
+  /** the recipient of a message this agent sent acknowledged it */
+  Type.Object({ type: Type.Literal('receipt'), agent: Str(), message_id: Str(), recipient: Str(), acked_at: Str() }),
+  /** a queued message left the outbox: sent, or refused by the relay (error says why) */
+  Type.Object({
+    type: Type.Literal('outbox'),
+    agent: Str(),
+    message_id: Str(),
+    state: Literals(['sent', 'failed']),
+    error: Opt(Str()),
+  }),
+  /** a group message arrived out of its sender's order: a gap before it, late (reordered), or again (duplicate) */
+  Type.Object({
+    type: Type.Literal('sequence'),
+    agent: Str(),
+    conversation_id: Str(),
+    sender: Str(),
+    message_id: Str(),
+    seq: Type.Integer(),
+    kind: Literals(['gap', 'reordered', 'duplicate']),
+    missing: Opt(Type.Object({ from: Type.Integer(), to: Type.Integer() })),
+  }),
+  /** the roster of a group or broadcast changed (a control message was taken) */
+  Type.Object({ type: Type.Literal('roster'), agent: Str(), conversation_id: Str() }),
+  /** an attachment moving to or from the relay: bytes done of total (for a progress bar) */
+  Type.Object({
+    type: Type.Literal('transfer'),
+    agent: Str(),
+    direction: Literals(['upload', 'download']),
+    name: Str(),
+    done: Type.Integer(),
+    total: Type.Integer(),
+  }),
+]);
+export type DaemonEvent = Static<typeof DaemonEvent>;
+
+// --- the dashboard page and the local stack
+export const DashboardOpenInput = Type.Object({
+  /** loopback only: 127.0.0.1 (default), ::1 or localhost */
+  host: Opt(Str({ minLength: 1, maxLength: 255 })),
+  /** default 8191; 0 picks a free port */
+  port: Opt(Type.Integer({ minimum: 0, maximum: 65535 })),
+});
+export type DashboardOpenInput = Static<typeof DashboardOpenInput>;
+
+export const DashboardLaunch = Type.Object({
+  /** the sign-in link: one-time token, redeemable for 10 minutes */
+  url: Str(),
+  /** the page's origin */
+  base_url: Str(),
+  host: Str(),
+  port: Type.Integer(),
+});
+export type DashboardLaunch = Static<typeof DashboardLaunch>;
+
+/** `svc start [--local-only] [--port] [--monitor-port] [--listen] [--as UPLINK]`. */
+export const LocalStackStartInput = Type.Object(
+  {
+    local_only: Type.Boolean(),
+    /** the nats-relay identity of this machine (default: the only one) */
+    as: Opt(Str({ minLength: 1, maxLength: 256 })),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    monitor_port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    listen: Str({ minLength: 1, maxLength: 255 }),
+  },
+  { additionalProperties: false },
+);
+export type LocalStackStartInput = Static<typeof LocalStackStartInput>;
+
+export const LocalStackStatus = Type.Object({
+  running: Type.Boolean(),
+  pid: Opt(Type.Integer()),
+  local_only: Opt(Type.Boolean()),
+  url: Opt(Str()),
+  monitor_url: Opt(Str()),
+  uplink: Opt(Str()),
+  /** the uplink's reply-inbox prefix: local clients of the hub's JetStream connect with it */
+  inbox_prefix: Opt(Str()),
+  sources: Opt(Type.Array(Str())),
+  creds_expire_at: Opt(Str()),
+});
+export type LocalStackStatus = Static<typeof LocalStackStatus>;
+
+/** A call to the relay as the agent, through the generic proxy the dashboard page and tests use. */
+export const RelayCall = Type.Object({
+  method: Literals(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']),
+  /** a relay path under /api/v1/ */
+  path: Str({ minLength: 1, maxLength: 2048 }),
+  body: Opt(Type.Unknown()),
+});
+export type RelayCall = Static<typeof RelayCall>;
+export const RelayAnswer = Type.Object({ status: Type.Integer(), body: Type.Unknown() });
