@@ -321,6 +321,11 @@ export const ERROR_CATALOG = {
     message:
       'This relay has no leaf node listener; the operator sets SVC_RELAY_LEAF_LISTEN (and SVC_RELAY_LEAF_ADVERTISE).',
   },
+  local_delivery_failed: {
+    status: 503,
+    message:
+      'The local nats-server did not hand the message to the local agent; check `svc start` status and send again.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -4,6 +4,7 @@ import { Archive } from '../archive/archive.js';
 import type { DeploymentStore } from '../deployments/store.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
+import type { EdgeLink } from '../local-stack/edge-link.js';
 import { AgentSession } from '../session/session.js';
 import { forgetAgentSecrets, type Vault } from '../vault/index.js';
 import type { EnrollmentAnswer } from './register.js';
@@ -19,6 +20,8 @@ export class AgentManager {
   readonly #receiptsPollMs: number;
   readonly #timing: { heartbeatMs: number; outboxRetryMinMs: number; outboxRetryMaxMs: number };
   readonly #sessions = new Map<string, AgentSession>();
+  /** the daemon's connection to the local nats-server while `svc start` runs it */
+  edge: EdgeLink | undefined;
 
   constructor(opts: {
     store: AgentStore;
@@ -66,12 +69,13 @@ export class AgentManager {
       receiptsPollMs: this.#receiptsPollMs,
       ...this.#timing,
       saveConfig: (c) => this.store.save(c),
+      edge: () => this.edge,
       localPeer: (n): AgentSession | undefined => {
         for (const s of this.#sessions.values()) {
           const c = s.config;
           if (
             s !== session &&
-            c.agent_number === n &&
+            (c.agent_number === n || c.agent_id === n) &&
             c.deployment_id === config.deployment_id &&
             c.tenant_id === config.tenant_id
           )

@@ -27,6 +27,22 @@ export interface Uplink {
   inboxPrefix: string;
   sources: string[];
   expiresAt: string;
+  /** the local agents claimed, with their durable consumer on the hub */
+  claimed: Array<{ session: AgentSession; durable: string }>;
+}
+
+interface ClaimedSource {
+  durable: string;
+}
+
+/** Gives `session`'s named source back (the relay deletes the consumer); one already gone is fine. */
+export async function releaseSource(uplink: AgentSession, session: AgentSession): Promise<void> {
+  const res = await uplink.relay.request({
+    method: 'DELETE',
+    path: `/api/v1/sources/${encodeURIComponent(session.config.agent_number)}`,
+  });
+  if (res.status >= 300 && res.status !== 404)
+    throw new DaemonError('local_stack_failed', `the relay did not release the named source (${res.status})`);
 }
 
 /** The local identity holding nats-relay: the one named, else the only one. */
@@ -53,8 +69,14 @@ export async function prepareUplink(agents: AgentManager, uplink: AgentSession, 
     .sessions()
     .filter((s) => s !== uplink && s.config.deployment === uplink.config.deployment)
     .filter((s) => s.config.capabilities.includes('http-relay'));
+  const claimed: Uplink['claimed'] = [];
   for (const s of locals) {
-    await uplink.relay.call({ method: 'POST', path: '/api/v1/sources', body: { agent: s.config.agent_number } });
+    const source = await uplink.relay.call<ClaimedSource>({
+      method: 'POST',
+      path: '/api/v1/sources',
+      body: { agent: s.config.agent_number },
+    });
+    claimed.push({ session: s, durable: source.durable });
   }
   const creds = await uplink.relay.call<UplinkCreds>({
     method: 'POST',
@@ -69,5 +91,6 @@ export async function prepareUplink(agents: AgentManager, uplink: AgentSession, 
     inboxPrefix: creds.inbox_prefix,
     sources: creds.sources,
     expiresAt: creds.expires_at,
+    claimed,
   };
 }

@@ -80,6 +80,8 @@ export function agentRoutes(app: FastifyInstance, ctx: DaemonContext): void {
   );
   app.delete('/v1/agents/:agent', { schema: { params: AgentParams } }, async (request) => {
     const session = agent(request);
+    // its named source first, while the uplink may still speak for it
+    await ctx.localStack.forget(session);
     // revoke=false: forget locally only (a relay that is gone for good); the credentials stay valid there
     if ((request.query as { revoke?: string }).revoke !== 'false') await revokeSelf(session);
     await ctx.agents.remove(session.name);

@@ -2,6 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { DaemonStatus, DaemonSummary } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { unreadCount } from '../../messaging/conversations.js';
+import type { ReceivePath } from '../../session/session.js';
+
+function receiveOf(p: ReceivePath): Pick<DaemonStatus['agents'][number], 'receive' | 'source'> {
+  return p.via === 'source' ? { receive: 'source', source: p.durable } : { receive: 'relay-stream' };
+}
 
 export function statusRoutes(app: FastifyInstance, ctx: DaemonContext): void {
   app.get(
@@ -17,6 +22,7 @@ export function statusRoutes(app: FastifyInstance, ctx: DaemonContext): void {
         agent_number: s.config.agent_number,
         deployment: s.config.deployment,
         session: s.state,
+        ...receiveOf(s.receivePath),
       })),
     }),
   );

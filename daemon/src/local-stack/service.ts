@@ -1,0 +1,131 @@
+/**
+ * The machine's local stack as the daemon runs it: the nats-server child (supervisor.ts),
+ * the daemon's own connection to it (edge-link.ts), and, with an uplink, the named source
+ * of every local agent, through which those agents then receive instead of the relay's
+ * HTTP stream. Stopping it (or an agent leaving) puts the agents back on the stream.
+ */
+import { mkdirSync } from 'node:fs';
+import { toBase64url } from '@svc/shared';
+import type { Logger } from 'pino';
+import type { AgentManager } from '../agents/manager.js';
+import type { LocalStackStartInput, LocalStackStatus } from '../client/api.js';
+import type { LocalStackFiles } from '../client/local-stack/server-config.js';
+import { DaemonError } from '../errors.js';
+import type { InboundItem } from '../session/inbound.js';
+import type { AgentSession } from '../session/session.js';
+import { EdgeLink, type LocalDeliveryAnswer } from './edge-link.js';
+import { LocalStack } from './supervisor.js';
+import { prepareUplink, releaseSource, type Uplink, uplinkIdentity } from './uplink.js';
+
+export class LocalStackService {
+  readonly #files: LocalStackFiles;
+  readonly #agents: AgentManager;
+  readonly #log: Logger;
+  readonly #stack: LocalStack;
+  #link: EdgeLink | undefined;
+  #uplink: { identity: AgentSession; info: Uplink; sources: Map<AgentSession, string> } | undefined;
+
+  constructor(files: LocalStackFiles, agents: AgentManager, log: Logger) {
+    this.#files = files;
+    this.#agents = agents;
+    this.#log = log;
+    this.#stack = new LocalStack(files, log);
+  }
+
+  status(): LocalStackStatus {
+    const status = this.#stack.status();
+    const u = this.#uplink?.info;
+    if (!status.running || !u) return status;
+    return { ...status, inbox_prefix: u.inboxPrefix, sources: u.sources, creds_expire_at: u.expiresAt };
+  }
+
+  async start(input: LocalStackStartInput): Promise<LocalStackStatus> {
+    const base = { listen: input.listen, port: input.port, monitorPort: input.monitor_port };
+    if (this.#stack.status().running) throw new DaemonError('local_stack_running');
+    let uplink: Uplink | undefined;
+    if (!input.local_only) {
+      const identity = uplinkIdentity(this.#agents, input.as);
+      mkdirSync(this.#files.dir, { recursive: true, mode: 0o700 });
+      uplink = await prepareUplink(this.#agents, identity, this.#files.credsFile);
+      this.#uplink = {
+        identity,
+        info: uplink,
+        sources: new Map(uplink.claimed.map((c) => [c.session, c.durable])),
+      };
+    }
+    const status = await this.#stack.start({
+      ...base,
+      ...(uplink ? { uplink: { leafUrl: uplink.leafUrl, credsFile: uplink.credsFile } } : {}),
+    });
+    try {
+      const link = await EdgeLink.open(status.url as string, uplink?.inboxPrefix, this.#log);
+      link.serveLocal((item) => this.#deliverLocally(item));
+      this.#link = link;
+      this.#agents.edge = link;
+      for (const [session, durable] of this.#uplink?.sources ?? []) await session.receiveThrough(link.source(durable));
+    } catch (err) {
+      await this.stop();
+      throw new DaemonError('local_stack_failed', `cannot use the local nats-server: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    return this.status();
+  }
+
+  async stop(): Promise<boolean> {
+    const sources = this.#uplink?.sources ?? new Map<AgentSession, string>();
+    this.#uplink = undefined;
+    this.#agents.edge = undefined;
+    for (const session of sources.keys()) await session.receiveThrough(undefined);
+    await this.#link?.close();
+    this.#link = undefined;
+    return this.#stack.stop();
+  }
+
+  /** An agent leaves this machine: its named source is given back and it stops pulling from it. */
+  async forget(session: AgentSession): Promise<void> {
+    const u = this.#uplink;
+    if (!u?.sources.has(session)) return;
+    u.sources.delete(session);
+    await session.receiveThrough(undefined);
+    try {
+      await releaseSource(u.identity, session);
+      u.info.sources = u.info.sources.filter((d) => d !== `src_${session.config.agent_number}`);
+    } catch (err) {
+      // the relay releases it when the agent is revoked; a forget-only leaves it to `svc stop --local`
+      this.#log.warn({ agent: session.name, err: (err as Error).message }, 'named source not released');
+    }
+  }
+
+  /**
+   * An envelope from another agent of this machine, through the local server: archived
+   * for the recipient it names. The sender's key comes from the daemon's own session of
+   * that agent (never from the message), and the envelope is verified with it as usual.
+   */
+  async #deliverLocally(item: InboundItem): Promise<LocalDeliveryAnswer> {
+    const h = (item.envelope as { header?: Record<string, unknown> } | undefined)?.header;
+    const recipient = this.#agents
+      .sessions()
+      .find(
+        (s) =>
+          s.config.agent_number === h?.recipient &&
+          s.config.deployment_id === h?.deployment_id &&
+          s.config.tenant_id === h?.tenant_id,
+      );
+    if (!recipient) return { error: 'unknown_recipient', message: 'no such agent on this machine' };
+    const sender = recipient.localPeer(item.sender);
+    if (!sender) return { error: 'unknown_sender', message: 'the sender is not an agent of this machine' };
+    if (!recipient.archive.getPeer(sender.config.agent_number)) {
+      const keys = sender.keys();
+      recipient.archive.pinPeer({
+        agent_number: sender.config.agent_number,
+        agent_id: sender.config.agent_id,
+        signing_public_key: toBase64url(keys.signPublic),
+        encryption_public_key: toBase64url(keys.encPublic),
+        key_version: null,
+      });
+    }
+    const outcome = await recipient.inbound.process(item);
+    return { outcome, received_at: new Date().toISOString() };
+  }
+}
