@@ -126,4 +126,17 @@ describe('two edges on leaf uplinks', () => {
     );
     expect(await agentStatus(b, 'bob')).toMatchObject({ receive: 'source' });
   }, 90_000);
+
+  it('an agent that leaves the machine gives its named source back (even when forgotten locally only)', async () => {
+    const durables = async (): Promise<string[]> => {
+      const ready = (await (await fetch(`${relay.url}/readyz`)).json()) as {
+        capacity?: Record<string, { named_sources: Array<{ durable: string }> }>;
+      };
+      return (ready.capacity?.acme?.named_sources ?? []).map((s) => s.durable).sort();
+    };
+    expect(await durables()).toEqual(['src_alice', 'src_bob', 'src_carol']);
+    await a.client.deregister('carol', { revoke: false });
+    expect(await durables()).toEqual(['src_alice', 'src_bob']);
+    expect((await a.client.localStack('status')).sources).toEqual(['src_alice']);
+  }, 30_000);
 });
