@@ -27,6 +27,7 @@ import {
   type FetchDeploymentInput,
   type KeyStatus,
   type LocalAgent,
+  type LocalRegisterInput,
   type PeerKey,
   type RegisterInput,
   type RelayCall,
@@ -52,6 +53,7 @@ export interface DaemonLink {
   renewDeployment(name: string, input: RenewDeploymentInput): Promise<DeploymentInfo>;
   auditDeployments(): Promise<DeploymentAudit[]>;
   register(input: RegisterInput): Promise<LocalAgent>;
+  registerLocal(input: LocalRegisterInput): Promise<LocalAgent>;
   listAgents(): Promise<LocalAgent[]>;
   getAgent(agent: string): Promise<LocalAgent>;
   deregister(agent: string, opts?: { revoke?: boolean }): Promise<void>;
@@ -126,6 +128,7 @@ export function clientLink(client: DaemonClient): DaemonLink {
     renewDeployment: (name, input) => client.renewDeployment(name, input),
     auditDeployments: () => client.auditDeployments(),
     register: (input) => client.register(input),
+    registerLocal: (input) => client.registerLocal(input),
     listAgents: () => client.listAgents(),
     getAgent: (agent) => client.getAgent(agent),
     deregister: (agent, opts) => client.deregister(agent, opts),

@@ -326,6 +326,11 @@ export const ERROR_CATALOG = {
     message:
       'The local nats-server did not hand the message to the local agent; check `svc start` status and send again.',
   },
+  local_agent_unreachable: {
+    status: 409,
+    message:
+      'A --local agent reaches only the other agents of this machine, through the local nats-server (`svc start --local-only`).',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -117,10 +117,11 @@ export class AgentManager {
     return this.#sessions.has(name) || this.store.has(name);
   }
 
-  add(config: AgentConfig, answer: EnrollmentAnswer): AgentSession {
+  /** A new agent; `answer` is the relay's enrollment (a local agent has none). */
+  add(config: AgentConfig, answer?: EnrollmentAnswer): AgentSession {
     this.store.save(config);
     const session = this.#open(config);
-    session.credentials.prime(answer.access_token, answer.access_token_expires_at);
+    if (answer) session.credentials.prime(answer.access_token, answer.access_token_expires_at);
     session.start();
     this.#log.info({ agent: config.name, agent_number: config.agent_number }, 'agent registered');
     return session;

@@ -170,6 +170,12 @@ export interface RegisterInput {
   discoverable?: boolean;
 }
 
+/** `svc register --local`: an offline agent of this machine (no relay, no login). */
+export interface LocalRegisterInput {
+  /** local name, also its agent number among the local agents */
+  name: string;
+}
+
 export interface LocalAgent {
   name: string;
   agent_id: string;

@@ -30,6 +30,7 @@ import type {
   InviteInput,
   KeyStatus,
   LocalAgent,
+  LocalRegisterInput,
   LocalStackStartInput,
   LocalStackStatus,
   PeerKey,
@@ -207,6 +208,9 @@ export class DaemonClient {
   // --- agents
   register(input: RegisterInput): Promise<LocalAgent> {
     return this.request('POST', '/v1/agents/register', input);
+  }
+  registerLocal(input: LocalRegisterInput): Promise<LocalAgent> {
+    return this.request('POST', '/v1/agents/local', input);
   }
   listAgents(): Promise<LocalAgent[]> {
     return this.request('GET', '/v1/agents');

@@ -17,6 +17,7 @@ import {
   utf8,
 } from '@svc/shared';
 import { sealEnvelope } from '@svc/shared/node';
+import { isLocalOnly } from '../agents/local-agent.js';
 import type { ContentType, ReplyInput, SendInput, SentMessage } from '../client/api.js';
 import { sendToConversation } from '../conversations/groups.js';
 import { parseGroupId } from '../conversations/roster.js';
@@ -98,6 +99,15 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
   // the envelope goes through the local server (no relay, no hub: it works offline too)
   const edge = session.edge();
   const local = edge ? session.localPeer(to) : undefined;
+  const localOnly = isLocalOnly(me);
+  if (localOnly && !local) {
+    throw new DaemonError(
+      'local_agent_unreachable',
+      edge
+        ? `${to} is not a local agent of this machine; a --local agent reaches only those.`
+        : 'A --local agent sends through the local nats-server: start it with `svc start --local-only`.',
+    );
+  }
   const peer = local
     ? { agentNumber: local.config.agent_number, key: local.keys().encPublic }
     : await sealingKey(session, to);
@@ -136,6 +146,7 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
       status = 'accepted';
       if (answer.outcome === 'archived' || answer.outcome === 'duplicate') deliveredAt = answer.received_at;
     } catch (err) {
+      if (localOnly) throw err;
       // the same envelope can still go the relay's way
       session.log.warn(
         { agent: me.name, message_id: header.message_id, err: (err as Error).message },

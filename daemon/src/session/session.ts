@@ -150,7 +150,7 @@ export class AgentSession {
     // A dedicated nats-relay identity (a machine's leaf uplink) has no agent route on the
     // relay: it gets no stream, outbox or heartbeat, only its uplink calls (local-stack/uplink.ts).
     if (!this.config.capabilities.includes('http-relay')) {
-      this.log.info({ agent: this.name }, 'no http-relay capability: no relay session (a leaf uplink identity)');
+      this.log.info({ agent: this.name }, 'no http-relay capability: no relay session (a leaf uplink or local agent)');
       return;
     }
     this.#abort = new AbortController();

@@ -2,9 +2,10 @@ import { Type } from '@sinclair/typebox';
 import { parseEnrollmentCode } from '@svc/shared';
 import type { FastifyInstance } from 'fastify';
 import { acceptPeerKey, generateKeys, keyStatus, uploadSigning } from '../../agents/keys.js';
+import { createLocalAgent, isLocalOnly } from '../../agents/local-agent.js';
 import { register } from '../../agents/register.js';
 import { localAgent } from '../../agents/store.js';
-import type { RegisterInput } from '../../client/api.js';
+import type { LocalRegisterInput, RegisterInput } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { DaemonError, RelayError } from '../../errors.js';
 import type { AgentSession } from '../../session/session.js';
@@ -41,6 +42,11 @@ const RegisterBody = Type.Object({
   discoverable: Type.Optional(Type.Boolean()),
 });
 
+const LocalRegisterBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 128 }) },
+  { additionalProperties: false },
+);
+
 export function agentRoutes(app: FastifyInstance, ctx: DaemonContext): void {
   const agent = (request: { params: unknown }) => ctx.agents.resolve((request.params as { agent: string }).agent);
 
@@ -74,6 +80,16 @@ export function agentRoutes(app: FastifyInstance, ctx: DaemonContext): void {
     return reply.status(201).send(localAgent(config));
   });
 
+  app.post('/v1/agents/local', { schema: { body: LocalRegisterBody } }, async (request, reply) => {
+    const config = createLocalAgent({
+      input: request.body as LocalRegisterInput,
+      vault: ctx.vault,
+      exists: (n) => ctx.agents.exists(n),
+    });
+    ctx.agents.add(config);
+    return reply.status(201).send(localAgent(config));
+  });
+
   app.get('/v1/agents', async () => ctx.agents.sessions().map((s) => localAgent(s.config)));
   app.get('/v1/agents/:agent', { schema: { params: AgentParams } }, async (request) =>
     localAgent(agent(request).config),
@@ -83,7 +99,9 @@ export function agentRoutes(app: FastifyInstance, ctx: DaemonContext): void {
     // its named source first, while the uplink may still speak for it
     await ctx.localStack.forget(session);
     // revoke=false: forget locally only (a relay that is gone for good); the credentials stay valid there
-    if ((request.query as { revoke?: string }).revoke !== 'false') await revokeSelf(session);
+    // a local agent has no relay to revoke it on
+    if ((request.query as { revoke?: string }).revoke !== 'false' && !isLocalOnly(session.config))
+      await revokeSelf(session);
     await ctx.agents.remove(session.name);
     return {};
   });
