@@ -23,6 +23,7 @@ import type { TypedApp } from './routes/types.js';
 import { KeyService } from './services/keys.js';
 import { Messaging } from './services/messages.js';
 import { runPendingCleanups } from './services/revocation.js';
+import { TenantQueue } from './services/tenant-queue.js';
 import { createWebhookDispatcher } from './webhooks/index.js';
 
 export interface Relay {
@@ -135,6 +136,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       accessTokens: accessTokenVerifier(deployment.relayKey, config.publicUrl, now),
       logger,
       now,
+      sourceClaims: new TenantQueue(),
     };
     const context: RelayContext = {
       ...base,
