@@ -117,7 +117,14 @@ export function createDaemon(config: DaemonConfig): Daemon {
           outboxRetryMinMs: config.outboxRetryMinMs,
           outboxRetryMaxMs: config.outboxRetryMaxMs,
         });
-        localStack = new LocalStackService(localStackFiles(paths.runDir), agents, subsystem(log, 'daemon:local-stack'));
+        localStack = new LocalStackService(
+          localStackFiles(paths.runDir),
+          agents,
+          subsystem(log, 'daemon:local-stack'),
+          {
+            renewShare: config.uplinkRenewShare,
+          },
+        );
         const ctx: DaemonContext = {
           config,
           paths,

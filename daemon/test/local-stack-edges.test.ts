@@ -141,4 +141,40 @@ describe('two edges on leaf uplinks', () => {
     expect(await durables()).toEqual(['src_alice', 'src_bob']);
     expect((await a.client.localStack('status')).sources).toEqual(['src_alice']);
   }, 30_000);
+
+  it('an agent registered while the uplink runs gets its named source, and receives through it', async () => {
+    await b.client.register({ enrollment_code: await grant('dan'), name: 'dan' });
+    await until(async () => (await agentStatus(b, 'dan'))?.receive === 'source');
+    expect((await b.client.localStack('status')).sources).toEqual(['src_bob', 'src_dan']);
+    const sent = await a.client.send('alice', { to: 'dan', content: 'welcome, dan' });
+    // the renewed creds cut the old leaf user: the link comes back with the new file
+    await until(async () => (await b.client.inbox('dan', { source: 'local' })).length === 1, 30_000, 'dan receives');
+    await until(() =>
+      readFileSync(join(b.home, 'logs', 'daemon.log'), 'utf8')
+        .split('\n')
+        .some((l) => l.includes(sent.message_id) && l.includes('"durable":"src_dan"')),
+    );
+  }, 60_000);
+
+  it('the daemon renews its uplink creds before they expire, on its own', async () => {
+    // renew 300 ms after each issue (the relay's creds live a day)
+    const c = await startDaemon(undefined, { uplinkRenewShare: 300 / (24 * 3600 * 1000) });
+    try {
+      const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+      await c.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+      await c.client.register({ enrollment_code: await grant('erin'), name: 'erin' });
+      await c.client.register({ enrollment_code: await grant('uplink-c', 'nats-relay'), name: 'uplink-c' });
+      const first = await startEdge(c, 'uplink-c');
+      const credsFile = join(c.home, 'run', 'local-stack', 'uplink.creds');
+      const firstCreds = readFileSync(credsFile, 'utf8');
+      await until(() => readFileSync(credsFile, 'utf8') !== firstCreds, 10_000, 'renewed creds');
+      await until(async () => (await c.client.localStack('status')).creds_expire_at !== first.creds_expire_at);
+      expect(Date.parse((await c.client.localStack('status')).creds_expire_at as string)).toBeGreaterThan(
+        Date.parse(first.creds_expire_at as string),
+      );
+      expect((await c.client.localStack('status')).sources).toEqual(['src_erin']);
+    } finally {
+      await c.daemon.close();
+    }
+  }, 60_000);
 });

@@ -15,7 +15,10 @@ import type { InboundItem } from '../session/inbound.js';
 import type { AgentSession } from '../session/session.js';
 import { EdgeLink, type LocalDeliveryAnswer } from './edge-link.js';
 import { LocalStack } from './supervisor.js';
-import { prepareUplink, releaseSource, type Uplink, uplinkIdentity } from './uplink.js';
+import { prepareUplink, releaseSource, renewalDelayMs, type Uplink, uplinkIdentity } from './uplink.js';
+
+/** After a failed renewal, try again this soon (or sooner, at a quarter of the creds' remaining life). */
+const RENEW_RETRY_MS = 30_000;
 
 export class LocalStackService {
   readonly #files: LocalStackFiles;
@@ -24,12 +27,16 @@ export class LocalStackService {
   readonly #stack: LocalStack;
   #link: EdgeLink | undefined;
   #uplink: { identity: AgentSession; info: Uplink; sources: Map<AgentSession, string> } | undefined;
+  readonly #renewShare: number;
+  #renewTimer: NodeJS.Timeout | undefined;
+  #renewing: Promise<void> = Promise.resolve();
 
-  constructor(files: LocalStackFiles, agents: AgentManager, log: Logger) {
+  constructor(files: LocalStackFiles, agents: AgentManager, log: Logger, opts: { renewShare: number }) {
     this.#files = files;
     this.#agents = agents;
     this.#log = log;
     this.#stack = new LocalStack(files, log);
+    this.#renewShare = opts.renewShare;
   }
 
   status(): LocalStackStatus {
@@ -63,6 +70,7 @@ export class LocalStackService {
       this.#link = link;
       this.#agents.edge = link;
       for (const [session, durable] of this.#uplink?.sources ?? []) await session.receiveThrough(link.source(durable));
+      this.#scheduleRenewal(Date.parse(uplink?.expiresAt ?? ''));
     } catch (err) {
       await this.stop();
       throw new DaemonError('local_stack_failed', `cannot use the local nats-server: ${(err as Error).message}`, {
@@ -73,6 +81,8 @@ export class LocalStackService {
   }
 
   async stop(): Promise<boolean> {
+    clearTimeout(this.#renewTimer);
+    this.#renewTimer = undefined;
     const sources = this.#uplink?.sources ?? new Map<AgentSession, string>();
     this.#uplink = undefined;
     this.#agents.edge = undefined;
@@ -80,6 +90,63 @@ export class LocalStackService {
     await this.#link?.close();
     this.#link = undefined;
     return this.#stack.stop();
+  }
+
+  /**
+   * New uplink creds before the old ones expire (the relay revokes the old user; the local
+   * server reads the rewritten file when its leaf reconnects), claiming on the way a
+   * source for any local agent that has none yet. One renewal at a time.
+   */
+  renew(): Promise<void> {
+    const run = this.#renewing.then(() => this.#renew());
+    this.#renewing = run.catch(() => undefined);
+    return run;
+  }
+
+  async #renew(): Promise<void> {
+    const u = this.#uplink;
+    const link = this.#link;
+    if (!u || !link) return;
+    try {
+      const info = await prepareUplink(this.#agents, u.identity, this.#files.credsFile);
+      if (this.#uplink !== u) return; // stopped meanwhile
+      u.info = info;
+      for (const { session, durable } of info.claimed) {
+        if (u.sources.has(session)) continue;
+        u.sources.set(session, durable);
+        await session.receiveThrough(link.source(durable));
+      }
+      this.#log.info({ expires_at: info.expiresAt, sources: info.sources }, 'uplink creds renewed');
+      this.#scheduleRenewal(Date.parse(info.expiresAt));
+    } catch (err) {
+      if (this.#uplink !== u) return;
+      const remaining = Date.parse(u.info.expiresAt) - Date.now();
+      const retry = Math.max(1_000, Math.min(RENEW_RETRY_MS, remaining / 4));
+      this.#log.warn({ err: (err as Error).message, retry_ms: retry }, 'uplink creds not renewed; retrying');
+      this.#scheduleRenewal(undefined, retry);
+    }
+  }
+
+  #scheduleRenewal(expiresAt: number | undefined, delay?: number): void {
+    clearTimeout(this.#renewTimer);
+    this.#renewTimer = undefined;
+    if (!this.#uplink) return;
+    const ms =
+      delay ??
+      (expiresAt === undefined || Number.isNaN(expiresAt)
+        ? undefined
+        : renewalDelayMs(expiresAt, Date.now(), this.#renewShare));
+    if (ms === undefined) return;
+    this.#renewTimer = setTimeout(() => void this.renew(), ms);
+    this.#renewTimer.unref();
+  }
+
+  /** A local agent registered while the uplink runs: it gets its named source now. */
+  agentAdded(session: AgentSession): void {
+    const u = this.#uplink;
+    if (!u || session.config.deployment !== u.identity.config.deployment) return;
+    if (!session.config.capabilities.includes('http-relay')) return;
+    void this.renew();
   }
 
   /** An agent leaves this machine: its named source is given back and it stops pulling from it. */

@@ -5,7 +5,7 @@
  * file the local nats-server dials the hub with. Calling it again rotates the creds: the
  * relay revokes the old user and the server reconnects with the rewritten file.
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import type { AgentManager } from '../agents/manager.js';
 import { DaemonError } from '../errors.js';
 import type { AgentSession } from '../session/session.js';
@@ -33,6 +33,20 @@ export interface Uplink {
 
 interface ClaimedSource {
   durable: string;
+}
+
+/** Longest wait a timer takes (setTimeout's limit, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * When to renew creds that expire at `expiresAt`: once `share` of their remaining life has
+ * passed (0.8 of a day: 4.8 hours before the end, time enough for a relay that is down a
+ * while); at once when they expired already.
+ */
+export function renewalDelayMs(expiresAt: number, now: number, share: number): number {
+  const remaining = expiresAt - now;
+  if (!(remaining > 0)) return 0;
+  return Math.min(MAX_TIMER_MS, Math.floor(remaining * Math.min(1, Math.max(0, share))));
 }
 
 /** Gives `session`'s named source back (the relay deletes the consumer); one already gone is fine. */
@@ -83,7 +97,9 @@ export async function prepareUplink(agents: AgentManager, uplink: AgentSession, 
     path: '/api/v1/nats/issue-leaf-creds',
     body: {},
   });
-  writeFileSync(credsFile, creds.creds, { mode: 0o600 });
+  // whole or not at all: the local server may read it again any moment (its leaf reconnects)
+  writeFileSync(`${credsFile}.tmp`, creds.creds, { mode: 0o600 });
+  renameSync(`${credsFile}.tmp`, credsFile);
   return {
     identity: uplink.name,
     leafUrl: creds.leaf_url,

@@ -76,7 +76,7 @@ export function agentRoutes(app: FastifyInstance, ctx: DaemonContext): void {
       vault: ctx.vault,
       exists: (n) => ctx.agents.exists(n),
     });
-    ctx.agents.add(config, answer);
+    ctx.localStack.agentAdded(ctx.agents.add(config, answer));
     return reply.status(201).send(localAgent(config));
   });
 
