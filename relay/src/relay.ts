@@ -83,8 +83,9 @@ export async function openOperatorState(config: RelayConfig) {
   return { deployment, ledger };
 }
 
-function startBus(config: RelayConfig, logger: Logger): Promise<Bus> {
+function startBus(config: RelayConfig, logger: Logger, now: () => number): Promise<Bus> {
   return Bus.start({
+    now,
     dataDir: config.dataDir,
     tenants: config.tenants,
     logger: subsystem(logger, 'relay:bus'),
@@ -111,7 +112,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
   const { deployment, ledger } = await openLocalState(config, overrides.autoInitDeployment);
   let bus: RelayBus | undefined;
   try {
-    bus = overrides.bus ?? (await startBus(config, logger));
+    bus = overrides.bus ?? (await startBus(config, logger, now));
     const base: RelayBase = {
       config,
       deployment,
