@@ -104,6 +104,8 @@ export interface DaemonStatus {
     agent_number: string;
     deployment: string;
     session: 'connected' | 'connecting' | 'offline';
+    /** `uplink`: a machine's nats-relay identity, `local`: a --local agent; neither has a relay session */
+    kind?: 'agent' | 'uplink' | 'local';
     /** where its messages come from: the relay's HTTP stream, or its named source over the leaf uplink */
     receive?: 'relay-stream' | 'source';
     /** the durable consumer on the hub, when receiving through a named source */

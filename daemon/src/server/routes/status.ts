@@ -1,8 +1,14 @@
 import type { FastifyInstance } from 'fastify';
+import { LOCAL_CAPABILITY } from '../../agents/local-agent.js';
 import type { DaemonStatus, DaemonSummary } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { unreadCount } from '../../messaging/conversations.js';
 import type { ReceivePath } from '../../session/session.js';
+
+function kindOf(capabilities: readonly string[]): 'agent' | 'uplink' | 'local' {
+  if (capabilities.includes('http-relay')) return 'agent';
+  return capabilities.includes(LOCAL_CAPABILITY) ? 'local' : 'uplink';
+}
 
 function receiveOf(p: ReceivePath): Pick<DaemonStatus['agents'][number], 'receive' | 'source'> {
   return p.via === 'source' ? { receive: 'source', source: p.durable } : { receive: 'relay-stream' };
@@ -22,7 +28,8 @@ export function statusRoutes(app: FastifyInstance, ctx: DaemonContext): void {
         agent_number: s.config.agent_number,
         deployment: s.config.deployment,
         session: s.state,
-        ...receiveOf(s.receivePath),
+        kind: kindOf(s.config.capabilities),
+        ...(s.config.capabilities.includes('http-relay') ? receiveOf(s.receivePath) : {}),
       })),
     }),
   );
