@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { TenantQueue } from './tenant-queue.js';
 
 function gate(): { open: () => void; opened: Promise<void> } {
-  let open = () => undefined as void;
+  let open: () => void = () => undefined;
   const opened = new Promise<void>((r) => {
     open = r;
   });
-  return { open, opened };
+  return { open: () => open(), opened };
 }
 
 describe('TenantQueue', () => {
