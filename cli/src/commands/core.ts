@@ -137,7 +137,7 @@ export function coreCommands(app: App): Command[] {
       run.print(
         agent,
         () =>
-          `Registered ${agent.name}, a local agent of this machine (no relay). It messages the other local agents through the local nats-server: svc start --local-only.`,
+          `Registered ${agent.name}, a local agent of this machine (no relay). It messages the other local agents through the local nats-server: svc start --local-only.\n`,
       );
       return;
     }
