@@ -16,6 +16,7 @@
  *   POST   /v1/deployments/:name/renew RenewDeploymentInput → DeploymentInfo
  *   GET    /v1/deployments-audit                        → DeploymentAudit[]
  *   POST   /v1/agents/register     RegisterInput        → LocalAgent
+ *   POST   /v1/agents/local        LocalRegisterInput   → LocalAgent (an offline agent of this machine: no relay)
  *   GET    /v1/agents                                   → LocalAgent[]
  *   GET    /v1/agents/:agent                            → LocalAgent (whoami)
  *   DELETE /v1/agents/:agent?revoke=                    → {}   (deregister: revokes on the relay, then forgets locally; revoke=false only forgets)

@@ -50,20 +50,24 @@ export class LocalStackService {
     const base = { listen: input.listen, port: input.port, monitorPort: input.monitor_port };
     if (this.#stack.status().running) throw new DaemonError('local_stack_running');
     let uplink: Uplink | undefined;
+    let identity: AgentSession | undefined;
     if (!input.local_only) {
-      const identity = uplinkIdentity(this.#agents, input.as);
+      identity = uplinkIdentity(this.#agents, input.as);
       mkdirSync(this.#files.dir, { recursive: true, mode: 0o700 });
       uplink = await prepareUplink(this.#agents, identity, this.#files.credsFile);
+    }
+    const status = await this.#stack.start({
+      ...base,
+      ...(uplink ? { uplink: { leafUrl: uplink.leafUrl, credsFile: uplink.credsFile } } : {}),
+    });
+    // recorded once the server runs: a failed start leaves no uplink behind
+    if (uplink && identity) {
       this.#uplink = {
         identity,
         info: uplink,
         sources: new Map(uplink.claimed.map((c) => [c.session, c.durable])),
       };
     }
-    const status = await this.#stack.start({
-      ...base,
-      ...(uplink ? { uplink: { leafUrl: uplink.leafUrl, credsFile: uplink.credsFile } } : {}),
-    });
     try {
       const link = await EdgeLink.open(status.url as string, uplink?.inboxPrefix, this.#log);
       link.serveLocal((item) => this.#deliverLocally(item));
