@@ -80,9 +80,10 @@ export class EdgeLink {
     this.#log = log;
   }
 
-  static async open(url: string, inboxPrefix: string | undefined, log: Logger): Promise<EdgeLink> {
+  static async open(url: string, token: string, inboxPrefix: string | undefined, log: Logger): Promise<EdgeLink> {
     const nc = await connect({
       servers: url,
+      token,
       name: 'svc-daemon',
       // the local server restarts under the daemon's supervision: never give up on it
       maxReconnectAttempts: -1,

@@ -69,7 +69,12 @@ export class LocalStackService {
       };
     }
     try {
-      const link = await EdgeLink.open(status.url as string, uplink?.inboxPrefix, this.#log);
+      const link = await EdgeLink.open(
+        status.url as string,
+        this.#stack.clientToken as string,
+        uplink?.inboxPrefix,
+        this.#log,
+      );
       link.serveLocal((item) => this.#deliverLocally(item));
       this.#link = link;
       this.#agents.edge = link;
