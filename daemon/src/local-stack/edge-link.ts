@@ -31,8 +31,6 @@ export interface SourceMessage {
   item: InboundItem;
   seq: number;
   ack(): Promise<void>;
-  /** gives it back to the hub now (it comes again first), after a failure that may pass */
-  nak(): void;
 }
 
 /** What a session receives through instead of the relay's HTTP stream. */
@@ -70,17 +68,30 @@ export function sourceItem(data: Uint8Array, natsMsgId: string | undefined): Inb
   return { message_id: id ?? messageIdOf(natsMsgId) ?? '', sender, envelope };
 }
 
+export interface EdgeLinkOptions {
+  /** how long one pull waits on the hub (default 5 s, at least 1 s; tests shorten it) */
+  pullExpiresMs?: number;
+}
+
 export class EdgeLink {
   readonly #nc: NatsConnection;
   readonly #log: Logger;
+  readonly #pullExpiresMs: number;
   #serving: Subscription | undefined;
 
-  private constructor(nc: NatsConnection, log: Logger) {
+  private constructor(nc: NatsConnection, log: Logger, opts: EdgeLinkOptions) {
     this.#nc = nc;
     this.#log = log;
+    this.#pullExpiresMs = opts.pullExpiresMs ?? PULL_EXPIRES_MS;
   }
 
-  static async open(url: string, token: string, inboxPrefix: string | undefined, log: Logger): Promise<EdgeLink> {
+  static async open(
+    url: string,
+    token: string,
+    inboxPrefix: string | undefined,
+    log: Logger,
+    opts: EdgeLinkOptions = {},
+  ): Promise<EdgeLink> {
     const nc = await connect({
       servers: url,
       token,
@@ -90,12 +101,13 @@ export class EdgeLink {
       reconnectTimeWait: 250,
       ...(inboxPrefix ? { inboxPrefix } : {}),
     });
-    return new EdgeLink(nc, log);
+    return new EdgeLink(nc, log, opts);
   }
 
   /** The named source `durable` on the hub, pulled across the leaf link. */
   source(durable: string): SourceFeed {
     const nc = this.#nc;
+    const expires = this.#pullExpiresMs;
     return {
       durable,
       async *pull(signal: AbortSignal, onReady: () => Promise<void>): AsyncGenerator<SourceMessage> {
@@ -103,25 +115,50 @@ export class EdgeLink {
         const consumer = await js.consumers.get(MSGS_STREAM, durable);
         await onReady();
         while (!signal.aborted) {
-          const batch = await consumer.fetch({ max_messages: PULL_BATCH, expires: PULL_EXPIRES_MS });
+          const batch = await consumer.fetch({ max_messages: PULL_BATCH, expires });
           const stop = () => void batch.stop();
           signal.addEventListener('abort', stop, { once: true });
+          // iterated by hand: a caller that leaves early must not end the batch's iterator,
+          // which still holds what the hub handed over after the message that failed
+          const it = (batch as AsyncIterable<JsMsg>)[Symbol.asyncIterator]();
+          let finished = false;
+          let unacked: JsMsg | undefined;
           try {
-            for await (const m of batch as AsyncIterable<JsMsg>) {
+            for (;;) {
+              const next = await it.next();
+              if (next.done) {
+                finished = true;
+                break;
+              }
+              const m = next.value;
+              unacked = m;
               yield {
                 item: sourceItem(m.data, m.headers?.get('Nats-Msg-Id')),
                 seq: m.seq,
                 ack: async () => {
                   await m.ackAck();
+                  unacked = undefined;
                 },
-                nak: () => m.nak(),
               };
             }
           } finally {
             signal.removeEventListener('abort', stop);
-            // left early (abort, or the caller failed): the rest of the batch comes again
-            // after the consumer's ack wait
-            stop();
+            if (!finished && signal.aborted) {
+              // stopping: what was handed over and not acknowledged comes again after the
+              // consumer's ack wait (or through the relay's stream, which has it too)
+              stop();
+            } else if (!finished) {
+              // the caller failed on `unacked`: let the pull run out (a nak while it is open
+              // would come straight back into it), then give it and the rest back in stream
+              // order, so the next pull hands them over again at once and in order
+              const rest: JsMsg[] = unacked ? [unacked] : [];
+              for (;;) {
+                const next = await it.next().catch(() => ({ done: true as const, value: undefined }));
+                if (next.done) break;
+                rest.push(next.value);
+              }
+              for (const m of rest) m.nak();
+            }
           }
           // a batch that ended on a lost leaf link must surface as an error, not as silence
           const info = await consumer.info().catch((err: Error) => {

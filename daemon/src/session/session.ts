@@ -440,13 +440,8 @@ export class AgentSession {
       try {
         // connected once the hub answers for the source, before any message comes
         for await (const m of feed.pull(signal, () => this.#sourceUp())) {
-          let outcome: InboundOutcome;
-          try {
-            outcome = await this.inbound.process(m.item);
-          } catch (err) {
-            m.nak();
-            throw err;
-          }
+          // a failure that may pass throws: the feed gives this envelope back, then the rest
+          const outcome = await this.inbound.process(m.item);
           await m.ack();
           this.log.info(
             { agent: this.name, message_id: m.item.message_id, via: 'source', durable: feed.durable, outcome },
