@@ -75,7 +75,7 @@ export class AgentManager {
           const c = s.config;
           if (
             s !== session &&
-            (c.agent_number === n || c.agent_id === n) &&
+            c.agent_number === n &&
             c.deployment_id === config.deployment_id &&
             c.tenant_id === config.tenant_id
           )

@@ -161,14 +161,15 @@ export class LocalStackService {
   /** An agent leaves this machine: its named source is given back and it stops pulling from it. */
   async forget(session: AgentSession): Promise<void> {
     const u = this.#uplink;
-    if (!u?.sources.has(session)) return;
+    const durable = u?.sources.get(session);
+    if (!u || durable === undefined) return;
     u.sources.delete(session);
     await session.receiveThrough(undefined);
     try {
       await releaseSource(u.identity, session);
-      u.info.sources = u.info.sources.filter((d) => d !== `src_${session.config.agent_number}`);
+      u.info.sources = u.info.sources.filter((d) => d !== durable);
     } catch (err) {
-      // the relay releases it when the agent is revoked; a forget-only leaves it to `svc stop --local`
+      // it stays claimed until the agent is revoked on the relay (which releases it)
       this.#log.warn({ agent: session.name, err: (err as Error).message }, 'named source not released');
     }
   }
