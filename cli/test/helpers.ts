@@ -27,6 +27,7 @@ const METHODS = [
   'renewDeployment',
   'auditDeployments',
   'register',
+  'registerLocal',
   'listAgents',
   'getAgent',
   'deregister',

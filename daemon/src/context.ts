@@ -4,6 +4,7 @@ import type { AgentManager } from './agents/manager.js';
 import type { DaemonConfig } from './config/config.js';
 import type { DeploymentService } from './deployments/service.js';
 import type { EventBus } from './events.js';
+import type { LocalStackService } from './local-stack/service.js';
 import type { HomePaths } from './paths.js';
 import type { Vault } from './vault/index.js';
 
@@ -15,6 +16,8 @@ export interface DaemonContext {
   deployments: DeploymentService;
   agents: AgentManager;
   events: EventBus;
+  /** the local nats-server of `svc start` and its uplink */
+  localStack: LocalStackService;
   startedAt: string;
   /** asks the daemon to stop (POST /v1/shutdown) */
   requestShutdown: () => void;

@@ -8,12 +8,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AgentManager } from './agents/manager.js';
 import { AgentStore } from './agents/store.js';
+import { localStackFiles } from './client/local-stack/server-config.js';
 import { buildConfig, type DaemonConfig } from './config/config.js';
 import { readEnv } from './config/env.js';
 import type { DaemonContext } from './context.js';
 import { DeploymentService } from './deployments/service.js';
 import { DeploymentStore } from './deployments/store.js';
 import { EventBus } from './events.js';
+import { LocalStackService } from './local-stack/service.js';
 import { createLogger, subsystem } from './logger.js';
 import { homePaths } from './paths.js';
 import { buildApp } from './server/app.js';
@@ -49,6 +51,7 @@ export function createDaemon(config: DaemonConfig): Daemon {
   let lock: InstanceLock | undefined;
   let app: FastifyInstance | undefined;
   let agents: AgentManager | undefined;
+  let localStack: LocalStackService | undefined;
   let log: Logger | undefined;
   let statusLine: StatusLineFile | undefined;
   let closing: Promise<void> | undefined;
@@ -64,6 +67,7 @@ export function createDaemon(config: DaemonConfig): Daemon {
       statusLine?.remove();
       // order: end event streams and sessions (waking long-polls), then the server, then the archives
       for (const fn of [...closers]) fn();
+      await localStack?.stop().catch(() => undefined);
       await agents?.stopAll().catch(() => undefined);
       await app?.close().catch(() => undefined);
       agents?.closeArchives();
@@ -115,6 +119,14 @@ export function createDaemon(config: DaemonConfig): Daemon {
           outboxRetryMinMs: config.outboxRetryMinMs,
           outboxRetryMaxMs: config.outboxRetryMaxMs,
         });
+        localStack = new LocalStackService(
+          localStackFiles(paths.runDir),
+          agents,
+          subsystem(log, 'daemon:local-stack'),
+          {
+            renewShare: config.uplinkRenewShare,
+          },
+        );
         const ctx: DaemonContext = {
           config,
           paths,
@@ -123,6 +135,7 @@ export function createDaemon(config: DaemonConfig): Daemon {
           deployments: new DeploymentService(deploymentStore, subsystem(log, 'daemon:deployments')),
           agents,
           events,
+          localStack,
           startedAt: new Date().toISOString(),
           requestShutdown: () => void close(),
           onClose: (fn) => {

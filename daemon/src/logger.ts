@@ -36,5 +36,6 @@ export type SubsystemName =
   | 'daemon:deployments'
   | 'daemon:agents'
   | 'daemon:session'
-  | 'daemon:dashboard';
+  | 'daemon:dashboard'
+  | 'daemon:local-stack';
 export const subsystem = (root: Logger, name: SubsystemName): Logger => root.child({ subsystem: name });

@@ -79,7 +79,10 @@ describe('svc start: the local nats-server as a leaf of the hub', () => {
     // the hub's JetStream answers through the local server, for the source of alice (and
     // nothing else: the creds name only it). The daemon still receives over HTTP, so the
     // message itself is not pulled here: see docs/local-stack.md, "Not built yet".
-    const nc = await connect({ servers: `nats://127.0.0.1:${port}`, inboxPrefix: status.inbox_prefix });
+    // the daemon's client token is in the server's config (0600, this home's only)
+    const conf = readFileSync(join(a.home, 'run', 'local-stack', 'nats-server.conf'), 'utf8');
+    const token = /token: "([^"]+)"/.exec(conf)?.[1];
+    const nc = await connect({ servers: `nats://127.0.0.1:${port}`, inboxPrefix: status.inbox_prefix, token });
     try {
       const js = jetstream(nc, { domain: 'hub', timeout: 1000 });
       let filter: string | undefined;

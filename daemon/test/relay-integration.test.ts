@@ -123,7 +123,14 @@ describe('daemon ↔ real relay', () => {
     await waitEvent(events.a, (e) => e.type === 'session' && e.state === 'connected', 'alice connected');
     await waitEvent(events.b, (e) => e.type === 'session' && e.state === 'connected', 'bob connected');
     expect((await a.client.status()).agents).toEqual([
-      { name: 'alice', agent_number: 'alice', deployment: 'dev', session: 'connected' },
+      {
+        name: 'alice',
+        agent_number: 'alice',
+        deployment: 'dev',
+        session: 'connected',
+        kind: 'agent',
+        receive: 'relay-stream',
+      },
     ]);
     const token = await a.client.token('alice');
     expect(token.access_token.split('.')).toHaveLength(3);

@@ -14,6 +14,7 @@ import type { LedgerStores } from './ledger/stores.js';
 import type { BusInbox } from './messages/bus-inbox.js';
 import type { KeyService } from './services/keys.js';
 import type { Messaging } from './services/messages.js';
+import type { TenantQueue } from './services/tenant-queue.js';
 
 export interface AdminVerifier {
   verify(token: string): Promise<AdminPrincipal>;
@@ -42,6 +43,8 @@ export interface RelayBase {
   accessTokens: AccessTokenVerifier;
   logger: Logger;
   now: () => number;
+  /** Named-source claims and releases, one at a time per tenant (limits are checked, then taken). */
+  sourceClaims: TenantQueue;
 }
 
 export interface RelayContext extends RelayBase {

@@ -23,6 +23,7 @@ import type { TypedApp } from './routes/types.js';
 import { KeyService } from './services/keys.js';
 import { Messaging } from './services/messages.js';
 import { runPendingCleanups } from './services/revocation.js';
+import { TenantQueue } from './services/tenant-queue.js';
 import { createWebhookDispatcher } from './webhooks/index.js';
 
 export interface Relay {
@@ -82,8 +83,9 @@ export async function openOperatorState(config: RelayConfig) {
   return { deployment, ledger };
 }
 
-function startBus(config: RelayConfig, logger: Logger): Promise<Bus> {
+function startBus(config: RelayConfig, logger: Logger, now: () => number): Promise<Bus> {
   return Bus.start({
+    now,
     dataDir: config.dataDir,
     tenants: config.tenants,
     logger: subsystem(logger, 'relay:bus'),
@@ -110,7 +112,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
   const { deployment, ledger } = await openLocalState(config, overrides.autoInitDeployment);
   let bus: RelayBus | undefined;
   try {
-    bus = overrides.bus ?? (await startBus(config, logger));
+    bus = overrides.bus ?? (await startBus(config, logger, now));
     const base: RelayBase = {
       config,
       deployment,
@@ -135,6 +137,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       accessTokens: accessTokenVerifier(deployment.relayKey, config.publicUrl, now),
       logger,
       now,
+      sourceClaims: new TenantQueue(),
     };
     const context: RelayContext = {
       ...base,

@@ -321,6 +321,16 @@ export const ERROR_CATALOG = {
     message:
       'This relay has no leaf node listener; the operator sets SVC_RELAY_LEAF_LISTEN (and SVC_RELAY_LEAF_ADVERTISE).',
   },
+  local_delivery_failed: {
+    status: 503,
+    message:
+      'The local nats-server did not hand the message to the local agent; check `svc start` status and send again.',
+  },
+  local_agent_unreachable: {
+    status: 409,
+    message:
+      'A --local agent reaches only the other agents of this machine, through the local nats-server (`svc start --local-only`).',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -127,7 +127,21 @@ export function coreCommands(app: App): Command[] {
       tenant?: string;
       agentId?: string;
     }>();
-    if (o.local) throw new CliError('not_built_yet', 'Local (offline same-machine) agents are not built yet.');
+    if (o.local) {
+      if (o.enrollmentGrant || o.deployment)
+        throw usageError('--local makes an offline agent of this machine: no --enrollment-grant, no --deployment.');
+      if (o.name && o.displayName && o.name !== o.displayName)
+        throw usageError('--name and --display-name differ; give one.');
+      const name = o.name ?? o.displayName;
+      if (!name) throw usageError('A --local agent needs --name (its name among the local agents).');
+      const agent = await (await run.link()).registerLocal({ name });
+      run.print(
+        agent,
+        () =>
+          `Registered ${agent.name}, a local agent of this machine (no relay). It messages the other local agents through the local nats-server: svc start --local-only.\n`,
+      );
+      return;
+    }
     const code = o.enrollmentGrant?.trim();
     if (!code) throw usageError('A self-hosted registration needs --enrollment-grant CODE from the relay operator.');
     if (!code.startsWith(`${ENROLLMENT_CODE_PREFIX}.`)) {

@@ -198,7 +198,10 @@ export function identityCommands(app: App): Command[] {
     const problems = [
       ...(status.vault.warning ? [`vault: ${status.vault.warning}`] : []),
       ...audit.flatMap((d) => d.problems.map((p) => `deployment ${d.name}: ${p}`)),
-      ...agents.filter((a) => a.session !== 'connected').map((a) => `agent ${a.name}: session ${a.session}`),
+      // an uplink identity or a --local agent has no relay session, by design
+      ...agents
+        .filter((a) => (a.kind ?? 'agent') === 'agent' && a.session !== 'connected')
+        .map((a) => `agent ${a.name}: session ${a.session}`),
     ];
     const report = {
       ok: problems.length === 0,
@@ -216,7 +219,14 @@ export function identityCommands(app: App): Command[] {
           ['home', status.home],
           ['vault', status.vault.kind],
           ['deployments', String(audit.length)],
-          ['agents', agents.map((a) => `${a.name} (${a.session})`)],
+          [
+            'agents',
+            agents.map((a) =>
+              a.kind === 'uplink' || a.kind === 'local'
+                ? `${a.name} (${a.kind})`
+                : `${a.name} (${a.session}${a.receive === 'source' ? `, via named source ${a.source}` : ''})`,
+            ),
+          ],
         ]) + (problems.length ? `Problems:\n${problems.map((p) => `  - ${p}\n`).join('')}` : 'No problems found.\n'),
     );
     if (problems.length) app.exitCode = 1;

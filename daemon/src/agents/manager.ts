@@ -4,6 +4,7 @@ import { Archive } from '../archive/archive.js';
 import type { DeploymentStore } from '../deployments/store.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
+import type { EdgeLink } from '../local-stack/edge-link.js';
 import { AgentSession } from '../session/session.js';
 import { forgetAgentSecrets, type Vault } from '../vault/index.js';
 import type { EnrollmentAnswer } from './register.js';
@@ -19,6 +20,8 @@ export class AgentManager {
   readonly #receiptsPollMs: number;
   readonly #timing: { heartbeatMs: number; outboxRetryMinMs: number; outboxRetryMaxMs: number };
   readonly #sessions = new Map<string, AgentSession>();
+  /** the daemon's connection to the local nats-server while `svc start` runs it */
+  edge: EdgeLink | undefined;
 
   constructor(opts: {
     store: AgentStore;
@@ -66,6 +69,7 @@ export class AgentManager {
       receiptsPollMs: this.#receiptsPollMs,
       ...this.#timing,
       saveConfig: (c) => this.store.save(c),
+      edge: () => this.edge,
       localPeer: (n): AgentSession | undefined => {
         for (const s of this.#sessions.values()) {
           const c = s.config;
@@ -113,10 +117,11 @@ export class AgentManager {
     return this.#sessions.has(name) || this.store.has(name);
   }
 
-  add(config: AgentConfig, answer: EnrollmentAnswer): AgentSession {
+  /** A new agent; `answer` is the relay's enrollment (a local agent has none). */
+  add(config: AgentConfig, answer?: EnrollmentAnswer): AgentSession {
     this.store.save(config);
     const session = this.#open(config);
-    session.credentials.prime(answer.access_token, answer.access_token_expires_at);
+    if (answer) session.credentials.prime(answer.access_token, answer.access_token_expires_at);
     session.start();
     this.#log.info({ agent: config.name, agent_number: config.agent_number }, 'agent registered');
     return session;

@@ -104,6 +104,8 @@ export const DAEMON_API = {
 
   // --- local agents and keys
   register: op('POST', '/v1/agents/register', { body: M.RegisterInput }, M.LocalAgent),
+  /** an offline agent of this machine: no relay, no login */
+  registerLocal: op('POST', '/v1/agents/local', { body: M.LocalRegisterInput }, M.LocalAgent),
   listAgents: op('GET', '/v1/agents', {}, Type.Array(M.LocalAgent)),
   getAgent: op('GET', '/v1/agents/:agent', agentOnly, M.LocalAgent),
   /** revokes the agent on its relay, then forgets it here; revoke=false only forgets it */
@@ -322,6 +324,7 @@ export interface DaemonApi {
   auditDeployments(): Promise<ApiAnswer<'auditDeployments'>>;
 
   register(input: ApiBody<'register'>): Promise<ApiAnswer<'register'>>;
+  registerLocal(input: ApiBody<'registerLocal'>): Promise<ApiAnswer<'registerLocal'>>;
   listAgents(): Promise<ApiAnswer<'listAgents'>>;
   getAgent(agent: string): Promise<ApiAnswer<'getAgent'>>;
   deregister(agent: string, options?: ApiQuery<'deregister'>): Promise<void>;

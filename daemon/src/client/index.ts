@@ -207,6 +207,9 @@ export class DaemonClient implements DaemonApi {
   register(input: ApiBody<'register'>) {
     return this.#call('register', { body: input });
   }
+  registerLocal(input: ApiBody<'registerLocal'>) {
+    return this.#call('registerLocal', { body: input });
+  }
   listAgents() {
     return this.#call('listAgents');
   }

@@ -30,7 +30,20 @@ export const DaemonStatus = Type.Object({
   home: Str(),
   started_at: Str(),
   vault: Type.Object({ kind: Literals(['keyring', 'file-encrypted', 'file-plain']), warning: Opt(Str()) }),
-  agents: Type.Array(Type.Object({ name: Str(), agent_number: Str(), deployment: Str(), session: SessionState })),
+  agents: Type.Array(
+    Type.Object({
+      name: Str(),
+      agent_number: Str(),
+      deployment: Str(),
+      session: SessionState,
+      /** `uplink`: a machine's nats-relay identity, `local`: a --local agent; neither has a relay session */
+      kind: Opt(Literals(['agent', 'uplink', 'local'])),
+      /** where its messages come from: the relay's HTTP stream, or its named source over the leaf uplink */
+      receive: Opt(Literals(['relay-stream', 'source'])),
+      /** the durable consumer on the hub, when receiving through a named source */
+      source: Opt(Str()),
+    }),
+  ),
 });
 export type DaemonStatus = Static<typeof DaemonStatus>;
 
@@ -104,6 +117,16 @@ export const RegisterInput = Type.Object({
   discoverable: Opt(Type.Boolean()),
 });
 export type RegisterInput = Static<typeof RegisterInput>;
+
+/** `svc register --local`: an offline agent of this machine (no relay, no login). */
+export const LocalRegisterInput = Type.Object(
+  {
+    /** local name, also its agent number among the local agents */
+    name: Str({ minLength: 1, maxLength: 128 }),
+  },
+  { additionalProperties: false },
+);
+export type LocalRegisterInput = Static<typeof LocalRegisterInput>;
 
 export const LocalAgent = Type.Object({
   name: Str(),

@@ -25,6 +25,8 @@ export interface DaemonConfig {
   /** backoff of the outbox (messages queued while the relay did not answer) */
   outboxRetryMinMs: number;
   outboxRetryMaxMs: number;
+  /** the leaf uplink's creds are renewed when this share of their remaining life has passed (0 < share < 1) */
+  uplinkRenewShare: number;
   version: string;
 }
 
@@ -50,6 +52,7 @@ export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {
     heartbeatMs: overrides.heartbeatMs ?? (PRESENCE_WINDOW_SECONDS * 1000) / 2,
     outboxRetryMinMs: overrides.outboxRetryMinMs ?? 1_000,
     outboxRetryMaxMs: overrides.outboxRetryMaxMs ?? 60_000,
+    uplinkRenewShare: overrides.uplinkRenewShare ?? 0.8,
     version: overrides.version ?? DAEMON_VERSION,
   };
 }

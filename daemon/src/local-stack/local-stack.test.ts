@@ -48,8 +48,12 @@ describe('svc start --local-only: the local nats-server', () => {
     expect(status).toMatchObject({ running: true, local_only: true, url: `nats://127.0.0.1:${port}` });
     expect(proveOwnership(files.pidFile, files.configFile)).toMatchObject({ owned: true });
 
-    const a = await connect({ servers: `nats://127.0.0.1:${port}` });
-    const b = await connect({ servers: `nats://127.0.0.1:${port}` });
+    // only a client with the daemon's token gets in
+    await expect(connect({ servers: `nats://127.0.0.1:${port}`, reconnect: false })).rejects.toThrow();
+    await expect(connect({ servers: `nats://127.0.0.1:${port}`, token: 'guess', reconnect: false })).rejects.toThrow();
+    const token = stack.clientToken;
+    const a = await connect({ servers: `nats://127.0.0.1:${port}`, token });
+    const b = await connect({ servers: `nats://127.0.0.1:${port}`, token });
     const sub = b.subscribe('local.test', { max: 1 });
     await b.flush();
     a.publish('local.test', 'hello');

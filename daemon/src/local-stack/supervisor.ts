@@ -6,6 +6,7 @@
  * (client/local-stack/ownership.ts, which the CLI uses when no daemon answers).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Logger } from 'pino';
@@ -46,6 +47,8 @@ export class LocalStack {
   readonly #log: Logger;
   #child: ChildProcess | undefined;
   #opts: LocalStackOptions | undefined;
+  /** what the daemon's own client presents (in the 0600 config file, never in an answer) */
+  #token: string | undefined;
   #wanted = false;
   #restartTimer: NodeJS.Timeout | undefined;
 
@@ -53,6 +56,11 @@ export class LocalStack {
     this.#files = files;
     this.#log = log;
     this.#bin = bin;
+  }
+
+  /** The token clients of the running server present. */
+  get clientToken(): string | undefined {
+    return this.#token;
   }
 
   status(): LocalStackStatus {
@@ -69,13 +77,17 @@ export class LocalStack {
     };
   }
 
-  async start(opts: LocalStackOptions): Promise<LocalStackStatus> {
+  async start(input: LocalStackOptions): Promise<LocalStackStatus> {
     if (this.status().running) throw new DaemonError('local_stack_running');
     // a server this home started earlier (a daemon that crashed) is ours to replace
     const prior = proveOwnership(this.#files.pidFile, this.#files.configFile);
     if (prior.owned) await terminate(prior.record.pid);
     mkdirSync(this.#files.dir, { recursive: true, mode: 0o700 });
+    // a fresh token at each start: clients of an earlier run cannot come back
+    const token = input.clientToken ?? randomBytes(32).toString('base64url');
+    const opts: LocalStackOptions = { ...input, clientToken: token };
     writeFileSync(this.#files.configFile, localServerConfig(opts), { mode: 0o600 });
+    this.#token = token;
     this.#opts = opts;
     this.#wanted = true;
     await this.#spawn();

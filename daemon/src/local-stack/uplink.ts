@@ -5,7 +5,7 @@
  * file the local nats-server dials the hub with. Calling it again rotates the creds: the
  * relay revokes the old user and the server reconnects with the rewritten file.
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import type { AgentManager } from '../agents/manager.js';
 import { DaemonError } from '../errors.js';
 import type { AgentSession } from '../session/session.js';
@@ -27,6 +27,36 @@ export interface Uplink {
   inboxPrefix: string;
   sources: string[];
   expiresAt: string;
+  /** the local agents claimed, with their durable consumer on the hub */
+  claimed: Array<{ session: AgentSession; durable: string }>;
+}
+
+interface ClaimedSource {
+  durable: string;
+}
+
+/** Longest wait a timer takes (setTimeout's limit, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * When to renew creds that expire at `expiresAt`: once `share` of their remaining life has
+ * passed (0.8 of a day: 4.8 hours before the end, time enough for a relay that is down a
+ * while); at once when they expired already.
+ */
+export function renewalDelayMs(expiresAt: number, now: number, share: number): number {
+  const remaining = expiresAt - now;
+  if (!(remaining > 0)) return 0;
+  return Math.min(MAX_TIMER_MS, Math.floor(remaining * Math.min(1, Math.max(0, share))));
+}
+
+/** Gives `session`'s named source back (the relay deletes the consumer); one already gone is fine. */
+export async function releaseSource(uplink: AgentSession, session: AgentSession): Promise<void> {
+  const res = await uplink.relay.request({
+    method: 'DELETE',
+    path: `/api/v1/sources/${encodeURIComponent(session.config.agent_number)}`,
+  });
+  if (res.status >= 300 && res.status !== 404)
+    throw new DaemonError('local_stack_failed', `the relay did not release the named source (${res.status})`);
 }
 
 /** The local identity holding nats-relay: the one named, else the only one. */
@@ -53,15 +83,23 @@ export async function prepareUplink(agents: AgentManager, uplink: AgentSession, 
     .sessions()
     .filter((s) => s !== uplink && s.config.deployment === uplink.config.deployment)
     .filter((s) => s.config.capabilities.includes('http-relay'));
+  const claimed: Uplink['claimed'] = [];
   for (const s of locals) {
-    await uplink.relay.call({ method: 'POST', path: '/api/v1/sources', body: { agent: s.config.agent_number } });
+    const source = await uplink.relay.call<ClaimedSource>({
+      method: 'POST',
+      path: '/api/v1/sources',
+      body: { agent: s.config.agent_number },
+    });
+    claimed.push({ session: s, durable: source.durable });
   }
   const creds = await uplink.relay.call<UplinkCreds>({
     method: 'POST',
     path: '/api/v1/nats/issue-leaf-creds',
     body: {},
   });
-  writeFileSync(credsFile, creds.creds, { mode: 0o600 });
+  // whole or not at all: the local server may read it again any moment (its leaf reconnects)
+  writeFileSync(`${credsFile}.tmp`, creds.creds, { mode: 0o600 });
+  renameSync(`${credsFile}.tmp`, credsFile);
   return {
     identity: uplink.name,
     leafUrl: creds.leaf_url,
@@ -69,5 +107,6 @@ export async function prepareUplink(agents: AgentManager, uplink: AgentSession, 
     inboxPrefix: creds.inbox_prefix,
     sources: creds.sources,
     expiresAt: creds.expires_at,
+    claimed,
   };
 }

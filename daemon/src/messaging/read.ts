@@ -1,4 +1,5 @@
 /** Reading from the archive: inbox, conversation, check (long-poll), ack. */
+import { isLocalOnly } from '../agents/local-agent.js';
 import type { ArchivedMessage } from '../client/api.js';
 import { withMissing } from '../conversations/read-marks.js';
 import { DaemonError } from '../errors.js';
@@ -8,8 +9,11 @@ export const CHECK_CURSOR = 'check';
 export const MAX_CHECK_WAIT_S = 300;
 
 export async function inbox(session: AgentSession, source: 'auto' | 'local' | 'api'): Promise<ArchivedMessage[]> {
-  // `api` asks the relay now; `auto` does so only when the live stream is not connected.
-  if (source === 'api' || (source === 'auto' && session.state !== 'connected')) {
+  // `api` asks the relay now; `auto` does so only when the live stream is not connected (a
+  // --local agent has no relay: its archive is all there is)
+  if (isLocalOnly(session.config)) {
+    if (source === 'api') throw new DaemonError('local_agent_unreachable', 'A --local agent has no relay inbox.');
+  } else if (source === 'api' || (source === 'auto' && session.state !== 'connected')) {
     try {
       await session.sync();
     } catch (err) {

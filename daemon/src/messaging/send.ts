@@ -17,6 +17,7 @@ import {
   utf8,
 } from '@svc/shared';
 import { sealEnvelope } from '@svc/shared/node';
+import { isLocalOnly } from '../agents/local-agent.js';
 import { CONTENT_TYPES, type ContentType, type ReplyInput, type SendInput, type SentMessage } from '../client/api.js';
 import { sendToConversation } from '../conversations/groups.js';
 import { parseGroupId } from '../conversations/roster.js';
@@ -92,7 +93,22 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
         : 'send needs a recipient (to) or a direct conversation id',
     );
   }
-  const peer = await sealingKey(session, to);
+  // an agent of this machine, while the local server runs: its key is the daemon's own, and
+  // the envelope goes through the local server (no relay, no hub: it works offline too)
+  const edge = session.edge();
+  const local = edge ? session.localPeer(to) : undefined;
+  const localOnly = isLocalOnly(me);
+  if (localOnly && !local) {
+    throw new DaemonError(
+      'local_agent_unreachable',
+      edge
+        ? `${to} is not a local agent of this machine; a --local agent reaches only those.`
+        : 'A --local agent sends through the local nats-server: start it with `svc start --local-only`.',
+    );
+  }
+  const peer = local
+    ? { agentNumber: local.config.agent_number, key: local.keys().encPublic }
+    : await sealingKey(session, to);
   const conversationId = directConversationId(me.agent_number, peer.agentNumber);
   if (s.conversation_id !== undefined && s.conversation_id !== conversationId) {
     throw new DaemonError(
@@ -120,16 +136,33 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     recipientX25519Public: peer.key,
     senderEd25519Private: session.keys().signPrivate,
   });
-  let status: SentMessage['status'];
-  try {
-    status = await postEnvelope(session, envelope);
-  } catch (err) {
-    if (!isTransient(err)) throw err;
-    status = 'queued';
-    session.log.info(
-      { agent: me.name, message_id: header.message_id, err: (err as Error).message },
-      'relay unreachable; message queued',
-    );
+  let status: SentMessage['status'] | undefined;
+  let deliveredAt: string | undefined;
+  if (local && edge) {
+    try {
+      const answer = await edge.deliverLocal({ message_id: header.message_id, sender: me.agent_number, envelope });
+      status = 'accepted';
+      if (answer.outcome === 'archived' || answer.outcome === 'duplicate') deliveredAt = answer.received_at;
+    } catch (err) {
+      if (localOnly) throw err;
+      // the same envelope can still go the relay's way
+      session.log.warn(
+        { agent: me.name, message_id: header.message_id, err: (err as Error).message },
+        'local delivery failed; sending through the relay',
+      );
+    }
+  }
+  if (status === undefined) {
+    try {
+      status = await postEnvelope(session, envelope);
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+      status = 'queued';
+      session.log.info(
+        { agent: me.name, message_id: header.message_id, err: (err as Error).message },
+        'relay unreachable; message queued',
+      );
+    }
   }
   session.archive.insertMessage({
     message_id: header.message_id,
@@ -147,9 +180,22 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     envelope: JSON.stringify(envelope),
     send_state: status === 'queued' ? 'queued' : 'sent',
   });
+  if (deliveredAt) {
+    // the recipient archived it: what the relay's receipt would say
+    session.archive.recordReceipt(header.message_id, peer.agentNumber, 'acked', deliveredAt);
+  }
   if (status === 'queued') session.wakeOutbox();
   else
-    session.log.info({ agent: me.name, message_id: header.message_id, to: peer.agentNumber, status }, 'message sent');
+    session.log.info(
+      {
+        agent: me.name,
+        message_id: header.message_id,
+        to: peer.agentNumber,
+        status,
+        ...(local ? { via: 'local' } : {}),
+      },
+      'message sent',
+    );
   return {
     message_id: header.message_id,
     conversation_id: conversationId,

@@ -11,6 +11,7 @@ import type { Archive } from '../archive/archive.js';
 import type { SyncResult } from '../client/api.js';
 import { RelayError } from '../errors.js';
 import type { EventBus } from '../events.js';
+import type { EdgeLink, SourceFeed } from '../local-stack/edge-link.js';
 import { isTransient, postEnvelope } from '../messaging/send.js';
 import { relayCode } from '../relay/http.js';
 import { loadKeys, type Vault } from '../vault/index.js';
@@ -21,6 +22,8 @@ import { Peers } from './peers.js';
 import { readSse } from './sse.js';
 
 export type SessionState = 'connected' | 'connecting' | 'offline';
+/** Where the session takes its messages from: the relay's HTTP stream, or its named source on the hub. */
+export type ReceivePath = { via: 'relay-stream' } | { via: 'source'; durable: string };
 export const STREAM_CURSOR = 'stream';
 export const RECEIPTS_CURSOR = 'receipts';
 /** Sent messages older than this no longer make the session ask for receipts. */
@@ -46,6 +49,8 @@ export interface SessionOptions {
   saveConfig: (c: AgentConfig) => void;
   /** another agent of this daemon with that number, in the same deployment and tenant */
   localPeer?: (agentNumber: string) => AgentSession | undefined;
+  /** the local nats-server's link, while `svc start` runs it */
+  edge?: () => EdgeLink | undefined;
 }
 
 export class AgentSession {
@@ -63,6 +68,9 @@ export class AgentSession {
   #state: SessionState = 'offline';
   readonly #life = new AbortController();
   #abort?: AbortController;
+  /** the receive loop's own: switching between the HTTP stream and a named source ends only it */
+  #receiveAbort?: AbortController;
+  #feed: SourceFeed | undefined;
   #loop?: Promise<void>;
   #receiptsLoop?: Promise<void>;
   #outboxLoop?: Promise<void>;
@@ -137,19 +145,54 @@ export class AgentSession {
     // A dedicated nats-relay identity (a machine's leaf uplink) has no agent route on the
     // relay: it gets no stream, outbox or heartbeat, only its uplink calls (local-stack/uplink.ts).
     if (!this.config.capabilities.includes('http-relay')) {
-      this.log.info({ agent: this.name }, 'no http-relay capability: no relay session (a leaf uplink identity)');
+      this.log.info({ agent: this.name }, 'no http-relay capability: no relay session (a leaf uplink or local agent)');
       return;
     }
     this.#abort = new AbortController();
-    this.#loop = this.#run(this.#abort.signal);
+    this.#startReceiving();
     this.#receiptsLoop = this.#pollReceipts(this.#abort.signal);
     this.#outboxLoop = this.#runOutbox(this.#abort.signal);
     this.#heartbeatLoop = this.#heartbeat(this.#abort.signal);
   }
 
+  #startReceiving(): void {
+    const ac = new AbortController();
+    this.#receiveAbort = ac;
+    const feed = this.#feed;
+    this.#loop = feed ? this.#runSource(feed, ac.signal) : this.#run(ac.signal);
+  }
+
+  get receivePath(): ReceivePath {
+    return this.#feed ? { via: 'source', durable: this.#feed.durable } : { via: 'relay-stream' };
+  }
+
+  /**
+   * Receives through `feed` (a named source across the leaf uplink) instead of the relay's
+   * HTTP stream, or back through the stream when `feed` is undefined. The running receive
+   * loop ends first, so the two never run at once.
+   */
+  async receiveThrough(feed: SourceFeed | undefined): Promise<void> {
+    this.#feed = feed;
+    if (!this.#loop || this.#life.signal.aborted) return;
+    this.#receiveAbort?.abort();
+    this.#wake?.();
+    await this.#loop;
+    if (this.#life.signal.aborted) return;
+    this.log.info(
+      { agent: this.name, ...(feed ? { via: 'source', durable: feed.durable } : { via: 'relay-stream' }) },
+      'receive path',
+    );
+    this.#startReceiving();
+  }
+
   /** Another agent of this machine (same deployment and tenant) by number, if there is one. */
   localPeer(agentNumber: string): AgentSession | undefined {
     return this.#opts.localPeer?.(agentNumber);
+  }
+
+  /** The local nats-server's link (local delivery), if the local stack runs. */
+  edge(): EdgeLink | undefined {
+    return this.#opts.edge?.();
   }
 
   /** A message was queued: try the outbox now. */
@@ -165,6 +208,7 @@ export class AgentSession {
   async stop(): Promise<void> {
     this.#life.abort();
     this.#abort?.abort();
+    this.#receiveAbort?.abort();
     this.#wake?.();
     await Promise.all([this.#loop, this.#receiptsLoop, this.#outboxLoop, this.#heartbeatLoop]);
     this.#loop = undefined;
@@ -376,6 +420,53 @@ export class AgentSession {
         this.#wake = wake;
       });
     }
+  }
+
+  /**
+   * Receives through a named source: each envelope pulled from the hub (in stream order) is
+   * archived, then acknowledged on the hub, then on the relay (which deletes it and writes
+   * the sender's receipt). A crash before the hub's ack brings the envelope again, and the
+   * archive takes it once.
+   */
+  async #runSource(feed: SourceFeed, signal: AbortSignal): Promise<void> {
+    let attempt = 0;
+    while (!signal.aborted) {
+      this.#setState('connecting');
+      try {
+        // connected once the hub answers for the source, before any message comes
+        for await (const m of feed.pull(signal, () => this.#sourceUp())) {
+          // a failure that may pass throws: the feed gives this envelope back, then the rest
+          const outcome = await this.inbound.process(m.item);
+          await m.ack();
+          this.log.info(
+            { agent: this.name, message_id: m.item.message_id, via: 'source', durable: feed.durable, outcome },
+            'envelope received',
+          );
+          await this.ackRelay(m.item.message_id);
+          attempt = 0;
+        }
+      } catch (err) {
+        if (signal.aborted) break;
+        this.log.warn(
+          { agent: this.name, durable: feed.durable, err: (err as Error).message },
+          'named source failed; retrying',
+        );
+      }
+      if (signal.aborted) break;
+      this.#setState('connecting');
+      const delay = Math.min(this.#opts.reconnectMaxMs, this.#opts.reconnectMinMs * 2 ** attempt);
+      attempt++;
+      await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal, (wake) => {
+        this.#wake = wake;
+      });
+    }
+  }
+
+  async #sourceUp(): Promise<void> {
+    if (this.#state === 'connected') return;
+    await this.refreshMutes();
+    this.#setState('connected');
+    await this.#flushAcks();
   }
 
   /** Pulls every pending envelope over plain HTTP (no stream needed) and processes it. */

@@ -17,6 +17,24 @@ export interface TenantKeys {
 /** What must survive a restart besides keys: revoked users stay revoked after re-issue. */
 interface TenantState {
   revocations: Record<string, number>;
+  /**
+   * When the users minted with an expiry expire (unix seconds). A revocation is needed only
+   * until then (the server refuses an expired JWT anyway), so the list is pruned by it and
+   * does not grow with every rotation. A user without a recorded expiry stays revoked.
+   */
+  expires: Record<string, number>;
+}
+
+/** Drops what expired users no longer need; true when something was dropped. */
+function pruneExpired(state: TenantState, nowSeconds: number): boolean {
+  let pruned = false;
+  for (const [key, exp] of Object.entries(state.expires)) {
+    if (exp >= nowSeconds) continue;
+    delete state.expires[key];
+    delete state.revocations[key];
+    pruned = true;
+  }
+  return pruned;
 }
 
 export interface TenantAccountsOptions {
@@ -28,6 +46,8 @@ export interface TenantAccountsOptions {
   diskStorage: number;
   requestTimeoutMs: number;
   logger: Logger;
+  /** the clock of revocations and expiries (ms), default Date.now */
+  now?: () => number;
 }
 
 /**
@@ -62,10 +82,20 @@ export class TenantAccounts {
     return { account, accountPub: account.getPublicKey(), signing, relayUser };
   }
 
+  #nowSeconds(): number {
+    return Math.floor((this.#opts.now ?? Date.now)() / 1000);
+  }
+
+  async #writeState(tenantId: string, state: TenantState): Promise<void> {
+    await writeSecretFile(tenantFiles(this.#opts.layout, tenantId).stateFile, `${JSON.stringify(state, null, 2)}\n`);
+  }
+
   /** Issues the tenant's account JWT from its keys and saved state and pushes it. */
   publish(tenantId: string): Promise<void> {
     return this.#serialized(tenantId, async () => {
-      await this.#push(tenantId, await this.#readState(tenantId));
+      const state = await this.#readState(tenantId);
+      if (pruneExpired(state, this.#nowSeconds())) await this.#writeState(tenantId, state);
+      await this.#push(tenantId, state);
     });
   }
 
@@ -77,9 +107,11 @@ export class TenantAccounts {
     return this.#serialized(tenantId, async () => {
       const state = await this.#readState(tenantId);
       // A revocation covers user JWTs issued at or before this second.
-      const now = Math.floor(Date.now() / 1000);
+      const now = this.#nowSeconds();
       for (const key of userPublicKeys) state.revocations[key] = now;
-      await writeSecretFile(tenantFiles(this.#opts.layout, tenantId).stateFile, `${JSON.stringify(state, null, 2)}\n`);
+      // after adding: a user that expired already needs no revocation either
+      pruneExpired(state, now);
+      await this.#writeState(tenantId, state);
       await this.#push(tenantId, state);
       this.#opts.logger.info({ tenant: tenantId, users: userPublicKeys }, 'bus: users revoked');
     });
@@ -87,7 +119,17 @@ export class TenantAccounts {
 
   async mintUser(tenantId: string, user: KeyPair, claims: UserClaims): Promise<string> {
     const keys = await this.keys(tenantId);
-    return credsFile(await userJwt(user, keys.accountPub, keys.signing, claims), user);
+    if (claims.expiresInSeconds === undefined) {
+      return credsFile(await userJwt(user, keys.accountPub, keys.signing, claims), user);
+    }
+    const exp = this.#nowSeconds() + claims.expiresInSeconds;
+    // its expiry is recorded before the creds exist, so a revocation of it can be pruned later
+    await this.#serialized(tenantId, async () => {
+      const state = await this.#readState(tenantId);
+      state.expires[user.getPublicKey()] = exp;
+      await this.#writeState(tenantId, state);
+    });
+    return credsFile(await userJwt(user, keys.accountPub, keys.signing, { ...claims, expiresAt: exp }), user);
   }
 
   async #push(tenantId: string, state: TenantState): Promise<void> {
@@ -111,9 +153,9 @@ export class TenantAccounts {
       const parsed = JSON.parse(await readFile(tenantFiles(this.#opts.layout, tenantId).stateFile, 'utf8')) as
         | Partial<TenantState>
         | undefined;
-      return { revocations: { ...(parsed?.revocations ?? {}) } };
+      return { revocations: { ...(parsed?.revocations ?? {}) }, expires: { ...(parsed?.expires ?? {}) } };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { revocations: {} };
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { revocations: {}, expires: {} };
       throw err;
     }
   }

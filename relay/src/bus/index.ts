@@ -50,6 +50,8 @@ export interface BusOptions {
   leafAdvertise?: string;
   /** Per-tenant limits, default { consumers: 1024 }. */
   tenantLimits?: Partial<TenantLimits>;
+  /** The clock of user expiries and revocations (ms), default Date.now. */
+  now?: () => number;
 }
 
 export interface TenantLimits {
@@ -113,6 +115,7 @@ export class Bus {
     quota: StreamQuota;
     blobQuota: number;
     timeoutMs: number;
+    now?: () => number;
   }) {
     this.clientUrl = init.clientUrl;
     this.leafUrl = init.leafUrl;
@@ -133,6 +136,7 @@ export class Bus {
       diskStorage: init.quota.maxBytes > 0 && init.blobQuota > 0 ? 2 * init.quota.maxBytes + init.blobQuota : -1,
       requestTimeoutMs: init.timeoutMs,
       logger: init.logger,
+      ...(init.now ? { now: init.now } : {}),
     });
   }
 
@@ -210,6 +214,7 @@ export class Bus {
         quota,
         blobQuota,
         timeoutMs,
+        ...(opts.now ? { now: opts.now } : {}),
       });
       try {
         for (const tenant of opts.tenants) await bus.ensureTenant(tenant);

@@ -103,6 +103,8 @@ export interface UserClaims {
   sub?: string[];
   connectionTypes?: string[];
   expiresInSeconds?: number;
+  /** the JWT's `exp` (unix seconds); wins over expiresInSeconds */
+  expiresAt?: number;
 }
 
 /**
@@ -121,7 +123,8 @@ export async function userJwt(
   if (claims.connectionTypes)
     nats.allowed_connection_types = claims.connectionTypes as User['allowed_connection_types'];
   const exp =
-    claims.expiresInSeconds === undefined ? undefined : Math.floor(Date.now() / 1000) + claims.expiresInSeconds;
+    claims.expiresAt ??
+    (claims.expiresInSeconds === undefined ? undefined : Math.floor(Date.now() / 1000) + claims.expiresInSeconds);
   return encodeUser(
     claims.name,
     user,

@@ -12,7 +12,7 @@ import type { RelayBase } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
 import { releaseSourcesOf } from './sources.js';
 
-type Ctx = Pick<RelayBase, 'config' | 'ledger' | 'stores' | 'bus' | 'logger' | 'now'>;
+type Ctx = Pick<RelayBase, 'config' | 'ledger' | 'stores' | 'bus' | 'logger' | 'now' | 'sourceClaims'>;
 
 export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void> {
   const bus = ctx.bus;

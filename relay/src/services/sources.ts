@@ -13,7 +13,7 @@ import type { RelayBase } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
 import type { SourceRow } from '../ledger/sources.js';
 
-type Ctx = Pick<RelayBase, 'config' | 'ledger' | 'stores' | 'bus' | 'logger' | 'now'>;
+type Ctx = Pick<RelayBase, 'config' | 'ledger' | 'stores' | 'bus' | 'logger' | 'now' | 'sourceClaims'>;
 
 const BUS_TIMEOUT_MS = 2000;
 
@@ -26,23 +26,9 @@ export interface ClaimedSource {
   created_at: string;
 }
 
-const queues = new WeakMap<object, Map<string, Promise<unknown>>>();
-
-/** Runs `fn` after every earlier call for the same tenant of the same ledger has settled. */
+/** Runs `fn` after every earlier source operation on the same tenant of this relay has settled. */
 function serialized<T>(ctx: Ctx, tenantId: string, fn: () => Promise<T>): Promise<T> {
-  let perLedger = queues.get(ctx.ledger);
-  if (!perLedger) {
-    perLedger = new Map();
-    queues.set(ctx.ledger, perLedger);
-  }
-  const map = perLedger;
-  const next = (map.get(tenantId) ?? Promise.resolve()).then(fn);
-  const settled = next.catch(() => undefined);
-  map.set(tenantId, settled);
-  void settled.then(() => {
-    if (map.get(tenantId) === settled) map.delete(tenantId);
-  });
-  return next;
+  return ctx.sourceClaims.run(tenantId, fn);
 }
 
 function describe(row: SourceRow, agent: AgentRow): ClaimedSource {

@@ -15,6 +15,11 @@ export interface LocalStackOptions {
   monitorPort: number;
   /** Absent: local-only (no uplink, no cross-machine delivery). */
   uplink?: { leafUrl: string; credsFile: string };
+  /**
+   * The token every client of the server must present. The leaf link gives local clients
+   * the hub's named sources, and local delivery answers on it: no other process may use it.
+   */
+  clientToken?: string;
 }
 
 export interface LocalStackFiles {
@@ -60,6 +65,7 @@ export function localServerConfig(opts: LocalStackOptions): string {
     `port: ${opts.port}`,
     `http: ${q(`${opts.listen.includes(':') ? `[${opts.listen}]` : opts.listen}:${opts.monitorPort}`)}`,
   ];
+  if (opts.clientToken) lines.push(`authorization: { token: ${q(opts.clientToken)} }`);
   if (opts.uplink) {
     lines.push(
       'leafnodes: {',

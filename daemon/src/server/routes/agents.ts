@@ -1,5 +1,6 @@
 import { parseEnrollmentCode } from '@svc/shared';
 import { acceptPeerKey, generateKeys, keyStatus, uploadSigning } from '../../agents/keys.js';
+import { createLocalAgent, isLocalOnly } from '../../agents/local-agent.js';
 import { register } from '../../agents/register.js';
 import { localAgent } from '../../agents/store.js';
 import { DAEMON_API as API } from '../../client/api.js';
@@ -55,7 +56,13 @@ export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
       vault: ctx.vault,
       exists: (n) => ctx.agents.exists(n),
     });
-    ctx.agents.add(config, answer);
+    ctx.localStack.agentAdded(ctx.agents.add(config, answer));
+    return reply.status(201).send(localAgent(config));
+  });
+
+  route(app, API.registerLocal, async (request, reply) => {
+    const config = createLocalAgent({ input: request.body, vault: ctx.vault, exists: (n) => ctx.agents.exists(n) });
+    ctx.agents.add(config);
     return reply.status(201).send(localAgent(config));
   });
 
@@ -63,8 +70,11 @@ export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
   route(app, API.getAgent, async (request) => localAgent(agent(request).config));
   route(app, API.deregister, async (request) => {
     const session = agent(request);
-    // revoke=false: forget locally only (a relay that is gone for good); the credentials stay valid there
-    if (request.query.revoke !== false) await revokeSelf(session);
+    // its named source first, while the uplink may still speak for it
+    await ctx.localStack.forget(session);
+    // revoke=false: forget locally only (a relay that is gone for good); the credentials stay
+    // valid there. A local agent has no relay to revoke it on.
+    if (request.query.revoke !== false && !isLocalOnly(session.config)) await revokeSelf(session);
     await ctx.agents.remove(session.name);
     return {};
   });

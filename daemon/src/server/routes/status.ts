@@ -1,7 +1,18 @@
-import { DAEMON_API as API } from '../../client/api.js';
+import { LOCAL_CAPABILITY } from '../../agents/local-agent.js';
+import { DAEMON_API as API, type DaemonStatus } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { unreadCount } from '../../messaging/conversations.js';
+import type { ReceivePath } from '../../session/session.js';
 import { type DaemonApp, route } from './route.js';
+
+function kindOf(capabilities: readonly string[]): 'agent' | 'uplink' | 'local' {
+  if (capabilities.includes('http-relay')) return 'agent';
+  return capabilities.includes(LOCAL_CAPABILITY) ? 'local' : 'uplink';
+}
+
+function receiveOf(p: ReceivePath): Pick<DaemonStatus['agents'][number], 'receive' | 'source'> {
+  return p.via === 'source' ? { receive: 'source', source: p.durable } : { receive: 'relay-stream' };
+}
 
 export function statusRoutes(app: DaemonApp, ctx: DaemonContext): void {
   route(app, API.status, async () => ({
@@ -15,6 +26,8 @@ export function statusRoutes(app: DaemonApp, ctx: DaemonContext): void {
       agent_number: s.config.agent_number,
       deployment: s.config.deployment,
       session: s.state,
+      kind: kindOf(s.config.capabilities),
+      ...(s.config.capabilities.includes('http-relay') ? receiveOf(s.receivePath) : {}),
     })),
   }));
 

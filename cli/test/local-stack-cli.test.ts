@@ -1,0 +1,63 @@
+/** `svc register --local` and `svc doctor` around the local stack, against a scripted daemon link. */
+import { describe, expect, it } from 'vitest';
+import { AGENT, fakeLink, svc } from './helpers.js';
+
+const status = (agents: unknown[]) => ({
+  version: '0.1.0',
+  pid: 1,
+  home: '/h',
+  started_at: '2025-01-01T00:00:00.000Z',
+  vault: { kind: 'file-encrypted' },
+  agents,
+});
+
+describe('svc register --local', () => {
+  it('asks the daemon for a local agent by name; no grant, no deployment', async () => {
+    const local = { ...AGENT, name: 'ann', agent_number: 'ann', deployment: 'local', api_url: '' };
+    const { link, calls } = fakeLink({ registerLocal: () => local });
+    const r = await svc(['register', '--local', '--name', 'ann', '--json'], { link });
+    expect(r.code).toBe(0);
+    expect(calls).toEqual([{ method: 'registerLocal', args: [{ name: 'ann' }] }]);
+    expect(JSON.parse(r.stdout)).toMatchObject({ name: 'ann', deployment: 'local' });
+  });
+
+  it('refuses a grant or a deployment with --local, and needs a name', async () => {
+    const { link, calls } = fakeLink({});
+    for (const args of [
+      ['register', '--local', '--name', 'ann', '--enrollment-grant', 'svce1.x'],
+      ['register', '--local', '--name', 'ann', '--deployment', 'dev'],
+      ['register', '--local'],
+    ]) {
+      const r = await svc(args, { link });
+      expect(r.code).toBe(2);
+    }
+    expect(calls).toEqual([]);
+  });
+});
+
+describe('svc doctor', () => {
+  it('an uplink identity or a --local agent without a relay session is no problem; the receive path is shown', async () => {
+    const { link } = fakeLink({
+      status: () =>
+        status([
+          {
+            name: 'bob',
+            agent_number: 'bob',
+            deployment: 'dev',
+            session: 'connected',
+            kind: 'agent',
+            receive: 'source',
+            source: 'src_bob',
+          },
+          { name: 'uplink-b', agent_number: 'uplink-b', deployment: 'dev', session: 'offline', kind: 'uplink' },
+          { name: 'ann', agent_number: 'ann', deployment: 'local', session: 'offline', kind: 'local' },
+        ]),
+      auditDeployments: () => [],
+    });
+    const r = await svc(['doctor'], { link });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('bob (connected, via named source src_bob)');
+    expect(r.stdout).toContain('uplink-b (uplink)');
+    expect(r.stdout).toContain('No problems found.');
+  });
+});

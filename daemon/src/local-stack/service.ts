@@ -1,0 +1,208 @@
+/**
+ * The machine's local stack as the daemon runs it: the nats-server child (supervisor.ts),
+ * the daemon's own connection to it (edge-link.ts), and, with an uplink, the named source
+ * of every local agent, through which those agents then receive instead of the relay's
+ * HTTP stream. Stopping it (or an agent leaving) puts the agents back on the stream.
+ */
+import { mkdirSync } from 'node:fs';
+import { toBase64url } from '@svc/shared';
+import type { Logger } from 'pino';
+import type { AgentManager } from '../agents/manager.js';
+import type { LocalStackStartInput, LocalStackStatus } from '../client/api.js';
+import type { LocalStackFiles } from '../client/local-stack/server-config.js';
+import { DaemonError } from '../errors.js';
+import type { InboundItem } from '../session/inbound.js';
+import type { AgentSession } from '../session/session.js';
+import { EdgeLink, type LocalDeliveryAnswer } from './edge-link.js';
+import { LocalStack } from './supervisor.js';
+import { prepareUplink, releaseSource, renewalDelayMs, type Uplink, uplinkIdentity } from './uplink.js';
+
+/** After a failed renewal, try again this soon (or sooner, at a quarter of the creds' remaining life). */
+const RENEW_RETRY_MS = 30_000;
+
+export class LocalStackService {
+  readonly #files: LocalStackFiles;
+  readonly #agents: AgentManager;
+  readonly #log: Logger;
+  readonly #stack: LocalStack;
+  #link: EdgeLink | undefined;
+  #uplink: { identity: AgentSession; info: Uplink; sources: Map<AgentSession, string> } | undefined;
+  readonly #renewShare: number;
+  #renewTimer: NodeJS.Timeout | undefined;
+  #renewing: Promise<void> = Promise.resolve();
+
+  constructor(files: LocalStackFiles, agents: AgentManager, log: Logger, opts: { renewShare: number }) {
+    this.#files = files;
+    this.#agents = agents;
+    this.#log = log;
+    this.#stack = new LocalStack(files, log);
+    this.#renewShare = opts.renewShare;
+  }
+
+  status(): LocalStackStatus {
+    const status = this.#stack.status();
+    const u = this.#uplink?.info;
+    if (!status.running || !u) return status;
+    return { ...status, inbox_prefix: u.inboxPrefix, sources: u.sources, creds_expire_at: u.expiresAt };
+  }
+
+  async start(input: LocalStackStartInput): Promise<LocalStackStatus> {
+    const base = { listen: input.listen, port: input.port, monitorPort: input.monitor_port };
+    if (this.#stack.status().running) throw new DaemonError('local_stack_running');
+    let uplink: Uplink | undefined;
+    let identity: AgentSession | undefined;
+    if (!input.local_only) {
+      identity = uplinkIdentity(this.#agents, input.as);
+      mkdirSync(this.#files.dir, { recursive: true, mode: 0o700 });
+      uplink = await prepareUplink(this.#agents, identity, this.#files.credsFile);
+    }
+    const status = await this.#stack.start({
+      ...base,
+      ...(uplink ? { uplink: { leafUrl: uplink.leafUrl, credsFile: uplink.credsFile } } : {}),
+    });
+    // recorded once the server runs: a failed start leaves no uplink behind
+    if (uplink && identity) {
+      this.#uplink = {
+        identity,
+        info: uplink,
+        sources: new Map(uplink.claimed.map((c) => [c.session, c.durable])),
+      };
+    }
+    try {
+      const link = await EdgeLink.open(
+        status.url as string,
+        this.#stack.clientToken as string,
+        uplink?.inboxPrefix,
+        this.#log,
+      );
+      link.serveLocal((item) => this.#deliverLocally(item));
+      this.#link = link;
+      this.#agents.edge = link;
+      for (const [session, durable] of this.#uplink?.sources ?? []) await session.receiveThrough(link.source(durable));
+      this.#scheduleRenewal(Date.parse(uplink?.expiresAt ?? ''));
+    } catch (err) {
+      await this.stop();
+      throw new DaemonError('local_stack_failed', `cannot use the local nats-server: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    return this.status();
+  }
+
+  async stop(): Promise<boolean> {
+    clearTimeout(this.#renewTimer);
+    this.#renewTimer = undefined;
+    const sources = this.#uplink?.sources ?? new Map<AgentSession, string>();
+    this.#uplink = undefined;
+    this.#agents.edge = undefined;
+    for (const session of sources.keys()) await session.receiveThrough(undefined);
+    await this.#link?.close();
+    this.#link = undefined;
+    return this.#stack.stop();
+  }
+
+  /**
+   * New uplink creds before the old ones expire (the relay revokes the old user; the local
+   * server reads the rewritten file when its leaf reconnects), claiming on the way a
+   * source for any local agent that has none yet. One renewal at a time.
+   */
+  renew(): Promise<void> {
+    const run = this.#renewing.then(() => this.#renew());
+    this.#renewing = run.catch(() => undefined);
+    return run;
+  }
+
+  async #renew(): Promise<void> {
+    const u = this.#uplink;
+    const link = this.#link;
+    if (!u || !link) return;
+    try {
+      const info = await prepareUplink(this.#agents, u.identity, this.#files.credsFile);
+      if (this.#uplink !== u) return; // stopped meanwhile
+      u.info = info;
+      for (const { session, durable } of info.claimed) {
+        if (u.sources.has(session)) continue;
+        u.sources.set(session, durable);
+        await session.receiveThrough(link.source(durable));
+      }
+      this.#log.info({ expires_at: info.expiresAt, sources: info.sources }, 'uplink creds renewed');
+      this.#scheduleRenewal(Date.parse(info.expiresAt));
+    } catch (err) {
+      if (this.#uplink !== u) return;
+      const remaining = Date.parse(u.info.expiresAt) - Date.now();
+      const retry = Math.max(1_000, Math.min(RENEW_RETRY_MS, remaining / 4));
+      this.#log.warn({ err: (err as Error).message, retry_ms: retry }, 'uplink creds not renewed; retrying');
+      this.#scheduleRenewal(undefined, retry);
+    }
+  }
+
+  #scheduleRenewal(expiresAt: number | undefined, delay?: number): void {
+    clearTimeout(this.#renewTimer);
+    this.#renewTimer = undefined;
+    if (!this.#uplink) return;
+    const ms =
+      delay ??
+      (expiresAt === undefined || Number.isNaN(expiresAt)
+        ? undefined
+        : renewalDelayMs(expiresAt, Date.now(), this.#renewShare));
+    if (ms === undefined) return;
+    this.#renewTimer = setTimeout(() => void this.renew(), ms);
+    this.#renewTimer.unref();
+  }
+
+  /** A local agent registered while the uplink runs: it gets its named source now. */
+  agentAdded(session: AgentSession): void {
+    const u = this.#uplink;
+    if (!u || session.config.deployment !== u.identity.config.deployment) return;
+    if (!session.config.capabilities.includes('http-relay')) return;
+    void this.renew();
+  }
+
+  /** An agent leaves this machine: its named source is given back and it stops pulling from it. */
+  async forget(session: AgentSession): Promise<void> {
+    const u = this.#uplink;
+    const durable = u?.sources.get(session);
+    if (!u || durable === undefined) return;
+    u.sources.delete(session);
+    await session.receiveThrough(undefined);
+    try {
+      await releaseSource(u.identity, session);
+      u.info.sources = u.info.sources.filter((d) => d !== durable);
+    } catch (err) {
+      // it stays claimed until the agent is revoked on the relay (which releases it)
+      this.#log.warn({ agent: session.name, err: (err as Error).message }, 'named source not released');
+    }
+  }
+
+  /**
+   * An envelope from another agent of this machine, through the local server: archived
+   * for the recipient it names. The sender's key comes from the daemon's own session of
+   * that agent (never from the message), and the envelope is verified with it as usual.
+   */
+  async #deliverLocally(item: InboundItem): Promise<LocalDeliveryAnswer> {
+    const h = (item.envelope as { header?: Record<string, unknown> } | undefined)?.header;
+    const recipient = this.#agents
+      .sessions()
+      .find(
+        (s) =>
+          s.config.agent_number === h?.recipient &&
+          s.config.deployment_id === h?.deployment_id &&
+          s.config.tenant_id === h?.tenant_id,
+      );
+    if (!recipient) return { error: 'unknown_recipient', message: 'no such agent on this machine' };
+    const sender = recipient.localPeer(item.sender);
+    if (!sender) return { error: 'unknown_sender', message: 'the sender is not an agent of this machine' };
+    if (!recipient.archive.getPeer(sender.config.agent_number)) {
+      const keys = sender.keys();
+      recipient.archive.pinPeer({
+        agent_number: sender.config.agent_number,
+        agent_id: sender.config.agent_id,
+        signing_public_key: toBase64url(keys.signPublic),
+        encryption_public_key: toBase64url(keys.encPublic),
+        key_version: null,
+      });
+    }
+    const outcome = await recipient.inbound.process(item);
+    return { outcome, received_at: new Date().toISOString() };
+  }
+}
