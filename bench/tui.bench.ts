@@ -249,7 +249,7 @@ try {
   for (let i = 0; i < RUNS; i++) {
     for (const [r, [, argv, env, patterns]] of runs.entries()) {
       const t = await tmux.time(argv, env, patterns);
-      t.forEach((ms, p) => times[r]?.[p]?.push(ms));
+      for (const [p, ms] of t.entries()) times[r]?.[p]?.push(ms);
     }
   }
   const [floor, version, tuiFirst, tuiDashboard] = times.flat().map(median) as [number, number, number, number];
