@@ -12,7 +12,9 @@
  *  - `svc tui`, dashboard: the frame with bob's inbox (`Inbox · 1 unread`), the one the
  *    issue's 500 ms is about.
  * Each figure is the median of BENCH_RUNS runs (default 15) after one warm-up run, the
- * commands taking turns so that a busy machine slows them alike.
+ * commands taking turns so that a busy machine slows them alike. BENCH_TUI_COMPARE=PATH
+ * (another checkout's cli/bin/svc.cjs, built) times its `svc tui` too, in the same turns:
+ * a before/after on the same machine load.
  *
  * Last line: `svc tui dashboard: N ms (x.x× node)`.
  */
@@ -31,6 +33,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SVC = join(ROOT, 'cli', 'bin', 'svc.cjs');
 const SOCKET = `svc-bench-tui-${randomBytes(4).toString('hex')}`;
 const TIMEOUT_MS = 20_000;
+const COMPARE = process.env.BENCH_TUI_COMPARE;
 
 if (!existsSync(join(ROOT, 'cli', 'dist', 'bundle', 'svc.cjs'))) {
   console.error('bench:tui: the CLI bundle is missing; run npm run build first');
@@ -244,6 +247,7 @@ try {
     // the header is the first line of every frame: connecting, daemon down or the dashboard
     ['svc tui', [process.execPath, SVC, 'tui'], bob.env, [/svc · /, /Inbox · 1 unread/]],
   ];
+  if (COMPARE) runs.push(['compared', [process.execPath, COMPARE, 'tui'], bob.env, [/svc · /, /Inbox · 1 unread/]]);
   for (const [, argv, env, patterns] of runs) await tmux.time(argv, env, patterns);
   const times = runs.map(([, , , patterns]) => patterns.map((): number[] => []));
   for (let i = 0; i < RUNS; i++) {
@@ -252,7 +256,14 @@ try {
       for (const [p, ms] of t.entries()) times[r]?.[p]?.push(ms);
     }
   }
-  const [floor, version, tuiFirst, tuiDashboard] = times.flat().map(median) as [number, number, number, number];
+  const [floor, version, tuiFirst, tuiDashboard, otherFirst, otherDashboard] = times.flat().map(median) as [
+    number,
+    number,
+    number,
+    number,
+    number?,
+    number?,
+  ];
   const load = loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
@@ -263,6 +274,11 @@ try {
   row('svc --version', version);
   row('svc tui: first frame', tuiFirst);
   row('svc tui: dashboard with the inbox', tuiDashboard);
+  if (otherFirst !== undefined && otherDashboard !== undefined) {
+    console.log(`  compared with ${COMPARE}:`);
+    row('svc tui: first frame', otherFirst);
+    row('svc tui: dashboard with the inbox', otherDashboard);
+  }
   console.log(`svc tui dashboard: ${Math.round(tuiDashboard)} ms (${(tuiDashboard / floor).toFixed(1)}× node)`);
 } finally {
   await cleanUp();
