@@ -4,11 +4,13 @@
 // compiles nothing it compiled before. The program imports each command module on demand,
 // which esbuild keeps as lazy initialisation: a run executes only its command's code.
 // The terminal UI (`svc tui`: @svc/tui with Ink, React and yoga-layout) is a second file,
-// tui.cjs, that the runner loads the same way for that command only: from node_modules,
+// tui.cjs (its cache written by one `svc tui` in a pseudo-terminal, below), that the runner
+// loads the same way for that command only: from node_modules,
 // as a few hundred ES modules with React's development build, it took ~0.5 s to load. Part
 // of `npm run build`; the output is never committed.
-import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -192,8 +194,45 @@ export function warmCodeCache() {
   execFileSync(process.execPath, [join(ROOT, 'cli', 'bin', 'svc.cjs'), 'send', '--help'], { stdio: 'ignore' });
 }
 
+/**
+ * Runs `svc tui` once in a pseudo-terminal (`script`, util-linux) with an empty SVC_HOME:
+ * it draws the daemon-down screen and quits on `q`, and the runner writes tui.cjs.cache as
+ * it exits, holding what a start compiles. Otherwise the first real `svc tui` writes it,
+ * when it exits, after a session that may have lasted hours. Resolves whether it did.
+ */
+export function warmTuiCodeCache(runner = join(ROOT, 'cli', 'bin', 'svc.cjs')) {
+  const home = mkdtempSync(join(tmpdir(), 'svc-tui-warm-'));
+  const quote = (a) => `'${a.replaceAll("'", "'\\''")}'`;
+  const child = spawn('script', ['-qefc', [process.execPath, runner, 'tui'].map(quote).join(' '), '/dev/null'], {
+    cwd: tmpdir(),
+    env: { ...process.env, TERM: process.env.TERM || 'xterm', SVC_HOME: home },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  return new Promise((done) => {
+    let out = '';
+    let quit = false;
+    // a deadline, so that a build never waits on a tui that does not draw
+    const deadline = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const finish = (ok) => {
+      clearTimeout(deadline);
+      rmSync(home, { recursive: true, force: true });
+      done(ok);
+    };
+    child.stdin.on('error', () => undefined);
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (quit || !out.includes('svc start')) return;
+      quit = true;
+      child.stdin.write('q');
+    });
+    child.once('error', () => finish(false)); // no `script` here
+    child.once('close', (code) => finish(quit && code === 0));
+  });
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   await bundleCli();
   warmCodeCache();
+  if (!(await warmTuiCodeCache())) process.stderr.write('the first svc tui will write its code cache\n');
   process.stderr.write(`bundled the svc CLI into ${relative(ROOT, BUNDLE_DIR)}/\n`);
 }

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { tempDir } from '@svc/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module script without types
-import { bundleCli, ROOT } from '../../scripts/bundle-cli.mjs';
+import { bundleCli, ROOT, warmTuiCodeCache } from '../../scripts/bundle-cli.mjs';
 
 const exec = promisify(execFile);
 
@@ -133,5 +133,12 @@ describe('the terminal UI bundle', () => {
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  }, 60_000);
+
+  it('the build writes its code cache with one svc tui in a pseudo-terminal', async () => {
+    const cache = join(dir, 'cli', 'dist', 'bundle', 'tui.cjs.cache');
+    rmSync(cache, { force: true });
+    expect(await warmTuiCodeCache(join(dir, 'cli', 'bin', 'svc.cjs'))).toBe(true);
+    expect(existsSync(cache)).toBe(true);
   }, 60_000);
 });
