@@ -69,7 +69,6 @@ interface Watch {
   /** first time (ms, performance.now()) each awaited pattern matched */
   seen: Map<RegExp, number>;
   patterns: RegExp[];
-  closed: boolean;
 }
 
 /** One tmux server on a private socket and a control-mode client that reports pane output. */
@@ -79,7 +78,6 @@ class Tmux {
   private panes = new Map<string, Watch>();
   /** output of a pane not yet known (its new-window reply still to come), with its time */
   private early = new Map<string, Array<[number, Buffer]>>();
-  private windows = new Map<string, string>();
   private replies: Array<(lines: string[]) => void> = [];
   /** the lines of the reply being read; `mine` false: a block this client did not ask for */
   private reply: { lines: string[]; mine: boolean } | undefined;
@@ -100,6 +98,8 @@ class Tmux {
       '-y',
       '30',
     ]);
+    // a command that exits at once keeps its window until killed: tmux reads all it wrote
+    execFileSync('tmux', ['-L', SOCKET, 'set', '-g', 'remain-on-exit', 'on']);
     this.client = spawn('tmux', ['-L', SOCKET, '-C', 'attach', '-t', 'bench'], { stdio: ['pipe', 'pipe', 'inherit'] });
     this.client.stdout?.setEncoding('utf8');
     this.client.stdout?.on('data', (d: string) => this.onData(d));
@@ -137,13 +137,6 @@ class Tmux {
         const w = this.panes.get(pane);
         if (w) this.receive(w, data, now);
         else this.early.set(pane, [...(this.early.get(pane) ?? []), [now, data]]);
-        continue;
-      }
-      const closed = /^%(?:unlinked-)?window-close (@\d+)/.exec(line);
-      if (closed) {
-        const pane = this.windows.get(closed[1] as string);
-        const w = pane ? this.panes.get(pane) : undefined;
-        if (w) w.closed = true;
       }
     }
   }
@@ -167,21 +160,16 @@ class Tmux {
    */
   async time(argv: string[], env: Record<string, string>, patterns: RegExp[]): Promise<number[]> {
     const command = ['env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...argv].map(quote).join(' ');
-    const w: Watch = { text: '', raw: [], seen: new Map(), patterns, closed: false };
+    const w: Watch = { text: '', raw: [], seen: new Map(), patterns };
     const t0 = performance.now();
     const [id] = await this.command(`new-window -d -P -F '#{window_id} #{pane_id}' ${quote(command)}`);
     const [window, pane] = (id ?? '').split(' ') as [string, string];
     this.panes.set(pane, w);
     for (const [at, data] of this.early.get(pane) ?? []) this.receive(w, data, at);
     this.early.delete(pane);
-    this.windows.set(window, pane);
     try {
       await until(
-        () => {
-          if (w.seen.size === patterns.length) return true;
-          if (w.closed) throw new Error(`${argv.join(' ')} exited before it showed ${patterns.join(', ')}`);
-          return false;
-        },
+        () => w.seen.size === patterns.length,
         TIMEOUT_MS,
         `${argv.join(' ')} to show ${patterns.join(', ')}`,
         2,
@@ -192,7 +180,6 @@ class Tmux {
     }
     await this.command(`kill-window -t ${window}`);
     this.panes.delete(pane);
-    this.windows.delete(window);
     return patterns.map((p) => (w.seen.get(p) as number) - t0);
   }
 
