@@ -13,6 +13,7 @@ export default defineConfig({
       { find: /^@svc\/daemon\/client$/, replacement: src('./daemon/src/client/index.ts') },
       { find: /^@svc\/daemon$/, replacement: src('./daemon/src/index.ts') },
       { find: /^@svc\/tui$/, replacement: src('./tui/src/index.ts') },
+      { find: /^@svc\/tui\/model$/, replacement: src('./tui/src/model.ts') },
       { find: /^@svc\/cli$/, replacement: src('./cli/src/index.ts') },
       // the test harness: one entry point per file (see e2e/harness/package.json exports)
       { find: /^@svc\/test-harness$/, replacement: src('./e2e/harness/src/index.ts') },

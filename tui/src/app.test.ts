@@ -16,7 +16,7 @@ import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clip, Dashboard } from './app.js';
-import type { Source } from './model.js';
+import { loadSnapshot, type Source } from './model.js';
 
 const status: DaemonStatus = {
   version: '0.1.0',
@@ -241,6 +241,53 @@ describe('svc tui frames', () => {
     expect(f).not.toMatch(/at .*\.ts:\d+/); // no stack trace
     data.up = true;
     await frame((f) => f.includes('hello bob'), 'the dashboard once the daemon answers');
+  });
+
+  it('starts from a snapshot asked for before it rendered, without asking the daemon again first', async () => {
+    const { source, data } = fakeSource();
+    const initial = loadSnapshot(source, undefined);
+    await initial;
+    data.inbox = []; // what a fresh load would show instead
+    const statusAsked: number[] = [];
+    let calls = 0;
+    const counted: Source = {
+      ...source,
+      status: () => {
+        calls++;
+        return source.status();
+      },
+      events: (o) => {
+        statusAsked.push(calls);
+        return source.events(o);
+      },
+    };
+    ui = render(createElement(Dashboard, { source: counted, initial, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('hello bob'), 'the message in the snapshot asked for first');
+    await frame((f) => f.includes('No unread messages.'), 'the reload once subscribed');
+    // subscribed to events before asking the daemon for anything itself
+    expect(statusAsked[0]).toBe(0);
+  });
+
+  it('asks for the status and the deployments together', async () => {
+    const { source } = fakeSource();
+    const asked: string[] = [];
+    let answer: (() => void) | undefined;
+    const slow: Source = {
+      ...source,
+      status: () => {
+        asked.push('status');
+        return new Promise((r) => (answer = () => r(source.status())));
+      },
+      listDeployments: () => {
+        asked.push('deployments');
+        return source.listDeployments();
+      },
+    };
+    const snapshot = loadSnapshot(slow);
+    await new Promise((r) => setImmediate(r));
+    expect(asked.sort()).toEqual(['deployments', 'status']); // the deployments asked before the status answered
+    answer?.();
+    expect(await snapshot).toMatchObject({ daemon: 'up', agent: 'bob' });
   });
 
   it('fits the terminal width it is given', async () => {

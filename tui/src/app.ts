@@ -30,6 +30,11 @@ export interface DashboardProps {
   retryMs?: number;
   /** terminal size when the output stream does not report one (tests) */
   size?: { columns: number; rows: number };
+  /**
+   * The first snapshot, already asked for (`svc tui` asks before it loads Ink, so the
+   * daemon answers while Ink loads): the first load waits for it instead of asking again.
+   */
+  initial?: Promise<Snapshot>;
 }
 
 /** One line of at most `width` characters. */
@@ -169,7 +174,7 @@ function StatusLines(props: { view: AgentView; width: number }) {
 }
 
 export function Dashboard(props: DashboardProps): ReactElement {
-  const { source } = props;
+  const { source, initial } = props;
   const retryMs = props.retryMs ?? 2000;
   const { exit } = useApp();
   const size = useTerminalSize(props.size);
@@ -184,21 +189,24 @@ export function Dashboard(props: DashboardProps): ReactElement {
   }, []);
   const alive = useRef(true);
 
-  const reload = useCallback(async () => {
-    try {
-      const next = await loadSnapshot(source, nav.current.agent);
-      if (!alive.current) return;
-      setSnap(next);
-      setError(undefined);
-      const o = nav.current.open;
-      if (next.daemon === 'up' && next.agent && o) {
-        const messages = await source.read(next.agent, o.id, { last: 200, verified: true });
-        if (alive.current && nav.current.open?.id === o.id) update({ open: { ...o, messages } });
+  const reload = useCallback(
+    async (asked?: Promise<Snapshot>) => {
+      try {
+        const next = await (asked ?? loadSnapshot(source, nav.current.agent));
+        if (!alive.current) return;
+        setSnap(next);
+        setError(undefined);
+        const o = nav.current.open;
+        if (next.daemon === 'up' && next.agent && o) {
+          const messages = await source.read(next.agent, o.id, { last: 200, verified: true });
+          if (alive.current && nav.current.open?.id === o.id) update({ open: { ...o, messages } });
+        }
+      } catch (err) {
+        if (alive.current) setError((err as Error).message);
       }
-    } catch (err) {
-      if (alive.current) setError((err as Error).message);
-    }
-  }, [source, update]);
+    },
+    [source, update],
+  );
 
   // the event stream drives every reload; while the daemon is down, ask again now and then
   useEffect(() => {
@@ -206,9 +214,11 @@ export function Dashboard(props: DashboardProps): ReactElement {
     let stream: Awaited<ReturnType<Source['events']>> | undefined;
     let timer: NodeJS.Timeout | undefined;
     let pending = false;
+    let first = initial;
     const follow = async () => {
       while (alive.current) {
-        await reload();
+        await reload(first);
+        first = undefined;
         try {
           stream = await source.events();
           await reload(); // what happened between the load and the subscription
@@ -237,7 +247,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
       clearTimeout(timer);
       stream?.close();
     };
-  }, [source, reload, retryMs]);
+  }, [source, reload, retryMs, initial]);
 
   const view = snap.daemon === 'up' ? snap : undefined;
   const { pane, sel, open, search } = nav.current;

@@ -1,7 +1,8 @@
 /**
  * What the dashboard shows, loaded from the daemon through its client only. `Source` is
  * the part of `DaemonClient` the dashboard reads (a DaemonClient is one); nothing here
- * writes: the dashboard is read-only.
+ * writes: the dashboard is read-only. Without Ink or React (`@svc/tui/model`): `svc tui`
+ * asks for the first snapshot before it loads them.
  */
 import type {
   ArchivedMessage,
@@ -47,13 +48,16 @@ const daemonDown = (err: unknown) => (err as { code?: string } | undefined)?.cod
 /** Everything about one agent (or the first), tolerating a relay that does not answer. */
 export async function loadSnapshot(source: Source, wanted?: string, withProfile = true): Promise<Snapshot> {
   let status: DaemonStatus;
+  // asked together: one round trip to the daemon before the agent's own calls, not two
+  const deploymentsAsked = source.listDeployments();
+  deploymentsAsked.catch(() => undefined); // a daemon that is down fails both: reported once, below
   try {
     status = await source.status();
   } catch (err) {
     if (daemonDown(err)) return { daemon: 'down', home: source.home, reason: (err as Error).message };
     throw err;
   }
-  const deployments = await source.listDeployments();
+  const deployments = await deploymentsAsked;
   const agent = status.agents.find((a) => a.name === wanted)?.name ?? status.agents[0]?.name;
   if (agent === undefined) return { daemon: 'up', status, deployments, inbox: [], conversations: [] };
   const [inbox, conversations, trust, profile] = await Promise.all([
