@@ -33,10 +33,13 @@ export class PendingTotals {
     return this.#quota.maxCount > 0 || this.#quota.maxBytes > 0;
   }
 
-  #of(recipientRow: string): Totals {
+  async #of(recipientRow: string): Promise<Totals> {
+    const cached = this.#totals.get(recipientRow);
+    if (cached) return cached;
+    const row = await this.#store.pendingTotals(recipientRow);
+    // another request may have read them meanwhile: keep the first, it may hold reservations
     let t = this.#totals.get(recipientRow);
     if (!t) {
-      const row = this.#store.pendingTotals(recipientRow);
       t = { count: row.count, bytes: row.bytes };
       this.#totals.set(recipientRow, t);
     }
@@ -44,9 +47,10 @@ export class PendingTotals {
   }
 
   /** Counts the envelopes in, or throws 507 recipient_inbox_full (and counts nothing). */
-  reserve(recipientRow: string, recipientNumber: string, count: number, bytes: number): void {
+  async reserve(recipientRow: string, recipientNumber: string, count: number, bytes: number): Promise<void> {
     if (!this.enabled) return;
-    const t = this.#of(recipientRow);
+    // checked and counted with no await between: two requests at once cannot both slip under
+    const t = await this.#of(recipientRow);
     const { maxCount, maxBytes } = this.#quota;
     if ((maxCount > 0 && t.count + count > maxCount) || (maxBytes > 0 && t.bytes + bytes > maxBytes)) {
       throw new SvcError('recipient_inbox_full', undefined, {
