@@ -326,7 +326,14 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
 
     it('named sources: one active source per consumer name', async () => {
       const [agent, edge] = [await enroll(a, 'src'), await enroll(a, 'edge')];
-      const src = (id: string) => ({ id, tenant_id: 't', agent_row: agent, edge_row: edge, durable: 'd1', created_at: NOW });
+      const src = (id: string) => ({
+        id,
+        tenant_id: 't',
+        agent_row: agent,
+        edge_row: edge,
+        durable: 'd1',
+        created_at: NOW,
+      });
       const results = await Promise.allSettled([
         createStores(a).sources.insert(src('s1')),
         createStores(b).sources.insert(src('s2')),

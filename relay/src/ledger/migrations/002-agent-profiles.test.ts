@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { insertAgent, insertGrant } from '../../../test/helpers/ledger-rows.js';
 import { migrate, openDatabase } from '../database.js';
+import { SqliteDatabase } from '../sqlite.js';
 import { migration001 } from './001-initial.js';
 import { migration002 } from './002-agent-profiles.js';
 
 const SECRET = 'ab'.repeat(32);
 
-describe('migration 002-agent-profiles', () => {
+describe('migration 002-agent-profiles', async () => {
   const db = openDatabase(':memory:');
-  migrate(db, [migration001, migration002]);
+  await migrate(new SqliteDatabase(db), [migration001, migration002]);
   insertGrant(db);
   const agent = (id: string, agentId = 'a') => insertAgent(db, id, { agentId });
   const profile = (row: string, url: string | null, secret: string | null, at: number | null = secret ? 1 : null) =>
@@ -20,23 +21,23 @@ describe('migration 002-agent-profiles', () => {
   agent('r1');
   agent('r2', 'b');
 
-  it('records itself after 001 and is not applied twice', () => {
+  it('records itself after 001 and is not applied twice', async () => {
     expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'initial' },
       { version: 2, name: 'agent-profiles' },
     ]);
-    expect(migrate(db, [migration001, migration002])).toEqual([]);
+    expect(await migrate(new SqliteDatabase(db), [migration001, migration002])).toEqual([]);
   });
 
-  it('upgrades a ledger that already holds 001 data', () => {
+  it('upgrades a ledger that already holds 001 data', async () => {
     const old = openDatabase(':memory:');
-    migrate(old, [migration001]);
+    await migrate(new SqliteDatabase(old), [migration001]);
     insertGrant(old);
-    expect(migrate(old, [migration001, migration002])).toEqual([2]);
+    expect(await migrate(new SqliteDatabase(old), [migration001, migration002])).toEqual([2]);
     expect(old.prepare('SELECT count(*) AS n FROM agent_profiles').get()).toEqual({ n: 0 });
   });
 
-  it('keeps the endpoint and the webhook secret together, the secret 64 lower-case hex', () => {
+  it('keeps the endpoint and the webhook secret together, the secret 64 lower-case hex', async () => {
     expect(() => profile('r1', 'https://x.example/', null)).toThrow(/CHECK/);
     expect(() => profile('r1', null, SECRET)).toThrow(/CHECK/);
     expect(() => profile('r1', 'https://x.example/', 'AB'.repeat(32))).toThrow(/CHECK/);
@@ -51,14 +52,14 @@ describe('migration 002-agent-profiles', () => {
     );
   });
 
-  it('forgets the endpoint and secret when the incarnation is revoked', () => {
+  it('forgets the endpoint and secret when the incarnation is revoked', async () => {
     db.prepare('UPDATE agents SET revoked_at = 5 WHERE id = ?').run('r1');
     expect(
       db.prepare('SELECT endpoint_url, webhook_secret, webhook_secret_created_at FROM agent_profiles').get(),
     ).toEqual({ endpoint_url: null, webhook_secret: null, webhook_secret_created_at: null });
   });
 
-  it('keys blocks, mutes and contacts by tenant and agent ids, one row per pair, never oneself', () => {
+  it('keys blocks, mutes and contacts by tenant and agent ids, one row per pair, never oneself', async () => {
     for (const table of ['agent_blocks', 'agent_mutes']) {
       const ins = db.prepare(
         `INSERT INTO ${table} (tenant_id, agent_id, target_agent_id, target_agent_number, created_at) VALUES (?, ?, ?, ?, 0)`,
@@ -75,7 +76,7 @@ describe('migration 002-agent-profiles', () => {
     expect(() => contact.run()).toThrow(/UNIQUE|PRIMARY KEY/);
   });
 
-  it('stores reports with a reason of 10 to 2000 characters and real incarnations', () => {
+  it('stores reports with a reason of 10 to 2000 characters and real incarnations', async () => {
     const report = (id: string, reason: string, targetRow = 'r2') =>
       db
         .prepare(

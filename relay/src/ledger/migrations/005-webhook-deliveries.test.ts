@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { insertAgent, insertGrant } from '../../../test/helpers/ledger-rows.js';
 import { migrate, openDatabase } from '../database.js';
+import { SqliteDatabase } from '../sqlite.js';
 import { migration001 } from './001-initial.js';
 import { migration003 } from './003-messages.js';
 import { migration005 } from './005-webhook-deliveries.js';
 
-describe('migration 005-webhook-deliveries', () => {
+describe('migration 005-webhook-deliveries', async () => {
   // 001 (agents) and 003 (envelopes) only: 005 must not depend on 002 or 004.
   const db = openDatabase(':memory:');
-  migrate(db, [migration001, migration003, migration005]);
+  await migrate(new SqliteDatabase(db), [migration001, migration003, migration005]);
   insertGrant(db);
   insertAgent(db, 'row');
   const envelope = (messageId: string) =>
@@ -39,16 +40,16 @@ describe('migration 005-webhook-deliveries', () => {
         r.next === undefined ? 0 : r.next,
       );
 
-  it('records itself after 001 and 003 and is not applied twice', () => {
+  it('records itself after 001 and 003 and is not applied twice', async () => {
     expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'initial' },
       { version: 3, name: 'messages' },
       { version: 5, name: 'webhook-deliveries' },
     ]);
-    expect(migrate(db, [migration001, migration003, migration005])).toEqual([]);
+    expect(await migrate(new SqliteDatabase(db), [migration001, migration003, migration005])).toEqual([]);
   });
 
-  it('queues at most one delivery per envelope, and only for an envelope that exists', () => {
+  it('queues at most one delivery per envelope, and only for an envelope that exists', async () => {
     envelope('m1');
     delivery({ id: 'evt_1', message_id: 'm1' });
     expect(() => delivery({ id: 'evt_2', message_id: 'm1' })).toThrow(/UNIQUE/);
@@ -57,7 +58,7 @@ describe('migration 005-webhook-deliveries', () => {
     expect(() => delivery({ id: 'evt_4', message_id: 'm1', recipient_row: 'nobody' })).toThrow(/FOREIGN KEY/);
   });
 
-  it('checks the id form, the state, and that exactly pending rows have a next attempt time', () => {
+  it('checks the id form, the state, and that exactly pending rows have a next attempt time', async () => {
     envelope('m2');
     expect(() => delivery({ id: 'wh_1', message_id: 'm2' })).toThrow(/CHECK/);
     expect(() => delivery({ id: 'evt_5', message_id: 'm2', state: 'lost' })).toThrow(/CHECK/);
@@ -70,7 +71,7 @@ describe('migration 005-webhook-deliveries', () => {
     delivery({ id: 'evt_5', message_id: 'm2', state: 'gave_up', next: null, attempts: 3 });
   });
 
-  it('finds due rows through the partial index, and goes with its envelope', () => {
+  it('finds due rows through the partial index, and goes with its envelope', async () => {
     const plan = db
       .prepare("EXPLAIN QUERY PLAN SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?")
       .all(10) as Array<{ detail: string }>;

@@ -1,25 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { insertAgent, insertGrant } from '../../../test/helpers/ledger-rows.js';
 import { migrate, openDatabase } from '../database.js';
+import { SqliteDatabase } from '../sqlite.js';
 import { migration001 } from './001-initial.js';
 import { migration006 } from './006-challenge-bounds.js';
 
-describe('migration 006-challenge-bounds', () => {
+describe('migration 006-challenge-bounds', async () => {
   // Only 001 before it: 006 must not depend on 002 to 005.
   const db = openDatabase(':memory:');
-  migrate(db, [migration001, migration006]);
+  await migrate(new SqliteDatabase(db), [migration001, migration006]);
   insertGrant(db);
   insertAgent(db, 'row');
 
-  it('records itself after 001 alone and is not applied twice', () => {
+  it('records itself after 001 alone and is not applied twice', async () => {
     expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'initial' },
       { version: 6, name: 'challenge-bounds' },
     ]);
-    expect(migrate(db, [migration001, migration006])).toEqual([]);
+    expect(await migrate(new SqliteDatabase(db), [migration001, migration006])).toEqual([]);
   });
 
-  it('prunes by expiry and counts an agent’s rows through its indexes', () => {
+  it('prunes by expiry and counts an agent’s rows through its indexes', async () => {
     const insert = db.prepare(
       "INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (?, 'row', 'n', ?, ?)",
     );
