@@ -1,0 +1,140 @@
+/**
+ * The relay's main HTTP paths with its ledger on PostgreSQL (SVC_RELAY_LEDGER_DSN_FILE):
+ * enrollment (a grant redeemed once), challenge sign-in, send / pending / ack / receipts,
+ * the message id conflict, a webhook endpoint, and revocation. One PostgreSQL server for
+ * this file, started by the test harness; a real managed nats-server.
+ */
+import { newMessageId } from '@svc/shared';
+import { call, enrollmentBody, newIdentity, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
+import { type PostgresServer, postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintGrant } from '../src/services/grants.js';
+
+const missing = postgresUnavailable();
+let server: PostgresServer;
+let relay: BusRelay;
+let url: string;
+let alice: TestAgent;
+let bob: TestAgent;
+let carol: TestAgent;
+
+describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'the relay on a PostgreSQL ledger', () => {
+  beforeAll(async () => {
+    server = await startPostgres();
+    const db = await server.createDatabase();
+    url = db.url;
+    relay = await inProcessBusRelay({ SVC_RELAY_LEDGER_DSN_FILE: db.dsnFile });
+    [alice, bob, carol] = await Promise.all([relay.enroll('alice'), relay.enroll('bob'), relay.enroll('carol')]);
+  }, 90_000);
+
+  afterAll(async () => {
+    await relay?.close();
+    await server?.stop();
+  });
+
+  const send = (from: TestAgent, envelopes: unknown[]) =>
+    call<{ results?: Array<{ status: string }>; error?: string }>(
+      relay.url,
+      'POST',
+      '/api/v1/messages',
+      { envelopes },
+      from.auth,
+    );
+
+  it('keeps its rows in PostgreSQL, not in a SQLite file', async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const { rows } = await c.query('SELECT agent_id FROM agents WHERE revoked_at IS NULL ORDER BY agent_id');
+      expect(rows.map((r: { agent_id: string }) => r.agent_id)).toEqual(['alice', 'bob', 'carol']);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it('redeems a grant once: two enrollments with one code at once, one 201 and one 403', async () => {
+    const grant = await mintGrant(relay.relay.context, {
+      tenantId: 'default',
+      agentId: 'dave',
+      capabilities: ['http-relay'],
+      createdBy: 'test',
+    });
+    const [x, y] = await Promise.all(
+      [newIdentity(), newIdentity()].map((id) =>
+        call(relay.url, 'POST', '/api/v1/enrollment', enrollmentBody(grant.enrollment_code, id)),
+      ),
+    );
+    expect([x.status, y.status].sort()).toEqual([201, 403]);
+  });
+
+  it('sends, lists pending, acknowledges, and returns the receipt', async () => {
+    const envelope = sealFor(alice, bob, 'hello over postgres');
+    expect((await send(alice, [envelope])).status).toBe(202);
+    expect((await send(alice, [envelope])).body.results?.[0]?.status).toBe('duplicate');
+    const pending = await call<{ envelopes: Array<{ message_id: string; sender: string }> }>(
+      relay.url,
+      'GET',
+      '/api/v1/messages/pending?limit=10',
+      undefined,
+      bob.auth,
+    );
+    expect(pending.body.envelopes.map((e) => [e.message_id, e.sender])).toEqual([
+      [envelope.header.message_id, alice.number],
+    ]);
+    const ack = await call(
+      relay.url,
+      'POST',
+      `/api/v1/messages/${envelope.header.message_id}/ack`,
+      undefined,
+      bob.auth,
+    );
+    expect(ack.status).toBe(200);
+    const receipts = await call<{ receipts: Array<{ message_id: string; recipient: string }> }>(
+      relay.url,
+      'GET',
+      '/api/v1/receipts',
+      undefined,
+      alice.auth,
+    );
+    expect(receipts.body.receipts).toEqual([
+      expect.objectContaining({ message_id: envelope.header.message_id, recipient: bob.number }),
+    ]);
+  });
+
+  it('accepts a message id once: two senders at once, one 202 and one 409', async () => {
+    const id = newMessageId();
+    const [a, c] = await Promise.all([
+      send(alice, [sealFor(alice, bob, 'a', { message_id: id })]),
+      send(carol, [sealFor(carol, bob, 'c', { message_id: id })]),
+    ]);
+    expect([a.status, c.status].sort()).toEqual([202, 409]);
+  });
+
+  it('sets a webhook endpoint (a secret shown once) and forgets it at revocation', async () => {
+    const set = await call<{ webhook_secret?: string; webhook_secret_set: boolean }>(
+      relay.url,
+      'PATCH',
+      '/api/v1/agents/me',
+      { endpoint_url: 'https://hooks.example.com/svc' },
+      carol.auth,
+    );
+    expect(set.status).toBe(200);
+    expect(set.body.webhook_secret).toMatch(/^[0-9a-f]{64}$/);
+    const revoked = await call(relay.url, 'POST', '/api/v1/agents/me/revoke', undefined, carol.auth);
+    expect(revoked.status).toBe(200);
+    // revoked: its token stops working at once
+    expect((await call(relay.url, 'GET', '/api/v1/agents/me', undefined, carol.auth)).status).toBe(401);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const { rows } = await c.query(
+        "SELECT p.webhook_secret FROM agent_profiles p JOIN agents a ON a.id = p.agent_row WHERE a.agent_id = 'carol'",
+      );
+      expect(rows).toEqual([{ webhook_secret: null }]);
+    } finally {
+      await c.end();
+    }
+  });
+});
