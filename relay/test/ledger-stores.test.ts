@@ -247,14 +247,16 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
       expect(await wa.webhooks.due(lease + 1e9, 10)).toEqual([]);
     });
 
-    it('a revocation by one instance is seen by the other at once', async () => {
-      const row = await enroll(a, 'gone');
-      expect((await b.activeAgent('t', 'gone'))?.id).toBe(row);
-      const revoked = await Promise.all([a.revokeAgent('t', 'gone', NOW), b.revokeAgent('t', 'gone', NOW)]);
-      expect(revoked.filter((x) => x !== undefined)).toHaveLength(1);
-      expect(await b.activeAgent('t', 'gone')).toBeUndefined();
-      expect((await b.apiKey(`key-${row}`))?.revoked_at).toBe(NOW);
-      expect((await b.pendingCleanups()).map((x) => x.id)).toContain(row);
+    it('a revocation by one instance is seen by the other at once; two at once revoke once', async () => {
+      for (let i = 0; i < 10; i++) {
+        const row = await enroll(a, `gone${i}`);
+        expect((await b.activeAgent('t', `gone${i}`))?.id).toBe(row);
+        const revoked = await Promise.all([a.revokeAgent('t', `gone${i}`, NOW), b.revokeAgent('t', `gone${i}`, NOW)]);
+        expect(revoked.filter((x) => x !== undefined)).toHaveLength(1);
+        expect(await b.activeAgent('t', `gone${i}`)).toBeUndefined();
+        expect((await b.apiKey(`key-${row}`))?.revoked_at).toBe(NOW);
+        expect((await b.pendingCleanups()).map((x) => x.id)).toContain(row);
+      }
     });
 
     it('profiles, webhook secret lifecycle, and the secret forgotten on revocation', async () => {
@@ -306,9 +308,6 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
     });
 
     it('key rotation: two instances appending the same next version at once, one wins', async () => {
-      const row = await enroll(a, 'rot');
-      const owner = (await createStores(a).keys.activeByRef('t', 'rot')) as NonNullable<unknown>;
-      expect(owner).toMatchObject({ id: row });
       const next = (c: string) => ({
         signing_public_key: KEY(c),
         encryption_public_key: KEY('E'),
@@ -316,12 +315,17 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
         signature: 's',
         previous_signature: null,
       });
-      const outcomes = await Promise.all([
-        createStores(a).keys.append(row, 1, next('X'), NOW),
-        createStores(b).keys.append(row, 1, next('Y'), NOW),
-      ]);
-      expect(outcomes.sort()).toEqual(['appended', 'conflict']);
-      expect((await createStores(b).keys.history({ ...(owner as { id: string }), id: row } as never)).length).toBe(2);
+      for (let i = 0; i < 10; i++) {
+        const row = await enroll(a, `rot${i}`);
+        const owner = await createStores(a).keys.activeByRef('t', `rot${i}`);
+        expect(owner?.id).toBe(row);
+        const outcomes = await Promise.all([
+          createStores(a).keys.append(row, 1, next('X'), NOW),
+          createStores(b).keys.append(row, 1, next('Y'), NOW),
+        ]);
+        expect(outcomes.sort()).toEqual(['appended', 'conflict']);
+        expect(await createStores(b).keys.history(owner as NonNullable<typeof owner>)).toHaveLength(2);
+      }
     });
 
     it('named sources: one active source per consumer name', async () => {
