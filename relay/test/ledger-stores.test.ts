@@ -242,7 +242,11 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
       expect(again?.id).toBe(id);
       expect(await wb.webhooks.claim(id, lease, lease + 30_000)).toBe(true);
       expect((await wa.webhooks.get(id))?.attempts).toBe(2);
-      await wb.webhooks.finish(id, 'delivered', lease + 1, 200, null);
+      // the first holder comes back late: its outcome no longer applies
+      await wa.webhooks.retryAt(id, lease + 5, lease + 1, 503, 'late', 1);
+      await wa.webhooks.finish(id, 'gave_up', lease + 1, 503, 'late', 1);
+      expect(await wa.webhooks.get(id)).toMatchObject({ state: 'pending', next_attempt_at: lease + 30_000 });
+      await wb.webhooks.finish(id, 'delivered', lease + 1, 200, null, 2);
       expect((await wa.webhooks.get(id))?.state).toBe('delivered');
       expect(await wa.webhooks.due(lease + 1e9, 10)).toEqual([]);
     });

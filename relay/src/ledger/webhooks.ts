@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Ledger } from './ledger.js';
-import type { Sql } from './sql.js';
+import type { Sql, SqlValue } from './sql.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'gave_up' | 'cancelled';
 
@@ -39,6 +39,10 @@ export interface DueDelivery {
 }
 
 export const newWebhookEventId = (): string => `evt_${randomBytes(16).toString('base64url')}`;
+
+const heldBy = (attempt: number | undefined): string => (attempt === undefined ? '' : ' AND attempts = ?');
+const withAttempt = (params: SqlValue[], attempt: number | undefined): SqlValue[] =>
+  attempt === undefined ? params : [...params, attempt];
 
 export class WebhookStore {
   readonly #ledger: Ledger;
@@ -118,22 +122,34 @@ export class WebhookStore {
     );
   }
 
-  /** Undoes a claim whose request was abandoned (relay closing): not counted, due again now. */
-  async release(id: string, now: number): Promise<void> {
+  /**
+   * Undoes a claim whose request was abandoned (relay closing): not counted, due again now.
+   * `attempt` (here and below): the attempt number the caller claimed; its outcome is
+   * recorded only while the row is still at that attempt, so an instance that outlived its
+   * lease never overwrites the attempt of the instance that took the row over.
+   */
+  async release(id: string, now: number, attempt?: number): Promise<void> {
     await this.#sql.run(
       `UPDATE webhook_deliveries SET attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END,
          next_attempt_at = ?, updated_at = ?
-       WHERE id = ? AND state = 'pending'`,
-      [now, now, id],
+       WHERE id = ? AND state = 'pending'${heldBy(attempt)}`,
+      withAttempt([now, now, id], attempt),
     );
   }
 
   /** Records an attempt that will be retried at `nextAt`. */
-  async retryAt(id: string, nextAt: number, now: number, status: number | null, error: string | null): Promise<void> {
+  async retryAt(
+    id: string,
+    nextAt: number,
+    now: number,
+    status: number | null,
+    error: string | null,
+    attempt?: number,
+  ): Promise<void> {
     await this.#sql.run(
       `UPDATE webhook_deliveries SET next_attempt_at = ?, last_status = ?, last_error = ?, updated_at = ?
-       WHERE id = ? AND state = 'pending'`,
-      [nextAt, status, error, now, id],
+       WHERE id = ? AND state = 'pending'${heldBy(attempt)}`,
+      withAttempt([nextAt, status, error, now, id], attempt),
     );
   }
 
@@ -144,11 +160,12 @@ export class WebhookStore {
     now: number,
     status: number | null,
     error: string | null,
+    attempt?: number,
   ): Promise<void> {
     await this.#sql.run(
       `UPDATE webhook_deliveries SET state = ?, next_attempt_at = NULL, last_status = ?, last_error = ?, updated_at = ?
-       WHERE id = ? AND state = 'pending'`,
-      [state, status, error, now, id],
+       WHERE id = ? AND state = 'pending'${heldBy(attempt)}`,
+      withAttempt([state, status, error, now, id], attempt),
     );
   }
 

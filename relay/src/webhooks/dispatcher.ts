@@ -193,7 +193,7 @@ export class WebhookDispatcher {
     try {
       const envelope = await this.#opts.loadEnvelope(row.tenant_id, row.stream_seq);
       if (envelope === null) {
-        await store.finish(row.id, 'cancelled', this.#now(), null, 'envelope no longer in the stream');
+        await store.finish(row.id, 'cancelled', this.#now(), null, 'envelope no longer in the stream', attempt);
         return;
       }
       const body = deliveryBody(
@@ -221,7 +221,7 @@ export class WebhookDispatcher {
     const now = this.#now();
     const log = { event_id: row.id, message_id: row.message_id, host, attempt };
     if ('release' in verdict) {
-      if (this.#opts.ledger.isOpen) await store.release(row.id, now).catch(() => undefined);
+      if (this.#opts.ledger.isOpen) await store.release(row.id, now, attempt).catch(() => undefined);
       return;
     }
     // acknowledged meanwhile (or before): the first attempt went out; no retry, and the copy can go
@@ -233,6 +233,7 @@ export class WebhookDispatcher {
           now,
           verdict.status,
           `${verdict.error}; envelope acknowledged, not retried`,
+          attempt,
         );
         this.#log.info(
           { ...log, status: verdict.status, error: verdict.error },
@@ -243,7 +244,7 @@ export class WebhookDispatcher {
       if ('retry' in verdict) return;
     }
     if ('final' in verdict) {
-      await store.finish(row.id, verdict.final, now, verdict.status, verdict.error);
+      await store.finish(row.id, verdict.final, now, verdict.status, verdict.error, attempt);
       if (verdict.final === 'delivered') this.#log.info({ ...log, status: verdict.status }, 'webhook delivered');
       else
         this.#log.warn(
@@ -254,14 +255,14 @@ export class WebhookDispatcher {
     }
     const delay = this.#delays[attempt - 1];
     if (delay === undefined) {
-      await store.finish(row.id, 'gave_up', now, verdict.status, verdict.error);
+      await store.finish(row.id, 'gave_up', now, verdict.status, verdict.error, attempt);
       this.#log.warn(
         { ...log, status: verdict.status, error: verdict.error },
         'webhook attempts exhausted; left for pull',
       );
       return;
     }
-    await store.retryAt(row.id, now + delay, now, verdict.status, verdict.error);
+    await store.retryAt(row.id, now + delay, now, verdict.status, verdict.error, attempt);
     this.#log.info(
       { ...log, status: verdict.status, error: verdict.error, retry_in_ms: delay },
       'webhook attempt failed',
