@@ -4,10 +4,21 @@
  * the message id conflict, a webhook endpoint, and revocation. One PostgreSQL server for
  * this file, started by the test harness; a real managed nats-server.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { newMessageId } from '@svc/shared';
-import { call, enrollmentBody, newIdentity, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { freePort, tempDir } from '@svc/test-harness';
+import {
+  call,
+  enrollAgent,
+  enrollmentBody,
+  newIdentity,
+  sealFor,
+  type TestAgent,
+} from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { type PostgresServer, postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
+import { runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintGrant } from '../src/services/grants.js';
@@ -137,4 +148,41 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'the re
       await c.end();
     }
   });
+
+  it('a relay process on --ledger-dsn-file: the operator grant and the enrollment go through PostgreSQL; the DSN is never logged', async () => {
+    const db = await server.createDatabase();
+    // trust authentication ignores the password: it stands for a real one that must not leak
+    const dsnFile = join(tempDir('svc-dsn-'), 'ledger.dsn');
+    writeFileSync(dsnFile, db.url.replace('//svc@', '//svc:Sekr1t-pw@'), { mode: 0o600 });
+    const proc = await spawnRelay({ args: ['--ledger-dsn-file', dsnFile] });
+    try {
+      const g = await runRelayCli(['grant', '--agent-id', 'pat', '--json', '--ledger-dsn-file', dsnFile], proc.env);
+      expect(g.code, g.stderr).toBe(0);
+      const pat = await enrollAgent(proc.url, (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code);
+      expect(pat.agentId).toBe('pat');
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      try {
+        const { rows } = await c.query('SELECT agent_id FROM agents');
+        expect(rows).toEqual([{ agent_id: 'pat' }]);
+      } finally {
+        await c.end();
+      }
+    } finally {
+      await proc.stop();
+    }
+    expect(readFileSync(proc.logFile, 'utf8')).not.toContain('Sekr1t');
+  }, 60_000);
+
+  it('refuses to start on a DSN file without a postgres:// URL, and does not echo its content', async () => {
+    const bad = join(tempDir('svc-dsn-'), 'ledger.dsn');
+    writeFileSync(bad, 'host=db password=Sekr1t-pw\n', { mode: 0o600 });
+    const res = await runRelayCli(['dev', '--ledger-dsn-file', bad], {
+      SVC_RELAY_DATA_DIR: tempDir('svc-relay-'),
+      SVC_RELAY_LISTEN: `127.0.0.1:${await freePort()}`,
+    });
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain('must hold one postgres:// URL');
+    expect(res.stdout + res.stderr).not.toContain('Sekr1t');
+  }, 60_000);
 });
