@@ -1,6 +1,6 @@
 /** The pending-envelope index and delivery receipts (migration 003). */
 import type { Ledger } from './ledger.js';
-import type { Sql } from './sql.js';
+import type { Sql, SqlValue } from './sql.js';
 import type { WebhookStore } from './webhooks.js';
 
 export interface EnvelopeRow {
@@ -35,6 +35,9 @@ export interface Recipient {
   agent_id: string;
   agent_number: string;
 }
+
+/** Rows per INSERT: 9 parameters each, far below either database's limit. */
+const INSERT_CHUNK = 500;
 
 export class MessageStore {
   readonly #ledger: Ledger;
@@ -103,13 +106,19 @@ export class MessageStore {
     }
   }
 
+  /**
+   * One multi-row INSERT per chunk, not one statement per envelope: on PostgreSQL each
+   * statement is a round trip. RETURNING names the rows this insert created; the others
+   * were there already and are looked up one by one (a retry's duplicates: rare).
+   */
   async #insertMany(tx: Sql, rows: NewEnvelopeRow[]): Promise<NewEnvelopeRow[]> {
     const ignored: NewEnvelopeRow[] = [];
-    for (const r of rows) {
-      const done = await tx.run(
-        `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-        [
+    const created: NewEnvelopeRow[] = [];
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const chunk = rows.slice(i, i + INSERT_CHUNK);
+      const values: SqlValue[] = [];
+      for (const r of chunk) {
+        values.push(
           r.recipient_row,
           r.message_id,
           r.tenant_id,
@@ -119,16 +128,26 @@ export class MessageStore {
           r.stream_seq,
           r.size,
           r.accepted_at,
-        ],
+        );
+      }
+      const inserted = await tx.all<{ recipient_row: string; message_id: string }>(
+        `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
+         VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+         ON CONFLICT DO NOTHING RETURNING recipient_row, message_id`,
+        values,
       );
-      if (done === 1) {
-        if (r.webhook) await this.#webhooks.queue(tx, r.recipient_row, r.message_id, r.accepted_at);
-      } else if ((await this.find(r.recipient_row, r.message_id, tx))?.sender_row !== r.sender_row) {
-        throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
-      } else {
-        ignored.push(r);
+      const made = new Set(inserted.map((r) => `${r.recipient_row}\u0000${r.message_id}`));
+      for (const r of chunk) {
+        if (made.delete(`${r.recipient_row}\u0000${r.message_id}`)) created.push(r);
+        else if ((await this.find(r.recipient_row, r.message_id, tx))?.sender_row !== r.sender_row) {
+          throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
+        } else ignored.push(r);
       }
     }
+    await this.#webhooks.queueMany(
+      tx,
+      created.filter((r) => r.webhook),
+    );
     return ignored;
   }
 

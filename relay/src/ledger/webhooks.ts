@@ -44,6 +44,8 @@ const heldBy = (attempt: number | undefined): string => (attempt === undefined ?
 const withAttempt = (params: SqlValue[], attempt: number | undefined): SqlValue[] =>
   attempt === undefined ? params : [...params, attempt];
 
+const QUEUE_CHUNK = 500;
+
 export class WebhookStore {
   readonly #ledger: Ledger;
 
@@ -56,15 +58,25 @@ export class WebhookStore {
   }
 
   /**
-   * Queues a delivery. Only inside the transaction that records the envelope
-   * (MessageStore.insertMany), whose `tx` it is given.
+   * Queues a delivery per envelope, in one statement per chunk. Only inside the transaction
+   * that records the envelopes (MessageStore.insertMany), whose `tx` it is given.
    */
-  async queue(tx: Sql, recipientRow: string, messageId: string, now: number): Promise<void> {
-    await tx.run(
-      `INSERT INTO webhook_deliveries (id, recipient_row, message_id, state, attempts, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      [newWebhookEventId(), recipientRow, messageId, now, now, now],
-    );
+  async queueMany(
+    tx: Sql,
+    envelopes: ReadonlyArray<{ recipient_row: string; message_id: string; accepted_at: number }>,
+  ): Promise<void> {
+    for (let i = 0; i < envelopes.length; i += QUEUE_CHUNK) {
+      const chunk = envelopes.slice(i, i + QUEUE_CHUNK);
+      const values: SqlValue[] = [];
+      for (const e of chunk) {
+        values.push(newWebhookEventId(), e.recipient_row, e.message_id, e.accepted_at, e.accepted_at, e.accepted_at);
+      }
+      await tx.run(
+        `INSERT INTO webhook_deliveries (id, recipient_row, message_id, state, attempts, next_attempt_at, created_at, updated_at)
+         VALUES ${chunk.map(() => "(?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')} ON CONFLICT DO NOTHING`,
+        values,
+      );
+    }
   }
 
   /** True when the incarnation has a webhook endpoint (and so a secret). */
