@@ -185,4 +185,15 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'the re
     expect(res.stderr).toContain('must hold one postgres:// URL');
     expect(res.stdout + res.stderr).not.toContain('Sekr1t');
   }, 60_000);
+
+  // last: it stops the PostgreSQL server
+  it('answers 503 ledger_closed when PostgreSQL goes away, and /readyz reports it', async () => {
+    await server.stop();
+    const me = await call<{ error: string }>(relay.url, 'GET', '/api/v1/agents/me', undefined, alice.auth);
+    expect(me.status).toBe(503);
+    expect(me.body).toMatchObject({ error: 'ledger_closed' });
+    const ready = await fetch(`${relay.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { checks: { ledger: { ok: boolean } } }).checks.ledger.ok).toBe(false);
+  });
 });
