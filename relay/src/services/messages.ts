@@ -58,10 +58,12 @@ export class Messaging {
     this.store = ctx.stores.messages;
     this.#inbox = ctx.inbox;
     const { limits } = ctx.config;
-    this.#pendingTotals = new PendingTotals(this.store, {
-      maxCount: limits.recipientMaxPending,
-      maxBytes: limits.recipientMaxPendingBytes,
-    });
+    this.#pendingTotals = new PendingTotals(
+      this.store,
+      { maxCount: limits.recipientMaxPending, maxBytes: limits.recipientMaxPendingBytes },
+      // other relay instances send and acknowledge on a shared ledger: nothing cached
+      { shared: ctx.ledger.sql.dialect === 'postgres' },
+    );
     this.#sendRate = new TokenBuckets({
       capacity: limits.sendBurstPerAgent,
       perSecond: limits.sendPerAgentPerSecond,
@@ -186,10 +188,19 @@ export class Messaging {
       try {
         reserved = await this.#reserve(toPublish);
         const ignored = await this.#publishAndRecord(sender, toPublish, checked.length, now);
+        const kept = new Map([...reserved].map(([row, t]) => [row, { ...t }]));
         // rows that were there already (a concurrent retry recorded them) count once
-        for (const r of ignored) this.#pendingTotals.release(r.recipient_row, 1, r.size);
+        for (const r of ignored) {
+          this.#pendingTotals.unreserve(r.recipient_row, 1, r.size);
+          const k = kept.get(r.recipient_row);
+          if (k) {
+            k.count--;
+            k.bytes -= r.size;
+          }
+        }
+        for (const [row, k] of kept) this.#pendingTotals.recorded(row, k.count, k.bytes);
       } catch (err) {
-        for (const [row, t] of reserved) this.#pendingTotals.release(row, t.count, t.bytes);
+        for (const [row, t] of reserved) this.#pendingTotals.unreserve(row, t.count, t.bytes);
         throw err;
       } finally {
         for (const key of claims) this.#release(key);
@@ -216,7 +227,7 @@ export class Messaging {
         done.set(row, t);
       }
     } catch (err) {
-      for (const [row, t] of done) this.#pendingTotals.release(row, t.count, t.bytes);
+      for (const [row, t] of done) this.#pendingTotals.unreserve(row, t.count, t.bytes);
       throw err;
     }
     return done;
@@ -335,7 +346,7 @@ export class Messaging {
       const again = await this.store.find(agent.id, messageId);
       return { message_id: messageId, acked_at: iso(again?.acked_at ?? now), already: true };
     }
-    this.#pendingTotals.release(row.recipient_row, 1, row.size);
+    this.#pendingTotals.acknowledged(row.recipient_row, 1, row.size);
     this.#recent.delete(row.tenant_id, row.stream_seq);
     // The ledger is the source of truth; the bus copies are tidied best-effort. A webhook
     // whose first attempt has not gone out yet still needs the copy: the dispatcher tidies it.
