@@ -109,7 +109,10 @@ export async function startPostgres(): Promise<PostgresServer> {
     '-c',
     'full_page_writes=off',
     '-c',
-    'max_connections=200',
+    'max_connections=60',
+    // small: every test file that needs PostgreSQL starts its own, often several at once
+    '-c',
+    'shared_buffers=16MB',
   ]);
   const log: string[] = [];
   const child: ChildProcess = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
