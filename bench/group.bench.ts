@@ -100,12 +100,17 @@ async function main(): Promise<void> {
       SVC_RELAY_TENANTS: 'acme',
     });
     const { deployment, ledger } = await openOperatorState(config);
-    const grant = (agentId: string) =>
-      mintGrant(
-        { config, deployment, ledger, now: Date.now },
-        { tenantId: 'acme', agentId, capabilities: ['http-relay'], createdBy: 'bench:group' },
+    const grant = async (agentId: string) =>
+      (
+        await mintGrant(
+          { config, deployment, ledger, now: Date.now },
+          { tenantId: 'acme', agentId, capabilities: ['http-relay'], createdBy: 'bench:group' },
+        )
       ).enrollment_code;
-    const codes = { sender: grant('sender'), members: Array.from({ length: N }, (_, i) => grant(`member-${i}`)) };
+    const codes = {
+      sender: await grant('sender'),
+      members: await Promise.all(Array.from({ length: N }, (_, i) => grant(`member-${i}`))),
+    };
     ledger.close();
 
     const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');

@@ -17,7 +17,11 @@
  *             (BENCH_SKIP_BARE to skip).
  * The load generator (node:http, kept-alive) reports its own CPU and the machine's.
  *
- * Last line: `relay/jetstream ratio: R` (R = relay rate ÷ raw rate).
+ * Then the relay again with its ledger on PostgreSQL (a throwaway server from the test
+ * harness; BENCH_SKIP_POSTGRES to skip, skipped with the reason where it is not installed).
+ *
+ * `relay/jetstream ratio` (relay ÷ raw) for information; last line: `relay/floor ratio: R`
+ * (R = relay rate on SQLite ÷ bare rate).
  */
 import { fork, spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -27,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { createInbox, headers } from '@nats-io/transport-node';
 import { freePort, tempDir } from '@svc/test-harness';
 import { enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
 import { runRelayCli } from '@svc/test-harness/relay-process';
 import Fastify from 'fastify';
 import { pino } from 'pino';
@@ -159,7 +164,7 @@ interface RelayRun {
   bodies: Buffer[];
 }
 
-async function relayRun(): Promise<RelayRun> {
+async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun> {
   const dir = tempDir('svc-bench-relay-');
   const port = await freePort();
   const env = {
@@ -171,6 +176,7 @@ async function relayRun(): Promise<RelayRun> {
     SVC_RELAY_SEND_RATE_PER_AGENT: '10000000',
     SVC_RELAY_SEND_BURST_PER_AGENT: '10000000',
     SVC_RELAY_RECIPIENT_MAX_PENDING: '10000000',
+    ...extraEnv,
   };
   const bin = fileURLToPath(new URL('../relay/src/bin/svc-relay.ts', import.meta.url));
   const nodeArgs = process.env.BENCH_RELAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -363,6 +369,23 @@ if (process.argv[2] === 'bare-server') {
   console.log(
     `send→delivery latency on the event stream: p50 ${relay.p50.toFixed(1)} ms, p99 ${relay.p99.toFixed(1)} ms`,
   );
+  let onPostgres: string | undefined;
+  const pgMissing = process.env.BENCH_SKIP_POSTGRES ? 'BENCH_SKIP_POSTGRES' : postgresUnavailable();
+  if (pgMissing) onPostgres = `relay on a PostgreSQL ledger: skipped (${pgMissing})`;
+  else {
+    const server = await startPostgres();
+    try {
+      const db = await server.createDatabase();
+      const pgRun = await relayRun({ SVC_RELAY_LEDGER_DSN_FILE: db.dsnFile });
+      onPostgres = `relay send on a PostgreSQL ledger:              ${fmt(pgRun.send.rate)} msg/s (${load(pgRun.send)})${
+        bare ? `, relay/floor ${(pgRun.send.rate / bare.rate).toFixed(2)}` : ''
+      }`;
+    } finally {
+      await server.stop();
+    }
+  }
+  console.log(onPostgres);
   console.log(`relay/jetstream ratio: ${(relay.send.rate / raw).toFixed(2)}`);
+  console.log(`relay/floor ratio: ${bare ? (relay.send.rate / bare.rate).toFixed(2) : 'n/a (BENCH_SKIP_BARE)'}`);
   process.exit(0);
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs and is missing: npm packages, and Debian packages
 # (nats-server; chromium for `svc desktop` and the dashboard's browser tests; gnome-keyring,
-# dbus, dbus-user-session for the keyring vault test; tmux for the terminal UI test) through
-# apt when running as root.
+# dbus, dbus-user-session for the keyring vault test; tmux for the terminal UI test;
+# postgresql for the PostgreSQL ledger's tests) through apt when running as root.
 # Never downloads binaries itself. Builds the dashboard page when its sources changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,8 @@ command -v nats-server >/dev/null 2>&1 || need_apt+=(nats-server)
 test_apt=()
 command -v chromium >/dev/null 2>&1 || test_apt+=(chromium)
 command -v tmux >/dev/null 2>&1 || test_apt+=(tmux)
+# the PostgreSQL ledger's tests (the harness starts a throwaway server; they skip without it)
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || test_apt+=(postgresql)
 if ! command -v gnome-keyring-daemon >/dev/null 2>&1 || ! command -v dbus-run-session >/dev/null 2>&1; then
   test_apt+=(gnome-keyring dbus dbus-user-session)
 fi

@@ -53,7 +53,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   installAuthRateLimits(app, ctx);
   // Every API route needs the ledger; when it cannot answer, say so up front (503 ledger_closed).
   app.addHook('onRequest', async (request) => {
-    if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') ctx.ledger.ping();
+    if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') await ctx.ledger.ping();
   });
 
   await app.register(swagger, {

@@ -15,6 +15,7 @@ import { Bus } from './bus/index.js';
 import type { RelayConfig, WebhookTiming } from './config/config.js';
 import type { RelayBase, RelayBus, RelayContext } from './context.js';
 import { hasDeployment, initDeployment, loadDeployment } from './deployment/deployment.js';
+import type { LedgerLocation } from './ledger/database.js';
 import { Ledger } from './ledger/ledger.js';
 import { createStores } from './ledger/stores.js';
 import { createLogger, subsystem } from './logger.js';
@@ -56,6 +57,10 @@ export interface RelayOverrides {
 
 export const ledgerPath = (dataDir: string): string => join(dataDir, 'ledger.db');
 
+/** The configured ledger: PostgreSQL when a DSN file is set, else SQLite in the data dir. */
+export const ledgerLocation = (config: Pick<RelayConfig, 'dataDir' | 'ledgerDsnFile'>): LedgerLocation =>
+  config.ledgerDsnFile === undefined ? { sqlite: ledgerPath(config.dataDir) } : { dsnFile: config.ledgerDsnFile };
+
 /** Opens the pieces that do not need the network: deployment and ledger (used by operator commands too). */
 export async function openLocalState(config: RelayConfig, autoInit = false) {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
@@ -64,7 +69,7 @@ export async function openLocalState(config: RelayConfig, autoInit = false) {
     autoInit && !hasDeployment(config.dataDir)
       ? await initDeployment(config.dataDir, deploymentOptions)
       : await loadDeployment(config.dataDir, deploymentOptions);
-  const ledger = Ledger.open(ledgerPath(config.dataDir));
+  const ledger = await Ledger.open(ledgerLocation(config));
   return { deployment, ledger };
 }
 
@@ -79,7 +84,7 @@ export async function openOperatorState(config: RelayConfig) {
     tenants: config.tenants,
     resign: false,
   });
-  const ledger = Ledger.open(ledgerPath(config.dataDir));
+  const ledger = await Ledger.open(ledgerLocation(config));
   return { deployment, ledger };
 }
 
@@ -168,12 +173,11 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
         timer = setInterval(() => {
           if (cleaning || !ledger.isOpen) return;
           cleaning = true;
-          try {
-            ledger.pruneChallenges(context.now());
-          } catch {
-            // ledger trouble is reported by /readyz and the routes
-          }
-          runPendingCleanups(context)
+          // ledger trouble is reported by /readyz and the routes
+          ledger
+            .pruneChallenges(context.now())
+            .catch(() => undefined)
+            .then(() => runPendingCleanups(context))
             .catch(() => undefined)
             .finally(() => {
               cleaning = false;
@@ -188,7 +192,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
           await webhooks.stop();
           await app.close();
           await openBus.close();
-          ledger.close();
+          await ledger.close();
           logger.info('relay stopped');
         })();
         return closing;
@@ -196,7 +200,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
     };
   } catch (err) {
     await bus?.close().catch(() => undefined);
-    ledger.close();
+    await ledger.close().catch(() => undefined);
     throw err;
   }
 }

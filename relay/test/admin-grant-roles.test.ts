@@ -31,8 +31,8 @@ afterAll(async () => {
   await authority?.close();
 });
 
-const grantCount = (): number =>
-  (relay.ctx.ledger.db.prepare('SELECT count(*) AS n FROM grants').get() as { n: number }).n;
+const grantCount = async (): Promise<number> =>
+  ((await relay.ctx.ledger.sql.get<{ n: number }>('SELECT count(*) AS n FROM grants')) as { n: number }).n;
 
 async function mint(token: string) {
   const res = await relay.app.inject({
@@ -57,11 +57,11 @@ describe('grant route roles', () => {
     ['a member token carrying enrollment:grant', 'member', ['member']],
     ['a token of roles auditor and member carrying enrollment:grant', 'admin', ['auditor', 'member']],
   ])('%s → 403 insufficient_role, no grant stored', async (_name, kind, roles) => {
-    const before = grantCount();
+    const before = await grantCount();
     const token = await authority.token(kind, { scope: 'enrollment:grant', roles });
     const res = await mint(token);
     expect(res).toEqual({ status: 403, body: { error: 'insufficient_role', message: expect.any(String) } });
-    expect(grantCount()).toBe(before);
+    expect(await grantCount()).toBe(before);
   });
 
   it.each<[TestTokenKind, unknown]>([

@@ -32,8 +32,8 @@ afterAll(async () => {
   await authority?.close();
 });
 
-const grantCount = (): number =>
-  (relay.ctx.ledger.db.prepare('SELECT count(*) AS n FROM grants').get() as { n: number }).n;
+const grantCount = async (): Promise<number> =>
+  ((await relay.ctx.ledger.sql.get<{ n: number }>('SELECT count(*) AS n FROM grants')) as { n: number }).n;
 
 function request(overrides: Record<string, unknown> = {}) {
   return {
@@ -58,12 +58,12 @@ async function mint(token: string | undefined, body: unknown = request()) {
 }
 
 async function expectRefused(token: string | undefined, status: number, code: string, body?: unknown) {
-  const before = grantCount();
+  const before = await grantCount();
   const res = await mint(token, body);
   expect(res.status).toBe(status);
   expect(res.body.error).toBe(code);
   expect(typeof res.body.message).toBe('string');
-  expect(grantCount()).toBe(before); // nothing persisted on any refusal
+  expect(await grantCount()).toBe(before); // nothing persisted on any refusal
 }
 
 describe('happy paths', () => {
@@ -80,7 +80,7 @@ describe('happy paths', () => {
       capabilities: ['http-relay'],
     });
     expect(code.kid).toBe(relay.ctx.deployment.relayKey.kid);
-    const row = relay.ctx.ledger.getGrant(code.bindings.grant_id);
+    const row = await relay.ctx.ledger.getGrant(code.bindings.grant_id);
     expect(row?.created_by).toMatch(/^oidc:/);
     expect(Date.parse(code.bindings.expires_at) - Date.now()).toBeGreaterThan(3500_000);
   });

@@ -22,7 +22,7 @@ afterEach(async () => {
 
 /** Enrolls `agentId` with a grant of exactly `capabilities`; returns its access token. */
 async function enrollWith(agentId: string, capabilities: Capability[]): Promise<string> {
-  const grant = mintGrant(relay.ctx, { tenantId: 'acme', agentId, capabilities, createdBy: 'test' });
+  const grant = await mintGrant(relay.ctx, { tenantId: 'acme', agentId, capabilities, createdBy: 'test' });
   const res = await relay.app.inject({
     method: 'POST',
     url: '/api/v1/enrollment',
@@ -35,17 +35,17 @@ async function enrollWith(agentId: string, capabilities: Capability[]): Promise<
 const me = (token: string) => relay.api(token, 'GET', '/api/v1/agents/me');
 
 /** What `svc-relay agent revoke` does to the ledger, plus the bus cleanup (there is no bus in process). */
-function revoke(agentId: string): void {
-  const row = relay.ctx.ledger.revokeAgent('acme', agentId, relay.ctx.now());
+async function revoke(agentId: string): Promise<void> {
+  const row = await relay.ctx.ledger.revokeAgent('acme', agentId, relay.ctx.now());
   expect(row).toBeDefined();
-  relay.ctx.ledger.markCleanupDone(row?.id as string);
+  await relay.ctx.ledger.markCleanupDone(row?.id as string);
 }
 
 describe('revocation', () => {
   it('a token of the earlier incarnation is refused right after re-enrollment, in the same millisecond', async () => {
     const old = await enrollWith('alice', ['http-relay']);
     expect((await me(old)).statusCode).toBe(200); // now in the verified-token cache
-    revoke('alice');
+    await revoke('alice');
     expect((await me(old)).statusCode).toBe(401);
     const fresh = await enrollWith('alice', ['http-relay']);
     const res = await me(old);
@@ -56,8 +56,8 @@ describe('revocation', () => {
 
   it('a token minted after the re-enrollment time, but for the earlier incarnation, is refused', async () => {
     const old = await enrollWith('bob', ['http-relay']);
-    const oldRow = relay.ctx.ledger.activeAgent('acme', 'bob')?.id as string;
-    revoke('bob');
+    const oldRow = (await relay.ctx.ledger.activeAgent('acme', 'bob'))?.id as string;
+    await revoke('bob');
     await enrollWith('bob', ['http-relay']);
     // signed by the relay key with every claim right except the incarnation
     const claims = JSON.parse(Buffer.from(old.split('.')[1] as string, 'base64url').toString());

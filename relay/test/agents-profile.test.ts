@@ -171,19 +171,19 @@ describe('webhook secret lifecycle', () => {
     expect(other.json()).not.toHaveProperty('webhook_secret');
 
     // the relay can sign with it
-    const target = relay.ctx.stores.profiles.webhookTarget('acme', 'bob.agent:1');
+    const target = await relay.ctx.stores.profiles.webhookTarget('acme', 'bob.agent:1');
     expect(target).toEqual({ endpoint_url: 'https://hooks.example.com/svc', webhook_secret: secret1 });
 
     // changing the URL while set keeps the secret and does not show it
     const moved = await api(bob, 'PATCH', '/api/v1/agents/me', { endpoint_url: 'https://hooks2.example.com/in' });
     expect(moved.json()).toMatchObject({ endpoint_url: 'https://hooks2.example.com/in', webhook_secret_set: true });
     expect(moved.json()).not.toHaveProperty('webhook_secret');
-    expect(relay.ctx.stores.profiles.webhookTarget('acme', 'bob.agent:1')?.webhook_secret).toBe(secret1);
+    expect((await relay.ctx.stores.profiles.webhookTarget('acme', 'bob.agent:1'))?.webhook_secret).toBe(secret1);
 
     // null clears URL and secret
     const cleared = await api(bob, 'PATCH', '/api/v1/agents/me', { endpoint_url: null });
     expect(cleared.json()).toMatchObject({ endpoint_url: null, webhook_secret_set: false });
-    expect(relay.ctx.stores.profiles.webhookTarget('acme', 'bob.agent:1')).toBeUndefined();
+    expect(await relay.ctx.stores.profiles.webhookTarget('acme', 'bob.agent:1')).toBeUndefined();
 
     // setting it again generates a new secret; the old one no longer verifies
     const again = await api(bob, 'PATCH', '/api/v1/agents/me', { endpoint_url: 'https://hooks.example.com/svc' });
@@ -192,7 +192,7 @@ describe('webhook secret lifecycle', () => {
     expect(secret2).not.toBe(secret1);
     const body = '{"event":"message.received","id":"m1"}';
     const sig = (key: string) => createHmac('sha256', key).update(body).digest('hex');
-    const stored = relay.ctx.stores.profiles.webhookTarget('acme', 'bob.agent:1')?.webhook_secret as string;
+    const stored = (await relay.ctx.stores.profiles.webhookTarget('acme', 'bob.agent:1'))?.webhook_secret as string;
     expect(sig(stored)).toBe(sig(secret2 as string));
     expect(sig(stored)).not.toBe(sig(secret1 as string));
 
@@ -225,7 +225,7 @@ describe('webhook secret lifecycle', () => {
     const read = (await api(alice, 'GET', '/api/v1/agents/me')).json();
     expect(read).toMatchObject({ endpoint_url: 'https://alice.example/hook', webhook_secret_set: true });
     expect(read.status).not.toBe('changed?');
-    expect(relay.ctx.stores.profiles.webhookTarget('acme', 'alice')?.webhook_secret).toBe(secret);
+    expect((await relay.ctx.stores.profiles.webhookTarget('acme', 'alice'))?.webhook_secret).toBe(secret);
     // exactly 2048 characters is accepted
     const max = `https://a.example/${'p'.repeat(2048 - 'https://a.example/'.length)}`;
     expect(max).toHaveLength(2048);
@@ -240,9 +240,9 @@ describe('webhook secret lifecycle', () => {
   it('a re-enrolled agent id keeps neither the old endpoint nor the old secret', async () => {
     const carol = await enrollAgent('acme', 'carol');
     await api(carol, 'PATCH', '/api/v1/agents/me', { endpoint_url: 'https://carol.example/hook', location: 'Lyon' });
-    const old = relay.ctx.ledger.revokeAgent('acme', 'carol', relay.ctx.now());
-    relay.ctx.ledger.markCleanupDone(old?.id as string); // no bus in-process
-    expect(relay.ctx.stores.profiles.webhookTarget('acme', 'carol')).toBeUndefined();
+    const old = await relay.ctx.ledger.revokeAgent('acme', 'carol', relay.ctx.now());
+    await relay.ctx.ledger.markCleanupDone(old?.id as string); // no bus in-process
+    expect(await relay.ctx.stores.profiles.webhookTarget('acme', 'carol')).toBeUndefined();
     const carol2 = await enrollAgent('acme', 'carol');
     const me = (await api(carol2, 'GET', '/api/v1/agents/me')).json();
     expect(me).toMatchObject({ endpoint_url: null, webhook_secret_set: false, location: null });

@@ -27,8 +27,8 @@ describe('POST /api/v1/agents/me/revoke', () => {
       revoked_at: expect.any(String),
       cleanup_pending: true,
     });
-    expect(relay.ctx.ledger.activeAgent('acme', 'carol')).toBeUndefined();
-    expect(relay.ctx.ledger.pendingCleanups('acme', 'carol').map((r) => r.agent_id)).toEqual(['carol']);
+    expect(await relay.ctx.ledger.activeAgent('acme', 'carol')).toBeUndefined();
+    expect((await relay.ctx.ledger.pendingCleanups('acme', 'carol')).map((r) => r.agent_id)).toEqual(['carol']);
     const again = await relay.api(carol.token, 'POST', '/api/v1/agents/me/revoke');
     expect(again.statusCode).toBe(401);
     expect((await relay.api(carol.token, 'GET', '/api/v1/agents/me')).statusCode).toBe(401);

@@ -28,8 +28,8 @@ afterAll(async () => {
 
 describe.each(['block', 'mute'] as const)('%s', (relation) => {
   const list = relation === 'block' ? 'blocked' : 'muted';
-  const check = (tenantId: string, agentId: string, targetAgentId: string) =>
-    relay.ctx.stores.relations.has(relation, tenantId, agentId, targetAgentId);
+  const check = async (tenantId: string, agentId: string, targetAgentId: string) =>
+    await relay.ctx.stores.relations.has(relation, tenantId, agentId, targetAgentId);
 
   it('is idempotent, accepts the agent number or id, and lists with number, name and since', async () => {
     const first = await api(alice, 'POST', `/api/v1/agents/bob/${relation}`);
@@ -44,8 +44,8 @@ describe.each(['block', 'mute'] as const)('%s', (relation) => {
     const second = await api(alice, 'POST', `/api/v1/agents/${encodeURIComponent('bob.agent:1')}/${relation}`);
     expect(second.statusCode).toBe(200);
     expect(second.json().since).toBe(first.json().since);
-    expect(check('acme', 'alice', 'bob.agent:1')).toBe(true);
-    expect(check('acme', 'bob.agent:1', 'alice')).toBe(false);
+    expect(await check('acme', 'alice', 'bob.agent:1')).toBe(true);
+    expect(await check('acme', 'bob.agent:1', 'alice')).toBe(false);
 
     const listed = await api(alice, 'GET', `/api/v1/agents/me/${list}`);
     expect(listed.statusCode).toBe(200);
@@ -56,7 +56,7 @@ describe.each(['block', 'mute'] as const)('%s', (relation) => {
     expect(lifted.statusCode).toBe(204);
     expect(lifted.body).toBe('');
     expect((await api(alice, 'DELETE', `/api/v1/agents/bob/${relation}`)).statusCode).toBe(204);
-    expect(check('acme', 'alice', 'bob.agent:1')).toBe(false);
+    expect(await check('acme', 'alice', 'bob.agent:1')).toBe(false);
     expect((await api(alice, 'GET', `/api/v1/agents/me/${list}`)).json()).toEqual({ [list]: [] });
   });
 
@@ -84,8 +84,8 @@ describe.each(['block', 'mute'] as const)('%s', (relation) => {
     // acme's alice naming "carol" reaches acme's carol, never eve
     const acme = await api(alice, 'POST', `/api/v1/agents/carol/${relation}`);
     expect(acme.json().agent_id).toBe('carol');
-    expect(check('acme', 'alice', 'eve')).toBe(false);
-    expect(check('globex', 'alice', 'carol')).toBe(false);
+    expect(await check('acme', 'alice', 'eve')).toBe(false);
+    expect(await check('globex', 'alice', 'carol')).toBe(false);
     await api(alice, 'DELETE', `/api/v1/agents/carol/${relation}`);
   });
 });
@@ -95,17 +95,17 @@ describe('blocks survive re-enrollment', () => {
     const dan = await enrollAgent('acme', 'dan');
     expect(dan).toBeTruthy();
     expect((await api(alice, 'POST', '/api/v1/agents/dan/block')).statusCode).toBe(200);
-    const row = ledger().revokeAgent('acme', 'dan', relay.ctx.now());
-    ledger().markCleanupDone(row?.id as string);
+    const row = await ledger().revokeAgent('acme', 'dan', relay.ctx.now());
+    await ledger().markCleanupDone(row?.id as string);
     // dan is gone: the list still shows the block under the recorded number, no name
     expect((await api(alice, 'GET', '/api/v1/agents/me/blocked')).json().blocked).toEqual([
       { agent_id: 'dan', agent_number: 'dan', display_name: null, since: expect.any(String) },
     ]);
     await enrollAgent('acme', 'dan');
-    expect(relay.ctx.stores.relations.has('block', 'acme', 'alice', 'dan')).toBe(true);
-    ledger().markCleanupDone((ledger().revokeAgent('acme', 'dan', relay.ctx.now()) as { id: string }).id);
+    expect(await relay.ctx.stores.relations.has('block', 'acme', 'alice', 'dan')).toBe(true);
+    await ledger().markCleanupDone(((await ledger().revokeAgent('acme', 'dan', relay.ctx.now())) as { id: string }).id);
     expect((await api(alice, 'DELETE', '/api/v1/agents/dan/block')).statusCode).toBe(204);
-    expect(relay.ctx.stores.relations.has('block', 'acme', 'alice', 'dan')).toBe(false);
+    expect(await relay.ctx.stores.relations.has('block', 'acme', 'alice', 'dan')).toBe(false);
   });
 });
 
@@ -119,7 +119,7 @@ describe('report', () => {
     expect(ten.json()).toEqual({ report_id: expect.stringMatching(/^rpt_/), received_at: expect.any(String) });
     const max = await report(alice, 'bob.agent:1', 'é'.repeat(2000));
     expect(max.statusCode, max.body).toBe(202);
-    const stored = relay.ctx.stores.reports.about('acme', 'bob.agent:1');
+    const stored = await relay.ctx.stores.reports.about('acme', 'bob.agent:1');
     expect(stored).toHaveLength(2);
     expect(stored.map((r) => r.reason).sort()).toEqual(['a'.repeat(10), 'é'.repeat(2000)].sort());
     expect(stored[0]).toMatchObject({ reporter_agent_id: 'alice', target_agent_id: 'bob.agent:1', tenant_id: 'acme' });
@@ -137,7 +137,7 @@ describe('report', () => {
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       expect(res.json().error).toBe('validation_failed');
     }
-    expect(relay.ctx.stores.reports.about('acme', 'bob.agent:1')).toHaveLength(2);
+    expect(await relay.ctx.stores.reports.about('acme', 'bob.agent:1')).toHaveLength(2);
   });
 
   it('refuses oneself, unknown agents and other tenants', async () => {
@@ -147,7 +147,7 @@ describe('report', () => {
     const cross = await report(eve, 'alice', 'cross tenant report attempt');
     expect(cross.statusCode).toBe(404);
     expect(cross.json().error).toBe('not_found');
-    expect(relay.ctx.stores.reports.about('acme', 'alice')).toEqual([]);
+    expect(await relay.ctx.stores.reports.about('acme', 'alice')).toEqual([]);
   });
 });
 
@@ -255,7 +255,7 @@ describe('authentication and outages', () => {
 
   it('answers 503 ledger_closed when the ledger cannot answer', async () => {
     const other = await inProcessRelay();
-    other.ctx.ledger.close();
+    await other.ctx.ledger.close();
     for (const [method, url] of [
       ['GET', '/api/v1/contacts'],
       ['POST', '/api/v1/agents/x/block'],

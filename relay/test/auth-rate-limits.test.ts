@@ -54,8 +54,8 @@ const limited = (res: LightMyRequestResponse, retryAfter: number) => {
   expect(res.headers['retry-after']).toBe(String(retryAfter));
 };
 
-const liveChallenges = (r: InProcessRelay) =>
-  (r.ctx.ledger.db.prepare('SELECT count(*) AS n FROM challenges').get() as { n: number }).n;
+const liveChallenges = async (r: InProcessRelay) =>
+  ((await r.ctx.ledger.sql.get<{ n: number }>('SELECT count(*) AS n FROM challenges')) as { n: number }).n;
 
 describe('per source address', () => {
   it('the unauthenticated routes share one budget per address; 429 with Retry-After, then refilled by the clock', async () => {
@@ -159,7 +159,7 @@ describe('challenges for unknown agents', () => {
     const r = relay;
     const alice = await r.enroll('default', 'alice');
     const bob = await r.enroll('default', 'bob');
-    r.ctx.ledger.revokeAgent('default', 'bob', r.ctx.now());
+    await r.ctx.ledger.revokeAgent('default', 'bob', r.ctx.now());
     const known = await challenge(r, 'alice');
     const unknown = await challenge(r, 'nobody');
     const revoked = await challenge(r, 'bob');
@@ -178,7 +178,7 @@ describe('challenges for unknown agents', () => {
     expect((await signIn(r, bob, revoked)).json()).toMatchObject({ error: 'invalid_sign_in' });
     expect((await signIn(r, alice, known)).statusCode).toBe(200);
     // nothing stored for the unknown and revoked ids: the one row is alice's (spent)
-    expect(liveChallenges(r)).toBe(1);
+    expect(await liveChallenges(r)).toBe(1);
   });
 });
 
@@ -194,7 +194,7 @@ describe('the challenge table is bounded', () => {
       issued.push(await challenge(r, 'alice'));
       r.advance(1);
     }
-    expect(liveChallenges(r)).toBe(2);
+    expect(await liveChallenges(r)).toBe(2);
     expect((await signIn(r, alice, issued[0] as LightMyRequestResponse)).json()).toMatchObject({
       error: 'invalid_sign_in',
     });
@@ -206,12 +206,12 @@ describe('the challenge table is bounded', () => {
     const r = relay;
     for (const id of ['a1', 'a2', 'a3']) await r.enroll('default', id);
     for (const id of ['a1', 'a2', 'a3']) expect((await challenge(r, id)).statusCode).toBe(201);
-    expect(liveChallenges(r)).toBe(3);
+    expect(await liveChallenges(r)).toBe(3);
     limited(await challenge(r, 'a1'), 60);
     limited(await challenge(r, 'nobody'), 60);
     r.advance(60_000); // every challenge lives 60 s
     expect((await challenge(r, 'a2')).statusCode).toBe(201);
-    expect(liveChallenges(r)).toBe(1);
+    expect(await liveChallenges(r)).toBe(1);
   });
 
   it('a flood of 500 requests leaves a bounded table and answers 429 past the address budget', async () => {
@@ -226,6 +226,6 @@ describe('the challenge table is bounded', () => {
     // of the first 100 (the address budget), the 50 for alice pass her budget of 20 a minute
     expect(statuses.get(201)).toBe(70);
     expect(statuses.get(429)).toBe(430);
-    expect(liveChallenges(r)).toBeLessThanOrEqual(5);
+    expect(await liveChallenges(r)).toBeLessThanOrEqual(5);
   });
 });

@@ -77,10 +77,10 @@ describe('the webhook schedule', () => {
     expect((await call(relay.url, 'POST', '/api/v1/messages', { envelopes: [envelope] }, alice.auth)).status).toBe(202);
 
     const { context } = relay.relay;
-    const bobRow = context.ledger.activeAgent('default', 'bob')?.id as string;
+    const bobRow = (await context.ledger.activeAgent('default', 'bob'))?.id as string;
     const row = await until(
-      () => {
-        const r = context.stores.webhooks.forMessage(bobRow, envelope.header.message_id);
+      async () => {
+        const r = await context.stores.webhooks.forMessage(bobRow, envelope.header.message_id);
         return r && r.attempts === 1 && r.last_error !== null ? r : undefined;
       },
       undefined,

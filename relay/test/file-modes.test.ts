@@ -55,7 +55,7 @@ describe('file modes', () => {
     }
   }, 60_000);
 
-  it('a ledger left world-readable is tightened to 0600 when it opens', () => {
+  it('a ledger left world-readable is tightened to 0600 when it opens', async () => {
     const dir = tempDir();
     chmodSync(dir, 0o755);
     const file = join(dir, 'ledger.db');
@@ -63,11 +63,11 @@ describe('file modes', () => {
       closeSync(openSync(f, 'w', 0o644));
       chmodSync(f, 0o644);
     }
-    const ledger = Ledger.open(file);
+    const ledger = await Ledger.open(file);
     try {
       expect([file, `${file}-wal`, `${file}-shm`].map(mode)).toEqual([0o600, 0o600, 0o600]);
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   });
 });

@@ -39,8 +39,8 @@ function nonCanonical(text: string): string {
   return `${text.slice(0, -1)}${ALPHABET[last | 1]}`;
 }
 
-function grant() {
-  return mintGrant(relay.ctx, {
+async function grant() {
+  return await mintGrant(relay.ctx, {
     tenantId: 'acme',
     agentId: 'mallory',
     capabilities: ['http-relay'],
@@ -63,11 +63,11 @@ describe('enrollment', () => {
   }
 
   async function expectRefused(replace: (id: TestIdentity) => Record<string, string>) {
-    const g = grant();
+    const g = await grant();
     const res = await enrollWith(body(g.enrollment_code, newIdentity(), replace(newIdentity())));
     expect(res.statusCode, res.body).toBe(403);
     expect(res.json()).toEqual({ error: 'invalid_enrollment', message: expect.any(String) });
-    expect(relay.ctx.ledger.getGrant(g.grant_id)?.consumed_at).toBeNull();
+    expect((await relay.ctx.ledger.getGrant(g.grant_id))?.consumed_at).toBeNull();
   }
 
   it('the identity signing key with R = identity, S = 0 → 403, grant unspent', () =>
@@ -83,12 +83,12 @@ describe('enrollment', () => {
     expectRefused((id) => ({ signing_public_key: nonCanonical(id.signPublic) })));
 
   it('a non-canonical base64url proof → 403, grant unspent', async () => {
-    const g = grant();
+    const g = await grant();
     const id = newIdentity();
     const good = enrollmentBody(g.enrollment_code, id);
     const res = await enrollWith({ ...good, proof: nonCanonical(good.proof) });
     expect(res.statusCode).toBe(403);
-    expect(relay.ctx.ledger.getGrant(g.grant_id)?.consumed_at).toBeNull();
+    expect((await relay.ctx.ledger.getGrant(g.grant_id))?.consumed_at).toBeNull();
   });
 
   it.each(X25519_SMALL_ORDER_U.map((u) => [u.toString().slice(0, 12), u]))(
@@ -97,7 +97,7 @@ describe('enrollment', () => {
   );
 
   it('an honest body still enrolls (the checks refuse only bad keys)', async () => {
-    const g = grant();
+    const g = await grant();
     const res = await enrollWith(enrollmentBody(g.enrollment_code, newIdentity()));
     expect(res.statusCode, res.body).toBe(201);
   });
@@ -122,9 +122,10 @@ describe('challenge sign-in', () => {
 
   it('an agent row holding the identity key (enrolled before the check) cannot sign in with R = identity, S = 0', async () => {
     const agent = await relay.enroll('acme', 'legacy');
-    relay.ctx.ledger.db
-      .prepare('UPDATE agents SET signing_public_key = ? WHERE agent_id = ?')
-      .run(IDENTITY_KEY, agent.agentId);
+    await relay.ctx.ledger.sql.run('UPDATE agents SET signing_public_key = ? WHERE agent_id = ?', [
+      IDENTITY_KEY,
+      agent.agentId,
+    ]);
     const c = await challenge(agent);
     const res = await signIn(agent, c.challenge_id, IDENTITY_SIGNATURE);
     expect(res.statusCode).toBe(401);

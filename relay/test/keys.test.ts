@@ -94,7 +94,7 @@ describe('version 1 from enrollment', () => {
   });
 
   it('refuses an enrollment whose version 1 signature is missing, foreign or over other fields, spending nothing', async () => {
-    const grant = mintGrant(relay.ctx, {
+    const grant = await mintGrant(relay.ctx, {
       tenantId: 'acme',
       agentId: 'bob',
       capabilities: ['http-relay'],
@@ -128,7 +128,7 @@ describe('version 1 from enrollment', () => {
 
   it('an incarnation enrolled before version 1 was signed is served unsigned, derived from its row', async () => {
     const alice = await enroll('acme', 'alice');
-    relay.ctx.ledger.db.prepare('DELETE FROM agent_key_records').run();
+    await relay.ctx.ledger.sql.run('DELETE FROM agent_key_records');
     const res = await get(alice, '/api/v1/agents/me/keys');
     expect(res.json()).toMatchObject({ current: { version: 1, signature: null, previous_signature: null } });
   });
@@ -355,9 +355,9 @@ describe('lookup', () => {
       }),
     );
     expect(rotated.statusCode).toBe(201);
-    relay.ctx.ledger.revokeAgent('acme', 'alice', relay.ctx.now());
-    relay.ctx.ledger.markCleanupDone(
-      (relay.ctx.ledger.db.prepare("SELECT id FROM agents WHERE agent_id = 'alice'").get() as { id: string }).id,
+    await relay.ctx.ledger.revokeAgent('acme', 'alice', relay.ctx.now());
+    await relay.ctx.ledger.markCleanupDone(
+      ((await relay.ctx.ledger.sql.get("SELECT id FROM agents WHERE agent_id = 'alice'")) as { id: string }).id,
     );
     expect((await get(bob, '/api/v1/agents/alice/keys')).statusCode).toBe(404);
     const again = await enroll('acme', 'alice');
@@ -442,13 +442,13 @@ describe('bad input', () => {
       signWith: alice.identity.signPrivate,
     });
     // a concurrent upload signed the same version: only one can become version 2
-    const row = relay.ctx.ledger.activeAgent('acme', 'alice');
+    const row = await relay.ctx.ledger.activeAgent('acme', 'alice');
     expect(row).toBeDefined();
     const dir = new KeyDirectory(relay.ctx.ledger);
     const next = { ...first, previous_signature: null };
-    expect(dir.append(row!.id, 1, next, Date.now())).toBe('appended');
-    expect(dir.append(row!.id, 1, { ...next, encryption_public_key: xKey() }, Date.now())).toBe('conflict');
-    expect(dir.history(row!).map((r) => r.version)).toEqual([1, 2]);
+    expect(await dir.append(row!.id, 1, next, Date.now())).toBe('appended');
+    expect(await dir.append(row!.id, 1, { ...next, encryption_public_key: xKey() }, Date.now())).toBe('conflict');
+    expect((await dir.history(row!)).map((r) => r.version)).toEqual([1, 2]);
   });
 });
 

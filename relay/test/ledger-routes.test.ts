@@ -18,7 +18,7 @@ const enroll = (body: unknown) =>
 
 describe('grant expiry', () => {
   it('an expired grant is refused with invalid_enrollment, the reason only in the log', async () => {
-    const grant = mintGrant(relay.ctx, {
+    const grant = await mintGrant(relay.ctx, {
       tenantId: 'default',
       agentId: 'late',
       capabilities: ['http-relay'],
@@ -37,7 +37,7 @@ describe('grant expiry', () => {
 
 describe('ledger outage', () => {
   it('answers 503 ledger_closed on every API route when the ledger cannot answer, and /readyz reports it', async () => {
-    relay.ctx.ledger.close();
+    await relay.ctx.ledger.close();
     const routes: Array<[string, string]> = [
       ['POST', '/api/v1/enrollment'],
       ['POST', '/api/v1/auth/sign-in/challenge'],

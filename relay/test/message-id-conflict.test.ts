@@ -84,7 +84,9 @@ describe('the same message id from two senders at once', () => {
     const envelope = sealFor(alice, bob, 'first', { message_id: newMessageId() });
     expect((await send(alice, [envelope])).status).toBe(202);
     const ledger = relay.relay.context.ledger;
-    const rowOf = (agentId: string) => ledger.activeAgent('default', agentId)?.id as string;
+    const rows = new Map<string, string>();
+    for (const id of ['alice', 'bob', 'carol']) rows.set(id, (await ledger.activeAgent('default', id))?.id as string);
+    const rowOf = (agentId: string) => rows.get(agentId) as string;
     const store = relay.relay.context.stores.messages;
     const row = (messageId: string, senderAgent: TestAgent) => ({
       recipient_row: rowOf('bob'),
@@ -98,13 +100,13 @@ describe('the same message id from two senders at once', () => {
       accepted_at: Date.now(),
     });
     const other = newMessageId();
-    expect(store.insertMany([row(other, carol), row(envelope.header.message_id, carol)])).toEqual({
+    expect(await store.insertMany([row(other, carol), row(envelope.header.message_id, carol)])).toEqual({
       conflict: envelope.header.message_id,
     });
-    expect(store.find(rowOf('bob'), other)).toBeUndefined();
-    expect(store.find(rowOf('bob'), envelope.header.message_id)?.sender_row).toBe(rowOf('alice'));
+    expect(await store.find(rowOf('bob'), other)).toBeUndefined();
+    expect((await store.find(rowOf('bob'), envelope.header.message_id))?.sender_row).toBe(rowOf('alice'));
     // the same sender's row again is no conflict
-    expect(store.insertMany([row(envelope.header.message_id, alice)])).toMatchObject({
+    expect(await store.insertMany([row(envelope.header.message_id, alice)])).toMatchObject({
       ignored: [{ message_id: envelope.header.message_id }],
     });
   });

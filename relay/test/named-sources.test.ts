@@ -61,7 +61,7 @@ describe('named sources at the real limits (400 per tenant, 64 per edge)', () =>
       return claim(relay, edges[1 + Math.floor(i / 64)] as TestAgent, a.agentId);
     });
     expect(answers.filter((r) => r.status !== 200)).toEqual([]);
-    expect(relay.relay.context.stores.sources.countForTenant('default')).toBe(400);
+    expect(await relay.relay.context.stores.sources.countForTenant('default')).toBe(400);
     const before = await busConsumers(relay);
     expect(before).toBe(400);
 
@@ -69,7 +69,7 @@ describe('named sources at the real limits (400 per tenant, 64 per edge)', () =>
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ error: 'source_capacity_exhausted' });
     expect(await busConsumers(relay)).toBe(before);
-    expect(relay.relay.context.stores.sources.countForTenant('default')).toBe(400);
+    expect(await relay.relay.context.stores.sources.countForTenant('default')).toBe(400);
   }, 120_000);
 
   it('a released source frees its slot: the next request is admitted', async () => {

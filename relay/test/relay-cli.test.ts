@@ -86,7 +86,7 @@ describe('an expired but not revoked credential', () => {
         });
         return { status: res.statusCode, body: res.json() as T };
       };
-      const grant = mintGrant(relay.ctx, {
+      const grant = await mintGrant(relay.ctx, {
         tenantId: 'default',
         agentId: 'erin',
         capabilities: ['http-relay'],

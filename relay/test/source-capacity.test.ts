@@ -102,7 +102,7 @@ describe('capacity figures', () => {
     ]);
     // nothing changed
     expect((await m.consumers.info('SVC_MSGS', 'src_ghost')).name).toBe('src_ghost');
-    expect(relay.relay.context.stores.sources.countForTenant('default')).toBe(2);
+    expect(await relay.relay.context.stores.sources.countForTenant('default')).toBe(2);
     const text = await runRelayCli(
       [
         'nats',
@@ -121,7 +121,7 @@ describe('capacity figures', () => {
     const applied = await reconcile('--apply');
     expect(JSON.parse(applied.stdout)).toMatchObject({ applied: true });
     await expect(m.consumers.info('SVC_MSGS', 'src_ghost')).rejects.toThrow(/consumer not found/);
-    expect(relay.relay.context.stores.sources.countForTenant('default')).toBe(1);
+    expect(await relay.relay.context.stores.sources.countForTenant('default')).toBe(1);
     expect(JSON.parse((await reconcile()).stdout).disagreements).toEqual([]);
   }, 60_000);
 

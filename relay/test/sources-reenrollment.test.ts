@@ -21,10 +21,10 @@ afterAll(async () => relay.close());
 describe('re-enrollment after a revoked incarnation with a named source', () => {
   it('answers 503 source_cleanup_failed without consuming the new grant', async () => {
     const { ctx } = relay;
-    const row = ctx.ledger.activeAgent('acme', 'bob');
+    const row = await ctx.ledger.activeAgent('acme', 'bob');
     if (!row) throw new Error('bob is enrolled');
     // a source of bob's, streamed by an edge (here bob's own row stands in for the edge row)
-    ctx.stores.sources.insert({
+    await ctx.stores.sources.insert({
       id: 's1',
       tenant_id: 'acme',
       agent_row: row.id,
@@ -35,12 +35,17 @@ describe('re-enrollment after a revoked incarnation with a named source', () => 
     const revoked = await relay.api(bob.token, 'POST', '/api/v1/agents/me/revoke');
     expect(revoked.json()).toMatchObject({ cleanup_pending: true });
 
-    const grant = mintGrant(ctx, { tenantId: 'acme', agentId: 'bob', capabilities: ['http-relay'], createdBy: 'test' });
+    const grant = await mintGrant(ctx, {
+      tenantId: 'acme',
+      agentId: 'bob',
+      capabilities: ['http-relay'],
+      createdBy: 'test',
+    });
     const body = enrollmentBody(grant.enrollment_code, newIdentity());
     const res = await relay.app.inject({ method: 'POST', url: '/api/v1/enrollment', payload: body });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ error: 'source_cleanup_failed' });
-    expect(ctx.ledger.getGrant(grant.grant_id)?.consumed_at).toBeNull();
-    expect(ctx.stores.sources.countForTenant('acme')).toBe(1);
+    expect((await ctx.ledger.getGrant(grant.grant_id))?.consumed_at).toBeNull();
+    expect(await ctx.stores.sources.countForTenant('acme')).toBe(1);
   });
 });

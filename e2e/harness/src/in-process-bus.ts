@@ -56,7 +56,7 @@ export async function inProcessBusRelay(
       offset += ms;
     },
     async enroll(agentId, tenant = config.defaultTenant, capabilities: Capability[] = ['http-relay']) {
-      const grant = mintGrant(relay.context, {
+      const grant = await mintGrant(relay.context, {
         tenantId: tenant,
         agentId,
         capabilities,

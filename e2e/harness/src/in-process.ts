@@ -89,7 +89,7 @@ export async function inProcessRelay(
   const { app, context: ctx } = relay;
   return {
     async enroll(tenant, agentId, enrollOpts = {}) {
-      const grant = mintGrant(ctx, {
+      const grant = await mintGrant(ctx, {
         tenantId: tenant,
         agentId,
         agentNumber: enrollOpts.agentNumber,

@@ -8,7 +8,7 @@ import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
 import { devAgentId, recordServedSettings, servedSettings } from '../deployment/local-settings.js';
-import { createRelay, ledgerPath, openOperatorState } from '../index.js';
+import { createRelay, ledgerLocation, openOperatorState } from '../index.js';
 import { Ledger } from '../ledger/ledger.js';
 import { createStores } from '../ledger/stores.js';
 import { prettyDestination } from '../log-pretty.js';
@@ -25,6 +25,7 @@ interface CommonFlags {
   deploymentId?: string;
   tenants?: string;
   natsUrl?: string;
+  ledgerDsnFile?: string;
   logLevel?: string;
   logFormat?: 'json' | 'pretty';
   json?: boolean;
@@ -39,6 +40,10 @@ function withSettings(cmd: Command): Command {
     .option('--deployment-id <id>', 'SVC_RELAY_DEPLOYMENT_ID')
     .option('--tenants <list>', 'SVC_RELAY_TENANTS (comma list; the first is the default)')
     .option('--nats-url <url>', 'SVC_RELAY_NATS_URL')
+    .option(
+      '--ledger-dsn-file <file>',
+      'SVC_RELAY_LEDGER_DSN_FILE: a file holding a postgres:// URL (PostgreSQL ledger)',
+    )
     .option('--log-level <level>', 'SVC_RELAY_LOG_LEVEL')
     .option('--json', 'print JSON');
 }
@@ -59,17 +64,19 @@ function withLogFormat(cmd: Command): Command {
  */
 function withDataDir(cmd: Command): Command {
   return cmd
-    .option('--config <file>', 'JSON file with settings (only data_dir is read)')
+    .option('--config <file>', 'JSON file with settings (only data_dir and ledger_dsn_file are read)')
     .option('--data-dir <dir>', 'SVC_RELAY_DATA_DIR: the data dir of the relay (default ./.svc-relay)')
+    .option('--ledger-dsn-file <file>', 'SVC_RELAY_LEDGER_DSN_FILE: the PostgreSQL ledger of the relay, if it has one')
     .option('--json', 'print JSON');
 }
 
 /** The data dir's recorded settings; fails, creating nothing, when it holds no deployment. */
-function operatorConfig(flags: { config?: string; dataDir?: string }): RelayConfig {
+function operatorConfig(flags: { config?: string; dataDir?: string; ledgerDsnFile?: string }): RelayConfig {
   const raw = mergeSettings(
     settingsFromEnv(process.env),
     flags.config ? settingsFromFile(flags.config) : {},
     flags.dataDir !== undefined ? { SVC_RELAY_DATA_DIR: flags.dataDir } : {},
+    flags.ledgerDsnFile !== undefined ? { SVC_RELAY_LEDGER_DSN_FILE: flags.ledgerDsnFile } : {},
   );
   const dataDir = buildConfig({ SVC_RELAY_DATA_DIR: raw.SVC_RELAY_DATA_DIR }).dataDir;
   const served = servedSettings(dataDir);
@@ -77,6 +84,7 @@ function operatorConfig(flags: { config?: string; dataDir?: string }): RelayConf
     SVC_RELAY_DATA_DIR: dataDir,
     SVC_RELAY_PUBLIC_URL: served.public_url,
     SVC_RELAY_TENANTS: served.tenants.join(','),
+    ...(raw.SVC_RELAY_LEDGER_DSN_FILE ? { SVC_RELAY_LEDGER_DSN_FILE: raw.SVC_RELAY_LEDGER_DSN_FILE } : {}),
   });
 }
 
@@ -92,6 +100,7 @@ function configFrom(flags: CommonFlags, extra: RawSettings = {}): RelayConfig {
   set('SVC_RELAY_DEPLOYMENT_ID', flags.deploymentId);
   set('SVC_RELAY_TENANTS', flags.tenants);
   set('SVC_RELAY_NATS_URL', flags.natsUrl);
+  set('SVC_RELAY_LEDGER_DSN_FILE', flags.ledgerDsnFile);
   set('SVC_RELAY_LOG_LEVEL', flags.logLevel);
   return buildConfig(
     mergeSettings(extra, settingsFromEnv(process.env), flags.config ? settingsFromFile(flags.config) : {}, fromFlags),
@@ -130,10 +139,10 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
     const bundle = deploymentPaths(config.dataDir).trustBundle;
     // the same agent across restarts on this data dir: a new code only while it is not enrolled
     const agentId = devAgentId(config.dataDir);
-    const enrolled = ctx.ledger.activeAgent(config.defaultTenant, agentId) !== undefined;
+    const enrolled = (await ctx.ledger.activeAgent(config.defaultTenant, agentId)) !== undefined;
     const grant = enrolled
       ? undefined
-      : mintGrant(ctx, {
+      : await mintGrant(ctx, {
           tenantId: config.defaultTenant,
           agentId,
           capabilities: ['http-relay'],
@@ -235,7 +244,7 @@ function program(): Command {
         const config = operatorConfig(flags);
         const { deployment, ledger } = await openOperatorState(config);
         try {
-          const grant = mintGrant(
+          const grant = await mintGrant(
             { config, deployment, ledger, now: Date.now },
             {
               tenantId: flags.tenant ?? config.defaultTenant,
@@ -252,7 +261,7 @@ function program(): Command {
             `${grant.enrollment_code}\n\nRegister with: ${commandFor('svc')} register --enrollment-grant ${grant.enrollment_code}`,
           );
         } finally {
-          ledger.close();
+          await ledger.close();
         }
       },
     );
@@ -266,7 +275,7 @@ function program(): Command {
       const { ledger } = await openOperatorState(config);
       try {
         const tenant = flags.tenant ?? config.defaultTenant;
-        const row = ledger.revokeAgent(tenant, flags.agentId, Date.now());
+        const row = await ledger.revokeAgent(tenant, flags.agentId, Date.now());
         if (!row) throw new SvcError('not_found', `no active agent ${flags.agentId} in tenant ${tenant}`);
         out(
           flags,
@@ -279,7 +288,7 @@ function program(): Command {
           `revoked ${row.agent_id} in tenant ${tenant}; the running relay finishes the bus cleanup`,
         );
       } finally {
-        ledger.close();
+        await ledger.close();
       }
     });
 
@@ -293,24 +302,21 @@ function program(): Command {
   )
     .requiredOption('--deployment-id <id>', 'the deployment the data dir and ledger belong to')
     .option('--ledger-db <file>', 'the SQLite ledger (default: ledger.db in the data dir)')
-    .option('--ledger-dsn-file <file>', 'a PostgreSQL ledger (not supported by this build)')
     .option('--nats-url <url>', 'SVC_RELAY_NATS_URL (default: the managed nats-server of the data dir)')
     .option('--apply', 'delete consumers without a ledger row and release rows without a consumer')
     .action(
       async (
         flags: CommonFlags & { deploymentId: string; ledgerDb?: string; ledgerDsnFile?: string; apply?: boolean },
       ) => {
-        if (flags.ledgerDsnFile)
-          throw new SvcError('config_invalid', 'a PostgreSQL ledger is not supported by this build; use --ledger-db');
         const config = operatorConfig(flags);
         const { deployment, ledger: dataDirLedger } = await openOperatorState(config);
-        dataDirLedger.close();
+        await dataDirLedger.close();
         if (deployment.deploymentId !== flags.deploymentId)
           throw new SvcError(
             'config_invalid',
             `the data dir ${config.dataDir} holds deployment ${deployment.deploymentId}, not ${flags.deploymentId}`,
           );
-        const ledger = Ledger.open(flags.ledgerDb ?? ledgerPath(config.dataDir));
+        const ledger = await Ledger.open(flags.ledgerDb ? { sqlite: flags.ledgerDb } : ledgerLocation(config));
         const url = flags.natsUrl ?? process.env.SVC_RELAY_NATS_URL ?? (await managedNatsUrl(config.dataDir));
         const conns = new Map<string, Awaited<ReturnType<typeof connectAsRelay>>>();
         try {
@@ -329,7 +335,7 @@ function program(): Command {
           out(flags, report, reconciliationText(report));
         } finally {
           for (const nc of conns.values()) await nc.close().catch(() => undefined);
-          ledger.close();
+          await ledger.close();
         }
       },
     );

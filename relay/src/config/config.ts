@@ -18,6 +18,11 @@ export interface RelayConfig {
   port: number;
   publicUrl: string;
   dataDir: string;
+  /**
+   * A file holding the PostgreSQL ledger's DSN (a postgres:// URL, password included: the
+   * file is the secret, the URL is never logged). Undefined: the SQLite ledger in the data dir.
+   */
+  ledgerDsnFile: string | undefined;
   /** Undefined means: take it from the deployment in the data dir. */
   deploymentId: string | undefined;
   tenants: string[];
@@ -278,11 +283,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
       fail(`invalid tenant id "${t}" (a letter or digit, then letters, digits, _ . -; at most 64)`);
     }
   }
-  if (s.SVC_RELAY_LEDGER_DSN_FILE) {
-    fail(
-      'SVC_RELAY_LEDGER_DSN_FILE (PostgreSQL ledger) is not supported by this build yet; unset it to use the embedded SQLite ledger',
-    );
-  }
+  const ledgerDsnFile = s.SVC_RELAY_LEDGER_DSN_FILE === '' ? undefined : s.SVC_RELAY_LEDGER_DSN_FILE;
   const deploymentId = s.SVC_RELAY_DEPLOYMENT_ID;
   if (deploymentId !== undefined && !/^[A-Za-z0-9_.-]{1,128}$/.test(deploymentId)) {
     fail(`invalid SVC_RELAY_DEPLOYMENT_ID "${deploymentId}"`);
@@ -296,6 +297,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
     port,
     publicUrl,
     dataDir: resolve(s.SVC_RELAY_DATA_DIR ?? './.svc-relay'),
+    ledgerDsnFile: ledgerDsnFile === undefined ? undefined : resolve(ledgerDsnFile),
     deploymentId,
     tenants,
     defaultTenant: tenants[0] as string,

@@ -104,7 +104,7 @@ function identityScope(capability: Capability, missing: string): ScopePlugin {
       const claims = await ctx.accessTokens(token);
       if (claims.svc_deployment_id !== ctx.deployment.deploymentId)
         throw new SvcError('invalid_token', undefined, { detail: 'other deployment' });
-      const row = ctx.ledger.activeAgent(claims.svc_tenant_id, claims.sub);
+      const row = await ctx.ledger.activeAgent(claims.svc_tenant_id, claims.sub);
       if (!row || row.id !== claims.svc_incarnation_id || row.agent_number !== claims.svc_agent_number) {
         throw new SvcError('invalid_token', undefined, { detail: 'agent revoked or replaced' });
       }

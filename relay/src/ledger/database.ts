@@ -1,47 +1,45 @@
 /**
- * The ledger's SQLite database (WAL). Every failure of the store itself (closed,
- * I/O, corruption, locked past the busy timeout) becomes `ledger_closed` (503),
- * which is distinct from a refusal: the client retries, the operator inspects.
+ * Opening the ledger (SQLite file or PostgreSQL pool) and applying its numbered
+ * migrations at start. Both databases keep the applied versions in `schema_migrations`;
+ * a database newer than this code is refused. On PostgreSQL the relays starting at once
+ * take turns through an advisory lock, so each migration runs once.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { SvcError } from '@svc/shared';
-import Database from 'better-sqlite3';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
+import { PostgresDatabase, readDsnFile } from './postgres.js';
+import type { Sql, SqlDatabase } from './sql.js';
+import { SqliteDatabase } from './sqlite.js';
 
-export type Db = Database.Database;
+export { type Db, guard, openDatabase } from './sqlite.js';
 
-/**
- * The ledger holds webhook secrets and key hashes: its file is the relay user's alone
- * (0600), whatever the mode of the directory it lives in. SQLite gives the -wal and -shm
- * files the mode of the database file; ones left by an older relay are tightened too.
- */
-function makePrivate(file: string): void {
-  closeSync(openSync(file, 'a', 0o600));
-  for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
-    if (existsSync(f)) chmodSync(f, 0o600);
-  }
-}
+/** Where the ledger lives: a SQLite file (the default) or a PostgreSQL DSN file. */
+export type LedgerLocation = { sqlite: string } | { dsnFile: string };
 
-export function openDatabase(file: string): Db {
-  if (file !== ':memory:') {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    makePrivate(file);
-  }
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
-  db.pragma('foreign_keys = ON');
-  db.pragma('synchronous = NORMAL');
-  return db;
-}
+/** Any 64-bit key naming the migration lock; the same in every relay. */
+const MIGRATION_LOCK = 0x5_7c_1ed9;
 
-export function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): number[] {
-  db.exec(
+const SCHEMA_TABLE: Record<SqlDatabase['dialect'], string> = {
+  sqlite:
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
-  );
+  postgres:
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+};
+
+export function openSql(location: LedgerLocation): SqlDatabase {
+  return 'sqlite' in location
+    ? SqliteDatabase.open(location.sqlite)
+    : PostgresDatabase.connect(readDsnFile(location.dsnFile));
+}
+
+async function migrateOn(
+  conn: Sql,
+  dialect: SqlDatabase['dialect'],
+  inTransaction: (fn: (tx: Sql) => Promise<void>) => Promise<void>,
+  migrations: readonly Migration[],
+): Promise<number[]> {
+  await conn.exec(SCHEMA_TABLE[dialect]);
   const applied = new Set(
-    (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version),
+    (await conn.all<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version),
   );
   const latest = Math.max(0, ...applied);
   const known = Math.max(0, ...migrations.map((m) => m.version));
@@ -54,44 +52,39 @@ export function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): 
   const ran: number[] = [];
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (applied.has(m.version)) continue;
-    db.transaction(() => {
-      db.exec(m.up);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+    await inTransaction(async (tx) => {
+      await tx.exec(dialect === 'postgres' ? (m.postgres ?? m.up) : m.up);
+      await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
         m.version,
         m.name,
         Date.now(),
-      );
-    })();
+      ]);
+    });
     ran.push(m.version);
   }
   return ran;
 }
 
-const STORE_FAILURES = new Set([
-  'SQLITE_IOERR',
-  'SQLITE_CORRUPT',
-  'SQLITE_CANTOPEN',
-  'SQLITE_NOTADB',
-  'SQLITE_FULL',
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-  'SQLITE_READONLY',
-  'SQLITE_PROTOCOL',
-]);
-
-/** Runs a ledger operation, turning store failures into ledger_closed. */
-export function guard<T>(db: Db, fn: () => T): T {
-  if (!db.open) throw new SvcError('ledger_closed', undefined, { detail: 'database connection is closed' });
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof SvcError) throw err;
-    const code = (err as { code?: string }).code ?? '';
-    // Extended codes (SQLITE_IOERR_WRITE) belong to their primary family.
-    const family = code.split('_').slice(0, 2).join('_');
-    if (!db.open || STORE_FAILURES.has(family) || /not open/i.test((err as Error).message)) {
-      throw new SvcError('ledger_closed', undefined, { detail: `${code}: ${(err as Error).message}`, cause: err });
-    }
-    throw err;
+/** Applies the migrations not yet applied, in order; returns the versions it ran. */
+export async function migrate(db: SqlDatabase, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  if (db instanceof PostgresDatabase) {
+    return db.withLock(MIGRATION_LOCK, (conn) =>
+      migrateOn(
+        conn,
+        'postgres',
+        async (fn) => {
+          await conn.exec('BEGIN');
+          try {
+            await fn(conn);
+            await conn.exec('COMMIT');
+          } catch (err) {
+            await conn.exec('ROLLBACK').catch(() => undefined);
+            throw err;
+          }
+        },
+        migrations,
+      ),
+    );
   }
+  return migrateOn(db, db.dialect, (fn) => db.transaction(fn), migrations);
 }

@@ -43,63 +43,74 @@ export class KeyDirectory {
    * The active incarnation named by agent number or agent id within the tenant. A number
    * wins over an id when one agent's number is another's id (numbers are the public name).
    */
-  activeByRef(tenantId: string, ref: string): KeyOwner | undefined {
-    return this.ledger.guarded(
-      () =>
-        this.ledger
-          .stmt(
-            `SELECT ${OWNER_COLUMNS} FROM agents
-             WHERE tenant_id = @tenant AND revoked_at IS NULL AND (agent_number = @ref OR agent_id = @ref)
-             ORDER BY agent_number = @ref DESC LIMIT 1`,
-          )
-          .get({ tenant: tenantId, ref }) as KeyOwner | undefined,
+  activeByRef(tenantId: string, ref: string): Promise<KeyOwner | undefined> {
+    return this.ledger.sql.get<KeyOwner>(
+      `SELECT ${OWNER_COLUMNS} FROM agents
+       WHERE tenant_id = @tenant AND revoked_at IS NULL AND (agent_number = @ref OR agent_id = @ref)
+       ORDER BY agent_number = @ref DESC LIMIT 1`,
+      { tenant: tenantId, ref },
     );
   }
 
   /** Every version of the incarnation, oldest first; never empty. */
-  history(owner: KeyOwner): KeyRecord[] {
-    return this.ledger.guarded(() => {
-      const stored = this.ledger
-        .stmt(`SELECT ${RECORD_COLUMNS} FROM agent_key_records WHERE agent_row = ? ORDER BY version`)
-        .all(owner.id) as KeyRecord[];
-      return stored.length > 0 ? stored : [enrollmentRecord(owner)];
-    });
+  async history(owner: KeyOwner): Promise<KeyRecord[]> {
+    const stored = await this.ledger.sql.all<KeyRecord>(
+      `SELECT ${RECORD_COLUMNS} FROM agent_key_records WHERE agent_row = ? ORDER BY version`,
+      [owner.id],
+    );
+    return stored.length > 0 ? stored : [enrollmentRecord(owner)];
   }
 
   /**
    * Appends the next version if the incarnation is still active and still at
    * `currentVersion`, and makes its keys the agent's current keys (sign-in uses them).
-   * The first append also writes down version 1 from the agents row.
+   * The first append also writes down version 1 from the agents row. The agents row is
+   * locked first, so two instances appending at once take turns (the second sees a conflict).
    */
-  append(ownerRow: string, currentVersion: number, next: Omit<KeyRecord, 'version'>, now: number): AppendOutcome {
-    return this.ledger.guarded(() =>
-      this.ledger.db.transaction((): AppendOutcome => {
-        const db = this.ledger.db;
-        const owner = db
-          .prepare(`SELECT ${OWNER_COLUMNS} FROM agents WHERE id = ? AND revoked_at IS NULL`)
-          .get(ownerRow) as KeyOwner | undefined;
-        if (!owner) return 'revoked';
-        const insert = db.prepare(
+  async append(
+    ownerRow: string,
+    currentVersion: number,
+    next: Omit<KeyRecord, 'version'>,
+    now: number,
+  ): Promise<AppendOutcome> {
+    const ledger = this.ledger;
+    return ledger.sql.transaction(async (tx): Promise<AppendOutcome> => {
+      const owner = await tx.get<KeyOwner>(
+        `SELECT ${OWNER_COLUMNS} FROM agents WHERE id = ? AND revoked_at IS NULL${ledger.forUpdate}`,
+        [ownerRow],
+      );
+      if (!owner) return 'revoked';
+      const insert = (r: KeyRecord) =>
+        tx.run(
           `INSERT INTO agent_key_records (agent_row, version, signing_public_key, encryption_public_key, created_at,
              signature, previous_signature, recorded_at)
-           VALUES (@agent_row, @version, @signing_public_key, @encryption_public_key, @created_at,
-             @signature, @previous_signature, @recorded_at)`,
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          [
+            ownerRow,
+            r.version,
+            r.signing_public_key,
+            r.encryption_public_key,
+            r.created_at,
+            r.signature,
+            r.previous_signature,
+            now,
+          ],
         );
-        const latest = (
-          db.prepare('SELECT max(version) AS v FROM agent_key_records WHERE agent_row = ?').get(ownerRow) as {
-            v: number | null;
-          }
-        ).v;
-        if (latest === null) insert.run({ ...enrollmentRecord(owner), agent_row: ownerRow, recorded_at: now });
-        if ((latest ?? 1) !== currentVersion) return 'conflict';
-        insert.run({ ...next, version: currentVersion + 1, agent_row: ownerRow, recorded_at: now });
-        db.prepare('UPDATE agents SET signing_public_key = ?, encryption_public_key = ? WHERE id = ?').run(
-          next.signing_public_key,
-          next.encryption_public_key,
-          ownerRow,
-        );
-        return 'appended';
-      })(),
-    );
+      const latest =
+        (
+          await tx.get<{ v: number | null }>('SELECT max(version) AS v FROM agent_key_records WHERE agent_row = ?', [
+            ownerRow,
+          ])
+        )?.v ?? null;
+      if (latest === null) await insert(enrollmentRecord(owner));
+      if ((latest ?? 1) !== currentVersion) return 'conflict';
+      await insert({ ...next, version: currentVersion + 1 });
+      await tx.run('UPDATE agents SET signing_public_key = ?, encryption_public_key = ? WHERE id = ?', [
+        next.signing_public_key,
+        next.encryption_public_key,
+        ownerRow,
+      ]);
+      return 'appended';
+    });
   }
 }

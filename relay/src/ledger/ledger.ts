@@ -1,13 +1,14 @@
 /**
- * The relay ledger: the SQLite connection, and the store of the identity tables (grants,
- * agent incarnations, API keys, challenges, bus users). Every other area has a store class
- * over this connection (stores.ts builds them all). Synchronous SQLite; each multi-step
- * change is one transaction. All access goes through `guarded`, so a store failure
- * surfaces as ledger_closed.
+ * The relay ledger: the database (SQLite or PostgreSQL, sql.ts), and the store of the
+ * identity tables (grants, agent incarnations, API keys, challenges, bus users). Every
+ * other area has a store class over the same database (stores.ts builds them all). Each
+ * multi-step change is one transaction, and each single-use thing (a grant, a challenge)
+ * is spent by one conditional UPDATE, so two relay instances on one PostgreSQL cannot
+ * both spend it. Store failures surface as ledger_closed.
  */
 import type { Capability } from '@svc/shared';
-import type Database from 'better-sqlite3';
-import { type Db, guard, migrate, openDatabase } from './database.js';
+import { type LedgerLocation, migrate, openSql } from './database.js';
+import type { Sql, SqlDatabase } from './sql.js';
 
 export interface GrantRow {
   id: string;
@@ -77,229 +78,224 @@ export interface EnrollmentKeyRecord {
 }
 
 export class Ledger {
-  readonly db: Db;
+  readonly sql: SqlDatabase;
 
-  private constructor(db: Db) {
-    this.db = db;
+  private constructor(sql: SqlDatabase) {
+    this.sql = sql;
   }
 
-  static open(file: string): Ledger {
-    const db = openDatabase(file);
-    migrate(db);
-    return new Ledger(db);
+  /** Opens the ledger and applies the migrations it lacks (a file path means SQLite). */
+  static async open(location: LedgerLocation | string): Promise<Ledger> {
+    const sql = openSql(typeof location === 'string' ? { sqlite: location } : location);
+    try {
+      await migrate(sql);
+    } catch (err) {
+      await sql.close().catch(() => undefined);
+      throw err;
+    }
+    return new Ledger(sql);
   }
 
-  close(): void {
-    if (this.db.open) this.db.close();
+  /** A ledger over a database already migrated (tests that open two on one PostgreSQL). */
+  static over(sql: SqlDatabase): Ledger {
+    return new Ledger(sql);
+  }
+
+  close(): Promise<void> {
+    return this.sql.close();
   }
 
   get isOpen(): boolean {
-    return this.db.open;
+    return this.sql.isOpen;
+  }
+
+  /** ` FOR UPDATE` on PostgreSQL (SQLite's write transaction already excludes the others). */
+  get forUpdate(): string {
+    return this.sql.dialect === 'postgres' ? ' FOR UPDATE' : '';
   }
 
   /** A cheap query that proves the store answers. */
-  ping(): void {
-    guard(this.db, () => this.stmt('SELECT 1').get());
-  }
-
-  readonly #statements = new Map<string, Database.Statement>();
-
-  /** A prepared statement, compiled once per SQL text (preparing costs more than running). */
-  stmt(sql: string): Database.Statement {
-    let st = this.#statements.get(sql);
-    if (!st) {
-      st = this.db.prepare(sql);
-      this.#statements.set(sql, st);
-    }
-    return st;
-  }
-
-  /** Runs a ledger operation; store failures become ledger_closed. Domain stores beside this one use it. */
-  guarded<T>(fn: () => T): T {
-    return guard(this.db, fn);
+  async ping(): Promise<void> {
+    await this.sql.get('SELECT 1');
   }
 
   // grants
 
-  insertGrant(g: Omit<GrantRow, 'consumed_at' | 'consumed_by' | 'revoked_at'>): void {
-    this.guarded(() =>
-      this.stmt(
-        `INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at)
-           VALUES (@id, @tenant_id, @agent_id, @agent_number, @capabilities, @secret_hash, @created_by, @created_at, @expires_at)`,
-      ).run({ ...g, capabilities: JSON.stringify(g.capabilities) }),
+  async insertGrant(g: Omit<GrantRow, 'consumed_at' | 'consumed_by' | 'revoked_at'>): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO grants (id, tenant_id, agent_id, agent_number, capabilities, secret_hash, created_by, created_at, expires_at)
+         VALUES (@id, @tenant_id, @agent_id, @agent_number, @capabilities, @secret_hash, @created_by, @created_at, @expires_at)`,
+      {
+        id: g.id,
+        tenant_id: g.tenant_id,
+        agent_id: g.agent_id,
+        agent_number: g.agent_number,
+        capabilities: JSON.stringify(g.capabilities),
+        secret_hash: g.secret_hash,
+        created_by: g.created_by,
+        created_at: g.created_at,
+        expires_at: g.expires_at,
+      },
     );
   }
 
-  getGrant(id: string): GrantRow | undefined {
-    return this.guarded(() => {
-      const r = this.stmt('SELECT * FROM grants WHERE id = ?').get(id) as Raw<GrantRow> | undefined;
-      return r && grantFrom(r);
-    });
+  async getGrant(id: string): Promise<GrantRow | undefined> {
+    const r = await this.sql.get<Raw<GrantRow>>('SELECT * FROM grants WHERE id = ?', [id]);
+    return r && grantFrom(r);
   }
 
   // agents
 
-  activeAgent(tenantId: string, agentId: string): AgentRow | undefined {
-    return this.guarded(() => {
-      const r = this.stmt('SELECT * FROM agents WHERE tenant_id = ? AND agent_id = ? AND revoked_at IS NULL').get(
-        tenantId,
-        agentId,
-      ) as Raw<AgentRow> | undefined;
-      return r && agentFrom(r);
-    });
+  async activeAgent(tenantId: string, agentId: string, q: Sql = this.sql): Promise<AgentRow | undefined> {
+    const r = await q.get<Raw<AgentRow>>(
+      'SELECT * FROM agents WHERE tenant_id = ? AND agent_id = ? AND revoked_at IS NULL',
+      [tenantId, agentId],
+    );
+    return r && agentFrom(r);
   }
 
-  agentByRow(rowId: string): AgentRow | undefined {
-    return this.guarded(() => {
-      const r = this.stmt('SELECT * FROM agents WHERE id = ?').get(rowId) as Raw<AgentRow> | undefined;
-      return r && agentFrom(r);
-    });
+  async agentByRow(rowId: string): Promise<AgentRow | undefined> {
+    const r = await this.sql.get<Raw<AgentRow>>('SELECT * FROM agents WHERE id = ?', [rowId]);
+    return r && agentFrom(r);
   }
 
   /** Revoked incarnations of an agent id (or number) whose bus cleanup has not finished. */
-  pendingCleanups(tenantId?: string, agentId?: string, agentNumber?: string): AgentRow[] {
-    return this.guarded(() => {
-      const rows =
-        tenantId === undefined
-          ? this.stmt('SELECT * FROM agents WHERE cleanup_pending = 1').all()
-          : this.db
-              .prepare(
-                'SELECT * FROM agents WHERE cleanup_pending = 1 AND tenant_id = ? AND (agent_id = ? OR agent_number = ?)',
-              )
-              .all(tenantId, agentId, agentNumber);
-      return (rows as Raw<AgentRow>[]).map(agentFrom);
-    });
+  async pendingCleanups(tenantId?: string, agentId?: string, agentNumber?: string): Promise<AgentRow[]> {
+    const rows =
+      tenantId === undefined
+        ? await this.sql.all<Raw<AgentRow>>('SELECT * FROM agents WHERE cleanup_pending = 1')
+        : await this.sql.all<Raw<AgentRow>>(
+            'SELECT * FROM agents WHERE cleanup_pending = 1 AND tenant_id = ? AND (agent_id = ? OR agent_number = ?)',
+            [tenantId, agentId ?? null, agentNumber ?? null],
+          );
+    return rows.map(agentFrom);
   }
 
-  markCleanupDone(rowId: string): void {
-    this.guarded(() => this.stmt('UPDATE agents SET cleanup_pending = 0 WHERE id = ?').run(rowId));
+  async markCleanupDone(rowId: string): Promise<void> {
+    await this.sql.run('UPDATE agents SET cleanup_pending = 0 WHERE id = ?', [rowId]);
   }
 
   /**
    * Consumes the grant and records the new incarnation atomically. A refusal (grant
    * consumed, revoked or expired meanwhile; agent id or number taken) spends nothing.
+   * `keyRecord`: version 1 of the key directory as the identity signed it (migration 007).
    */
-  /** `keyRecord`: version 1 of the key directory as the identity signed it (migration 007). */
-  enroll(
+  async enroll(
     agent: NewAgent,
     apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>,
     keyRecord: EnrollmentKeyRecord,
     now: number,
-  ): EnrollOutcome {
+  ): Promise<EnrollOutcome> {
     try {
-      return this.enrollTx(agent, apiKey, keyRecord, now);
+      return await this.sql.transaction((tx) => this.#enroll(tx, agent, apiKey, keyRecord, now));
     } catch (err) {
-      if (err instanceof NameTaken) return 'name_taken';
+      // NameTaken, or the active-id index refusing a twin enrolled by another relay meanwhile
+      if (err instanceof NameTaken || uniqueViolation(err)) return 'name_taken';
       throw err;
     }
   }
 
-  private enrollTx(
+  async #enroll(
+    tx: Sql,
     agent: NewAgent,
     apiKey: Omit<ApiKeyRow, 'revoked_at' | 'agent_row'>,
     keyRecord: EnrollmentKeyRecord,
     now: number,
-  ): EnrollOutcome {
-    return this.guarded(() =>
-      this.db.transaction((): EnrollOutcome => {
-        const consumed = this.stmt(
-          'UPDATE grants SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at > ?',
-        ).run(now, agent.id, agent.grant_id, now);
-        if (consumed.changes !== 1) return 'grant_unavailable';
-        const taken = this.stmt(
-          'SELECT 1 FROM agents WHERE tenant_id = ? AND (agent_id = ? OR agent_number = ?) AND revoked_at IS NULL',
-        ).get(agent.tenant_id, agent.agent_id, agent.agent_number);
-        if (taken) {
-          throw new NameTaken(); // rolls back the consumption
-        }
-        this.stmt(
-          `INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key,
-               display_name, description, discoverable, grant_id, created_at)
-             VALUES (@id, @tenant_id, @agent_id, @agent_number, @capabilities, @signing_public_key, @encryption_public_key,
-               @display_name, @description, @discoverable, @grant_id, @created_at)`,
-        ).run({
-          ...agent,
-          capabilities: JSON.stringify(agent.capabilities),
-          discoverable: agent.discoverable ? 1 : 0,
-        });
-        this.insertApiKeyRaw({ ...apiKey, agent_row: agent.id });
-        this.stmt(
-          `INSERT INTO agent_key_records (agent_row, version, signing_public_key, encryption_public_key, created_at,
-             signature, previous_signature, recorded_at)
-           VALUES (?, 1, ?, ?, ?, ?, NULL, ?)`,
-        ).run(
-          agent.id,
-          agent.signing_public_key,
-          agent.encryption_public_key,
-          keyRecord.created_at,
-          keyRecord.signature,
-          now,
-        );
-        return 'enrolled';
-      })(),
+  ): Promise<EnrollOutcome> {
+    // One conditional UPDATE: of two relays redeeming the grant at once, one changes the row.
+    const consumed = await tx.run(
+      'UPDATE grants SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at > ?',
+      [now, agent.id, agent.grant_id, now],
     );
+    if (consumed !== 1) return 'grant_unavailable';
+    const taken = await tx.get(
+      'SELECT 1 FROM agents WHERE tenant_id = ? AND (agent_id = ? OR agent_number = ?) AND revoked_at IS NULL',
+      [agent.tenant_id, agent.agent_id, agent.agent_number],
+    );
+    if (taken) throw new NameTaken(); // rolls back the consumption
+    await tx.run(
+      `INSERT INTO agents (id, tenant_id, agent_id, agent_number, capabilities, signing_public_key, encryption_public_key,
+           display_name, description, discoverable, grant_id, created_at)
+         VALUES (@id, @tenant_id, @agent_id, @agent_number, @capabilities, @signing_public_key, @encryption_public_key,
+           @display_name, @description, @discoverable, @grant_id, @created_at)`,
+      {
+        id: agent.id,
+        tenant_id: agent.tenant_id,
+        agent_id: agent.agent_id,
+        agent_number: agent.agent_number,
+        capabilities: JSON.stringify(agent.capabilities),
+        signing_public_key: agent.signing_public_key,
+        encryption_public_key: agent.encryption_public_key,
+        display_name: agent.display_name,
+        description: agent.description,
+        discoverable: agent.discoverable ? 1 : 0,
+        grant_id: agent.grant_id,
+        created_at: agent.created_at,
+      },
+    );
+    await insertApiKey(tx, { ...apiKey, agent_row: agent.id });
+    await tx.run(
+      `INSERT INTO agent_key_records (agent_row, version, signing_public_key, encryption_public_key, created_at,
+         signature, previous_signature, recorded_at)
+       VALUES (?, 1, ?, ?, ?, ?, NULL, ?)`,
+      [agent.id, agent.signing_public_key, agent.encryption_public_key, keyRecord.created_at, keyRecord.signature, now],
+    );
+    return 'enrolled';
   }
 
   /** Marks the active incarnation revoked, its keys and challenges dead, cleanup pending. */
-  revokeAgent(tenantId: string, agentId: string, now: number): AgentRow | undefined {
-    return this.guarded(() =>
-      this.db.transaction((): AgentRow | undefined => {
-        const row = this.activeAgent(tenantId, agentId);
-        if (!row) return undefined;
-        this.stmt('UPDATE agents SET revoked_at = ?, cleanup_pending = 1 WHERE id = ?').run(now, row.id);
-        this.stmt('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(now, row.id);
-        this.stmt('UPDATE challenges SET consumed_at = ? WHERE agent_row = ? AND consumed_at IS NULL').run(now, row.id);
-        return { ...row, revoked_at: now, cleanup_pending: true };
-      })(),
-    );
+  revokeAgent(tenantId: string, agentId: string, now: number): Promise<AgentRow | undefined> {
+    return this.sql.transaction(async (tx): Promise<AgentRow | undefined> => {
+      const row = await this.activeAgent(tenantId, agentId, tx);
+      if (!row) return undefined;
+      // conditional: of two revocations at once, one does it and the other finds nothing
+      if (
+        (await tx.run('UPDATE agents SET revoked_at = ?, cleanup_pending = 1 WHERE id = ? AND revoked_at IS NULL', [
+          now,
+          row.id,
+        ])) !== 1
+      )
+        return undefined;
+      await tx.run('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL', [now, row.id]);
+      await tx.run('UPDATE challenges SET consumed_at = ? WHERE agent_row = ? AND consumed_at IS NULL', [now, row.id]);
+      return { ...row, revoked_at: now, cleanup_pending: true };
+    });
   }
 
   // API keys
 
-  private insertApiKeyRaw(k: Omit<ApiKeyRow, 'revoked_at'>): void {
-    this.db
-      .prepare(
-        'INSERT INTO api_keys (hash, agent_row, created_at, expires_at) VALUES (@hash, @agent_row, @created_at, @expires_at)',
-      )
-      .run(k);
-  }
-
   /** Issues a new key for the incarnation and retires its earlier ones. */
-  replaceApiKey(k: Omit<ApiKeyRow, 'revoked_at'>): void {
-    this.guarded(() =>
-      this.db.transaction(() => {
-        this.stmt('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(
-          k.created_at,
-          k.agent_row,
-        );
-        this.insertApiKeyRaw(k);
-      })(),
-    );
+  replaceApiKey(k: Omit<ApiKeyRow, 'revoked_at'>): Promise<void> {
+    return this.sql.transaction(async (tx) => {
+      await tx.run('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL', [
+        k.created_at,
+        k.agent_row,
+      ]);
+      await insertApiKey(tx, k);
+    });
   }
 
-  apiKey(hash: string): ApiKeyRow | undefined {
-    return this.guarded(() => this.stmt('SELECT * FROM api_keys WHERE hash = ?').get(hash) as ApiKeyRow | undefined);
+  apiKey(hash: string): Promise<ApiKeyRow | undefined> {
+    return this.sql.get<ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ?', [hash]);
   }
 
   // challenges
 
-  insertChallenge(c: Omit<ChallengeRow, 'consumed_at'>): void {
-    this.guarded(() =>
-      this.stmt(
-        'INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (@id, @agent_row, @nonce, @created_at, @expires_at)',
-      ).run(c),
-    );
+  async insertChallenge(c: Omit<ChallengeRow, 'consumed_at'>, q: Sql = this.sql): Promise<void> {
+    await q.run('INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (?, ?, ?, ?, ?)', [
+      c.id,
+      c.agent_row,
+      c.nonce,
+      c.created_at,
+      c.expires_at,
+    ]);
   }
 
-  /** Single use: returns the challenge only to the first caller. */
-  consumeChallenge(id: string, now: number): ChallengeRow | undefined {
-    return this.guarded(() =>
-      this.db.transaction((): ChallengeRow | undefined => {
-        const row = this.stmt('SELECT * FROM challenges WHERE id = ?').get(id) as ChallengeRow | undefined;
-        if (!row || row.consumed_at !== null) return undefined;
-        this.stmt('UPDATE challenges SET consumed_at = ? WHERE id = ?').run(now, id);
-        return row;
-      })(),
+  /** Single use: returns the challenge only to the first caller, whichever relay instance asks. */
+  consumeChallenge(id: string, now: number): Promise<ChallengeRow | undefined> {
+    return this.sql.get<ChallengeRow>(
+      'UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL RETURNING id, agent_row, nonce, created_at, expires_at, NULL AS consumed_at',
+      [now, id],
     );
   }
 
@@ -310,50 +306,57 @@ export class Ledger {
    * most `max` (past it, requests for every agent id, known or not, are turned away).
    * Drops expired challenges; true when the table still holds `max` or more live ones.
    */
-  challengeTableFull(max: number, now: number): boolean {
-    return this.guarded(() => {
-      this.stmt('DELETE FROM challenges WHERE expires_at <= ?').run(now);
-      const { n } = this.stmt('SELECT count(*) AS n FROM challenges').get() as { n: number };
-      return n >= max;
-    });
+  async challengeTableFull(max: number, now: number): Promise<boolean> {
+    await this.sql.run('DELETE FROM challenges WHERE expires_at <= ?', [now]);
+    const r = await this.sql.get<{ n: number }>('SELECT count(*) AS n FROM challenges');
+    return (r?.n ?? 0) >= max;
   }
 
   /** Stores the challenge, first dropping the agent's oldest ones past `perAgent - 1`. */
-  insertBoundedChallenge(c: Omit<ChallengeRow, 'consumed_at'>, perAgent: number): void {
-    this.guarded(() =>
-      this.db.transaction(() => {
-        this.stmt(
-          `DELETE FROM challenges WHERE id IN (
-             SELECT id FROM challenges WHERE agent_row = ? ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)`,
-        ).run(c.agent_row, Math.max(0, perAgent - 1));
-        this.insertChallenge(c);
-      })(),
-    );
+  insertBoundedChallenge(c: Omit<ChallengeRow, 'consumed_at'>, perAgent: number): Promise<void> {
+    return this.sql.transaction(async (tx) => {
+      await tx.run(
+        `DELETE FROM challenges WHERE id IN (
+           SELECT id FROM challenges WHERE agent_row = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?)`,
+        [c.agent_row, Number.MAX_SAFE_INTEGER, Math.max(0, perAgent - 1)],
+      );
+      await this.insertChallenge(c, tx);
+    });
   }
 
-  pruneChallenges(now: number): void {
-    this.guarded(() => this.stmt('DELETE FROM challenges WHERE expires_at <= ?').run(now));
+  async pruneChallenges(now: number): Promise<void> {
+    await this.sql.run('DELETE FROM challenges WHERE expires_at <= ?', [now]);
   }
 
   // bus users
 
-  busUsersOf(agentRow: string): Array<{ public_key: string; tenant_id: string }> {
-    return this.guarded(
-      () =>
-        this.stmt('SELECT public_key, tenant_id FROM bus_users WHERE agent_row = ? AND revoked_at IS NULL').all(
-          agentRow,
-        ) as Array<{
-          public_key: string;
-          tenant_id: string;
-        }>,
-    );
+  busUsersOf(agentRow: string): Promise<Array<{ public_key: string; tenant_id: string }>> {
+    return this.sql.all('SELECT public_key, tenant_id FROM bus_users WHERE agent_row = ? AND revoked_at IS NULL', [
+      agentRow,
+    ]);
   }
 
-  markBusUsersRevoked(agentRow: string, now: number): void {
-    this.guarded(() =>
-      this.stmt('UPDATE bus_users SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL').run(now, agentRow),
-    );
+  async markBusUsersRevoked(agentRow: string, now: number): Promise<void> {
+    await this.sql.run('UPDATE bus_users SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL', [
+      now,
+      agentRow,
+    ]);
   }
+}
+
+function insertApiKey(tx: Sql, k: Omit<ApiKeyRow, 'revoked_at'>): Promise<number> {
+  return tx.run('INSERT INTO api_keys (hash, agent_row, created_at, expires_at) VALUES (?, ?, ?, ?)', [
+    k.hash,
+    k.agent_row,
+    k.created_at,
+    k.expires_at,
+  ]);
+}
+
+/** A unique constraint refused the row (SQLite or PostgreSQL). */
+export function uniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 export type EnrollOutcome = 'enrolled' | 'grant_unavailable' | 'name_taken';

@@ -1,5 +1,6 @@
 /** The pending-envelope index and delivery receipts (migration 003). */
 import type { Ledger } from './ledger.js';
+import type { Sql, SqlValue } from './sql.js';
 import type { WebhookStore } from './webhooks.js';
 
 export interface EnvelopeRow {
@@ -35,76 +36,57 @@ export interface Recipient {
   agent_number: string;
 }
 
+/** Rows per INSERT: 9 parameters each, far below either database's limit. */
+const INSERT_CHUNK = 500;
+
 export class MessageStore {
   readonly #ledger: Ledger;
   readonly #webhooks: WebhookStore;
-  readonly #recipient;
-  readonly #pendingTotals;
-  readonly #insert;
-  readonly #find;
-  readonly #senders;
-  readonly #pending;
-  readonly #ack;
-  readonly #receipt;
-  readonly #receipts;
 
   constructor(ledger: Ledger, webhooks: WebhookStore) {
     this.#ledger = ledger;
     this.#webhooks = webhooks;
-    const db = ledger.db;
-    // prepared here, not per call: these run on every send
-    this.#recipient = db.prepare(
-      'SELECT id, agent_id, agent_number FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL',
-    );
-    this.#pendingTotals = db.prepare(
-      'SELECT count(*) AS count, total(size) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
-    );
-    this.#insert = db.prepare(
-      `INSERT OR IGNORE INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.#find = db.prepare('SELECT * FROM envelopes WHERE recipient_row = ? AND message_id = ?');
-    this.#senders = db.prepare(
-      'SELECT message_id, sender_row FROM envelopes WHERE recipient_row = ? AND message_id IN (SELECT value FROM json_each(?))',
-    );
-    this.#pending = db.prepare(
-      'SELECT * FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL AND stream_seq > ? ORDER BY stream_seq LIMIT ?',
-    );
-    this.#ack = db.prepare(
-      'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND message_id = ? AND acked_at IS NULL',
-    );
-    this.#receipt = db.prepare(
-      'INSERT INTO receipts (tenant_id, sender_row, message_id, recipient_number, acked_at) VALUES (?, ?, ?, ?, ?)',
-    );
-    this.#receipts = db.prepare(
-      'SELECT id, message_id, recipient_number, acked_at FROM receipts WHERE sender_row = ? AND id > ? ORDER BY id LIMIT ?',
-    );
+  }
+
+  get #sql() {
+    return this.#ledger.sql;
   }
 
   /** The active agent with this number in the tenant (a send's recipient). */
-  recipient(tenantId: string, agentNumber: string): Recipient | undefined {
-    return this.#ledger.guarded(() => this.#recipient.get(tenantId, agentNumber) as Recipient | undefined);
+  recipient(tenantId: string, agentNumber: string): Promise<Recipient | undefined> {
+    return this.#sql.get<Recipient>(
+      'SELECT id, agent_id, agent_number FROM agents WHERE tenant_id = ? AND agent_number = ? AND revoked_at IS NULL',
+      [tenantId, agentNumber],
+    );
   }
 
   /** Count and bytes of the recipient's unacknowledged envelopes. */
-  pendingTotals(recipientRow: string): { count: number; bytes: number } {
-    return this.#ledger.guarded(() => this.#pendingTotals.get(recipientRow) as { count: number; bytes: number });
+  async pendingTotals(recipientRow: string): Promise<{ count: number; bytes: number }> {
+    const r = await this.#sql.get<{ count: number; bytes: number }>(
+      'SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
+      [recipientRow],
+    );
+    return r ?? { count: 0, bytes: 0 };
   }
 
   /** For each of these message ids already recorded for the recipient: who sent it. One query per batch. */
-  existingSenders(recipientRow: string, messageIds: string[]): Map<string, string> {
-    const rows = this.#ledger.guarded(
-      () =>
-        this.#senders.all(recipientRow, JSON.stringify(messageIds)) as Array<{
-          message_id: string;
-          sender_row: string;
-        }>,
+  async existingSenders(recipientRow: string, messageIds: string[]): Promise<Map<string, string>> {
+    const ids =
+      this.#sql.dialect === 'postgres'
+        ? 'SELECT jsonb_array_elements_text(?::jsonb)'
+        : 'SELECT value FROM json_each(?)';
+    const rows = await this.#sql.all<{ message_id: string; sender_row: string }>(
+      `SELECT message_id, sender_row FROM envelopes WHERE recipient_row = ? AND message_id IN (${ids})`,
+      [recipientRow, JSON.stringify(messageIds)],
     );
     return new Map(rows.map((r) => [r.message_id, r.sender_row]));
   }
 
-  find(recipientRow: string, messageId: string): EnvelopeRow | undefined {
-    return this.#ledger.guarded(() => this.#find.get(recipientRow, messageId) as EnvelopeRow | undefined);
+  find(recipientRow: string, messageId: string, q: Sql = this.#sql): Promise<EnvelopeRow | undefined> {
+    return q.get<EnvelopeRow>('SELECT * FROM envelopes WHERE recipient_row = ? AND message_id = ?', [
+      recipientRow,
+      messageId,
+    ]);
   }
 
   /**
@@ -112,72 +94,96 @@ export class MessageStore {
    * sender are kept as they are. A row present from another sender (another relay
    * instance got there first) records nothing and returns that row's message id.
    * A new row marked `webhook` gets its webhook delivery queued in the same transaction.
+   * The key (recipient, message id) is the primary key: of two instances inserting it at
+   * once, PostgreSQL makes the second wait for the first and then find its row.
    */
-  insertMany(rows: NewEnvelopeRow[]): InsertOutcome {
+  async insertMany(rows: NewEnvelopeRow[]): Promise<InsertOutcome> {
     try {
-      return { ignored: this.#insertMany(rows) };
+      return { ignored: await this.#sql.transaction((tx) => this.#insertMany(tx, rows)) };
     } catch (err) {
       if (err instanceof TakenByAnotherSender) return { conflict: err.messageId };
       throw err;
     }
   }
 
-  #insertMany(rows: NewEnvelopeRow[]): NewEnvelopeRow[] {
-    const db = this.#ledger.db;
-    return this.#ledger.guarded(() =>
-      db.transaction(() => {
-        const ignored: NewEnvelopeRow[] = [];
-        for (const r of rows) {
-          // positional: binding by name cost about 2 µs more per row
-          const done = this.#insert.run(
-            r.recipient_row,
-            r.message_id,
-            r.tenant_id,
-            r.recipient_number,
-            r.sender_row,
-            r.sender_number,
-            r.stream_seq,
-            r.size,
-            r.accepted_at,
-          );
-          if (done.changes === 1) {
-            if (r.webhook) this.#webhooks.queue(r.recipient_row, r.message_id, r.accepted_at);
-          } else if ((this.#find.get(r.recipient_row, r.message_id) as EnvelopeRow).sender_row !== r.sender_row) {
-            throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
-          } else {
-            ignored.push(r);
-          }
-        }
-        return ignored;
-      })(),
+  /**
+   * One multi-row INSERT per chunk, not one statement per envelope: on PostgreSQL each
+   * statement is a round trip. RETURNING names the rows this insert created; the others
+   * were there already and are looked up one by one (a retry's duplicates: rare).
+   */
+  async #insertMany(tx: Sql, rows: NewEnvelopeRow[]): Promise<NewEnvelopeRow[]> {
+    const ignored: NewEnvelopeRow[] = [];
+    const created: NewEnvelopeRow[] = [];
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const chunk = rows.slice(i, i + INSERT_CHUNK);
+      const values: SqlValue[] = [];
+      for (const r of chunk) {
+        values.push(
+          r.recipient_row,
+          r.message_id,
+          r.tenant_id,
+          r.recipient_number,
+          r.sender_row,
+          r.sender_number,
+          r.stream_seq,
+          r.size,
+          r.accepted_at,
+        );
+      }
+      const inserted = await tx.all<{ recipient_row: string; message_id: string }>(
+        `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
+         VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+         ON CONFLICT DO NOTHING RETURNING recipient_row, message_id`,
+        values,
+      );
+      const made = new Set(inserted.map((r) => `${r.recipient_row}\u0000${r.message_id}`));
+      for (const r of chunk) {
+        if (made.delete(`${r.recipient_row}\u0000${r.message_id}`)) created.push(r);
+        else if ((await this.find(r.recipient_row, r.message_id, tx))?.sender_row !== r.sender_row) {
+          throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
+        } else ignored.push(r);
+      }
+    }
+    await this.#webhooks.queueMany(
+      tx,
+      created.filter((r) => r.webhook),
     );
+    return ignored;
   }
 
-  pending(recipientRow: string, afterSeq: number, limit: number): EnvelopeRow[] {
-    return this.#ledger.guarded(() => this.#pending.all(recipientRow, afterSeq, limit) as EnvelopeRow[]);
+  pending(recipientRow: string, afterSeq: number, limit: number): Promise<EnvelopeRow[]> {
+    return this.#sql.all<EnvelopeRow>(
+      'SELECT * FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL AND stream_seq > ? ORDER BY stream_seq LIMIT ?',
+      [recipientRow, afterSeq, limit],
+    );
   }
 
   /** Marks the envelope acknowledged and records the sender's receipt; false if it was already. */
-  acknowledge(row: EnvelopeRow, now: number): boolean {
-    const db = this.#ledger.db;
-    return this.#ledger.guarded(() =>
-      db.transaction(() => {
-        if (this.#ack.run(now, row.recipient_row, row.message_id).changes !== 1) return false;
-        this.#receipt.run(row.tenant_id, row.sender_row, row.message_id, row.recipient_number, now);
-        return true;
-      })(),
-    );
+  acknowledge(row: EnvelopeRow, now: number): Promise<boolean> {
+    return this.#sql.transaction(async (tx) => {
+      const changed = await tx.run(
+        'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND message_id = ? AND acked_at IS NULL',
+        [now, row.recipient_row, row.message_id],
+      );
+      if (changed !== 1) return false;
+      await tx.run(
+        'INSERT INTO receipts (tenant_id, sender_row, message_id, recipient_number, acked_at) VALUES (?, ?, ?, ?, ?)',
+        [row.tenant_id, row.sender_row, row.message_id, row.recipient_number, now],
+      );
+      return true;
+    });
   }
 
-  receipts(senderRow: string, afterId: number, limit: number): ReceiptRow[] {
-    return this.#ledger.guarded(() => this.#receipts.all(senderRow, afterId, limit) as ReceiptRow[]);
+  receipts(senderRow: string, afterId: number, limit: number): Promise<ReceiptRow[]> {
+    return this.#sql.all<ReceiptRow>(
+      'SELECT id, message_id, recipient_number, acked_at FROM receipts WHERE sender_row = ? AND id > ? ORDER BY id LIMIT ?',
+      [senderRow, afterId, limit],
+    );
   }
 
   /** Drops the index of a revoked incarnation (its envelopes were purged from the stream). */
-  forgetRecipient(recipientRow: string): void {
-    this.#ledger.guarded(() =>
-      this.#ledger.db.prepare('DELETE FROM envelopes WHERE recipient_row = ?').run(recipientRow),
-    );
+  async forgetRecipient(recipientRow: string): Promise<void> {
+    await this.#sql.run('DELETE FROM envelopes WHERE recipient_row = ?', [recipientRow]);
   }
 }
 

@@ -15,24 +15,19 @@ export interface NewReport {
 export class ReportStore {
   constructor(private readonly ledger: Ledger) {}
 
-  insert(report: NewReport): void {
-    this.ledger.guarded(() =>
-      this.ledger
-        .stmt(
-          `INSERT INTO agent_reports (id, tenant_id, reporter_agent_id, reporter_row, target_agent_id, target_row, reason, created_at)
-           VALUES (@id, @tenant_id, @reporter_agent_id, @reporter_row, @target_agent_id, @target_row, @reason, @created_at)`,
-        )
-        .run(report),
+  async insert(report: NewReport): Promise<void> {
+    await this.ledger.sql.run(
+      `INSERT INTO agent_reports (id, tenant_id, reporter_agent_id, reporter_row, target_agent_id, target_row, reason, created_at)
+       VALUES (@id, @tenant_id, @reporter_agent_id, @reporter_row, @target_agent_id, @target_row, @reason, @created_at)`,
+      { ...report },
     );
   }
 
   /** Reports about an agent id, newest first (for operators). */
-  about(tenantId: string, targetAgentId: string): NewReport[] {
-    return this.ledger.guarded(
-      () =>
-        this.ledger
-          .stmt('SELECT * FROM agent_reports WHERE tenant_id = ? AND target_agent_id = ? ORDER BY created_at DESC')
-          .all(tenantId, targetAgentId) as NewReport[],
+  about(tenantId: string, targetAgentId: string): Promise<NewReport[]> {
+    return this.ledger.sql.all<NewReport>(
+      'SELECT * FROM agent_reports WHERE tenant_id = ? AND target_agent_id = ? ORDER BY created_at DESC',
+      [tenantId, targetAgentId],
     );
   }
 }

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Ledger } from './ledger.js';
+import type { Sql, SqlValue } from './sql.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'gave_up' | 'cancelled';
 
@@ -39,33 +40,51 @@ export interface DueDelivery {
 
 export const newWebhookEventId = (): string => `evt_${randomBytes(16).toString('base64url')}`;
 
+const heldBy = (attempt: number | undefined): string => (attempt === undefined ? '' : ' AND attempts = ?');
+const withAttempt = (params: SqlValue[], attempt: number | undefined): SqlValue[] =>
+  attempt === undefined ? params : [...params, attempt];
+
+const QUEUE_CHUNK = 500;
+
 export class WebhookStore {
   readonly #ledger: Ledger;
-  readonly #queue;
 
   constructor(ledger: Ledger) {
     this.#ledger = ledger;
-    this.#queue = ledger.db.prepare(
-      `INSERT OR IGNORE INTO webhook_deliveries (id, recipient_row, message_id, state, attempts, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
-    );
+  }
+
+  get #sql() {
+    return this.#ledger.sql;
   }
 
   /**
-   * Queues a delivery. Only inside the transaction that records the envelope
-   * (MessageStore.insertMany), which guards it.
+   * Queues a delivery per envelope, in one statement per chunk. Only inside the transaction
+   * that records the envelopes (MessageStore.insertMany), whose `tx` it is given.
    */
-  queue(recipientRow: string, messageId: string, now: number): void {
-    this.#queue.run(newWebhookEventId(), recipientRow, messageId, now, now, now);
+  async queueMany(
+    tx: Sql,
+    envelopes: ReadonlyArray<{ recipient_row: string; message_id: string; accepted_at: number }>,
+  ): Promise<void> {
+    for (let i = 0; i < envelopes.length; i += QUEUE_CHUNK) {
+      const chunk = envelopes.slice(i, i + QUEUE_CHUNK);
+      const values: SqlValue[] = [];
+      for (const e of chunk) {
+        values.push(newWebhookEventId(), e.recipient_row, e.message_id, e.accepted_at, e.accepted_at, e.accepted_at);
+      }
+      await tx.run(
+        `INSERT INTO webhook_deliveries (id, recipient_row, message_id, state, attempts, next_attempt_at, created_at, updated_at)
+         VALUES ${chunk.map(() => "(?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')} ON CONFLICT DO NOTHING`,
+        values,
+      );
+    }
   }
 
   /** True when the incarnation has a webhook endpoint (and so a secret). */
-  hasEndpoint(agentRow: string): boolean {
-    return this.#ledger.guarded(
-      () =>
-        this.#ledger
-          .stmt('SELECT 1 FROM agent_profiles WHERE agent_row = ? AND webhook_secret IS NOT NULL')
-          .get(agentRow) !== undefined,
+  async hasEndpoint(agentRow: string): Promise<boolean> {
+    return (
+      (await this.#sql.get('SELECT 1 FROM agent_profiles WHERE agent_row = ? AND webhook_secret IS NOT NULL', [
+        agentRow,
+      ])) !== undefined
     );
   }
 
@@ -74,131 +93,121 @@ export class WebhookStore {
    * stream copy must stay for it even once acknowledged (the first attempt always goes out;
    * the dispatcher tidies the copy afterwards).
    */
-  firstAttemptPending(recipientRow: string, messageId: string): boolean {
-    return this.#ledger.guarded(
-      () =>
-        this.#ledger
-          .stmt(
-            `SELECT 1 FROM webhook_deliveries WHERE recipient_row = ? AND message_id = ? AND state = 'pending'
-               AND (attempts = 0 OR (attempts = 1 AND last_status IS NULL AND last_error IS NULL))`,
-          )
-          .get(recipientRow, messageId) !== undefined,
+  async firstAttemptPending(recipientRow: string, messageId: string): Promise<boolean> {
+    return (
+      (await this.#sql.get(
+        `SELECT 1 FROM webhook_deliveries WHERE recipient_row = ? AND message_id = ? AND state = 'pending'
+           AND (attempts = 0 OR (attempts = 1 AND last_status IS NULL AND last_error IS NULL))`,
+        [recipientRow, messageId],
+      )) !== undefined
     );
   }
 
-  /** Pending rows due at `now`, oldest first. */
-  due(now: number, limit: number): DueDelivery[] {
-    return this.#ledger.guarded(
-      () =>
-        this.#ledger
-          .stmt(
-            `SELECT d.id, d.recipient_row, d.message_id, d.attempts, e.tenant_id, a.agent_id, e.stream_seq,
-               e.accepted_at, e.acked_at, s.agent_id AS sender_agent_id
-             FROM webhook_deliveries d
-             JOIN envelopes e ON e.recipient_row = d.recipient_row AND e.message_id = d.message_id
-             JOIN agents a ON a.id = d.recipient_row
-             JOIN agents s ON s.id = e.sender_row
-             WHERE d.state = 'pending' AND d.next_attempt_at <= ?
-             ORDER BY d.next_attempt_at LIMIT ?`,
-          )
-          .all(now, limit) as DueDelivery[],
+  /** Pending rows due at `now`, oldest first (a row leased by an instance is due again when its lease ends). */
+  due(now: number, limit: number): Promise<DueDelivery[]> {
+    return this.#sql.all<DueDelivery>(
+      `SELECT d.id, d.recipient_row, d.message_id, d.attempts, e.tenant_id, a.agent_id, e.stream_seq,
+         e.accepted_at, e.acked_at, s.agent_id AS sender_agent_id
+       FROM webhook_deliveries d
+       JOIN envelopes e ON e.recipient_row = d.recipient_row AND e.message_id = d.message_id
+       JOIN agents a ON a.id = d.recipient_row
+       JOIN agents s ON s.id = e.sender_row
+       WHERE d.state = 'pending' AND d.next_attempt_at <= ?
+       ORDER BY d.next_attempt_at LIMIT ?`,
+      [now, limit],
     );
   }
 
   /**
-   * Starts an attempt: counts it and moves next_attempt_at to `leaseUntil`, so a relay
-   * that dies during the request retries it after the lease. False if the row is no
-   * longer pending.
+   * Starts an attempt: counts it and moves next_attempt_at to `leaseUntil` (the lease), so
+   * a relay that dies during the request has its delivery taken over after the lease.
+   * Only a row still due is claimed: of two instances claiming one row at once, one
+   * changes it and the other finds it leased. False if the row is not pending and due.
    */
-  claim(id: string, now: number, leaseUntil: number): boolean {
-    return this.#ledger.guarded(
-      () =>
-        this.#ledger
-          .stmt(
-            `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, last_attempt_at = ?, updated_at = ?
-             WHERE id = ? AND state = 'pending'`,
-          )
-          .run(leaseUntil, now, now, id).changes === 1,
+  async claim(id: string, now: number, leaseUntil: number): Promise<boolean> {
+    return (
+      (await this.#sql.run(
+        `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, last_attempt_at = ?, updated_at = ?
+         WHERE id = ? AND state = 'pending' AND next_attempt_at <= ?`,
+        [leaseUntil, now, now, id, now],
+      )) === 1
     );
   }
 
-  /** Undoes a claim whose request was abandoned (relay closing): not counted, due again now. */
-  release(id: string, now: number): void {
-    this.#ledger.guarded(() =>
-      this.#ledger
-        .stmt(
-          `UPDATE webhook_deliveries SET attempts = max(attempts - 1, 0), next_attempt_at = ?, updated_at = ?
-           WHERE id = ? AND state = 'pending'`,
-        )
-        .run(now, now, id),
+  /**
+   * Undoes a claim whose request was abandoned (relay closing): not counted, due again now.
+   * `attempt` (here and below): the attempt number the caller claimed; its outcome is
+   * recorded only while the row is still at that attempt, so an instance that outlived its
+   * lease never overwrites the attempt of the instance that took the row over.
+   */
+  async release(id: string, now: number, attempt?: number): Promise<void> {
+    await this.#sql.run(
+      `UPDATE webhook_deliveries SET attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END,
+         next_attempt_at = ?, updated_at = ?
+       WHERE id = ? AND state = 'pending'${heldBy(attempt)}`,
+      withAttempt([now, now, id], attempt),
     );
   }
 
   /** Records an attempt that will be retried at `nextAt`. */
-  retryAt(id: string, nextAt: number, now: number, status: number | null, error: string | null): void {
-    this.#ledger.guarded(() =>
-      this.#ledger
-        .stmt(
-          `UPDATE webhook_deliveries SET next_attempt_at = ?, last_status = ?, last_error = ?, updated_at = ?
-           WHERE id = ? AND state = 'pending'`,
-        )
-        .run(nextAt, status, error, now, id),
+  async retryAt(
+    id: string,
+    nextAt: number,
+    now: number,
+    status: number | null,
+    error: string | null,
+    attempt?: number,
+  ): Promise<void> {
+    await this.#sql.run(
+      `UPDATE webhook_deliveries SET next_attempt_at = ?, last_status = ?, last_error = ?, updated_at = ?
+       WHERE id = ? AND state = 'pending'${heldBy(attempt)}`,
+      withAttempt([nextAt, status, error, now, id], attempt),
     );
   }
 
   /** Records a final outcome. */
-  finish(
+  async finish(
     id: string,
     state: Exclude<DeliveryState, 'pending'>,
     now: number,
     status: number | null,
     error: string | null,
-  ): void {
-    this.#ledger.guarded(() =>
-      this.#ledger
-        .stmt(
-          `UPDATE webhook_deliveries SET state = ?, next_attempt_at = NULL, last_status = ?, last_error = ?, updated_at = ?
-           WHERE id = ? AND state = 'pending'`,
-        )
-        .run(state, status, error, now, id),
+    attempt?: number,
+  ): Promise<void> {
+    await this.#sql.run(
+      `UPDATE webhook_deliveries SET state = ?, next_attempt_at = NULL, last_status = ?, last_error = ?, updated_at = ?
+       WHERE id = ? AND state = 'pending'${heldBy(attempt)}`,
+      withAttempt([state, status, error, now, id], attempt),
     );
   }
 
   /** Endpoint and secret of the incarnation, read at each attempt (a rotated secret applies at once). */
-  target(recipientRow: string): { endpoint_url: string; webhook_secret: string } | undefined {
-    return this.#ledger.guarded(
-      () =>
-        this.#ledger
-          .stmt(
-            `SELECT p.endpoint_url, p.webhook_secret FROM agent_profiles p JOIN agents a ON a.id = p.agent_row
-             WHERE p.agent_row = ? AND a.revoked_at IS NULL AND p.webhook_secret IS NOT NULL`,
-          )
-          .get(recipientRow) as { endpoint_url: string; webhook_secret: string } | undefined,
+  target(recipientRow: string): Promise<{ endpoint_url: string; webhook_secret: string } | undefined> {
+    return this.#sql.get(
+      `SELECT p.endpoint_url, p.webhook_secret FROM agent_profiles p JOIN agents a ON a.id = p.agent_row
+       WHERE p.agent_row = ? AND a.revoked_at IS NULL AND p.webhook_secret IS NOT NULL`,
+      [recipientRow],
     );
   }
 
   /** Whether the envelope of a delivery is acknowledged now. */
-  acked(recipientRow: string, messageId: string): boolean {
-    return this.#ledger.guarded(
-      () =>
-        this.#ledger
-          .stmt('SELECT 1 FROM envelopes WHERE recipient_row = ? AND message_id = ? AND acked_at IS NOT NULL')
-          .get(recipientRow, messageId) !== undefined,
+  async acked(recipientRow: string, messageId: string): Promise<boolean> {
+    return (
+      (await this.#sql.get(
+        'SELECT 1 FROM envelopes WHERE recipient_row = ? AND message_id = ? AND acked_at IS NOT NULL',
+        [recipientRow, messageId],
+      )) !== undefined
     );
   }
 
-  get(id: string): DeliveryRow | undefined {
-    return this.#ledger.guarded(
-      () => this.#ledger.stmt('SELECT * FROM webhook_deliveries WHERE id = ?').get(id) as DeliveryRow | undefined,
-    );
+  get(id: string): Promise<DeliveryRow | undefined> {
+    return this.#sql.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?', [id]);
   }
 
-  forMessage(recipientRow: string, messageId: string): DeliveryRow | undefined {
-    return this.#ledger.guarded(
-      () =>
-        this.#ledger
-          .stmt('SELECT * FROM webhook_deliveries WHERE recipient_row = ? AND message_id = ?')
-          .get(recipientRow, messageId) as DeliveryRow | undefined,
-    );
+  forMessage(recipientRow: string, messageId: string): Promise<DeliveryRow | undefined> {
+    return this.#sql.get<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE recipient_row = ? AND message_id = ?', [
+      recipientRow,
+      messageId,
+    ]);
   }
 }

@@ -30,14 +30,14 @@ export const contactRoutes: RoutePlugin = async (app, { ctx }) => {
     async (request, reply) => {
       const { row } = request.agent;
       const number = request.body.agent_number;
-      const target = ctx.stores.profiles.findActiveAgent(row.tenant_id, number);
+      const target = await ctx.stores.profiles.findActiveAgent(row.tenant_id, number);
       if (!target || target.agent_number !== number) {
         throw new SvcError('not_found', `No agent number ${JSON.stringify(number)} in your tenant.`);
       }
       // like blocking or muting: a contact is another agent
       if (target.agent_id === row.agent_id)
         throw new SvcError('cannot_target_self', 'An agent cannot add itself as a contact.');
-      const { contact, created } = ctx.stores.contacts.upsert(
+      const { contact, created } = await ctx.stores.contacts.upsert(
         row.tenant_id,
         row.agent_id,
         target,
@@ -58,7 +58,7 @@ export const contactRoutes: RoutePlugin = async (app, { ctx }) => {
     },
     async (request) => {
       const { row } = request.agent;
-      return { contacts: ctx.stores.contacts.list(row.tenant_id, row.agent_id).map(view) };
+      return { contacts: (await ctx.stores.contacts.list(row.tenant_id, row.agent_id)).map(view) };
     },
   );
 
@@ -74,7 +74,7 @@ export const contactRoutes: RoutePlugin = async (app, { ctx }) => {
     async (request, reply) => {
       const { row } = request.agent;
       const ref = request.params.contact_number;
-      if (!ctx.stores.contacts.remove(row.tenant_id, row.agent_id, ref)) {
+      if (!(await ctx.stores.contacts.remove(row.tenant_id, row.agent_id, ref))) {
         throw new SvcError('not_found', `${JSON.stringify(ref)} is not one of your contacts.`);
       }
       return reply.status(204).send(null);

@@ -8,7 +8,7 @@ export const healthRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const checks: Record<string, { ok: boolean; detail?: string }> = {};
     try {
-      ctx.ledger.ping();
+      await ctx.ledger.ping();
       checks.ledger = { ok: true };
     } catch (err) {
       checks.ledger = { ok: false, detail: (err as Error).message };

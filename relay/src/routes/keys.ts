@@ -23,7 +23,7 @@ export const keyRoutes: RoutePlugin = async (app, { ctx }) => {
       },
     },
     async (request, reply) => {
-      const { status, record } = keys.rotate(request.agent.row, request.body);
+      const { status, record } = await keys.rotate(request.agent.row, request.body);
       return reply.status(status).send(record);
     },
   );
@@ -60,7 +60,7 @@ export const keyRoutes: RoutePlugin = async (app, { ctx }) => {
         response: { 200: KeyDirectoryEntry },
       },
     },
-    async (request) => keys.entry(keys.lookup(request.agent.row.tenant_id, request.params.agent)),
+    async (request) => keys.entry(await keys.lookup(request.agent.row.tenant_id, request.params.agent)),
   );
 
   app.get(
@@ -73,6 +73,6 @@ export const keyRoutes: RoutePlugin = async (app, { ctx }) => {
       },
     },
     async (request) =>
-      keys.version(keys.lookup(request.agent.row.tenant_id, request.params.agent), request.params.version),
+      keys.version(await keys.lookup(request.agent.row.tenant_id, request.params.agent), request.params.version),
   );
 };

@@ -33,7 +33,7 @@ export const edgeRoutes: RoutePlugin = async (app, { ctx }) => {
     },
     async (request) => {
       const edge = request.agent.row;
-      return claimSource(ctx, edge, targetAgent(ctx, edge, request.body.agent));
+      return claimSource(ctx, edge, await targetAgent(ctx, edge, request.body.agent));
     },
   );
 
@@ -50,7 +50,7 @@ export const edgeRoutes: RoutePlugin = async (app, { ctx }) => {
       const edge = request.agent.row;
       const ref = request.params.agent;
       // a revoked agent's source is released by its revocation; the ref may also be a number
-      const agent = ctx.stores.profiles.findActiveAgent(edge.tenant_id, ref);
+      const agent = await ctx.stores.profiles.findActiveAgent(edge.tenant_id, ref);
       await releaseSource(ctx, edge, agent?.agent_number ?? ref);
       return reply.status(204).send(null);
     },

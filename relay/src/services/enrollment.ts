@@ -40,7 +40,7 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
     refuse('code signature does not verify');
   }
   if (b.deployment_id !== ctx.deployment.deploymentId) refuse('code for another deployment');
-  const grant = ctx.ledger.getGrant(b.grant_id) ?? refuse('unknown grant');
+  const grant = (await ctx.ledger.getGrant(b.grant_id)) ?? refuse('unknown grant');
   if (!equalHashes(grant.secret_hash, hashSecret(code.secret))) refuse('grant secret mismatch');
   if (grant.consumed_at !== null) refuse('grant already consumed');
   if (grant.revoked_at !== null) refuse('grant revoked');
@@ -71,19 +71,19 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
   if (!verifyEd25519(body.signing_public_key, keyRecordBytes(record), body.key_record_signature))
     refuse('key record signature does not verify');
 
-  const active = ctx.ledger.activeAgent(grant.tenant_id, grant.agent_id);
+  const active = await ctx.ledger.activeAgent(grant.tenant_id, grant.agent_id);
   if (active) refuse('agent id already enrolled and not revoked');
 
   // A revoked prior incarnation must be cleaned up before its id is reused; if that
   // cannot finish, answer 503 and leave the grant unspent so the same request can be retried.
-  for (const prior of ctx.ledger.pendingCleanups(grant.tenant_id, grant.agent_id, grant.agent_number)) {
+  for (const prior of await ctx.ledger.pendingCleanups(grant.tenant_id, grant.agent_id, grant.agent_number)) {
     await cleanupIncarnation(ctx, prior);
   }
 
   const rowId = randomUUID();
   const apiKey = newApiKey();
   const apiKeyExpires = now + ctx.config.apiKeyTtlSeconds * 1000;
-  const outcome = ctx.ledger.enroll(
+  const outcome = await ctx.ledger.enroll(
     {
       id: rowId,
       tenant_id: grant.tenant_id,

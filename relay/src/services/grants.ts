@@ -26,7 +26,7 @@ export interface MintGrantInput {
 
 type GrantContext = Pick<RelayContext, 'config' | 'deployment' | 'ledger' | 'now'>;
 
-export function mintGrant(ctx: GrantContext, input: MintGrantInput): GrantResponse {
+export async function mintGrant(ctx: GrantContext, input: MintGrantInput): Promise<GrantResponse> {
   const agentNumber = input.agentNumber ?? input.agentId;
   // Validated before anything is persisted: an agent id with . or : needs an explicit number.
   if (!Value.Check(AgentNumber, agentNumber)) {
@@ -63,7 +63,7 @@ export function mintGrant(ctx: GrantContext, input: MintGrantInput): GrantRespon
   };
   const key = ctx.deployment.relayKey;
   const signature = sign(null, enrollmentCodeSigningBytes(bindings, key.kid), key.privateKey);
-  ctx.ledger.insertGrant({
+  await ctx.ledger.insertGrant({
     id: grantId,
     tenant_id: input.tenantId,
     agent_id: input.agentId,

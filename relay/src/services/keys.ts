@@ -63,27 +63,27 @@ export class KeyService {
   }
 
   /** The active agent of the tenant named by number or id; unknown, revoked and other-tenant agents are the same answer. */
-  lookup(tenantId: string, ref: string): KeyOwner {
-    const owner = this.#directory.activeByRef(tenantId, ref);
+  async lookup(tenantId: string, ref: string): Promise<KeyOwner> {
+    const owner = await this.#directory.activeByRef(tenantId, ref);
     if (!owner) throw new SvcError('not_found', `No active agent ${ref} in this tenant.`);
     return owner;
   }
 
-  entry(owner: KeyOwner): KeyDirectoryEntry {
-    const history = this.#directory.history(owner);
+  async entry(owner: KeyOwner): Promise<KeyDirectoryEntry> {
+    const history = await this.#directory.history(owner);
     return { ...this.#owned(owner), current: history[history.length - 1] as KeyRecord, history };
   }
 
-  version(owner: KeyOwner, v: string): KeyRecordEntry {
-    const record = this.#directory.history(owner).find((r) => r.version === Number(v));
+  async version(owner: KeyOwner, v: string): Promise<KeyRecordEntry> {
+    const record = (await this.#directory.history(owner)).find((r) => r.version === Number(v));
     if (!record) throw new SvcError('not_found', `Agent ${owner.agent_number} has no key record version ${v}.`);
     return { ...this.#owned(owner), record };
   }
 
   /** Checks and records the caller's next key version: 201 when recorded, 200 when nothing changes (a retry). */
-  rotate(caller: KeyOwner, body: KeyUploadRequest): KeyUpload {
+  async rotate(caller: KeyOwner, body: KeyUploadRequest): Promise<KeyUpload> {
     const ctx = this.#ctx;
-    const history = this.#directory.history(caller);
+    const history = await this.#directory.history(caller);
     const current = history[history.length - 1] as KeyRecord;
     if (
       body.signing_public_key === current.signing_public_key &&
@@ -133,7 +133,7 @@ export class KeyService {
       signature: body.signature,
       previous_signature: body.previous_signature ?? null,
     };
-    const outcome = this.#directory.append(caller.id, current.version, next, ctx.now());
+    const outcome = await this.#directory.append(caller.id, current.version, next, ctx.now());
     if (outcome === 'conflict') throw new SvcError('key_version_conflict');
     if (outcome === 'revoked') throw new SvcError('invalid_token', undefined, { detail: 'agent revoked meanwhile' });
     ctx.logger.info(

@@ -31,7 +31,7 @@ export interface UplinkCreds {
 export async function issueUplinkCreds(ctx: Ctx, edge: AgentRow): Promise<UplinkCreds> {
   const leafUrl = ctx.bus.leafUrl;
   if (!leafUrl) throw new SvcError('leaf_unavailable');
-  const durables = ctx.stores.sources.durablesOfEdge(edge.id);
+  const durables = await ctx.stores.sources.durablesOfEdge(edge.id);
   const subjects = uplinkSubjects(edge.agent_number, durables);
   const ttl = ctx.config.limits.leafCredsTtlSeconds;
   let minted: { creds: string; publicKey: string };
@@ -48,17 +48,17 @@ export async function issueUplinkCreds(ctx: Ctx, edge: AgentRow): Promise<Uplink
   }
   const now = ctx.now();
   // recorded before it is handed out, so revoking the edge always finds it
-  ctx.stores.sources.addUplinkUser({
+  await ctx.stores.sources.addUplinkUser({
     public_key: minted.publicKey,
     tenant_id: edge.tenant_id,
     agent_row: edge.id,
     created_at: now,
   });
-  const old = ctx.stores.sources.liveUplinkUsers(edge.id, minted.publicKey);
+  const old = await ctx.stores.sources.liveUplinkUsers(edge.id, minted.publicKey);
   if (old.length > 0) {
     try {
       await ctx.bus.revokeUsers(edge.tenant_id, old);
-      ctx.stores.sources.markUsersRevoked(old, now);
+      await ctx.stores.sources.markUsersRevoked(old, now);
     } catch (err) {
       // the old users stay recorded as live; the next issue (or the edge's revocation) retries
       ctx.logger.warn({ edge: edge.agent_id, err: (err as Error).message }, 'old uplink users not revoked yet');

@@ -58,10 +58,12 @@ export class Messaging {
     this.store = ctx.stores.messages;
     this.#inbox = ctx.inbox;
     const { limits } = ctx.config;
-    this.#pendingTotals = new PendingTotals(this.store, {
-      maxCount: limits.recipientMaxPending,
-      maxBytes: limits.recipientMaxPendingBytes,
-    });
+    this.#pendingTotals = new PendingTotals(
+      this.store,
+      { maxCount: limits.recipientMaxPending, maxBytes: limits.recipientMaxPendingBytes },
+      // other relay instances send and acknowledge on a shared ledger: nothing cached
+      { shared: ctx.ledger.sql.dialect === 'postgres' },
+    );
     this.#sendRate = new TokenBuckets({
       capacity: limits.sendBurstPerAgent,
       perSecond: limits.sendPerAgentPerSecond,
@@ -123,23 +125,30 @@ export class Messaging {
     // Check everything before anything is published: a refused request stores nothing.
     // A batch usually goes to few recipients: look each one (and its block list) up once.
     const recipients = new Map<string, { recipient: Recipient; blocked: boolean; webhook: boolean }>();
-    const checked = body.envelopes.map((raw, i) => {
+    const checked: Array<{
+      envelope: Envelope;
+      bytes: Buffer;
+      recipient: Recipient;
+      blocked: boolean;
+      webhook: boolean;
+    }> = [];
+    for (const [i, raw] of body.envelopes.entries()) {
       const { envelope, bytes } = this.#check(sender, raw, i);
       const number = envelope.header.recipient;
       let entry = recipients.get(number);
       if (!entry) {
-        const recipient = this.store.recipient(sender.tenant_id, number);
+        const recipient = await this.store.recipient(sender.tenant_id, number);
         if (!recipient)
           throw new SvcError('unknown_recipient', `envelopes[${i}]: ${number} is not an agent of your tenant`);
         entry = {
           recipient,
-          blocked: this.#stores.relations.has('block', sender.tenant_id, recipient.agent_id, sender.agent_id),
-          webhook: this.#stores.webhooks.hasEndpoint(recipient.id),
+          blocked: await this.#stores.relations.has('block', sender.tenant_id, recipient.agent_id, sender.agent_id),
+          webhook: await this.#stores.webhooks.hasEndpoint(recipient.id),
         };
         recipients.set(number, entry);
       }
-      return { envelope, bytes, ...entry };
-    });
+      checked.push({ envelope, bytes, ...entry });
+    }
     const results: SendResponse['results'] = [];
     const toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string; webhook: boolean }> = [];
     const seen = new Set<string>();
@@ -147,7 +156,7 @@ export class Messaging {
     const known = new Map<string, Map<string, string>>();
     for (const { recipient } of recipients.values()) {
       const ids = checked.filter((c) => c.recipient.id === recipient.id).map((c) => c.envelope.header.message_id);
-      known.set(recipient.id, this.store.existingSenders(recipient.id, ids));
+      known.set(recipient.id, await this.store.existingSenders(recipient.id, ids));
     }
     for (const { envelope, bytes, recipient, blocked, webhook } of checked) {
       const messageId = envelope.header.message_id;
@@ -173,15 +182,25 @@ export class Messaging {
       toPublish.push({ bytes, recipient, messageId, webhook });
     }
     if (toPublish.length > 0) {
-      // Checked and claimed with no await in between, so two requests cannot both pass.
-      const reserved = this.#reserve(toPublish);
+      // Checked (above) and claimed with no await in between, so two requests cannot both pass.
       const claims = toPublish.map((p) => this.#claim(`${p.recipient.id}\u0000${p.messageId}`, sender.id));
+      let reserved = new Map<string, { count: number; bytes: number }>();
       try {
+        reserved = await this.#reserve(toPublish);
         const ignored = await this.#publishAndRecord(sender, toPublish, checked.length, now);
+        const kept = new Map([...reserved].map(([row, t]) => [row, { ...t }]));
         // rows that were there already (a concurrent retry recorded them) count once
-        for (const r of ignored) this.#pendingTotals.release(r.recipient_row, 1, r.size);
+        for (const r of ignored) {
+          this.#pendingTotals.unreserve(r.recipient_row, 1, r.size);
+          const k = kept.get(r.recipient_row);
+          if (k) {
+            k.count--;
+            k.bytes -= r.size;
+          }
+        }
+        for (const [row, k] of kept) this.#pendingTotals.recorded(row, k.count, k.bytes);
       } catch (err) {
-        for (const [row, t] of reserved) this.#pendingTotals.release(row, t.count, t.bytes);
+        for (const [row, t] of reserved) this.#pendingTotals.unreserve(row, t.count, t.bytes);
         throw err;
       } finally {
         for (const key of claims) this.#release(key);
@@ -191,7 +210,9 @@ export class Messaging {
   }
 
   /** Reserves each recipient's share of the batch against its pending quota, or reserves nothing. */
-  #reserve(toPublish: Array<{ bytes: Buffer; recipient: Recipient }>): Map<string, { count: number; bytes: number }> {
+  async #reserve(
+    toPublish: Array<{ bytes: Buffer; recipient: Recipient }>,
+  ): Promise<Map<string, { count: number; bytes: number }>> {
     const per = new Map<string, { number: string; count: number; bytes: number }>();
     for (const p of toPublish) {
       const t = per.get(p.recipient.id) ?? { number: p.recipient.agent_number, count: 0, bytes: 0 };
@@ -202,11 +223,11 @@ export class Messaging {
     const done = new Map<string, { count: number; bytes: number }>();
     try {
       for (const [row, t] of per) {
-        this.#pendingTotals.reserve(row, t.number, t.count, t.bytes);
+        await this.#pendingTotals.reserve(row, t.number, t.count, t.bytes);
         done.set(row, t);
       }
     } catch (err) {
-      for (const [row, t] of done) this.#pendingTotals.release(row, t.count, t.bytes);
+      for (const [row, t] of done) this.#pendingTotals.unreserve(row, t.count, t.bytes);
       throw err;
     }
     return done;
@@ -248,7 +269,7 @@ export class Messaging {
       }
       throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
     }
-    const outcome = this.store.insertMany(
+    const outcome = await this.store.insertMany(
       toPublish.map((p, i) => ({
         recipient_row: p.recipient.id,
         message_id: p.messageId,
@@ -303,7 +324,7 @@ export class Messaging {
   ): Promise<PendingResponse> {
     const deadline = Date.now() + opts.waitMs;
     for (;;) {
-      const rows = this.store.pending(agent.id, opts.after, opts.limit + 1);
+      const rows = await this.store.pending(agent.id, opts.after, opts.limit + 1);
       if (rows.length > 0 || Date.now() >= deadline || opts.signal?.aborted) {
         const page = rows.slice(0, opts.limit);
         try {
@@ -317,20 +338,20 @@ export class Messaging {
   }
 
   async ack(agent: AgentRow, messageId: string): Promise<{ message_id: string; acked_at: string; already: boolean }> {
-    const row = this.store.find(agent.id, messageId);
+    const row = await this.store.find(agent.id, messageId);
     if (!row) throw new SvcError('unknown_message', `no message ${messageId} addressed to you`);
     if (row.acked_at !== null) return { message_id: messageId, acked_at: iso(row.acked_at), already: true };
     const now = this.#ctx.now();
-    if (!this.store.acknowledge(row, now)) {
-      const again = this.store.find(agent.id, messageId);
+    if (!(await this.store.acknowledge(row, now))) {
+      const again = await this.store.find(agent.id, messageId);
       return { message_id: messageId, acked_at: iso(again?.acked_at ?? now), already: true };
     }
-    this.#pendingTotals.release(row.recipient_row, 1, row.size);
+    this.#pendingTotals.acknowledged(row.recipient_row, 1, row.size);
     this.#recent.delete(row.tenant_id, row.stream_seq);
     // The ledger is the source of truth; the bus copies are tidied best-effort. A webhook
     // whose first attempt has not gone out yet still needs the copy: the dispatcher tidies it.
     const log = this.#ctx.logger;
-    if (!this.#stores.webhooks.firstAttemptPending(row.recipient_row, messageId)) {
+    if (!(await this.#stores.webhooks.firstAttemptPending(row.recipient_row, messageId))) {
       await this.#inbox
         .delete(row.tenant_id, row.stream_seq)
         .catch((err: Error) =>
@@ -348,8 +369,8 @@ export class Messaging {
     return { message_id: messageId, acked_at: iso(now), already: false };
   }
 
-  receipts(agent: AgentRow, since: number, limit: number): ReceiptsResponse {
-    const rows = this.store.receipts(agent.id, since, limit);
+  async receipts(agent: AgentRow, since: number, limit: number): Promise<ReceiptsResponse> {
+    const rows = await this.store.receipts(agent.id, since, limit);
     return {
       receipts: rows.map((r) => ({
         id: r.id,

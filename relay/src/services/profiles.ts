@@ -67,9 +67,13 @@ export async function checkProfileUpdate(
 }
 
 /** Applies a checked update; the new webhook secret, if one was generated, is in the answer once. */
-export function applyProfileUpdate(ctx: ProfileContext, row: AgentRow, changes: ProfileChanges): OwnProfile {
-  const result = ctx.stores.profiles.update(row.id, changes, ctx.now(), newWebhookSecret);
-  const agent = ctx.ledger.agentByRow(row.id) ?? row;
+export async function applyProfileUpdate(
+  ctx: ProfileContext,
+  row: AgentRow,
+  changes: ProfileChanges,
+): Promise<OwnProfile> {
+  const result = await ctx.stores.profiles.update(row.id, changes, ctx.now(), newWebhookSecret);
+  const agent = (await ctx.ledger.agentByRow(row.id)) ?? row;
   const view = ownProfileView(ctx, agent, result.profile);
   return result.newWebhookSecret === undefined ? view : { ...view, webhook_secret: result.newWebhookSecret };
 }
@@ -91,7 +95,8 @@ export function presenceView(profile: ProfileRow, now: number) {
   };
 }
 
-export function publicProfileView(ctx: ProfileContext, row: AgentRow, profile = ctx.stores.profiles.get(row.id)) {
+/** `profile`: the incarnation's profile (ProfileStore.get). */
+export function publicProfileView(ctx: ProfileContext, row: AgentRow, profile: ProfileRow) {
   const view: PublicProfile = {
     agent_id: row.agent_id,
     agent_number: row.agent_number,
@@ -106,7 +111,8 @@ export function publicProfileView(ctx: ProfileContext, row: AgentRow, profile = 
   return view;
 }
 
-export function ownProfileView(ctx: ProfileContext, row: AgentRow, profile = ctx.stores.profiles.get(row.id)) {
+/** `profile`: the incarnation's profile (ProfileStore.get). */
+export function ownProfileView(ctx: ProfileContext, row: AgentRow, profile: ProfileRow) {
   const view: OwnProfile = {
     ...publicProfileView(ctx, row, profile),
     tenant_id: row.tenant_id,
@@ -120,8 +126,8 @@ export function ownProfileView(ctx: ProfileContext, row: AgentRow, profile = ctx
 }
 
 /** Another active agent of the caller's tenant, by agent number or id; 404 not_found otherwise (other tenants included). */
-export function targetAgent(ctx: ProfileContext, caller: AgentRow, ref: string): AgentRow {
-  const target = ctx.stores.profiles.findActiveAgent(caller.tenant_id, ref);
+export async function targetAgent(ctx: ProfileContext, caller: AgentRow, ref: string): Promise<AgentRow> {
+  const target = await ctx.stores.profiles.findActiveAgent(caller.tenant_id, ref);
   if (!target) throw new SvcError('not_found', `No agent ${JSON.stringify(ref)} in your tenant.`);
   return target;
 }

@@ -20,31 +20,31 @@ export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void>
   // source_cleanup_failed, and the incarnation stays pending.
   await releaseSourcesOf(ctx, row);
   try {
-    const users = ctx.ledger.busUsersOf(row.id);
+    const users = await ctx.ledger.busUsersOf(row.id);
     if (users.length > 0) {
       await bus.revokeUsers(
         row.tenant_id,
         users.map((u) => u.public_key),
       );
-      ctx.ledger.markBusUsersRevoked(row.id, ctx.now());
+      await ctx.ledger.markBusUsersRevoked(row.id, ctx.now());
     }
     const nc = await bus.tenantConnection(row.tenant_id);
     const jsm = await jetstreamManager(nc, { timeout: 2000 });
     await jsm.streams.purge(MSGS_STREAM, { filter: `msg.${row.agent_number}` });
-    ctx.stores.messages.forgetRecipient(row.id);
+    await ctx.stores.messages.forgetRecipient(row.id);
   } catch (err) {
     if (err instanceof SvcError && err.code === 'ledger_closed') throw err;
     ctx.logger.warn({ agent_row: row.id, err: (err as Error).message }, 'revocation cleanup could not finish');
     throw new SvcError('revocation_unavailable', undefined, { detail: (err as Error).message, cause: err });
   }
-  ctx.ledger.markCleanupDone(row.id);
+  await ctx.ledger.markCleanupDone(row.id);
   ctx.logger.info({ agent_row: row.id, tenant_id: row.tenant_id }, 'revocation cleanup finished');
 }
 
 /** Finishes every pending cleanup it can; failures stay pending for the next round. */
 export async function runPendingCleanups(ctx: Ctx): Promise<number> {
   let done = 0;
-  for (const row of ctx.ledger.pendingCleanups()) {
+  for (const row of await ctx.ledger.pendingCleanups()) {
     try {
       await cleanupIncarnation(ctx, row);
       done++;

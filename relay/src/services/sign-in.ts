@@ -26,7 +26,7 @@ export const CHALLENGE_TTL_MS = 60_000;
  * like one for an agent that does, but not stored: the answer never tells which agent ids
  * exist, and the sign-in that follows fails with its one uniform code.
  */
-export function createChallenge(ctx: RelayContext, body: ChallengeRequest): ChallengeResponse {
+export async function createChallenge(ctx: RelayContext, body: ChallengeRequest): Promise<ChallengeResponse> {
   const refuse = (reason: string): never => {
     throw new SvcError('invalid_challenge_request', undefined, { detail: reason });
   };
@@ -35,10 +35,10 @@ export function createChallenge(ctx: RelayContext, body: ChallengeRequest): Chal
   const now = ctx.now();
   const { challengesMax, challengesPerAgent } = ctx.config.limits;
   // Checked before the agent is looked up, so a full table turns every agent id away alike.
-  if (ctx.ledger.challengeTableFull(challengesMax, now)) {
+  if (await ctx.ledger.challengeTableFull(challengesMax, now)) {
     throw new RateLimitedError(Math.ceil(CHALLENGE_TTL_MS / 1000), undefined, 'challenge table full');
   }
-  const agent = ctx.ledger.activeAgent(body.tenant_id, body.agent_id);
+  const agent = await ctx.ledger.activeAgent(body.tenant_id, body.agent_id);
   const challenge = {
     id: `chl_${randomBytes(16).toString('base64url')}`,
     agent_row: agent?.id ?? '',
@@ -46,7 +46,7 @@ export function createChallenge(ctx: RelayContext, body: ChallengeRequest): Chal
     created_at: now,
     expires_at: now + CHALLENGE_TTL_MS,
   };
-  if (agent) ctx.ledger.insertBoundedChallenge(challenge, challengesPerAgent);
+  if (agent) await ctx.ledger.insertBoundedChallenge(challenge, challengesPerAgent);
   else ctx.logger.info({ tenant_id: body.tenant_id }, 'challenge for an unknown or revoked agent (not stored)');
   return {
     challenge_id: challenge.id,
@@ -60,9 +60,9 @@ export async function signIn(ctx: RelayContext, body: SignInRequest): Promise<Cr
     throw new SvcError('invalid_sign_in', undefined, { detail: reason });
   };
   const now = ctx.now();
-  const challenge = ctx.ledger.consumeChallenge(body.challenge_id, now) ?? refuse('unknown or spent challenge');
+  const challenge = (await ctx.ledger.consumeChallenge(body.challenge_id, now)) ?? refuse('unknown or spent challenge');
   if (challenge.expires_at <= now) refuse('stale challenge');
-  const agent = ctx.ledger.agentByRow(challenge.agent_row) ?? refuse('challenge for a vanished agent');
+  const agent = (await ctx.ledger.agentByRow(challenge.agent_row)) ?? refuse('challenge for a vanished agent');
   if (agent.revoked_at !== null) refuse('agent revoked');
   if (agent.agent_id !== body.agent_id) refuse('challenge issued to another agent');
   const proof = signInProofBytes({
@@ -75,7 +75,7 @@ export async function signIn(ctx: RelayContext, body: SignInRequest): Promise<Cr
   if (!verifyEd25519(agent.signing_public_key, proof, body.signature)) refuse('wrong signature');
   const apiKey = newApiKey();
   const expiresAt = now + ctx.config.apiKeyTtlSeconds * 1000;
-  ctx.ledger.replaceApiKey({ hash: apiKey.hash, agent_row: agent.id, created_at: now, expires_at: expiresAt });
+  await ctx.ledger.replaceApiKey({ hash: apiKey.hash, agent_row: agent.id, created_at: now, expires_at: expiresAt });
   ctx.logger.info({ tenant_id: agent.tenant_id, agent_id: agent.agent_id }, 'agent signed in');
   const access = await accessTokenFor(ctx, agent, now);
   return {
@@ -114,10 +114,10 @@ export async function exchangeApiKey(ctx: RelayContext, apiKey: string | undefin
   };
   if (!apiKey?.startsWith('svc_ak_')) refuse('no API key');
   const now = ctx.now();
-  const row = ctx.ledger.apiKey(hashSecret(apiKey as string)) ?? refuse('unknown API key');
+  const row = (await ctx.ledger.apiKey(hashSecret(apiKey as string))) ?? refuse('unknown API key');
   if (row.revoked_at !== null) refuse('API key revoked or replaced');
   if (row.expires_at <= now) refuse('API key expired');
-  const agent = ctx.ledger.agentByRow(row.agent_row) ?? refuse('agent vanished');
+  const agent = (await ctx.ledger.agentByRow(row.agent_row)) ?? refuse('agent vanished');
   if (agent.revoked_at !== null) refuse('agent revoked');
   const access = await accessTokenFor(ctx, agent, now);
   return {

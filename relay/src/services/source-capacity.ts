@@ -37,8 +37,8 @@ export type CapacityInputs = {
   connection: (tenantId: string) => Promise<NatsConnection>;
 };
 
-function ledgerRows(ctx: CapacityInputs, tenantId: string): NamedSourceEntry[] {
-  return ctx.stores.sources.listForTenant(tenantId).map((s) => ({
+async function ledgerRows(ctx: CapacityInputs, tenantId: string): Promise<NamedSourceEntry[]> {
+  return (await ctx.stores.sources.listForTenant(tenantId)).map((s) => ({
     agent_id: s.agent_id,
     edge_agent_id: s.edge_agent_id,
     durable: s.durable,
@@ -55,7 +55,7 @@ export async function sourceCapacity(ctx: CapacityInputs): Promise<Record<string
       used: null,
       remaining: null,
       sources_limit: ctx.config.limits.sourcesPerTenant,
-      named_sources: ledgerRows(ctx, tenant),
+      named_sources: await ledgerRows(ctx, tenant),
     };
     try {
       const used = await accountConsumerCount(await ctx.connection(tenant), TIMEOUT_MS);
@@ -107,7 +107,7 @@ export async function reconcileSourceCapacity(
     const onBus = await sourceConsumerNames(nc, TIMEOUT_MS);
     // the operator command has no relay settings: the ceiling is the one the bus holds
     const configured = await streamConsumerCap(nc, TIMEOUT_MS);
-    const rows = ctx.stores.sources.listForTenant(tenant);
+    const rows = await ctx.stores.sources.listForTenant(tenant);
     const inLedger = rows.map((r) => r.durable);
     for (const durable of onBus.filter((d) => !inLedger.includes(d)))
       disagreements.push({
@@ -135,7 +135,7 @@ export async function reconcileSourceCapacity(
       if (d.kind === 'consumer_without_row') await deleteSourceConsumer(nc, d.durable, TIMEOUT_MS);
       else {
         const row = rows.find((r) => r.durable === d.durable);
-        if (row) ctx.stores.sources.release(row.id, opts.now);
+        if (row) await ctx.stores.sources.release(row.id, opts.now);
       }
     }
   }

@@ -54,18 +54,18 @@ async function busCall<T>(what: string, fn: () => Promise<T>): Promise<T> {
 export function claimSource(ctx: Ctx, edge: AgentRow, agent: AgentRow): Promise<ClaimedSource> {
   return serialized(ctx, edge.tenant_id, async () => {
     const durable = sourceDurable(agent.agent_number);
-    const held = ctx.stores.sources.activeByDurable(edge.tenant_id, durable);
+    const held = await ctx.stores.sources.activeByDurable(edge.tenant_id, durable);
     if (held) {
       if (held.edge_row === edge.id && held.agent_row === agent.id) return describe(held, agent);
       throw new SvcError('source_claimed');
     }
     const limits = ctx.config.limits;
-    if (ctx.stores.sources.countForTenant(edge.tenant_id) >= limits.sourcesPerTenant)
+    if ((await ctx.stores.sources.countForTenant(edge.tenant_id)) >= limits.sourcesPerTenant)
       throw new SvcError(
         'source_capacity_exhausted',
         `The tenant already has the maximum of ${limits.sourcesPerTenant} named sources; release one first.`,
       );
-    if (ctx.stores.sources.countForEdge(edge.id) >= limits.sourcesPerEdge)
+    if ((await ctx.stores.sources.countForEdge(edge.id)) >= limits.sourcesPerEdge)
       throw new SvcError(
         'edge_source_capacity_exhausted',
         `This edge machine already streams the maximum of ${limits.sourcesPerEdge} named sources; release one first.`,
@@ -87,7 +87,7 @@ export function claimSource(ctx: Ctx, edge: AgentRow, agent: AgentRow): Promise<
       created_at: ctx.now(),
     };
     try {
-      ctx.stores.sources.insert(row);
+      await ctx.stores.sources.insert(row);
     } catch (err) {
       // no consumer without its ledger row
       await deleteSourceConsumer(nc, durable, BUS_TIMEOUT_MS).catch(() => undefined);
@@ -101,11 +101,11 @@ export function claimSource(ctx: Ctx, edge: AgentRow, agent: AgentRow): Promise<
 /** Releases the edge's source of `agent`: the consumer is deleted, then the row released. */
 export function releaseSource(ctx: Ctx, edge: AgentRow, agentNumber: string): Promise<void> {
   return serialized(ctx, edge.tenant_id, async () => {
-    const held = ctx.stores.sources.activeByDurable(edge.tenant_id, sourceDurable(agentNumber));
+    const held = await ctx.stores.sources.activeByDurable(edge.tenant_id, sourceDurable(agentNumber));
     if (!held || held.edge_row !== edge.id) throw new SvcError('not_found', 'This edge holds no such named source.');
     const nc = await busCall('tenant connection', () => ctx.bus.tenantConnection(edge.tenant_id));
     await busCall('delete consumer', () => deleteSourceConsumer(nc, held.durable, BUS_TIMEOUT_MS));
-    ctx.stores.sources.release(held.id, ctx.now());
+    await ctx.stores.sources.release(held.id, ctx.now());
     ctx.logger.info({ tenant_id: edge.tenant_id, edge: edge.agent_id, durable: held.durable }, 'named source released');
   });
 }
@@ -117,13 +117,13 @@ export function releaseSource(ctx: Ctx, edge: AgentRow, agentNumber: string): Pr
  */
 export function releaseSourcesOf(ctx: Ctx, row: AgentRow): Promise<number> {
   return serialized(ctx, row.tenant_id, async () => {
-    const sources = ctx.stores.sources.activeOfIncarnation(row.id);
+    const sources = await ctx.stores.sources.activeOfIncarnation(row.id);
     if (sources.length === 0) return 0;
     try {
       const nc = await ctx.bus.tenantConnection(row.tenant_id);
       for (const s of sources) {
         await deleteSourceConsumer(nc, s.durable, BUS_TIMEOUT_MS);
-        ctx.stores.sources.release(s.id, ctx.now());
+        await ctx.stores.sources.release(s.id, ctx.now());
       }
     } catch (err) {
       if (err instanceof SvcError && err.code === 'ledger_closed') throw err;

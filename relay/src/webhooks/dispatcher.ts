@@ -128,16 +128,16 @@ export class WebhookDispatcher {
 
   #schedule(ms: number): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => this.#tick(), ms);
+    this.#timer = setTimeout(() => void this.#tick(), ms);
     this.#timer.unref();
   }
 
-  #tick(): void {
+  async #tick(): Promise<void> {
     try {
       if (!this.#opts.ledger.isOpen) return;
       const room = this.#concurrency - this.#inflight.size;
       if (room > 0) {
-        for (const row of this.#store.due(this.#now(), room + this.#inflight.size)) {
+        for (const row of await this.#store.due(this.#now(), room + this.#inflight.size)) {
           if (this.#inflight.size >= this.#concurrency) break;
           if (this.#inflight.has(row.id)) continue;
           const run = this.#attempt(row)
@@ -167,22 +167,25 @@ export class WebhookDispatcher {
     const store = this.#store;
     const started = this.#now();
     if (row.acked_at !== null && row.attempts > 0) {
-      store.finish(row.id, 'cancelled', started, null, 'envelope acknowledged; no more retries');
+      await store.finish(row.id, 'cancelled', started, null, 'envelope acknowledged; no more retries');
       await this.#tidy(row);
       return;
     }
-    if (row.attempts === 0 && this.#opts.relations.has('mute', row.tenant_id, row.agent_id, row.sender_agent_id)) {
-      store.finish(row.id, 'cancelled', started, null, 'the recipient muted the sender');
+    if (
+      row.attempts === 0 &&
+      (await this.#opts.relations.has('mute', row.tenant_id, row.agent_id, row.sender_agent_id))
+    ) {
+      await store.finish(row.id, 'cancelled', started, null, 'the recipient muted the sender');
       if (row.acked_at !== null) await this.#tidy(row);
       return;
     }
-    const target = store.target(row.recipient_row);
+    const target = await store.target(row.recipient_row);
     if (!target) {
-      store.finish(row.id, 'cancelled', started, null, 'the agent has no endpoint any more');
+      await store.finish(row.id, 'cancelled', started, null, 'the agent has no endpoint any more');
       return;
     }
     // Counted before the request: a relay killed now retries after the lease, within the limit.
-    if (!store.claim(row.id, started, started + this.#timeout + (this.#delays[0] ?? 1000))) return;
+    if (!(await store.claim(row.id, started, started + this.#timeout + (this.#delays[0] ?? 1000)))) return;
     const attempt = row.attempts + 1;
     const host = new URL(target.endpoint_url).host;
 
@@ -190,7 +193,7 @@ export class WebhookDispatcher {
     try {
       const envelope = await this.#opts.loadEnvelope(row.tenant_id, row.stream_seq);
       if (envelope === null) {
-        store.finish(row.id, 'cancelled', this.#now(), null, 'envelope no longer in the stream');
+        await store.finish(row.id, 'cancelled', this.#now(), null, 'envelope no longer in the stream', attempt);
         return;
       }
       const body = deliveryBody(
@@ -218,13 +221,20 @@ export class WebhookDispatcher {
     const now = this.#now();
     const log = { event_id: row.id, message_id: row.message_id, host, attempt };
     if ('release' in verdict) {
-      if (this.#opts.ledger.isOpen) store.release(row.id, now);
+      if (this.#opts.ledger.isOpen) await store.release(row.id, now, attempt).catch(() => undefined);
       return;
     }
     // acknowledged meanwhile (or before): the first attempt went out; no retry, and the copy can go
-    if (store.acked(row.recipient_row, row.message_id)) {
+    if (await store.acked(row.recipient_row, row.message_id)) {
       if ('retry' in verdict) {
-        store.finish(row.id, 'cancelled', now, verdict.status, `${verdict.error}; envelope acknowledged, not retried`);
+        await store.finish(
+          row.id,
+          'cancelled',
+          now,
+          verdict.status,
+          `${verdict.error}; envelope acknowledged, not retried`,
+          attempt,
+        );
         this.#log.info(
           { ...log, status: verdict.status, error: verdict.error },
           'webhook attempt failed; acknowledged, not retried',
@@ -234,7 +244,7 @@ export class WebhookDispatcher {
       if ('retry' in verdict) return;
     }
     if ('final' in verdict) {
-      store.finish(row.id, verdict.final, now, verdict.status, verdict.error);
+      await store.finish(row.id, verdict.final, now, verdict.status, verdict.error, attempt);
       if (verdict.final === 'delivered') this.#log.info({ ...log, status: verdict.status }, 'webhook delivered');
       else
         this.#log.warn(
@@ -245,14 +255,14 @@ export class WebhookDispatcher {
     }
     const delay = this.#delays[attempt - 1];
     if (delay === undefined) {
-      store.finish(row.id, 'gave_up', now, verdict.status, verdict.error);
+      await store.finish(row.id, 'gave_up', now, verdict.status, verdict.error, attempt);
       this.#log.warn(
         { ...log, status: verdict.status, error: verdict.error },
         'webhook attempts exhausted; left for pull',
       );
       return;
     }
-    store.retryAt(row.id, now + delay, now, verdict.status, verdict.error);
+    await store.retryAt(row.id, now + delay, now, verdict.status, verdict.error, attempt);
     this.#log.info(
       { ...log, status: verdict.status, error: verdict.error, retry_in_ms: delay },
       'webhook attempt failed',

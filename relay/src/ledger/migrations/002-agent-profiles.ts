@@ -89,4 +89,76 @@ export const migration002: Migration = {
       PRIMARY KEY (tenant_id, agent_id, contact_agent_id)
     ) STRICT;
   `,
+  // PostgreSQL: BIGINT for millisecond times and sizes, no STRICT; the same constraints.
+  postgres: `
+    CREATE TABLE agent_profiles (
+      agent_row TEXT PRIMARY KEY REFERENCES agents(id),
+      presence_status TEXT,
+      status_text TEXT,
+      location TEXT,
+      timezone TEXT,
+      visibility TEXT NOT NULL DEFAULT 'org' CHECK (visibility IN ('private', 'org', 'public')),
+      endpoint_url TEXT,
+      webhook_secret TEXT,
+      webhook_secret_created_at BIGINT,
+      last_seen_at BIGINT,
+      updated_at BIGINT NOT NULL,
+      CHECK ((endpoint_url IS NULL) = (webhook_secret IS NULL)),
+      CHECK ((webhook_secret IS NULL) = (webhook_secret_created_at IS NULL)),
+      CHECK (webhook_secret IS NULL OR webhook_secret ~ '^[0-9a-f]{64}$')
+    );
+    CREATE FUNCTION agent_profiles_forget_endpoint() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+      UPDATE agent_profiles
+        SET endpoint_url = NULL, webhook_secret = NULL, webhook_secret_created_at = NULL
+        WHERE agent_row = NEW.id;
+      RETURN NEW;
+    END;
+    $fn$;
+    CREATE TRIGGER agent_profiles_forget_endpoint_on_revoke
+    AFTER UPDATE OF revoked_at ON agents
+    FOR EACH ROW WHEN (NEW.revoked_at IS NOT NULL)
+    EXECUTE FUNCTION agent_profiles_forget_endpoint();
+    CREATE TABLE agent_blocks (
+      tenant_id TEXT NOT NULL,
+      agent_id TEXT NOT NULL,
+      target_agent_id TEXT NOT NULL,
+      target_agent_number TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      PRIMARY KEY (tenant_id, agent_id, target_agent_id),
+      CHECK (agent_id <> target_agent_id)
+    );
+    CREATE TABLE agent_mutes (
+      tenant_id TEXT NOT NULL,
+      agent_id TEXT NOT NULL,
+      target_agent_id TEXT NOT NULL,
+      target_agent_number TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      PRIMARY KEY (tenant_id, agent_id, target_agent_id),
+      CHECK (agent_id <> target_agent_id)
+    );
+    CREATE TABLE agent_reports (
+      id TEXT PRIMARY KEY,
+      tenant_id TEXT NOT NULL,
+      reporter_agent_id TEXT NOT NULL,
+      reporter_row TEXT NOT NULL REFERENCES agents(id),
+      target_agent_id TEXT NOT NULL,
+      target_row TEXT NOT NULL REFERENCES agents(id),
+      reason TEXT NOT NULL CHECK (char_length(reason) BETWEEN 10 AND 2000),
+      created_at BIGINT NOT NULL,
+      CHECK (reporter_agent_id <> target_agent_id)
+    );
+    CREATE INDEX agent_reports_target ON agent_reports(tenant_id, target_agent_id, created_at);
+    CREATE TABLE contacts (
+      tenant_id TEXT NOT NULL,
+      agent_id TEXT NOT NULL,
+      contact_agent_id TEXT NOT NULL,
+      contact_agent_number TEXT NOT NULL,
+      alias TEXT,
+      notes TEXT,
+      created_at BIGINT NOT NULL,
+      updated_at BIGINT NOT NULL,
+      PRIMARY KEY (tenant_id, agent_id, contact_agent_id)
+    );
+  `,
 };

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { eachLedger, REFUSED } from '../../../test/helpers/ledger-kinds.js';
 import { insertAgent, insertGrant } from '../../../test/helpers/ledger-rows.js';
-import { migrate, openDatabase } from '../database.js';
+import { migrate } from '../database.js';
+import type { SqlDatabase } from '../sql.js';
 import { migration001 } from './001-initial.js';
 import { migration004 } from './004-key-directory.js';
 
@@ -9,65 +11,66 @@ const KEY_B = 'B'.repeat(43);
 
 describe('migration 004-key-directory', () => {
   // Only 001 before it: 004 must not depend on 002 or 003.
-  const db = openDatabase(':memory:');
-  migrate(db, [migration001, migration004]);
-  insertGrant(db);
-  insertAgent(db, 'row');
-  const record = (r: {
-    agent_row?: string;
-    version: number | string;
-    signing?: string;
-    encryption?: string;
-    signature?: string | null;
-    previous?: string | null;
-  }) =>
-    db
-      .prepare(
+  eachLedger(({ fresh }) => {
+    let db: SqlDatabase;
+    const record = (r: {
+      agent_row?: string;
+      version: number | string;
+      signing?: string;
+      encryption?: string;
+      signature?: string | null;
+      previous?: string | null;
+    }) =>
+      db.run(
         `INSERT INTO agent_key_records (agent_row, version, signing_public_key, encryption_public_key, created_at, signature, previous_signature, recorded_at)
          VALUES (?, ?, ?, ?, '2025-01-01T00:00:00.000Z', ?, ?, 0)`,
-      )
-      .run(
-        r.agent_row ?? 'row',
-        r.version,
-        r.signing ?? KEY_A,
-        r.encryption ?? KEY_B,
-        r.signature ?? null,
-        r.previous ?? null,
+        [
+          r.agent_row ?? 'row',
+          r.version,
+          r.signing ?? KEY_A,
+          r.encryption ?? KEY_B,
+          r.signature ?? null,
+          r.previous ?? null,
+        ],
       );
 
-  it('records itself after 001 alone and is not applied twice', () => {
-    expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
-      { version: 1, name: 'initial' },
-      { version: 4, name: 'key-directory' },
-    ]);
-    expect(migrate(db, [migration001, migration004])).toEqual([]);
-  });
+    it('records itself after 001 alone and is not applied twice', async () => {
+      db = await fresh();
+      await migrate(db, [migration001, migration004]);
+      await insertGrant(db);
+      await insertAgent(db, 'row');
+      expect(await db.all('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual([
+        { version: 1, name: 'initial' },
+        { version: 4, name: 'key-directory' },
+      ]);
+      expect(await migrate(db, [migration001, migration004])).toEqual([]);
+    });
 
-  it('keeps one record per incarnation and version; version 1 unsigned, later versions signed', () => {
-    record({ version: 1 });
-    expect(() => record({ version: 1 })).toThrow(/UNIQUE|PRIMARY KEY/);
-    expect(() => record({ version: 2 })).toThrow(/CHECK/);
-    record({ version: 2, signature: 'sig' });
-    record({ version: 3, signature: 'sig', previous: 'prev' });
-    expect(() => record({ version: 0, signature: 'sig' })).toThrow(/CHECK/);
-    expect(() => record({ version: 4, signature: 'sig', signing: 'short' })).toThrow(/CHECK/);
-    expect(() =>
-      db
-        .prepare(
+    it('keeps one record per incarnation and version; version 1 unsigned, later versions signed', async () => {
+      await record({ version: 1 });
+      await expect(record({ version: 1 })).rejects.toThrow(REFUSED.unique);
+      await expect(record({ version: 2 })).rejects.toThrow(REFUSED.check);
+      await record({ version: 2, signature: 'sig' });
+      await record({ version: 3, signature: 'sig', previous: 'prev' });
+      await expect(record({ version: 0, signature: 'sig' })).rejects.toThrow(REFUSED.check);
+      await expect(record({ version: 4, signature: 'sig', signing: 'short' })).rejects.toThrow(REFUSED.check);
+      await expect(
+        db.run(
           "INSERT INTO agent_key_records (agent_row, version, signing_public_key, encryption_public_key, created_at, signature, previous_signature, recorded_at) VALUES ('row', 1, ?, ?, 'x', NULL, 'p', 0)",
-        )
-        .run(KEY_A, KEY_B),
-    ).toThrow(/CHECK/);
-  });
+          [KEY_A, KEY_B],
+        ),
+      ).rejects.toThrow(REFUSED.check);
+    });
 
-  it('enforces strict types and the incarnation reference', () => {
-    expect(() => record({ version: 'two', signature: 'sig' })).toThrow(/cannot store TEXT value in INTEGER column/);
-    expect(() => record({ agent_row: 'no-such-row', version: 1 })).toThrow(/FOREIGN KEY/);
-  });
+    it('enforces types and the incarnation reference', async () => {
+      await expect(record({ version: 'two', signature: 'sig' })).rejects.toThrow(REFUSED.type);
+      await expect(record({ agent_row: 'no-such-row', version: 1 })).rejects.toThrow(REFUSED.foreignKey);
+    });
 
-  it('is append-only', () => {
-    expect(() =>
-      db.prepare('UPDATE agent_key_records SET signing_public_key = ? WHERE version = 1').run(KEY_B),
-    ).toThrow(/append-only/);
+    it('is append-only', async () => {
+      await expect(
+        db.run('UPDATE agent_key_records SET signing_public_key = ? WHERE version = 1', [KEY_B]),
+      ).rejects.toThrow(/append-only/);
+    });
   });
 });

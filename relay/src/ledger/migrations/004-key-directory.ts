@@ -38,4 +38,30 @@ export const migration004: Migration = {
       SELECT RAISE(ABORT, 'key records are append-only');
     END;
   `,
+  // PostgreSQL: BIGINT for millisecond times and sizes, no STRICT; the same constraints.
+  postgres: `
+    CREATE TABLE agent_key_records (
+      agent_row TEXT NOT NULL REFERENCES agents(id),
+      version INTEGER NOT NULL CHECK (version >= 1),
+      signing_public_key TEXT NOT NULL CHECK (length(signing_public_key) = 43),
+      encryption_public_key TEXT NOT NULL CHECK (length(encryption_public_key) = 43),
+      created_at TEXT NOT NULL,
+      signature TEXT,
+      previous_signature TEXT,
+      recorded_at BIGINT NOT NULL,
+      PRIMARY KEY (agent_row, version),
+      CONSTRAINT agent_key_records_signed CHECK (
+        (version = 1 AND signature IS NULL AND previous_signature IS NULL)
+        OR (version > 1 AND signature IS NOT NULL)
+      )
+    );
+    CREATE FUNCTION agent_key_records_refuse_update() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+      RAISE EXCEPTION 'key records are append-only';
+    END;
+    $fn$;
+    CREATE TRIGGER agent_key_records_append_only
+    BEFORE UPDATE ON agent_key_records
+    FOR EACH ROW EXECUTE FUNCTION agent_key_records_refuse_update();
+  `,
 };

@@ -38,4 +38,24 @@ export const migration005: Migration = {
     ) STRICT;
     CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
   `,
+  // PostgreSQL: BIGINT for millisecond times and sizes, no STRICT; the same constraints.
+  postgres: `
+    CREATE TABLE webhook_deliveries (
+      id TEXT PRIMARY KEY CHECK (left(id, 4) = 'evt_'),
+      recipient_row TEXT NOT NULL REFERENCES agents(id),
+      message_id TEXT NOT NULL,
+      state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'gave_up', 'cancelled')),
+      attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+      next_attempt_at BIGINT,
+      last_attempt_at BIGINT,
+      last_status INTEGER,
+      last_error TEXT,
+      created_at BIGINT NOT NULL,
+      updated_at BIGINT NOT NULL,
+      UNIQUE (recipient_row, message_id),
+      FOREIGN KEY (recipient_row, message_id) REFERENCES envelopes(recipient_row, message_id) ON DELETE CASCADE,
+      CHECK ((state = 'pending') = (next_attempt_at IS NOT NULL))
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
+  `,
 };

@@ -41,4 +41,12 @@ export const migration007: Migration = {
       SELECT RAISE(ABORT, 'key records are append-only');
     END;
   `,
+  // PostgreSQL: BIGINT for millisecond times and sizes, no STRICT; the same constraints.
+  postgres: `
+    ALTER TABLE agent_key_records DROP CONSTRAINT agent_key_records_signed;
+    ALTER TABLE agent_key_records ADD CONSTRAINT agent_key_records_signed CHECK (
+      (version = 1 AND previous_signature IS NULL)
+      OR (version > 1 AND signature IS NOT NULL)
+    );
+  `,
 };

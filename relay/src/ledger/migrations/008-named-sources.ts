@@ -24,4 +24,19 @@ export const migration008: Migration = {
     CREATE INDEX named_sources_edge ON named_sources (edge_row) WHERE released_at IS NULL;
     CREATE INDEX named_sources_agent ON named_sources (agent_row) WHERE released_at IS NULL;
   `,
+  // PostgreSQL: BIGINT for millisecond times and sizes, no STRICT; the same constraints.
+  postgres: `
+    CREATE TABLE named_sources (
+      id TEXT PRIMARY KEY,
+      tenant_id TEXT NOT NULL,
+      agent_row TEXT NOT NULL REFERENCES agents(id),
+      edge_row TEXT NOT NULL REFERENCES agents(id),
+      durable TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      released_at BIGINT
+    );
+    CREATE UNIQUE INDEX named_sources_active ON named_sources (tenant_id, durable) WHERE released_at IS NULL;
+    CREATE INDEX named_sources_edge ON named_sources (edge_row) WHERE released_at IS NULL;
+    CREATE INDEX named_sources_agent ON named_sources (agent_row) WHERE released_at IS NULL;
+  `,
 };

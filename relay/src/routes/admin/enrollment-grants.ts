@@ -37,7 +37,7 @@ export const enrollmentGrantRoutes: RoutePlugin = async (app, { ctx }) => {
       if (body.tenant_id !== admin.tenantId || !ctx.config.tenants.includes(body.tenant_id)) {
         throw new SvcError('binding_mismatch', "tenant_id does not match the token's tenant");
       }
-      const grant = mintGrant(ctx, {
+      const grant = await mintGrant(ctx, {
         tenantId: body.tenant_id,
         agentId: body.agent_id,
         agentNumber: body.agent_number,

@@ -24,7 +24,7 @@ export const agentHeartbeatRoutes: RoutePlugin = async (app, { ctx }) => {
       const statusText = cleanText(request.body.status_text);
       if (statusText !== undefined) changes.status_text = statusText;
       const now = ctx.now();
-      return presenceView(ctx.stores.profiles.recordHeartbeat(row.id, now, changes), now);
+      return presenceView(await ctx.stores.profiles.recordHeartbeat(row.id, now, changes), now);
     },
   );
 };

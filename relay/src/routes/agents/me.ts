@@ -13,7 +13,7 @@ export const agentMeRoutes: RoutePlugin = async (app, { ctx }) => {
     },
     async (request) => {
       const { row } = request.agent;
-      return ownProfileView(ctx, row);
+      return ownProfileView(ctx, row, await ctx.stores.profiles.get(row.id));
     },
   );
 
@@ -33,7 +33,7 @@ export const agentMeRoutes: RoutePlugin = async (app, { ctx }) => {
     async (request) => {
       const { row } = request.agent;
       const changes = await checkProfileUpdate(request.body, { allowPrivate: ctx.config.allowPrivateWebhooks });
-      const profile = applyProfileUpdate(ctx, row, changes);
+      const profile = await applyProfileUpdate(ctx, row, changes);
       request.log.info(
         { agent_id: row.agent_id, fields: Object.keys(changes), webhook_secret_generated: 'webhook_secret' in profile },
         'profile updated',

@@ -14,7 +14,8 @@ export const agentProfileRoutes: RoutePlugin = async (app, { ctx }) => {
     },
     async (request) => {
       const { row } = request.agent;
-      return publicProfileView(ctx, targetAgent(ctx, row, request.params.agent));
+      const target = await targetAgent(ctx, row, request.params.agent);
+      return publicProfileView(ctx, target, await ctx.stores.profiles.get(target.id));
     },
   );
 };

@@ -24,10 +24,10 @@ export const agentRelationRoutes: RoutePlugin = async (app, { ctx }) => {
       },
       async (request) => {
         const { row } = request.agent;
-        const target = targetAgent(ctx, row, request.params.agent);
+        const target = await targetAgent(ctx, row, request.params.agent);
         if (target.agent_id === row.agent_id)
           throw new SvcError('cannot_target_self', `An agent cannot ${relation} itself.`);
-        const since = ctx.stores.relations.add(relation, row.tenant_id, row.agent_id, target, ctx.now());
+        const since = await ctx.stores.relations.add(relation, row.tenant_id, row.agent_id, target, ctx.now());
         request.log.info({ agent_id: row.agent_id, target: target.agent_id }, `${relation} added`);
         return {
           agent_id: target.agent_id,
@@ -52,11 +52,11 @@ export const agentRelationRoutes: RoutePlugin = async (app, { ctx }) => {
         const ref = request.params.agent;
         // A target that is no longer enrolled can still be lifted by the id or number recorded with it.
         const targetId =
-          ctx.stores.profiles.findActiveAgent(row.tenant_id, ref)?.agent_id ??
-          ctx.stores.relations.targetByRef(relation, row.tenant_id, row.agent_id, ref);
+          (await ctx.stores.profiles.findActiveAgent(row.tenant_id, ref))?.agent_id ??
+          (await ctx.stores.relations.targetByRef(relation, row.tenant_id, row.agent_id, ref));
         if (targetId === undefined) throw new SvcError('not_found', `No agent ${JSON.stringify(ref)} in your tenant.`);
         if (targetId === row.agent_id) throw new SvcError('cannot_target_self', `An agent cannot ${relation} itself.`);
-        ctx.stores.relations.remove(relation, row.tenant_id, row.agent_id, targetId);
+        await ctx.stores.relations.remove(relation, row.tenant_id, row.agent_id, targetId);
         return reply.status(204).send(null);
       },
     );
@@ -70,15 +70,15 @@ export const agentRelationRoutes: RoutePlugin = async (app, { ctx }) => {
       },
     }) as const;
 
-  const entries = (relation: Relation, tenantId: string, agentId: string) =>
-    ctx.stores.relations.list(relation, tenantId, agentId).map((r) => ({ ...r, since: iso(r.since) }));
+  const entries = async (relation: Relation, tenantId: string, agentId: string) =>
+    (await ctx.stores.relations.list(relation, tenantId, agentId)).map((r) => ({ ...r, since: iso(r.since) }));
 
   app.get('/api/v1/agents/me/blocked', listRoute('block'), async (request) => {
     const { row } = request.agent;
-    return { blocked: entries('block', row.tenant_id, row.agent_id) };
+    return { blocked: await entries('block', row.tenant_id, row.agent_id) };
   });
   app.get('/api/v1/agents/me/muted', listRoute('mute'), async (request) => {
     const { row } = request.agent;
-    return { muted: entries('mute', row.tenant_id, row.agent_id) };
+    return { muted: await entries('mute', row.tenant_id, row.agent_id) };
   });
 };

@@ -25,11 +25,11 @@ export const agentReportRoutes: RoutePlugin = async (app, { ctx }) => {
           `The report reason has ${length} characters after trimming; give ${PROFILE_LIMITS.reportReasonMin} to ${PROFILE_LIMITS.reportReasonMax}.`,
         );
       }
-      const target = targetAgent(ctx, row, request.params.agent);
+      const target = await targetAgent(ctx, row, request.params.agent);
       if (target.agent_id === row.agent_id) throw new SvcError('cannot_target_self', 'An agent cannot report itself.');
       const now = ctx.now();
       const id = `rpt_${randomUUID()}`;
-      ctx.stores.reports.insert({
+      await ctx.stores.reports.insert({
         id,
         tenant_id: row.tenant_id,
         reporter_agent_id: row.agent_id,

@@ -18,7 +18,7 @@ export const agentRevokeRoutes: RoutePlugin = async (app, { ctx }) => {
     },
     async (request) => {
       const { row } = request.agent;
-      const revoked = ctx.ledger.revokeAgent(row.tenant_id, row.agent_id, ctx.now());
+      const revoked = await ctx.ledger.revokeAgent(row.tenant_id, row.agent_id, ctx.now());
       // the agent scope just found it active; only a concurrent revocation gets here
       if (!revoked) throw new SvcError('invalid_token', undefined, { detail: 'agent revoked meanwhile' });
       let pending = true;

@@ -14,7 +14,7 @@ export const signInRoutes: RoutePlugin = async (app, { ctx }) => {
         response: { 201: ChallengeResponse },
       },
     },
-    async (request, reply) => reply.status(201).send(createChallenge(ctx, request.body)),
+    async (request, reply) => reply.status(201).send(await createChallenge(ctx, request.body)),
   );
 
   app.post(

@@ -1,0 +1,165 @@
+/**
+ * The PostgreSQL ledger: a `pg` pool, for several relay instances sharing one database.
+ * The DSN (a postgres:// URL with its password) is read from a file and never logged.
+ * BIGINT and numeric results come back as JavaScript numbers (the ledger's integers are
+ * millisecond times, counts and sizes, all far below 2^53). Transactions run at READ
+ * COMMITTED on one pooled client; a serialization failure or deadlock retries the whole
+ * transaction. Connection trouble surfaces as `ledger_closed`, like a closed SQLite file.
+ */
+import { readFileSync } from 'node:fs';
+import { SvcError } from '@svc/shared';
+import pg from 'pg';
+import { type Sql, type SqlDatabase, type SqlParams, toPostgres } from './sql.js';
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8 || oid === NUMERIC) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/** SQLSTATE classes that mean the database, not the query, failed. */
+const STORE_FAILURE_CLASSES = ['08', '53', '57', '58', 'XX'];
+const NODE_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH']);
+const RETRIED = new Set(['40001', '40P01']);
+
+function storeFailure(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  if (NODE_FAILURES.has(code)) return true;
+  if (code.length === 5 && STORE_FAILURE_CLASSES.includes(code.slice(0, 2))) return true;
+  return /Connection terminated|Cannot use a pool after calling end|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
+    (err as Error).message ?? '',
+  );
+}
+
+function toLedgerError(err: unknown): unknown {
+  if (err instanceof SvcError || !storeFailure(err)) return err;
+  const code = (err as { code?: string }).code ?? '';
+  return new SvcError('ledger_closed', undefined, { detail: `${code}: ${(err as Error).message}`, cause: err });
+}
+
+/** Reads the DSN file: one postgres:// (or postgresql://) URL; the content is never echoed. */
+export function readDsnFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new SvcError(
+      'config_invalid',
+      `cannot read the ledger DSN file ${file}: ${(err as NodeJS.ErrnoException).code}`,
+    );
+  }
+  if (!/^postgres(ql)?:\/\//.test(text) || /\s/.test(text)) {
+    throw new SvcError('config_invalid', `the ledger DSN file ${file} must hold one postgres:// URL`);
+  }
+  return text;
+}
+
+class Queries implements Sql {
+  constructor(private readonly q: pg.Pool | pg.PoolClient) {}
+
+  async #query<T>(sql: string, params?: SqlParams): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
+    const { text, values } = toPostgres(sql, params);
+    try {
+      return await this.q.query<T & pg.QueryResultRow>(text, values);
+    } catch (err) {
+      throw toLedgerError(err);
+    }
+  }
+
+  async get<T>(sql: string, params?: SqlParams): Promise<T | undefined> {
+    return (await this.#query<T>(sql, params)).rows[0];
+  }
+
+  async all<T>(sql: string, params?: SqlParams): Promise<T[]> {
+    return (await this.#query<T>(sql, params)).rows;
+  }
+
+  async run(sql: string, params?: SqlParams): Promise<number> {
+    return (await this.#query(sql, params)).rowCount ?? 0;
+  }
+
+  async exec(sql: string): Promise<void> {
+    try {
+      await this.q.query(sql);
+    } catch (err) {
+      throw toLedgerError(err);
+    }
+  }
+}
+
+export class PostgresDatabase extends Queries implements SqlDatabase {
+  readonly dialect = 'postgres' as const;
+  readonly pool: pg.Pool;
+  #open = true;
+
+  private constructor(pool: pg.Pool) {
+    super(pool);
+    this.pool = pool;
+  }
+
+  static connect(connectionString: string, opts: { max?: number } = {}): PostgresDatabase {
+    const pool = new pg.Pool({ connectionString, types, max: opts.max ?? 10, connectionTimeoutMillis: 5000 });
+    // An idle client losing its connection must not crash the relay; the next query reports it.
+    pool.on('error', () => undefined);
+    return new PostgresDatabase(pool);
+  }
+
+  get isOpen(): boolean {
+    return this.#open;
+  }
+
+  async close(): Promise<void> {
+    if (!this.#open) return;
+    this.#open = false;
+    await this.pool.end();
+  }
+
+  async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+    if (!this.#open) throw new SvcError('ledger_closed', undefined, { detail: 'pool is closed' });
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (err) {
+        throw toLedgerError(err);
+      }
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const value = await fn(new Queries(client));
+        await client.query('COMMIT');
+        return value;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code ?? '';
+        if (RETRIED.has(code) && attempt < 5) continue;
+        throw toLedgerError(err);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  /** Holds a session-level advisory lock on one client while `fn` runs (migrations at start). */
+  async withLock<T>(key: number, fn: (sql: Sql) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((err: unknown) => {
+      throw toLedgerError(err);
+    });
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [key]);
+      try {
+        return await fn(new Queries(client));
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
+      }
+    } finally {
+      client.release();
+    }
+  }
+}

@@ -1,0 +1,368 @@
+/**
+ * The ledger's stores on both databases: SQLite (the embedded default) and PostgreSQL
+ * (a server started once for this file by the test harness). Each single-use thing is
+ * raced: on PostgreSQL through two ledgers (two pools) on one database, as two relay
+ * instances would; on SQLite (one relay's own file) through concurrent calls on one.
+ */
+import { join } from 'node:path';
+import { tempDir } from '@svc/test-harness';
+import { type PostgresServer, postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LedgerLocation } from '../src/ledger/database.js';
+import { Ledger } from '../src/ledger/ledger.js';
+import { MIGRATIONS } from '../src/ledger/migrations/index.js';
+import { createStores } from '../src/ledger/stores.js';
+
+const pgMissing = postgresUnavailable();
+let server: PostgresServer | undefined;
+beforeAll(async () => {
+  if (!pgMissing) server = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+type Kind = 'sqlite' | 'postgres';
+
+async function freshLocation(kind: Kind): Promise<LedgerLocation> {
+  if (kind === 'sqlite') return { sqlite: join(tempDir('svc-ledger-'), 'ledger.db') };
+  if (!server) throw new Error('no PostgreSQL server');
+  return { dsnFile: (await server.createDatabase()).dsnFile };
+}
+
+const NOW = 1_700_000_000_000;
+const KEY = (c: string) => c.repeat(43);
+let seq = 0;
+
+async function addGrant(ledger: Ledger, agentId: string, id = `g${++seq}`): Promise<string> {
+  await ledger.insertGrant({
+    id,
+    tenant_id: 't',
+    agent_id: agentId,
+    agent_number: agentId,
+    capabilities: ['http-relay'],
+    secret_hash: 'h',
+    created_by: 'test',
+    created_at: NOW,
+    expires_at: NOW + 60_000,
+  });
+  return id;
+}
+
+const newAgent = (grantId: string, agentId: string, row = `row${++seq}`) => ({
+  id: row,
+  tenant_id: 't',
+  agent_id: agentId,
+  agent_number: agentId,
+  capabilities: ['http-relay' as const],
+  signing_public_key: KEY('S'),
+  encryption_public_key: KEY('E'),
+  display_name: null,
+  description: null,
+  discoverable: true,
+  grant_id: grantId,
+  created_at: NOW,
+});
+
+async function enroll(ledger: Ledger, agentId: string): Promise<string> {
+  const agent = newAgent(await addGrant(ledger, agentId), agentId);
+  const outcome = await ledger.enroll(
+    agent,
+    { hash: `key-${agent.id}`, created_at: NOW, expires_at: NOW + 1e9 },
+    { created_at: new Date(NOW).toISOString(), signature: 'sig' },
+    NOW,
+  );
+  expect(outcome).toBe('enrolled');
+  return agent.id;
+}
+
+const envelope = (recipient: string, sender: string, messageId: string, seqNo = 1) => ({
+  recipient_row: recipient,
+  message_id: messageId,
+  tenant_id: 't',
+  recipient_number: 'r',
+  sender_row: sender,
+  sender_number: 's',
+  stream_seq: seqNo,
+  size: 10,
+  accepted_at: NOW,
+});
+
+describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
+  const skip = kind === 'postgres' && pgMissing !== undefined;
+  // two ledgers on one database: two relay instances
+  let a: Ledger;
+  let b: Ledger;
+
+  describe.skipIf(skip)(skip ? `skipped: ${pgMissing}` : 'stores', () => {
+    beforeAll(async () => {
+      const location = await freshLocation(kind);
+      if (kind === 'sqlite') {
+        // SQLite is one relay's ledger: the "second instance" is concurrent requests on it
+        a = await Ledger.open(location);
+        b = a;
+      } else {
+        // both open (and migrate) at once, as two instances starting together
+        [a, b] = await Promise.all([Ledger.open(location), Ledger.open(location)]);
+      }
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+    });
+
+    it('applies every migration once and records it in schema_migrations', async () => {
+      const rows = await a.sql.all<{ version: number; name: string }>(
+        'SELECT version, name FROM schema_migrations ORDER BY version',
+      );
+      expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+    });
+
+    it('single-use grant: of two instances redeeming it at once, exactly one enrolls', async () => {
+      for (let i = 0; i < 10; i++) {
+        const grant = await addGrant(a, `race${i}`);
+        const outcomes = await Promise.all(
+          [a, b].map((l) =>
+            l.enroll(
+              newAgent(grant, `race${i}`),
+              { hash: `k${++seq}`, created_at: NOW, expires_at: NOW + 1e9 },
+              { created_at: new Date(NOW).toISOString(), signature: 'sig' },
+              NOW,
+            ),
+          ),
+        );
+        expect(outcomes.sort()).toEqual(['enrolled', 'grant_unavailable']);
+      }
+    });
+
+    it('one agent id: two grants for it redeemed at once enroll it once, the other is name_taken', async () => {
+      for (let i = 0; i < 5; i++) {
+        const [g1, g2] = [await addGrant(a, `twin${i}`), await addGrant(a, `twin${i}`)];
+        const outcomes = await Promise.all(
+          [
+            [a, g1],
+            [b, g2],
+          ].map(([l, g]) =>
+            (l as Ledger).enroll(
+              newAgent(g as string, `twin${i}`),
+              { hash: `k${++seq}`, created_at: NOW, expires_at: NOW + 1e9 },
+              { created_at: new Date(NOW).toISOString(), signature: 'sig' },
+              NOW,
+            ),
+          ),
+        );
+        expect(outcomes.sort()).toEqual(['enrolled', 'name_taken']);
+        // the refused grant is not spent
+        const grants = [await a.getGrant(g1 as string), await a.getGrant(g2 as string)];
+        expect(grants.filter((g) => g?.consumed_at === null)).toHaveLength(1);
+      }
+    });
+
+    it('a challenge is spent once, whichever instance answers', async () => {
+      const row = await enroll(a, 'signer');
+      for (let i = 0; i < 10; i++) {
+        const id = `chl_${++seq}`;
+        await a.insertBoundedChallenge(
+          { id, agent_row: row, nonce: 'n', created_at: NOW + i, expires_at: NOW + 60_000 },
+          100,
+        );
+        const got = await Promise.all([a.consumeChallenge(id, NOW), b.consumeChallenge(id, NOW)]);
+        expect(got.filter((c) => c !== undefined)).toEqual([
+          { id, agent_row: row, nonce: 'n', created_at: NOW + i, expires_at: NOW + 60_000, consumed_at: null },
+        ]);
+      }
+    });
+
+    it('keeps each agent to its newest challenges and prunes expired ones', async () => {
+      const row = await enroll(a, 'bounded');
+      for (let i = 0; i < 5; i++) {
+        await a.insertBoundedChallenge(
+          { id: `bc${i}`, agent_row: row, nonce: 'n', created_at: NOW + i, expires_at: NOW + 10 + i },
+          3,
+        );
+      }
+      const ids = await a.sql.all<{ id: string }>('SELECT id FROM challenges WHERE agent_row = ? ORDER BY id', [row]);
+      expect(ids.map((r) => r.id)).toEqual(['bc2', 'bc3', 'bc4']);
+      await a.pruneChallenges(NOW + 13);
+      expect(await b.consumeChallenge('bc2', NOW)).toBeUndefined();
+      expect((await b.consumeChallenge('bc4', NOW))?.id).toBe('bc4');
+    });
+
+    it('a message id is accepted once: the same sender at once records one row, another sender conflicts', async () => {
+      const [r, s1, s2] = [await enroll(a, 'rcpt'), await enroll(a, 'snd1'), await enroll(a, 'snd2')];
+      for (let i = 0; i < 10; i++) {
+        const same = await Promise.all([
+          createStores(a).messages.insertMany([envelope(r, s1, `same${i}`)]),
+          createStores(b).messages.insertMany([envelope(r, s1, `same${i}`)]),
+        ]);
+        expect(same.map((o) => ('ignored' in o ? o.ignored.length : 'conflict')).sort()).toEqual([0, 1]);
+        const other = await Promise.all([
+          createStores(a).messages.insertMany([envelope(r, s1, `other${i}`)]),
+          createStores(b).messages.insertMany([envelope(r, s2, `other${i}`)]),
+        ]);
+        expect(other.filter((o) => 'conflict' in o)).toEqual([{ conflict: `other${i}` }]);
+      }
+      const totals = await createStores(b).messages.pendingTotals(r);
+      expect(totals).toEqual({ count: 20, bytes: 200 });
+    });
+
+    it('acknowledges once and keeps receipts in order', async () => {
+      const [r, s] = [await enroll(a, 'ackr'), await enroll(a, 'acks')];
+      const [ma, mb] = [createStores(a).messages, createStores(b).messages];
+      await ma.insertMany([envelope(r, s, 'x1', 1), envelope(r, s, 'x2', 2)]);
+      expect((await mb.pending(r, 0, 10)).map((e) => e.message_id)).toEqual(['x1', 'x2']);
+      const row = (await ma.find(r, 'x1')) as NonNullable<Awaited<ReturnType<typeof ma.find>>>;
+      expect((await Promise.all([ma.acknowledge(row, NOW), mb.acknowledge(row, NOW)])).sort()).toEqual([false, true]);
+      expect(await mb.receipts(s, 0, 10)).toEqual([
+        { id: expect.any(Number), message_id: 'x1', recipient_number: 'r', acked_at: NOW },
+      ]);
+      expect(await ma.existingSenders(r, ['x1', 'x2', 'nope'])).toEqual(
+        new Map([
+          ['x1', s],
+          ['x2', s],
+        ]),
+      );
+      expect(await ma.pendingTotals(r)).toEqual({ count: 1, bytes: 10 });
+    });
+
+    it('a webhook delivery is leased by one instance at a time, and taken over when the lease ends', async () => {
+      const [r, s] = [await enroll(a, 'hookr'), await enroll(a, 'hooks')];
+      const [wa, wb] = [createStores(a), createStores(b)];
+      await wa.messages.insertMany([{ ...envelope(r, s, 'h1'), webhook: true }]);
+      const [due] = await wb.webhooks.due(NOW, 10);
+      expect(due?.message_id).toBe('h1');
+      const id = (due as { id: string }).id;
+      const lease = NOW + 30_000;
+      const claimed = await Promise.all([wa.webhooks.claim(id, NOW, lease), wb.webhooks.claim(id, NOW, lease)]);
+      expect(claimed.sort()).toEqual([false, true]);
+      // while leased, no instance sees it due
+      expect(await wb.webhooks.due(lease - 1, 10)).toEqual([]);
+      // the holder died: after the lease, another instance takes it over (and counts the attempt)
+      const [again] = await wb.webhooks.due(lease, 10);
+      expect(again?.id).toBe(id);
+      expect(await wb.webhooks.claim(id, lease, lease + 30_000)).toBe(true);
+      expect((await wa.webhooks.get(id))?.attempts).toBe(2);
+      // the first holder comes back late: its outcome no longer applies
+      await wa.webhooks.retryAt(id, lease + 5, lease + 1, 503, 'late', 1);
+      await wa.webhooks.finish(id, 'gave_up', lease + 1, 503, 'late', 1);
+      expect(await wa.webhooks.get(id)).toMatchObject({ state: 'pending', next_attempt_at: lease + 30_000 });
+      await wb.webhooks.finish(id, 'delivered', lease + 1, 200, null, 2);
+      expect((await wa.webhooks.get(id))?.state).toBe('delivered');
+      expect(await wa.webhooks.due(lease + 1e9, 10)).toEqual([]);
+    });
+
+    it('a revocation by one instance is seen by the other at once; two at once revoke once', async () => {
+      for (let i = 0; i < 10; i++) {
+        const row = await enroll(a, `gone${i}`);
+        expect((await b.activeAgent('t', `gone${i}`))?.id).toBe(row);
+        const revoked = await Promise.all([a.revokeAgent('t', `gone${i}`, NOW), b.revokeAgent('t', `gone${i}`, NOW)]);
+        expect(revoked.filter((x) => x !== undefined)).toHaveLength(1);
+        expect(await b.activeAgent('t', `gone${i}`)).toBeUndefined();
+        expect((await b.apiKey(`key-${row}`))?.revoked_at).toBe(NOW);
+        expect((await b.pendingCleanups()).map((x) => x.id)).toContain(row);
+      }
+    });
+
+    it('profiles, webhook secret lifecycle, and the secret forgotten on revocation', async () => {
+      const row = await enroll(a, 'prof');
+      const p = createStores(a).profiles;
+      const secret = 'ab'.repeat(32);
+      const first = await p.update(row, { endpoint_url: 'https://x.example/', display_name: 'P' }, NOW, () => secret);
+      expect(first.newWebhookSecret).toBe(secret);
+      expect(first.profile).toMatchObject({ endpoint_url: 'https://x.example/', webhook_secret_set: true });
+      expect((await a.agentByRow(row))?.display_name).toBe('P');
+      expect(await createStores(b).webhooks.target(row)).toEqual({
+        endpoint_url: 'https://x.example/',
+        webhook_secret: secret,
+      });
+      const beat = await createStores(b).profiles.recordHeartbeat(row, NOW + 5, { presence_status: 'busy' });
+      expect(beat).toMatchObject({ last_seen_at: NOW + 5, presence_status: 'busy', webhook_secret_set: true });
+      await a.revokeAgent('t', 'prof', NOW);
+      expect(await p.get(row)).toMatchObject({ endpoint_url: null, webhook_secret_set: false });
+    });
+
+    it('contacts, blocks and mutes, and reports', async () => {
+      const [me] = [await enroll(a, 'me'), await enroll(a, 'you')];
+      const s = createStores(a);
+      const you = { agent_id: 'you', agent_number: 'you' };
+      expect((await s.contacts.upsert('t', 'me', you, { alias: 'Y' }, NOW)).created).toBe(true);
+      expect(await s.contacts.upsert('t', 'me', you, { notes: 'n' }, NOW + 1)).toMatchObject({
+        created: false,
+        contact: { alias: 'Y', notes: 'n', agent_number: 'you' },
+      });
+      expect(await s.contacts.remove('t', 'me', 'you')).toBe(true);
+      expect(await s.contacts.remove('t', 'me', 'you')).toBe(false);
+      expect(await s.relations.add('block', 't', 'me', you, NOW)).toBe(NOW);
+      expect(await s.relations.add('block', 't', 'me', you, NOW + 9)).toBe(NOW);
+      expect(await createStores(b).relations.has('block', 't', 'me', 'you')).toBe(true);
+      expect(await s.relations.targetByRef('block', 't', 'me', 'you')).toBe('you');
+      expect(await s.relations.remove('block', 't', 'me', 'you')).toBe(true);
+      const target = (await a.activeAgent('t', 'you'))?.id as string;
+      await s.reports.insert({
+        id: 'rep1',
+        tenant_id: 't',
+        reporter_agent_id: 'me',
+        reporter_row: me,
+        target_agent_id: 'you',
+        target_row: target,
+        reason: 'a long enough reason',
+        created_at: NOW,
+      });
+      expect((await s.reports.about('t', 'you')).map((r) => r.id)).toEqual(['rep1']);
+    });
+
+    it('key rotation: two instances appending the same next version at once, one wins', async () => {
+      const next = (c: string) => ({
+        signing_public_key: KEY(c),
+        encryption_public_key: KEY('E'),
+        created_at: new Date(NOW).toISOString(),
+        signature: 's',
+        previous_signature: null,
+      });
+      for (let i = 0; i < 10; i++) {
+        const row = await enroll(a, `rot${i}`);
+        const owner = await createStores(a).keys.activeByRef('t', `rot${i}`);
+        expect(owner?.id).toBe(row);
+        const outcomes = await Promise.all([
+          createStores(a).keys.append(row, 1, next('X'), NOW),
+          createStores(b).keys.append(row, 1, next('Y'), NOW),
+        ]);
+        expect(outcomes.sort()).toEqual(['appended', 'conflict']);
+        expect(await createStores(b).keys.history(owner as NonNullable<typeof owner>)).toHaveLength(2);
+      }
+    });
+
+    it('named sources: one active source per consumer name', async () => {
+      const [agent, edge] = [await enroll(a, 'src'), await enroll(a, 'edge')];
+      const src = (id: string) => ({
+        id,
+        tenant_id: 't',
+        agent_row: agent,
+        edge_row: edge,
+        durable: 'd1',
+        created_at: NOW,
+      });
+      const results = await Promise.allSettled([
+        createStores(a).sources.insert(src('s1')),
+        createStores(b).sources.insert(src('s2')),
+      ]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(await createStores(b).sources.countForTenant('t')).toBe(1);
+      expect(await createStores(b).sources.countForEdge(edge)).toBe(1);
+    });
+  });
+
+  describe.skipIf(skip)(skip ? `skipped: ${pgMissing}` : 'schema versions', () => {
+    it('refuses a database newer than the code, with a clear error', async () => {
+      const location = await freshLocation(kind);
+      const l = await Ledger.open(location);
+      await l.sql.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+        999,
+        'future',
+        NOW,
+      ]);
+      await l.close();
+      await expect(Ledger.open(location)).rejects.toThrow(/schema version 999, newer than this relay knows/);
+    });
+  });
+});
