@@ -50,6 +50,8 @@ export interface BusOptions {
   leafAdvertise?: string;
   /** Per-tenant limits, default { consumers: 1024 }. */
   tenantLimits?: Partial<TenantLimits>;
+  /** JetStream replicas of each tenant stream, default 1 (the cluster needs as many JetStream nodes). */
+  streamReplicas?: number;
 }
 
 export interface TenantLimits {
@@ -93,6 +95,8 @@ export class Bus {
   readonly #accounts: TenantAccounts;
   readonly #consumers: number;
   readonly #quota: StreamQuota;
+  /** JetStream replicas of each tenant stream (messages, receipts, blobs). */
+  readonly streamReplicas: number;
   /** the blob store's max_bytes per tenant; -1 = none */
   readonly blobQuota: number;
   readonly #timeoutMs: number;
@@ -111,6 +115,7 @@ export class Bus {
     operatorSigning: KeyPair;
     consumers: number;
     quota: StreamQuota;
+    replicas: number;
     blobQuota: number;
     timeoutMs: number;
   }) {
@@ -121,6 +126,7 @@ export class Bus {
     this.#managed = init.managed;
     this.#consumers = init.consumers;
     this.#quota = init.quota;
+    this.streamReplicas = init.replicas;
     this.blobQuota = init.blobQuota;
     this.#timeoutMs = init.timeoutMs;
     this.#accounts = new TenantAccounts({
@@ -208,6 +214,7 @@ export class Bus {
         operatorSigning,
         consumers,
         quota,
+        replicas: opts.streamReplicas ?? 1,
         blobQuota,
         timeoutMs,
       });
@@ -241,8 +248,14 @@ export class Bus {
       const nc = await this.tenantConnection(tenantId);
       try {
         const jsm = await jetstreamManager(nc, { timeout: this.#timeoutMs });
-        await ensureTenantStreams(jsm, this.#consumers, this.#log, this.#quota);
+        await ensureTenantStreams(jsm, this.#consumers, this.#log, this.#quota, this.streamReplicas);
       } catch (err) {
+        if (this.streamReplicas > 1 && /replicas|insufficient resources|no suitable peers/i.test(String(err))) {
+          throw new Error(
+            `tenant ${tenantId}: the NATS cluster cannot hold ${this.streamReplicas} replicas of each stream (SVC_RELAY_STREAM_REPLICAS); it needs at least as many JetStream nodes (${(err as Error).message})`,
+            { cause: err },
+          );
+        }
         // The quota is reserved on disk up front: more than nats-server may use fails here.
         if (this.#quota.maxBytes > 0 && /no responders|insufficient (storage )?resources/i.test(String(err))) {
           throw new Error(

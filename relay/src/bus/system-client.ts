@@ -20,7 +20,11 @@ export async function connectWithCreds(
   extra: { reconnect?: boolean; timeoutMs?: number } = {},
 ): Promise<NatsConnection> {
   return connect({
-    servers: url,
+    // A cluster is given as a comma-separated list: the client tries each and fails over.
+    servers: url
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean),
     name,
     authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
     reconnect: extra.reconnect ?? true,

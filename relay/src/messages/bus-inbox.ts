@@ -7,6 +7,7 @@ import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManage
 import { ACKS_STREAM, MSGS_STREAM } from '../bus/index.js';
 import type { RelayBus } from '../context.js';
 import { AckedPublisher } from './acked-publisher.js';
+import { INBOX_EVENTS_SUBJECT, type InboxEvent, parseInboxEvent } from './inbox-events.js';
 
 interface TenantClients {
   js: JetStreamClient;
@@ -75,6 +76,41 @@ export class BusInbox {
     } catch (err) {
       if (!/no message found|not found/i.test((err as Error).message)) throw err;
     }
+  }
+
+  /** Tells the other relay instances on the bus that these inboxes changed (best-effort, core NATS). */
+  async announce(tenantId: string, event: InboxEvent): Promise<void> {
+    const nc = await this.#bus.tenantConnection(tenantId);
+    nc.publish(INBOX_EVENTS_SUBJECT, JSON.stringify(event));
+  }
+
+  /**
+   * Receives the inbox events of every instance in the tenant (its own included) until
+   * the signal aborts. A connection that closes is replaced; the subscription follows it.
+   */
+  listen(tenantId: string, onEvent: (event: InboxEvent) => void, signal: AbortSignal, retryMs = 1000): void {
+    const loop = async () => {
+      while (!signal.aborted) {
+        try {
+          const nc = await this.#bus.tenantConnection(tenantId);
+          const sub = nc.subscribe(INBOX_EVENTS_SUBJECT, {
+            callback: (err, msg) => {
+              if (err) return;
+              const event = parseInboxEvent(msg.data);
+              if (event) onEvent(event);
+            },
+          });
+          const stop = () => sub.unsubscribe();
+          signal.addEventListener('abort', stop, { once: true });
+          await nc.closed();
+          signal.removeEventListener('abort', stop);
+        } catch {
+          // the bus is down: /readyz reports it; try again shortly
+        }
+        if (!signal.aborted) await new Promise((r) => setTimeout(r, retryMs).unref());
+      }
+    };
+    void loop();
   }
 
   async publishReceipt(tenantId: string, senderNumber: string, receipt: object, msgId: string): Promise<void> {

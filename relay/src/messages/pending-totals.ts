@@ -1,8 +1,10 @@
 /**
  * Per-recipient quota of pending (unacknowledged) envelopes, by count and by bytes. Each
- * recipient's totals are read once from the ledger's pending index, then kept up to date
- * in memory by this process (the only writer of its SQLite ledger): sends reserve before
- * they publish, so two requests at once cannot both slip under the limit.
+ * recipient's totals are read from the ledger's pending index, then kept up to date in
+ * memory by this process: sends reserve before they publish, so two requests at once on
+ * this instance cannot both slip under the limit. When another relay instance records or
+ * acknowledges for the recipient (an inbox event), the cached totals are dropped and read
+ * again: across instances the quota may be exceeded by the requests in flight at once.
  */
 import { SvcError } from '@svc/shared';
 import type { MessageStore } from '../ledger/messages.js';
@@ -23,6 +25,10 @@ export class PendingTotals {
   readonly #store: MessageStore;
   readonly #quota: PendingQuota;
   readonly #totals = new Map<string, Totals>();
+  /** Requests of this process between reserve and settle, per recipient. */
+  readonly #open = new Map<string, number>();
+  /** Recipients changed by another instance while requests here were open: re-read once they settle. */
+  readonly #stale = new Set<string>();
 
   constructor(store: MessageStore, quota: PendingQuota) {
     this.#store = store;
@@ -55,6 +61,30 @@ export class PendingTotals {
     }
     t.count += count;
     t.bytes += bytes;
+    this.#open.set(recipientRow, (this.#open.get(recipientRow) ?? 0) + 1);
+  }
+
+  /** The request that reserved is done (recorded, or released): its share is in the ledger or gone. */
+  settle(recipientRow: string): void {
+    if (!this.enabled) return;
+    const n = (this.#open.get(recipientRow) ?? 0) - 1;
+    if (n > 0) {
+      this.#open.set(recipientRow, n);
+      return;
+    }
+    this.#open.delete(recipientRow);
+    if (this.#stale.delete(recipientRow)) this.#totals.delete(recipientRow);
+  }
+
+  /**
+   * Another instance changed the recipient's inbox: read its totals from the ledger again.
+   * While a request here is between reserve and settle its share is not in the ledger yet,
+   * so the re-read waits for it to settle.
+   */
+  forget(recipientRow: string): void {
+    if (!this.#totals.has(recipientRow)) return;
+    if (this.#open.has(recipientRow)) this.#stale.add(recipientRow);
+    else this.#totals.delete(recipientRow);
   }
 
   /** Takes envelopes out: acknowledged, or reserved but not recorded after all. */

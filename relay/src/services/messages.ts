@@ -24,6 +24,7 @@ import type { EnvelopeRow, MessageStore, NewEnvelopeRow, Recipient } from '../le
 import type { LedgerStores } from '../ledger/stores.js';
 import { PublishRefusedError } from '../messages/acked-publisher.js';
 import type { BusInbox } from '../messages/bus-inbox.js';
+import { type InboxEvent, newInstanceId } from '../messages/inbox-events.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
 import { PendingTotals } from '../messages/pending-totals.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
@@ -43,6 +44,8 @@ export class Messaging {
   readonly notifier = new InboxNotifier();
   readonly #recent = new RecentEnvelopes(RECENT_MAX, RECENT_MAX_BYTES);
   readonly #closing = new AbortController();
+  /** This process among the relay instances sharing the bus and the ledger. */
+  readonly #instance = newInstanceId();
   /**
    * (recipient, message id) pairs being published right now, with their sender: a second
    * sender of the same id is refused before it publishes, since neither is in the ledger yet.
@@ -67,6 +70,25 @@ export class Messaging {
       perSecond: limits.sendPerAgentPerSecond,
       now: ctx.now,
     });
+    // Inboxes changed by other relay instances wake this one's readers too.
+    for (const tenant of ctx.config.tenants) {
+      this.#inbox.listen(tenant, (e) => this.#onRemoteEvent(e), this.#closing.signal);
+    }
+  }
+
+  #onRemoteEvent(event: InboxEvent): void {
+    if (event.from === this.#instance) return;
+    for (const row of event.rows) {
+      this.#pendingTotals.forget(row);
+      if (event.kind === 'recorded') this.notifier.notify(row);
+    }
+  }
+
+  /** Best-effort: a lost event only delays other instances' readers until their next poll. */
+  #announce(tenantId: string, kind: InboxEvent['kind'], rows: string[]): void {
+    this.#inbox
+      .announce(tenantId, { from: this.#instance, kind, rows })
+      .catch((err: Error) => this.#ctx.logger.debug({ err: err.message }, 'could not announce an inbox change'));
   }
 
   /** Aborted when the relay shuts down: long-polls return and event streams end. */
@@ -185,6 +207,7 @@ export class Messaging {
         throw err;
       } finally {
         for (const key of claims) this.#release(key);
+        for (const row of reserved.keys()) this.#pendingTotals.settle(row);
       }
     }
     return { results };
@@ -206,7 +229,10 @@ export class Messaging {
         done.set(row, t);
       }
     } catch (err) {
-      for (const [row, t] of done) this.#pendingTotals.release(row, t.count, t.bytes);
+      for (const [row, t] of done) {
+        this.#pendingTotals.release(row, t.count, t.bytes);
+        this.#pendingTotals.settle(row);
+      }
       throw err;
     }
     return done;
@@ -271,11 +297,14 @@ export class Messaging {
     // envelope of the request is kept, else copied, so that a few kept envelopes never
     // hold on to every byte of their requests.
     const wholeBody = toPublish.length === checkedCount;
+    const rows = new Set<string>();
     for (const [i, p] of toPublish.entries()) {
       const kept = wholeBody ? p.bytes : Buffer.from(p.bytes);
       this.#recent.add(sender.tenant_id, seqs[i] as number, kept);
       this.notifier.notify(p.recipient.id);
+      rows.add(p.recipient.id);
     }
+    this.#announce(sender.tenant_id, 'recorded', [...rows]);
     return outcome.ignored;
   }
 
@@ -327,6 +356,7 @@ export class Messaging {
     }
     this.#pendingTotals.release(row.recipient_row, 1, row.size);
     this.#recent.delete(row.tenant_id, row.stream_seq);
+    this.#announce(row.tenant_id, 'acked', [row.recipient_row]);
     // The ledger is the source of truth; the bus copies are tidied best-effort. A webhook
     // whose first attempt has not gone out yet still needs the copy: the dispatcher tidies it.
     const log = this.#ctx.logger;
