@@ -188,45 +188,66 @@ export interface MessageStream {
   close(): void;
 }
 
-/** Opens GET /api/v1/messages/stream and collects its events in the background. */
-export function openMessageStream(base: string, auth: Record<string, string>, lastEventId?: number): MessageStream {
+/**
+ * Opens GET /api/v1/messages/stream and collects its events in the background. With
+ * `reconnect`, a stream that ends or fails is opened again with Last-Event-ID (the last
+ * cursor), the way the daemon resumes; `bases` are tried in turn (instances of one relay).
+ */
+export function openMessageStream(
+  base: string | string[],
+  auth: Record<string, string>,
+  lastEventId?: number,
+  opts: { reconnect?: boolean } = {},
+): MessageStream {
+  const bases = Array.isArray(base) ? base : [base];
   const abort = new AbortController();
   const events: StreamEvent[] = [];
+  let cursor = lastEventId;
   let markOpen: () => void = () => undefined;
   let failOpen: (err: Error) => void = () => undefined;
   const opened = new Promise<void>((resolve, reject) => {
     markOpen = resolve;
     failOpen = reject;
   });
-  void (async () => {
-    try {
-      const headers = lastEventId === undefined ? auth : { ...auth, 'last-event-id': String(lastEventId) };
-      const res = await fetch(`${base}/api/v1/messages/stream`, { headers, signal: abort.signal });
-      if (res.status !== 200 || !res.body) throw new Error(`message stream answered ${res.status}`);
-      const reader = res.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = '';
-      let first = true;
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, i);
-          buffer = buffer.slice(i + 2);
-          if (first) {
-            first = false;
-            markOpen();
-            continue;
-          }
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (/^event: envelope$/m.test(block) && data) events.push({ kind: 'envelope', ...JSON.parse(data) });
-          else if (/^event: error$/m.test(block)) events.push({ kind: 'error', data: data ?? '' });
-          else if (block.startsWith(': keepalive')) events.push({ kind: 'keepalive' });
+  const once = async (url: string) => {
+    const headers = cursor === undefined ? auth : { ...auth, 'last-event-id': String(cursor) };
+    const res = await fetch(`${url}/api/v1/messages/stream`, { headers, signal: abort.signal });
+    if (res.status !== 200 || !res.body) throw new Error(`message stream answered ${res.status}`);
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    let first = true;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, i);
+        buffer = buffer.slice(i + 2);
+        if (first) {
+          first = false;
+          markOpen();
+          continue;
         }
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (/^event: envelope$/m.test(block) && data) {
+          const item = JSON.parse(data) as Omit<Extract<StreamEvent, { kind: 'envelope' }>, 'kind'>;
+          events.push({ kind: 'envelope', ...item });
+          cursor = item.cursor;
+        } else if (/^event: error$/m.test(block)) events.push({ kind: 'error', data: data ?? '' });
+        else if (block.startsWith(': keepalive')) events.push({ kind: 'keepalive' });
       }
-    } catch (err) {
-      failOpen(err as Error);
+    }
+  };
+  void (async () => {
+    for (let attempt = 0; !abort.signal.aborted; attempt++) {
+      try {
+        await once(bases[attempt % bases.length] as string);
+      } catch (err) {
+        if (!opts.reconnect) failOpen(err as Error);
+      }
+      if (!opts.reconnect || abort.signal.aborted) return;
+      await new Promise((r) => setTimeout(r, 100));
     }
   })();
   opened.catch(() => undefined);

@@ -135,8 +135,9 @@ export class Bus {
       system: () => this.#sys,
       consumers: init.consumers,
       // both streams (SVC_MSGS and SVC_ACKS) and the blob store reserve their max_bytes
-      // against the account; an unlimited one leaves the account unlimited
-      diskStorage: init.quota.maxBytes > 0 && init.blobQuota > 0 ? 2 * init.quota.maxBytes + init.blobQuota : -1,
+      // against the account, once per replica; an unlimited one leaves the account unlimited
+      diskStorage:
+        init.quota.maxBytes > 0 && init.blobQuota > 0 ? (2 * init.quota.maxBytes + init.blobQuota) * init.replicas : -1,
       requestTimeoutMs: init.timeoutMs,
       logger: init.logger,
     });
@@ -248,7 +249,9 @@ export class Bus {
       const nc = await this.tenantConnection(tenantId);
       try {
         const jsm = await jetstreamManager(nc, { timeout: this.#timeoutMs });
-        await ensureTenantStreams(jsm, this.#consumers, this.#log, this.#quota, this.streamReplicas);
+        await retryWhileSettling(() =>
+          ensureTenantStreams(jsm, this.#consumers, this.#log, this.#quota, this.streamReplicas),
+        );
       } catch (err) {
         if (this.streamReplicas > 1 && /replicas|insufficient resources|no suitable peers/i.test(String(err))) {
           throw new Error(
@@ -259,7 +262,7 @@ export class Bus {
         // The quota is reserved on disk up front: more than nats-server may use fails here.
         if (this.#quota.maxBytes > 0 && /no responders|insufficient (storage )?resources/i.test(String(err))) {
           throw new Error(
-            `tenant ${tenantId}: nats-server cannot reserve its storage quota (2 × SVC_RELAY_TENANT_MAX_BYTES = ${2 * this.#quota.maxBytes} bytes per tenant); lower the quota or give JetStream more disk (${(err as Error).message})`,
+            `tenant ${tenantId}: nats-server cannot reserve its storage quota (2 × SVC_RELAY_TENANT_MAX_BYTES × SVC_RELAY_STREAM_REPLICAS = ${2 * this.#quota.maxBytes * this.streamReplicas} bytes per tenant); lower the quota or give JetStream more disk (${(err as Error).message})`,
             { cause: err },
           );
         }
@@ -361,6 +364,23 @@ function onceFor<T>(map: Map<string, Promise<T>>, key: string, fn: () => Promise
     });
   }
   return p;
+}
+
+/**
+ * On a cluster, the account JWT just pushed reaches the other servers a moment after the
+ * first one confirms it, and a replica placed on one of them fails ("error creating store
+ * for stream"); a meta leader being elected answers "temporarily unavailable". Both pass.
+ */
+async function retryWhileSettling<T>(fn: () => Promise<T>, forMs = 10_000): Promise<T> {
+  const deadline = Date.now() + forMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline || !/error creating store|temporarily unavailable/i.test(String(err))) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }
 
 async function waitForJetStream(sys: NatsConnection, timeoutMs: number): Promise<void> {

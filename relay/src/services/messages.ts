@@ -24,6 +24,7 @@ import type { EnvelopeRow, MessageStore, NewEnvelopeRow, Recipient } from '../le
 import type { LedgerStores } from '../ledger/stores.js';
 import { PublishRefusedError } from '../messages/acked-publisher.js';
 import type { BusInbox } from '../messages/bus-inbox.js';
+import type { DeliveredWindow } from '../messages/delivered-window.js';
 import { type InboxEvent, newInstanceId } from '../messages/inbox-events.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
 import { PendingTotals } from '../messages/pending-totals.js';
@@ -325,22 +326,40 @@ export class Messaging {
     return items.filter((i): i is PendingItem => i !== undefined);
   }
 
-  /** Pending envelopes after the cursor, waiting up to waitMs for the first one. */
+  /**
+   * Pending envelopes after the cursor, waiting up to waitMs for the first one. An event
+   * stream passes its window instead of a bare cursor: it reads from the window's floor and
+   * gets what it has not sent yet, late-recorded envelopes included.
+   */
   async pending(
     agent: AgentRow,
-    opts: { after: number; limit: number; waitMs: number; signal?: AbortSignal },
+    opts: { after: number; limit: number; waitMs: number; signal?: AbortSignal; window?: DeliveredWindow },
   ): Promise<PendingResponse> {
     const deadline = Date.now() + opts.waitMs;
+    const window = opts.window;
     for (;;) {
-      const rows = this.store.pending(agent.id, opts.after, opts.limit + 1);
-      if (rows.length > 0 || Date.now() >= deadline || opts.signal?.aborted) {
-        const page = rows.slice(0, opts.limit);
+      const readAt = Date.now();
+      const found = window
+        ? this.store
+            .pending(agent.id, window.floor, opts.limit + 1 + window.size)
+            .filter((r) => !window.has(r.stream_seq))
+        : this.store.pending(agent.id, opts.after, opts.limit + 1);
+      const more = found.length > opts.limit;
+      if (found.length > 0 || Date.now() >= deadline || opts.signal?.aborted) {
+        const page = found.slice(0, opts.limit);
+        let envelopes: PendingItem[];
         try {
-          return { envelopes: await this.#load(page), more: rows.length > opts.limit };
+          envelopes = await this.#load(page);
         } catch (err) {
           throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
         }
+        if (window) {
+          for (const r of page) window.add(r.stream_seq, readAt);
+          if (!more) window.advance(readAt);
+        }
+        return { envelopes, more };
       }
+      window?.advance(readAt);
       await this.notifier.wait(agent.id, deadline - Date.now(), opts.signal);
     }
   }
