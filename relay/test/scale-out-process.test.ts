@@ -3,7 +3,7 @@
  * A send accepted by either instance reaches a reader on the other at once; pending,
  * acknowledgements, receipts, idempotency and quotas agree whichever instance answers.
  */
-import { until } from '@svc/test-harness';
+import { freePort, until } from '@svc/test-harness';
 import { call, enrollAgent, openMessageStream, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { type NatsCluster, startNatsCluster } from '@svc/test-harness/nats-cluster';
 import { type RelayProcess, runRelayCli, spawnRelayFleet } from '@svc/test-harness/relay-process';
@@ -146,5 +146,18 @@ describe('two relays, one NATS, one ledger', () => {
     await until(async () => (await send(a, alice, [third])).status === 202, 20_000, 'A to accept again');
     expect(await pendingIds(b, bob)).toEqual([third.header.message_id]);
     await ack(b, bob, third.header.message_id);
+  });
+
+  it('refuses to start with more stream replicas than the NATS servers can hold', async () => {
+    const port = await freePort();
+    const r = await runRelayCli(['serve'], {
+      ...a.env,
+      SVC_RELAY_LISTEN: `127.0.0.1:${port}`,
+      SVC_RELAY_STREAM_REPLICAS: '3',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the NATS cluster cannot hold 3 replicas of each stream \(SVC_RELAY_STREAM_REPLICAS\)/);
+    // the running instances are untouched
+    expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
   });
 });

@@ -11,7 +11,7 @@ import { assertTenantId, busRoot, type NatsLayout, natsLayout } from './layout.j
 import { ManagedNatsServer, resolveNatsServerBin } from './managed-server.js';
 import { findFreePort, writeNatsServerConfig } from './server-config.js';
 import { ensureTenantStreams, type StreamQuota } from './streams.js';
-import { connectWithCreds, jetstreamReady } from './system-client.js';
+import { connectWithCreds, jetstreamClusterSize, jetstreamReady } from './system-client.js';
 
 export { DEFAULT_TENANT_CONSUMERS } from './jwts.js';
 export { NATS_SERVER_NOT_FOUND } from './managed-server.js';
@@ -205,6 +205,16 @@ export class Bus {
         });
       });
       await waitForJetStream(sys, timeoutMs);
+      const replicas = opts.streamReplicas ?? 1;
+      if (replicas > 1) {
+        // A standalone server takes num_replicas 3 and keeps one copy: refuse before any stream changes.
+        const servers = await jetstreamClusterSize(sys, timeoutMs);
+        if (servers < replicas) {
+          throw new Error(
+            `the NATS cluster cannot hold ${replicas} replicas of each stream (SVC_RELAY_STREAM_REPLICAS): JetStream runs on ${servers} server${servers === 1 ? '' : 's'} at ${url}; lower the setting or add servers`,
+          );
+        }
+      }
       const bus = new Bus({
         clientUrl: url,
         leafUrl,
@@ -215,7 +225,7 @@ export class Bus {
         operatorSigning,
         consumers,
         quota,
-        replicas: opts.streamReplicas ?? 1,
+        replicas,
         blobQuota,
         timeoutMs,
       });

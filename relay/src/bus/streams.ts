@@ -100,6 +100,13 @@ export async function ensureTenantStreams(
       logger.info({ stream: want.name }, 'bus: stream created');
       continue;
     }
+    if (want.num_replicas !== undefined && have.num_replicas !== want.num_replicas) {
+      // Replicas alone first, and never silently kept: fewer copies than configured is data
+      // at risk the operator believes safe.
+      await jsm.streams.update(want.name, { ...have, num_replicas: want.num_replicas });
+      logger.info({ stream: want.name, replicas: want.num_replicas }, 'bus: stream replicas changed');
+      have = { ...have, num_replicas: want.num_replicas };
+    }
     if (!differs(have, want)) continue;
     try {
       await jsm.streams.update(want.name, want);

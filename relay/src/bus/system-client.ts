@@ -83,3 +83,11 @@ export async function jetstreamReady(sys: NatsConnection, timeoutMs: number): Pr
   if (body.error || !body.data) return false;
   return body.data.disabled !== true && body.data.config !== undefined;
 }
+
+/** How many servers take part in JetStream: the meta group's size, 1 for a standalone server. */
+export async function jetstreamClusterSize(sys: NatsConnection, timeoutMs: number): Promise<number> {
+  const reply = await sys.request('$SYS.REQ.SERVER.PING.JSZ', '', { timeout: timeoutMs });
+  const body = reply.json<ServerApiResponse>();
+  const meta = body.data?.meta_cluster as { cluster_size?: number } | undefined;
+  return typeof meta?.cluster_size === 'number' && meta.cluster_size > 0 ? meta.cluster_size : 1;
+}
