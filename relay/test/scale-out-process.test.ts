@@ -150,11 +150,15 @@ describe('two relays, one NATS, one ledger', () => {
 
   it('refuses to start with more stream replicas than the NATS servers can hold', async () => {
     const port = await freePort();
-    const r = await runRelayCli(['serve'], {
-      ...a.env,
-      SVC_RELAY_LISTEN: `127.0.0.1:${port}`,
-      SVC_RELAY_STREAM_REPLICAS: '3',
-    });
+    const r = await runRelayCli(
+      ['serve'],
+      {
+        ...a.env,
+        SVC_RELAY_LISTEN: `127.0.0.1:${port}`,
+        SVC_RELAY_STREAM_REPLICAS: '3',
+      },
+      { timeoutMs: 20_000 }, // a relay that starts anyway is stopped (and fails below)
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/the NATS cluster cannot hold 3 replicas of each stream \(SVC_RELAY_STREAM_REPLICAS\)/);
     // the running instances are untouched

@@ -30,10 +30,11 @@ export const bareEnv = (): Record<string, string> =>
 export function runRelayCli(
   args: string[],
   env: Record<string, string> = {},
-  options: { cwd?: string; bare?: boolean } = {},
+  options: { cwd?: string; bare?: boolean; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return runChild(process.execPath, [...NODE_ARGS, ...args], {
     cwd: options.cwd,
+    timeoutMs: options.timeoutMs,
     env: { ...(options.bare ? bareEnv() : process.env), ...env },
   });
 }
