@@ -140,6 +140,8 @@ export class Bus {
         init.quota.maxBytes > 0 && init.blobQuota > 0 ? (2 * init.quota.maxBytes + init.blobQuota) * init.replicas : -1,
       requestTimeoutMs: init.timeoutMs,
       logger: init.logger,
+      // an external NATS may serve several relay instances; the managed one serves this one
+      shared: init.managed === undefined,
     });
   }
 
