@@ -94,10 +94,14 @@ async function fetchJson(url: string): Promise<Record<string, unknown> | undefin
   }
 }
 
-function natsNode(name: string, port: number, monitorPort: number, configFile: string): NatsNode {
+/**
+ * One nats-server on a configuration file (e.g. the ones docs/scale-out/ ships), from `cwd`
+ * (relative paths in the file are relative to it); started by `start()`.
+ */
+export function natsNode(name: string, port: number, monitorPort: number, configFile: string, cwd?: string): NatsNode {
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
-  const logFile = join(configFile, '..', `${name}.log`);
+  const logFile = join(cwd ?? join(configFile, '..'), `${name}.log`);
   const monitorUrl = `http://127.0.0.1:${monitorPort}`;
   return {
     name,
@@ -109,7 +113,7 @@ function natsNode(name: string, port: number, monitorPort: number, configFile: s
       return child !== undefined && child.exitCode === null && child.signalCode === null;
     },
     async start() {
-      const c = spawn('nats-server', ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const c = spawn('nats-server', ['-c', configFile], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
       c.stderr?.pipe(createWriteStream(logFile, { flags: 'a' }));
       child = c;
       exited = new Promise((resolve) => c.once('exit', () => resolve()));

@@ -62,6 +62,8 @@ export interface SpawnRelayOptions {
   init?: boolean;
   /** listen on this port (a restart keeps its public URL, which issued the tokens) */
   port?: number;
+  /** working directory (relative paths in the settings are relative to it) */
+  cwd?: string;
 }
 
 export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<RelayProcess> {
@@ -76,7 +78,7 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
   };
   const command = options.command ?? 'serve';
   if (command === 'serve' && options.init !== false) {
-    const init = await runRelayCli(['deployment', 'init', '--json'], env);
+    const init = await runRelayCli(['deployment', 'init', '--json'], env, { cwd: options.cwd });
     if (init.code !== 0 && !/already holds deployment/.test(init.stdout + init.stderr)) {
       throw new Error(`deployment init failed: ${init.stdout}${init.stderr}`);
     }
@@ -84,6 +86,7 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
   const logFile = join(dataDir, `relay-${port}-${Date.now()}.log`);
   const log = createWriteStream(logFile);
   const child = spawn(process.execPath, [...NODE_ARGS, command, ...(options.args ?? [])], {
+    cwd: options.cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
