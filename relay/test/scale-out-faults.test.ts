@@ -88,7 +88,9 @@ it('kill one relay and one NATS node under load: every 2xx delivered exactly onc
   let turn = 0;
 
   const sendUntilAnswered = async (from: TestAgent, envelope: Envelope): Promise<Result> => {
+    const deadline = Date.now() + 60_000;
     for (;;) {
+      if (Date.now() > deadline) throw new Error(`no 2xx for ${envelope.header.message_id} within 60 s`);
       const live = alive();
       const relay = live[turn++ % live.length] as RelayProcess;
       try {

@@ -328,8 +328,8 @@ export class Messaging {
 
   /**
    * Pending envelopes after the cursor, waiting up to waitMs for the first one. An event
-   * stream passes its window instead of a bare cursor: it reads from the window's floor and
-   * gets what it has not sent yet, late-recorded envelopes included.
+   * stream passes its window instead of a bare cursor: it gets what it has not sent yet,
+   * envelopes recorded late (behind higher sequences already sent) included.
    */
   async pending(
     agent: AgentRow,
@@ -339,11 +339,20 @@ export class Messaging {
     const window = opts.window;
     for (;;) {
       const readAt = Date.now();
-      const found = window
-        ? this.store
-            .pending(agent.id, window.floor, opts.limit + 1 + window.size)
-            .filter((r) => !window.has(r.stream_seq))
-        : this.store.pending(agent.id, opts.after, opts.limit + 1);
+      // a full read (back to the window's floor) about once a second while a late record is possible
+      const full = window !== undefined && window.fullReadIn(readAt) <= 0;
+      let found: EnvelopeRow[];
+      let seen: number[] = [];
+      let complete = true;
+      if (window && full) {
+        const want = opts.limit + 1 + window.size;
+        const rows = this.store.pending(agent.id, window.floor, want);
+        complete = rows.length < want;
+        seen = rows.map((r) => r.stream_seq);
+        found = rows.filter((r) => !window.has(r.stream_seq));
+      } else {
+        found = this.store.pending(agent.id, window ? window.after : opts.after, opts.limit + 1);
+      }
       const more = found.length > opts.limit;
       if (found.length > 0 || Date.now() >= deadline || opts.signal?.aborted) {
         const page = found.slice(0, opts.limit);
@@ -355,12 +364,13 @@ export class Messaging {
         }
         if (window) {
           for (const r of page) window.add(r.stream_seq, readAt);
-          if (!more) window.advance(readAt);
+          if (full) window.fullRead(readAt, seen, complete && !more);
         }
         return { envelopes, more };
       }
-      window?.advance(readAt);
-      await this.notifier.wait(agent.id, deadline - Date.now(), opts.signal);
+      if (window && full) window.fullRead(readAt, seen, complete);
+      const untilFull = window ? Math.max(0, window.fullReadIn(Date.now())) : Number.POSITIVE_INFINITY;
+      await this.notifier.wait(agent.id, Math.min(deadline - Date.now(), untilFull), opts.signal);
     }
   }
 
