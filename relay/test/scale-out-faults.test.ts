@@ -155,6 +155,7 @@ it('kill one relay and one NATS node under load: every 2xx delivered exactly onc
 
   // every accepted id, pulled from the survivor: each exactly once
   const pulled: string[] = [];
+  const cursors = new Map<string, number>();
   let after = 0;
   for (;;) {
     const page = await until(
@@ -172,6 +173,7 @@ it('kill one relay and one NATS node under load: every 2xx delivered exactly onc
       'a page of pending',
     );
     pulled.push(...page.envelopes.map((e) => e.message_id));
+    for (const e of page.envelopes) cursors.set(e.message_id, e.cursor);
     after = page.envelopes.at(-1)?.cursor ?? after;
     if (!page.more) break;
   }
@@ -180,7 +182,21 @@ it('kill one relay and one NATS node under load: every 2xx delivered exactly onc
   expect(new Set(pulled)).toEqual(new Set(ids));
 
   // the event stream delivers each of them, once
-  await until(() => new Set(stream.messageIds()).size >= TOTAL, 30_000, 'every envelope on the stream');
+  await until(() => new Set(stream.messageIds()).size >= TOTAL, 30_000, 'every envelope on the stream').catch(
+    (err: Error) => {
+      const got = new Set(stream.messageIds());
+      const missing = ids.filter((id) => !got.has(id)).map((id) => cursors.get(id));
+      const notable = stream.events.filter((e) => e.kind === 'error' || e.kind === 'reconnect');
+      throw new Error(
+        `${err.message}: missing cursors ${JSON.stringify(missing)}; stream ${JSON.stringify(notable)}; last ${JSON.stringify(
+          stream.events
+            .filter((e) => e.kind === 'envelope')
+            .slice(-3)
+            .map((e) => e.kind === 'envelope' && e.cursor),
+        )}`,
+      );
+    },
+  );
   stream.close();
   const streamed = stream.messageIds();
   expect(new Set(streamed)).toEqual(new Set(ids));

@@ -176,7 +176,9 @@ export function openFor(
 export type StreamEvent =
   | { kind: 'envelope'; cursor: number; message_id: string; sender: string; envelope: import('@svc/shared').Envelope }
   | { kind: 'keepalive' }
-  | { kind: 'error'; data: string };
+  | { kind: 'error'; data: string }
+  /** the stream ended or failed and is opened again (with `reconnect`) */
+  | { kind: 'reconnect'; after: number | undefined; reason: string };
 
 export interface MessageStream {
   /** every event so far, in order */
@@ -241,12 +243,15 @@ export function openMessageStream(
   };
   void (async () => {
     for (let attempt = 0; !abort.signal.aborted; attempt++) {
+      let reason = 'ended';
       try {
         await once(bases[attempt % bases.length] as string);
       } catch (err) {
         if (!opts.reconnect) failOpen(err as Error);
+        reason = (err as Error).message;
       }
       if (!opts.reconnect || abort.signal.aborted) return;
+      events.push({ kind: 'reconnect', after: cursor, reason });
       await new Promise((r) => setTimeout(r, 100));
     }
   })();

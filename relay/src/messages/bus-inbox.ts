@@ -57,14 +57,25 @@ export class BusInbox {
     );
   }
 
-  /** The stored envelope bytes, or null when the stream no longer has them (expired). */
+  /**
+   * The stored envelope bytes, or null when the stream no longer has them (expired).
+   * Direct get may be answered by any replica; one that lags behind (a node back or a
+   * leader just elected) has not got a fresh envelope yet, so a miss is asked again of the
+   * stream leader, which has every stored message.
+   */
   async get(tenantId: string, seq: number): Promise<Uint8Array | null> {
     const { jsm } = await this.#tenant(tenantId);
     try {
       const m = await jsm.direct.getMessage(MSGS_STREAM, { seq });
+      if (m) return m.data;
+    } catch (err) {
+      if (!notFound(err)) throw err;
+    }
+    try {
+      const m = await jsm.streams.getMessage(MSGS_STREAM, { seq });
       return m ? m.data : null;
     } catch (err) {
-      if (/no message found|not found/i.test((err as Error).message)) return null;
+      if (notFound(err)) return null;
       throw err;
     }
   }
@@ -74,7 +85,7 @@ export class BusInbox {
     try {
       await jsm.streams.deleteMessage(MSGS_STREAM, seq, false);
     } catch (err) {
-      if (!/no message found|not found/i.test((err as Error).message)) throw err;
+      if (!notFound(err)) throw err;
     }
   }
 
@@ -121,3 +132,5 @@ export class BusInbox {
     });
   }
 }
+
+const notFound = (err: unknown): boolean => /no message found|not found/i.test((err as Error).message);
