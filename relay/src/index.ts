@@ -5,7 +5,7 @@
 export { RELAY_VERSION } from './app.js';
 // for the test harness (@svc/test-harness): what it builds in-process relays and agents from
 export type { AdminAuthorityConfig } from './auth/admin-token.js';
-export { findFreePort } from './bus/server-config.js';
+export { type ClusterNode, findFreePort, writeNatsClusterConfig } from './bus/server-config.js';
 export { buildConfig, type RelayConfig } from './config/config.js';
 export { mergeSettings, type RawSettings, SETTINGS, settingsFromEnv, settingsFromFile } from './config/env.js';
 export type { RelayBus, RelayContext } from './context.js';

@@ -97,6 +97,7 @@ function startBus(config: RelayConfig, logger: Logger, now: () => number): Promi
     natsUrl: config.nats.url,
     operatorSeedFile: config.nats.operatorSeedFile,
     systemCredsFile: config.nats.systemCredsFile,
+    streamReplicas: config.nats.streamReplicas,
     leafnodes: config.nats.leafListen && { ...config.nats.leafListen, advertise: config.nats.leafAdvertise },
     leafAdvertise: config.nats.leafAdvertise,
     tenantLimits: {

@@ -171,3 +171,95 @@ export function openFor(
   });
   return new TextDecoder().decode(plain);
 }
+
+/** One server-sent event of the message stream: an envelope, or a keepalive comment. */
+export type StreamEvent =
+  | { kind: 'envelope'; cursor: number; message_id: string; sender: string; envelope: import('@svc/shared').Envelope }
+  | { kind: 'keepalive' }
+  | { kind: 'error'; data: string }
+  /** the stream ended or failed and is opened again (with `reconnect`) */
+  | { kind: 'reconnect'; after: number | undefined; reason: string };
+
+export interface MessageStream {
+  /** every event so far, in order */
+  readonly events: StreamEvent[];
+  /** the message ids of the envelope events so far, in order */
+  messageIds(): string[];
+  /** resolves once the stream answered 200 and wrote its opening comment */
+  readonly opened: Promise<void>;
+  close(): void;
+}
+
+/**
+ * Opens GET /api/v1/messages/stream and collects its events in the background. With
+ * `reconnect`, a stream that ends or fails is opened again with Last-Event-ID (the last
+ * cursor), the way the daemon resumes; `bases` are tried in turn (instances of one relay).
+ */
+export function openMessageStream(
+  base: string | string[],
+  auth: Record<string, string>,
+  lastEventId?: number,
+  opts: { reconnect?: boolean } = {},
+): MessageStream {
+  const bases = Array.isArray(base) ? base : [base];
+  const abort = new AbortController();
+  const events: StreamEvent[] = [];
+  let cursor = lastEventId;
+  let markOpen: () => void = () => undefined;
+  let failOpen: (err: Error) => void = () => undefined;
+  const opened = new Promise<void>((resolve, reject) => {
+    markOpen = resolve;
+    failOpen = reject;
+  });
+  const once = async (url: string) => {
+    const headers = cursor === undefined ? auth : { ...auth, 'last-event-id': String(cursor) };
+    const res = await fetch(`${url}/api/v1/messages/stream`, { headers, signal: abort.signal });
+    if (res.status !== 200 || !res.body) throw new Error(`message stream answered ${res.status}`);
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    let first = true;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, i);
+        buffer = buffer.slice(i + 2);
+        if (first) {
+          first = false;
+          markOpen();
+          continue;
+        }
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (/^event: envelope$/m.test(block) && data) {
+          const item = JSON.parse(data) as Omit<Extract<StreamEvent, { kind: 'envelope' }>, 'kind'>;
+          events.push({ kind: 'envelope', ...item });
+          cursor = item.cursor;
+        } else if (/^event: error$/m.test(block)) events.push({ kind: 'error', data: data ?? '' });
+        else if (block.startsWith(': keepalive')) events.push({ kind: 'keepalive' });
+      }
+    }
+  };
+  void (async () => {
+    for (let attempt = 0; !abort.signal.aborted; attempt++) {
+      let reason = 'ended';
+      try {
+        await once(bases[attempt % bases.length] as string);
+      } catch (err) {
+        if (!opts.reconnect) failOpen(err as Error);
+        reason = (err as Error).message;
+      }
+      if (!opts.reconnect || abort.signal.aborted) return;
+      events.push({ kind: 'reconnect', after: cursor, reason });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  opened.catch(() => undefined);
+  return {
+    events,
+    messageIds: () => events.flatMap((e) => (e.kind === 'envelope' ? [e.message_id] : [])),
+    opened,
+    close: () => abort.abort(),
+  };
+}

@@ -59,6 +59,7 @@ const busDown: RelayBus = {
   health: async () => ({ ok: false, detail: 'no message bus' }),
   close: async () => undefined,
   blobQuota: 0,
+  streamReplicas: 1,
 };
 
 export async function inProcessRelay(

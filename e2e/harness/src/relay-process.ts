@@ -27,10 +27,11 @@ export const bareEnv = (): Record<string, string> =>
 export function runRelayCli(
   args: string[],
   env: Record<string, string> = {},
-  options: { cwd?: string; bare?: boolean } = {},
+  options: { cwd?: string; bare?: boolean; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return runChild(process.execPath, [...NODE_ARGS, ...args], {
     cwd: options.cwd,
+    timeoutMs: options.timeoutMs,
     env: { ...(options.bare ? bareEnv() : process.env), ...env },
   });
 }
@@ -58,6 +59,8 @@ export interface SpawnRelayOptions {
   init?: boolean;
   /** listen on this port (a restart keeps its public URL, which issued the tokens) */
   port?: number;
+  /** working directory (relative paths in the settings are relative to it) */
+  cwd?: string;
 }
 
 export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<RelayProcess> {
@@ -72,14 +75,15 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
   };
   const command = options.command ?? 'serve';
   if (command === 'serve' && options.init !== false) {
-    const init = await runRelayCli(['deployment', 'init', '--json'], env);
+    const init = await runRelayCli(['deployment', 'init', '--json'], env, { cwd: options.cwd });
     if (init.code !== 0 && !/already holds deployment/.test(init.stdout + init.stderr)) {
       throw new Error(`deployment init failed: ${init.stdout}${init.stderr}`);
     }
   }
-  const logFile = join(dataDir, `relay-${Date.now()}.log`);
+  const logFile = join(dataDir, `relay-${port}-${Date.now()}.log`);
   const log = createWriteStream(logFile);
   const child = spawn(process.execPath, [...NODE_ARGS, command, ...(options.args ?? [])], {
+    cwd: options.cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -136,4 +140,46 @@ function reapNats(dataDir: string): void {
   } catch {
     // no pid file: nothing to reap
   }
+}
+
+export interface RelayFleetOptions {
+  /** instances, default 2 */
+  count?: number;
+  /** the shared bus: NatsCluster.relayEnv() */
+  natsEnv: Record<string, string>;
+  /**
+   * Where the shared ledger is: nothing (default) = the SQLite ledger.db in the shared data
+   * dir (WAL, busy timeout); a PostgreSQL ledger's settings once the relay has one.
+   */
+  ledgerEnv?: Record<string, string>;
+  /** further settings for every instance */
+  env?: Record<string, string>;
+  dataDir?: string;
+}
+
+/**
+ * Several relay processes as one relay behind a load balancer: one data dir (deployment,
+ * relay key, the tenants' NATS account keys), one ledger, one external NATS, one public
+ * URL (the first instance's address, which issued tokens name), each on its own port.
+ */
+export async function spawnRelayFleet(options: RelayFleetOptions): Promise<RelayProcess[]> {
+  const count = options.count ?? 2;
+  const dataDir = options.dataDir ?? tempDir('svc-relay-fleet-');
+  const ports: number[] = [];
+  for (let i = 0; i < count; i++) ports.push(await freePort());
+  const env = {
+    SVC_RELAY_PUBLIC_URL: `http://127.0.0.1:${ports[0]}`,
+    ...options.natsEnv,
+    ...options.ledgerEnv,
+    ...options.env,
+  };
+  const fleet: RelayProcess[] = [];
+  try {
+    // the first one creates the deployment and the tenant accounts; the others find them
+    for (const port of ports) fleet.push(await spawnRelay({ dataDir, port, env, init: fleet.length === 0 }));
+  } catch (err) {
+    await Promise.all(fleet.map((r) => r.stop()));
+    throw err;
+  }
+  return fleet;
 }

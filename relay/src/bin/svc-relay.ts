@@ -1,9 +1,11 @@
 #!/usr/bin/env node
+import { resolve as resolvePath } from 'node:path';
 /** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
 import { CAPABILITIES, type Capability, SvcError } from '@svc/shared';
 import { Command, Option } from 'commander';
 import { RELAY_VERSION } from '../app.js';
 import { connectAsRelay, managedNatsUrl } from '../bus/operator-access.js';
+import { writeOperatorFiles } from '../bus/server-config.js';
 import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
@@ -293,6 +295,30 @@ function program(): Command {
     });
 
   const nats = root.command('nats').description('the message bus');
+  nats
+    .command('operator-init')
+    .description(
+      'create, once, the operator and system account of an external NATS (keys, creds) and operator.conf for nats-server configs to include',
+    )
+    .requiredOption('--dir <dir>', 'where to write them (re-running keeps the keys it finds)')
+    .option('--json', 'print JSON')
+    .action(async (flags: { dir: string; json?: boolean }) => {
+      const files = await writeOperatorFiles(resolvePath(flags.dir));
+      out(
+        flags,
+        {
+          include_file: files.includeFile,
+          operator_seed_file: files.operatorSeedFile,
+          system_creds_file: files.systemCredsFile,
+        },
+        [
+          `nats-server configs include: ${files.includeFile}`,
+          'relay settings:',
+          `  SVC_RELAY_NATS_OPERATOR_SEED_FILE=${files.operatorSeedFile}`,
+          `  SVC_RELAY_NATS_SYSTEM_CREDS_FILE=${files.systemCredsFile}`,
+        ].join('\n'),
+      );
+    });
   withDataDir(
     nats
       .command('reconcile-source-capacity')

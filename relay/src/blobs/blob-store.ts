@@ -77,7 +77,7 @@ export class BlobStore {
           max_msgs_per_subject: 1,
           max_msg_size: -1,
           allow_direct: true,
-          num_replicas: 1,
+          num_replicas: this.#bus.streamReplicas,
         };
         try {
           await jsm.streams.info(BLOBS_STREAM);

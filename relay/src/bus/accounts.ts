@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { credsFile, tenantAccountJwt, type UserClaims, userJwt } from './jwts.js';
 import { loadOrCreateSeed, writeSecretFile } from './keys.js';
 import { type NatsLayout, tenantFiles } from './layout.js';
-import { pushAccountJwt } from './system-client.js';
+import { lookupAccountJwt, pushAccountJwt } from './system-client.js';
 
 export interface TenantKeys {
   account: KeyPair;
@@ -48,6 +48,12 @@ export interface TenantAccountsOptions {
   logger: Logger;
   /** the clock of revocations and expiries (ms), default Date.now */
   now?: () => number;
+  /**
+   * Other relay instances push this account too (an external NATS): merge the revocations
+   * the server holds before each push and check ours stayed after it, so that no instance
+   * un-revokes a user another one revoked (each keeps its own state file).
+   */
+  shared?: boolean;
 }
 
 /**
@@ -134,18 +140,45 @@ export class TenantAccounts {
 
   async #push(tenantId: string, state: TenantState): Promise<void> {
     const keys = await this.keys(tenantId);
-    const jwt = await tenantAccountJwt(
-      {
-        name: tenantId,
-        accountPub: keys.accountPub,
-        signingPub: keys.signing.getPublicKey(),
-        consumers: this.#opts.consumers,
-        diskStorage: this.#opts.diskStorage,
-        revocations: state.revocations,
-      },
-      this.#opts.operatorSigning,
-    );
-    await pushAccountJwt(this.#opts.system(), jwt, `tenant ${tenantId}`, this.#opts.requestTimeoutMs);
+    for (let attempt = 1; ; attempt++) {
+      if (this.#opts.shared) {
+        const held = await this.#serverRevocations(keys.accountPub);
+        if (mergeRevocations(state.revocations, held)) {
+          await writeSecretFile(
+            tenantFiles(this.#opts.layout, tenantId).stateFile,
+            `${JSON.stringify(state, null, 2)}\n`,
+          );
+        }
+      }
+      const jwt = await tenantAccountJwt(
+        {
+          name: tenantId,
+          accountPub: keys.accountPub,
+          signingPub: keys.signing.getPublicKey(),
+          consumers: this.#opts.consumers,
+          diskStorage: this.#opts.diskStorage,
+          revocations: state.revocations,
+        },
+        this.#opts.operatorSigning,
+      );
+      await pushAccountJwt(this.#opts.system(), jwt, `tenant ${tenantId}`, this.#opts.requestTimeoutMs);
+      if (!this.#opts.shared || attempt >= PUSH_ATTEMPTS) return;
+      // Another instance may have pushed its own list at the same moment: last push wins,
+      // so check ours is there and push the union again if not.
+      const after = await this.#serverRevocations(keys.accountPub);
+      if (Object.entries(state.revocations).every(([k, at]) => (after[k] ?? -1) >= at)) return;
+    }
+  }
+
+  /** The revocations of the account JWT the server holds; none when it holds none yet (a new tenant). */
+  async #serverRevocations(accountPub: string): Promise<Record<string, number>> {
+    let jwt: string | undefined;
+    try {
+      jwt = await lookupAccountJwt(this.#opts.system(), accountPub, this.#opts.requestTimeoutMs);
+    } catch {
+      return {}; // unknown to the server: nobody pushed it yet
+    }
+    return jwt ? revocationsOf(jwt) : {};
   }
 
   async #readState(tenantId: string): Promise<TenantState> {
@@ -169,5 +202,33 @@ export class TenantAccounts {
       if (this.#queues.get(tenantId) === settled) this.#queues.delete(tenantId);
     });
     return next;
+  }
+}
+
+const PUSH_ATTEMPTS = 4;
+
+/** Adds `from` into `into` (the later time wins: it covers more user JWTs); true when `into` changed. */
+export function mergeRevocations(into: Record<string, number>, from: Record<string, number>): boolean {
+  let changed = false;
+  for (const [key, at] of Object.entries(from)) {
+    if (!/^U[A-Z2-7]{55}$/.test(key) || !Number.isSafeInteger(at)) continue;
+    if ((into[key] ?? -1) < at) {
+      into[key] = at;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** The `nats.revocations` of an account JWT (its payload; the server verified the signature when it took it). */
+export function revocationsOf(jwt: string): Record<string, number> {
+  try {
+    const payload = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+      nats?: { revocations?: Record<string, number> };
+    };
+    const r = payload.nats?.revocations;
+    return r && typeof r === 'object' ? { ...r } : {};
+  } catch {
+    return {};
   }
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
@@ -26,14 +26,16 @@ describe('Bus against an external nats-server', () => {
   let serverExited: Promise<void>;
   let bus: Bus;
   let user: NatsConnection | undefined;
+  let root: string;
+  let busOptions: Parameters<typeof Bus.start>[0];
 
   beforeAll(async () => {
-    const root = await tempDir();
+    root = await tempDir();
     const written = await writeNatsServerConfig(join(root, 'server'), { port: await findFreePort() });
     server = spawn('nats-server', ['-c', written.configFile], { stdio: 'ignore' });
     serverExited = new Promise((resolve) => server.once('exit', () => resolve()));
     // Bus.start waits for the server itself: its system connection retries until it is up.
-    bus = await startWithRetry({
+    busOptions = {
       dataDir: join(root, 'relay'),
       tenants: ['X'],
       logger,
@@ -42,7 +44,8 @@ describe('Bus against an external nats-server', () => {
       systemCredsFile: written.systemCredsFile,
       requestTimeoutMs: 500,
       tenantLimits: { consumers: 2 },
-    });
+    };
+    bus = await startWithRetry(busOptions);
   });
 
   afterAll(async () => {
@@ -91,6 +94,29 @@ describe('Bus against an external nats-server', () => {
     await bus.revokeUsers('Y', [victim.publicKey]);
     await nc.closed();
     expect(nc.isClosed()).toBe(true);
+  });
+
+  it('another relay instance with its own copy of the keys never un-revokes a user', async () => {
+    // B's data dir is a copy made before A revoked: its own state file knows nothing of it
+    const copy = join(await tempDir(), 'relay-b');
+    await cp(join(root, 'relay'), copy, { recursive: true });
+    const victim = await bus.mintUserCreds('X', { name: 'revoked-on-a' });
+    const open = () =>
+      connect({
+        servers: bus.clientUrl,
+        authenticator: credsAuthenticator(new TextEncoder().encode(victim.creds)),
+        reconnect: false,
+      });
+    const before = await open();
+    await bus.revokeUsers('X', [victim.publicKey]);
+    await before.closed();
+    // B starts and pushes the account JWT from its keys and state
+    const b = await Bus.start({ ...busOptions, dataDir: copy });
+    try {
+      await expect(open()).rejects.toThrow(/authorization/i);
+    } finally {
+      await b.close();
+    }
   });
 
   it('revokeUsers throws when the server does not confirm the push', async () => {

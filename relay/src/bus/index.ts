@@ -11,7 +11,7 @@ import { assertTenantId, busRoot, type NatsLayout, natsLayout } from './layout.j
 import { ManagedNatsServer, resolveNatsServerBin } from './managed-server.js';
 import { findFreePort, writeNatsServerConfig } from './server-config.js';
 import { ensureTenantStreams, type StreamQuota } from './streams.js';
-import { connectWithCreds, jetstreamReady } from './system-client.js';
+import { connectWithCreds, jetstreamClusterSize, jetstreamReady } from './system-client.js';
 
 export { DEFAULT_TENANT_CONSUMERS } from './jwts.js';
 export { NATS_SERVER_NOT_FOUND } from './managed-server.js';
@@ -52,6 +52,8 @@ export interface BusOptions {
   tenantLimits?: Partial<TenantLimits>;
   /** The clock of user expiries and revocations (ms), default Date.now. */
   now?: () => number;
+  /** JetStream replicas of each tenant stream, default 1 (the cluster needs as many JetStream nodes). */
+  streamReplicas?: number;
 }
 
 export interface TenantLimits {
@@ -95,6 +97,8 @@ export class Bus {
   readonly #accounts: TenantAccounts;
   readonly #consumers: number;
   readonly #quota: StreamQuota;
+  /** JetStream replicas of each tenant stream (messages, receipts, blobs). */
+  readonly streamReplicas: number;
   /** the blob store's max_bytes per tenant; -1 = none */
   readonly blobQuota: number;
   readonly #timeoutMs: number;
@@ -113,6 +117,7 @@ export class Bus {
     operatorSigning: KeyPair;
     consumers: number;
     quota: StreamQuota;
+    replicas: number;
     blobQuota: number;
     timeoutMs: number;
     now?: () => number;
@@ -124,6 +129,7 @@ export class Bus {
     this.#managed = init.managed;
     this.#consumers = init.consumers;
     this.#quota = init.quota;
+    this.streamReplicas = init.replicas;
     this.blobQuota = init.blobQuota;
     this.#timeoutMs = init.timeoutMs;
     this.#accounts = new TenantAccounts({
@@ -132,11 +138,14 @@ export class Bus {
       system: () => this.#sys,
       consumers: init.consumers,
       // both streams (SVC_MSGS and SVC_ACKS) and the blob store reserve their max_bytes
-      // against the account; an unlimited one leaves the account unlimited
-      diskStorage: init.quota.maxBytes > 0 && init.blobQuota > 0 ? 2 * init.quota.maxBytes + init.blobQuota : -1,
+      // against the account, once per replica; an unlimited one leaves the account unlimited
+      diskStorage:
+        init.quota.maxBytes > 0 && init.blobQuota > 0 ? (2 * init.quota.maxBytes + init.blobQuota) * init.replicas : -1,
       requestTimeoutMs: init.timeoutMs,
       logger: init.logger,
       ...(init.now ? { now: init.now } : {}),
+      // an external NATS may serve several relay instances; the managed one serves this one
+      shared: init.managed === undefined,
     });
   }
 
@@ -202,6 +211,16 @@ export class Bus {
         });
       });
       await waitForJetStream(sys, timeoutMs);
+      const replicas = opts.streamReplicas ?? 1;
+      if (replicas > 1) {
+        // A standalone server takes num_replicas 3 and keeps one copy: refuse before any stream changes.
+        const servers = await jetstreamClusterSize(sys, timeoutMs);
+        if (servers < replicas) {
+          throw new Error(
+            `the NATS cluster cannot hold ${replicas} replicas of each stream (SVC_RELAY_STREAM_REPLICAS): JetStream runs on ${servers} server${servers === 1 ? '' : 's'} at ${url}; lower the setting or add servers`,
+          );
+        }
+      }
       const bus = new Bus({
         clientUrl: url,
         leafUrl,
@@ -212,6 +231,7 @@ export class Bus {
         operatorSigning,
         consumers,
         quota,
+        replicas,
         blobQuota,
         timeoutMs,
         ...(opts.now ? { now: opts.now } : {}),
@@ -246,12 +266,20 @@ export class Bus {
       const nc = await this.tenantConnection(tenantId);
       try {
         const jsm = await jetstreamManager(nc, { timeout: this.#timeoutMs });
-        await ensureTenantStreams(jsm, this.#consumers, this.#log, this.#quota);
+        await retryWhileSettling(() =>
+          ensureTenantStreams(jsm, this.#consumers, this.#log, this.#quota, this.streamReplicas),
+        );
       } catch (err) {
+        if (this.streamReplicas > 1 && /replicas|insufficient resources|no suitable peers/i.test(String(err))) {
+          throw new Error(
+            `tenant ${tenantId}: the NATS cluster cannot hold ${this.streamReplicas} replicas of each stream (SVC_RELAY_STREAM_REPLICAS); it needs at least as many JetStream nodes (${(err as Error).message})`,
+            { cause: err },
+          );
+        }
         // The quota is reserved on disk up front: more than nats-server may use fails here.
         if (this.#quota.maxBytes > 0 && /no responders|insufficient (storage )?resources/i.test(String(err))) {
           throw new Error(
-            `tenant ${tenantId}: nats-server cannot reserve its storage quota (2 × SVC_RELAY_TENANT_MAX_BYTES = ${2 * this.#quota.maxBytes} bytes per tenant); lower the quota or give JetStream more disk (${(err as Error).message})`,
+            `tenant ${tenantId}: nats-server cannot reserve its storage quota (2 × SVC_RELAY_TENANT_MAX_BYTES × SVC_RELAY_STREAM_REPLICAS = ${2 * this.#quota.maxBytes * this.streamReplicas} bytes per tenant); lower the quota or give JetStream more disk (${(err as Error).message})`,
             { cause: err },
           );
         }
@@ -353,6 +381,23 @@ function onceFor<T>(map: Map<string, Promise<T>>, key: string, fn: () => Promise
     });
   }
   return p;
+}
+
+/**
+ * On a cluster, the account JWT just pushed reaches the other servers a moment after the
+ * first one confirms it, and a replica placed on one of them fails ("error creating store
+ * for stream"); a meta leader being elected answers "temporarily unavailable". Both pass.
+ */
+async function retryWhileSettling<T>(fn: () => Promise<T>, forMs = 10_000): Promise<T> {
+  const deadline = Date.now() + forMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline || !/error creating store|temporarily unavailable/i.test(String(err))) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }
 
 async function waitForJetStream(sys: NatsConnection, timeoutMs: number): Promise<void> {

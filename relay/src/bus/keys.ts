@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createAccount, createOperator, createUser, fromSeed, type KeyPair } from '@nats-io/nkeys';
 
@@ -51,12 +51,27 @@ function parseSeed(text: string, kind: KeyKind, file: string): KeyPair {
   return fromSeed(new TextEncoder().encode(seed));
 }
 
-/** Loads a persisted seed, or creates and persists a fresh one on first use. */
+/**
+ * Loads a persisted seed, or creates and persists a fresh one on first use. Several relay
+ * instances on one data dir may start at once: the first seed written wins (a hard link
+ * never replaces a file) and the others load it, so they all sign for the same account.
+ */
 export async function loadOrCreateSeed(file: string, kind: KeyKind): Promise<KeyPair> {
   const text = await readIfExists(file);
   if (text !== undefined) return parseSeed(text, kind, file);
   const kp = CREATE[kind]();
-  await writeSecretFile(file, `${seedString(kp)}\n`);
+  await ensurePrivateDir(dirname(file));
+  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(tmp, `${seedString(kp)}\n`, { mode: 0o600 });
+  await chmod(tmp, 0o600);
+  try {
+    await link(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return parseSeed(await readFile(file, 'utf8'), kind, file);
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
   return kp;
 }
 

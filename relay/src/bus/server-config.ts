@@ -1,5 +1,6 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { basename, dirname, join } from 'node:path';
 import { encodeUser } from '@nats-io/jwt';
 import { credsFile, operatorJwt, systemAccountJwt } from './jwts.js';
 import { ensurePrivateDir, loadOrCreateSeed, writeSecretFile } from './keys.js';
@@ -38,19 +39,7 @@ export interface WrittenNatsConfig {
  */
 export async function writeNatsServerConfig(dir: string, opts: NatsServerConfigOptions): Promise<WrittenNatsConfig> {
   const layout = natsLayout(dir);
-  await ensurePrivateDir(layout.root);
-  await ensurePrivateDir(layout.keysDir);
-  const operator = await loadOrCreateSeed(layout.operatorSeedFile, 'operator');
-  const operatorSigning = await loadOrCreateSeed(layout.operatorSigningSeedFile, 'operator');
-  const systemAccount = await loadOrCreateSeed(layout.systemAccountSeedFile, 'account');
-  const systemUser = await loadOrCreateSeed(layout.systemUserSeedFile, 'user');
-
-  const sysPub = systemAccount.getPublicKey();
-  await writeFile(layout.operatorJwtFile, `${await operatorJwt(operator, operatorSigning, sysPub)}\n`, { mode: 0o644 });
-  const sysJwt = await systemAccountJwt(systemAccount, operatorSigning);
-  // The system user is issued by the account identity key: the system account has no signing key.
-  const sysUserJwt = await encodeUser('svc-relay-system', systemUser, systemAccount, {});
-  await writeSecretFile(layout.systemCredsFile, credsFile(sysUserJwt, systemUser));
+  const op = await writeOperatorFiles(dir);
   await ensurePrivateDir(layout.resolverDir);
   await ensurePrivateDir(layout.jetstreamDir);
 
@@ -61,7 +50,7 @@ export async function writeNatsServerConfig(dir: string, opts: NatsServerConfigO
     `host: ${q(host)}`,
     `port: ${opts.port}`,
     `operator: ${q(layout.operatorJwtFile)}`,
-    `system_account: ${q(sysPub)}`,
+    `system_account: ${q(op.systemAccountPub)}`,
     // The full resolver stores pushed account JWTs on disk, so tenants created at run
     // time via $SYS.REQ.CLAIMS.UPDATE survive a restart (the memory resolver cannot add any).
     'resolver: {',
@@ -72,7 +61,7 @@ export async function writeNatsServerConfig(dir: string, opts: NatsServerConfigO
     `  limit: ${opts.maxAccounts ?? 10_000}`,
     '}',
     'resolver_preload: {',
-    `  ${sysPub}: ${q(sysJwt)}`,
+    `  ${op.systemAccountPub}: ${q(op.systemAccountJwt)}`,
     '}',
     'jetstream: {',
     `  store_dir: ${q(layout.jetstreamDir)}`,
@@ -90,10 +79,137 @@ export async function writeNatsServerConfig(dir: string, opts: NatsServerConfigO
 
   return {
     configFile: layout.configFile,
-    operatorSeedFile: layout.operatorSigningSeedFile,
-    systemCredsFile: layout.systemCredsFile,
+    operatorSeedFile: op.operatorSeedFile,
+    systemCredsFile: op.systemCredsFile,
     url: clientUrl(host, opts.port),
   };
+}
+
+export interface OperatorFiles {
+  /** Operator signing key seed: the relay's SVC_RELAY_NATS_OPERATOR_SEED_FILE. */
+  operatorSeedFile: string;
+  /** Creds of a system-account user: the relay's SVC_RELAY_NATS_SYSTEM_CREDS_FILE. */
+  systemCredsFile: string;
+  operatorJwtFile: string;
+  systemAccountPub: string;
+  systemAccountJwt: string;
+  /**
+   * `operator.conf`, for nats-server configs to include: the operator JWT (inline, so the
+   * file can move), the system account and its preloaded JWT. Every node of a cluster
+   * includes the same one.
+   */
+  includeFile: string;
+}
+
+/**
+ * The operator-mode trust chain under `dir` (created once, reused after): operator and its
+ * signing key, system account and system user, and `operator.conf` that nats-server
+ * configurations include.
+ */
+export async function writeOperatorFiles(dir: string): Promise<OperatorFiles> {
+  const layout = natsLayout(dir);
+  await ensurePrivateDir(layout.root);
+  await ensurePrivateDir(layout.keysDir);
+  const operator = await loadOrCreateSeed(layout.operatorSeedFile, 'operator');
+  const operatorSigning = await loadOrCreateSeed(layout.operatorSigningSeedFile, 'operator');
+  const systemAccount = await loadOrCreateSeed(layout.systemAccountSeedFile, 'account');
+  const systemUser = await loadOrCreateSeed(layout.systemUserSeedFile, 'user');
+
+  const sysPub = systemAccount.getPublicKey();
+  const opJwt = await operatorJwt(operator, operatorSigning, sysPub);
+  await writeFile(layout.operatorJwtFile, `${opJwt}\n`, { mode: 0o644 });
+  const sysJwt = await systemAccountJwt(systemAccount, operatorSigning);
+  // The system user is issued by the account identity key: the system account has no signing key.
+  const sysUserJwt = await encodeUser('svc-relay-system', systemUser, systemAccount, {});
+  await writeSecretFile(layout.systemCredsFile, credsFile(sysUserJwt, systemUser));
+  const q = (s: string) => JSON.stringify(s);
+  const includeFile = join(layout.root, 'operator.conf');
+  const include = [
+    '# Written by svc-relay: the operator, the system account and its JWT (no secrets).',
+    `operator: ${q(opJwt)}`,
+    `system_account: ${q(sysPub)}`,
+    'resolver_preload: {',
+    `  ${sysPub}: ${q(sysJwt)}`,
+    '}',
+  ];
+  await writeFile(includeFile, `${include.join('\n')}\n`, { mode: 0o644 });
+  return {
+    operatorSeedFile: layout.operatorSigningSeedFile,
+    systemCredsFile: layout.systemCredsFile,
+    operatorJwtFile: layout.operatorJwtFile,
+    systemAccountPub: sysPub,
+    systemAccountJwt: sysJwt,
+    includeFile,
+  };
+}
+
+export interface ClusterNode {
+  /** server_name, unique in the cluster */
+  name: string;
+  host?: string;
+  /** client port */
+  port: number;
+  /** cluster (route) port */
+  clusterPort: number;
+  /** HTTP monitoring port (/healthz, /jsz); absent = none */
+  monitorPort?: number;
+}
+
+/**
+ * One nats-server configuration per node of a cluster in `dir` (`<name>.conf`): the shared
+ * operator include, the full resolver and JetStream (domain `hub`) on every node, each with
+ * its own directories, and routes to every node. Returns the files and the client URL list
+ * (the relay's SVC_RELAY_NATS_URL).
+ */
+export async function writeNatsClusterConfig(
+  dir: string,
+  nodes: ClusterNode[],
+  clusterName = 'svc',
+): Promise<{ configFiles: string[]; url: string } & OperatorFiles> {
+  const op = await writeOperatorFiles(dir);
+  const q = (s: string) => JSON.stringify(s);
+  const configFiles: string[] = [];
+  for (const node of nodes) {
+    const host = node.host ?? '127.0.0.1';
+    const nodeDir = join(dir, node.name);
+    await ensurePrivateDir(join(nodeDir, 'jwt'));
+    await ensurePrivateDir(join(nodeDir, 'jetstream'));
+    const lines = [
+      `server_name: ${q(node.name)}`,
+      `host: ${q(host)}`,
+      `port: ${node.port}`,
+      ...(node.monitorPort ? [`http: ${q(`${host}:${node.monitorPort}`)}`] : []),
+      `include ${q(basename(op.includeFile))}`,
+      'resolver: {',
+      '  type: full',
+      `  dir: ${q(join(nodeDir, 'jwt'))}`,
+      '  allow_delete: false',
+      '  interval: "2m"',
+      '  limit: 10000',
+      '}',
+      'jetstream: {',
+      `  store_dir: ${q(join(nodeDir, 'jetstream'))}`,
+      `  domain: ${q(JETSTREAM_DOMAIN)}`,
+      '}',
+    ];
+    // a single node runs without routes (JetStream in clustered mode wants peers)
+    if (nodes.length > 1) {
+      lines.push(
+        'cluster: {',
+        `  name: ${q(clusterName)}`,
+        `  host: ${q(host)}`,
+        `  port: ${node.clusterPort}`,
+        '  routes: [',
+        ...nodes.map((n) => `    ${q(`nats-route://${n.host ?? '127.0.0.1'}:${n.clusterPort}`)}`),
+        '  ]',
+        '}',
+      );
+    }
+    const file = join(dirname(op.includeFile), `${node.name}.conf`);
+    await writeFile(file, `${lines.join('\n')}\n`, { mode: 0o600 });
+    configFiles.push(file);
+  }
+  return { ...op, configFiles, url: nodes.map((n) => clientUrl(n.host ?? '127.0.0.1', n.port)).join(',') };
 }
 
 /** A URL clients on this machine can use for a server listening on `host`. */

@@ -28,7 +28,11 @@ export interface StreamQuota {
 export const NO_QUOTA: StreamQuota = { maxMessages: -1, maxBytes: -1 };
 
 /** Stream config per tenant account; the account isolates tenants, so subjects carry no tenant id. */
-export function tenantStreamConfigs(maxConsumers: number, quota: StreamQuota = NO_QUOTA): TenantStreamConfig[] {
+export function tenantStreamConfigs(
+  maxConsumers: number,
+  quota: StreamQuota = NO_QUOTA,
+  replicas = 1,
+): TenantStreamConfig[] {
   const base = {
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
@@ -42,7 +46,8 @@ export function tenantStreamConfigs(maxConsumers: number, quota: StreamQuota = N
     max_consumers: maxConsumers,
     // Reads use direct get, so an HTTP client costs no consumer.
     allow_direct: true,
-    num_replicas: 1,
+    // On a cluster, 3 replicas keep every envelope (and the dedupe window) through the loss of a node.
+    num_replicas: replicas,
     max_msgs: quota.maxMessages,
     max_bytes: quota.maxBytes,
     max_msg_size: -1,
@@ -63,8 +68,9 @@ export async function ensureTenantStreams(
   maxConsumers: number,
   logger: Logger,
   quota: StreamQuota = NO_QUOTA,
+  replicas = 1,
 ): Promise<void> {
-  for (const want of tenantStreamConfigs(maxConsumers, quota)) {
+  for (const want of tenantStreamConfigs(maxConsumers, quota, replicas)) {
     let have: StreamConfig | undefined;
     try {
       const info = await jsm.streams.info(want.name);
@@ -94,6 +100,13 @@ export async function ensureTenantStreams(
       logger.info({ stream: want.name }, 'bus: stream created');
       continue;
     }
+    if (want.num_replicas !== undefined && have.num_replicas !== want.num_replicas) {
+      // Replicas alone first, and never silently kept: fewer copies than configured is data
+      // at risk the operator believes safe.
+      await jsm.streams.update(want.name, { ...have, num_replicas: want.num_replicas });
+      logger.info({ stream: want.name, replicas: want.num_replicas }, 'bus: stream replicas changed');
+      have = { ...have, num_replicas: want.num_replicas };
+    }
     if (!differs(have, want)) continue;
     try {
       await jsm.streams.update(want.name, want);
@@ -117,6 +130,7 @@ function differs(have: StreamConfig, want: TenantStreamConfig): boolean {
     have.discard !== want.discard ||
     have.max_msgs !== want.max_msgs ||
     have.max_bytes !== want.max_bytes ||
+    have.num_replicas !== want.num_replicas ||
     have.subjects.join(',') !== want.subjects.join(',')
   );
 }

@@ -20,7 +20,11 @@ export async function connectWithCreds(
   extra: { reconnect?: boolean; timeoutMs?: number } = {},
 ): Promise<NatsConnection> {
   return connect({
-    servers: url,
+    // A cluster is given as a comma-separated list: the client tries each and fails over.
+    servers: url
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean),
     name,
     authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
     reconnect: extra.reconnect ?? true,
@@ -78,4 +82,12 @@ export async function jetstreamReady(sys: NatsConnection, timeoutMs: number): Pr
   const body = reply.json<ServerApiResponse>();
   if (body.error || !body.data) return false;
   return body.data.disabled !== true && body.data.config !== undefined;
+}
+
+/** How many servers take part in JetStream: the meta group's size, 1 for a standalone server. */
+export async function jetstreamClusterSize(sys: NatsConnection, timeoutMs: number): Promise<number> {
+  const reply = await sys.request('$SYS.REQ.SERVER.PING.JSZ', '', { timeout: timeoutMs });
+  const body = reply.json<ServerApiResponse>();
+  const meta = body.data?.meta_cluster as { cluster_size?: number } | undefined;
+  return typeof meta?.cluster_size === 'number' && meta.cluster_size > 0 ? meta.cluster_size : 1;
 }

@@ -55,6 +55,21 @@ describe('relay configuration', () => {
     expect(() => buildConfig({ SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'https://idp.example' })).toThrow(/AUDIENCE/);
   });
 
+  it('stream replicas: 1 by default, 1–5 with an external NATS, only 1 on the managed server', () => {
+    expect(buildConfig({}).nats.streamReplicas).toBe(1);
+    const external = { SVC_RELAY_NATS_URL: 'nats://a:4222,nats://b:4222,nats://c:4222' };
+    expect(buildConfig({ ...external, SVC_RELAY_STREAM_REPLICAS: '3' }).nats.streamReplicas).toBe(3);
+    for (const bad of ['0', '6', '2.5', 'three', '-1']) {
+      expect(() => buildConfig({ ...external, SVC_RELAY_STREAM_REPLICAS: bad })).toThrow(
+        /SVC_RELAY_STREAM_REPLICAS must be an integer from 1 to 5/,
+      );
+    }
+    expect(() => buildConfig({ SVC_RELAY_STREAM_REPLICAS: '3' })).toThrow(
+      /needs a NATS cluster \(SVC_RELAY_NATS_URL\)/,
+    );
+    expect(buildConfig({ SVC_RELAY_STREAM_REPLICAS: '1' }).nats.streamReplicas).toBe(1);
+  });
+
   it('validates listen, tenants and flags', () => {
     expect(() => buildConfig({ SVC_RELAY_LISTEN: 'nope' })).toThrow(/host:port/);
     expect(() => buildConfig({ SVC_RELAY_TENANTS: 'ok,bad tenant' })).toThrow(/tenant/);

@@ -31,6 +31,11 @@ export interface RelayConfig {
     url: string | undefined;
     operatorSeedFile: string | undefined;
     systemCredsFile: string | undefined;
+    /**
+     * JetStream replicas of each tenant stream (1–5): 3 on a three-node cluster keeps every
+     * envelope through the loss of one node. The managed single server allows only 1.
+     */
+    streamReplicas: number;
     /** Managed mode: the hub's leaf node listener for edge machines; absent = none. */
     leafListen: { host: string; port: number } | undefined;
     /** host:port edges dial (given to them with their creds); default the listen address. */
@@ -176,6 +181,24 @@ function hostPortFrom(name: string, raw: string | undefined): { host: string; po
   return { host: host.replace(/^\[|\]$/g, ''), port };
 }
 
+/** JetStream's own range; more replicas than the external cluster has nodes fails at start (bus). */
+export const MAX_STREAM_REPLICAS = 5;
+
+function streamReplicasFrom(s: RawSettings): number {
+  const raw = s.SVC_RELAY_STREAM_REPLICAS;
+  if (raw === undefined) return 1;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || n < 1 || n > MAX_STREAM_REPLICAS) {
+    fail(`SVC_RELAY_STREAM_REPLICAS must be an integer from 1 to ${MAX_STREAM_REPLICAS} (got "${raw}")`);
+  }
+  if (n > 1 && !s.SVC_RELAY_NATS_URL) {
+    fail(
+      `SVC_RELAY_STREAM_REPLICAS=${n} needs a NATS cluster (SVC_RELAY_NATS_URL): the managed nats-server is a single node, which holds 1 replica`,
+    );
+  }
+  return n;
+}
+
 function limitsFrom(s: RawSettings): RelayLimits {
   const limits = { ...DEFAULT_LIMITS };
   for (const [key, name] of LIMIT_SETTINGS) {
@@ -305,6 +328,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
       url: s.SVC_RELAY_NATS_URL,
       operatorSeedFile: s.SVC_RELAY_NATS_OPERATOR_SEED_FILE,
       systemCredsFile: s.SVC_RELAY_NATS_SYSTEM_CREDS_FILE,
+      streamReplicas: streamReplicasFrom(s),
       leafListen: hostPortFrom('SVC_RELAY_LEAF_LISTEN', s.SVC_RELAY_LEAF_LISTEN),
       leafAdvertise: hostPortFrom('SVC_RELAY_LEAF_ADVERTISE', s.SVC_RELAY_LEAF_ADVERTISE) && s.SVC_RELAY_LEAF_ADVERTISE,
     },

@@ -7,6 +7,7 @@ import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManage
 import { ACKS_STREAM, MSGS_STREAM } from '../bus/index.js';
 import type { RelayBus } from '../context.js';
 import { AckedPublisher } from './acked-publisher.js';
+import { INBOX_EVENTS_SUBJECT, type InboxEvent, parseInboxEvent } from './inbox-events.js';
 
 interface TenantClients {
   js: JetStreamClient;
@@ -56,14 +57,25 @@ export class BusInbox {
     );
   }
 
-  /** The stored envelope bytes, or null when the stream no longer has them (expired). */
+  /**
+   * The stored envelope bytes, or null when the stream no longer has them (expired).
+   * Direct get may be answered by any replica; one that lags behind (a node back or a
+   * leader just elected) has not got a fresh envelope yet, so a miss is asked again of the
+   * stream leader, which has every stored message.
+   */
   async get(tenantId: string, seq: number): Promise<Uint8Array | null> {
     const { jsm } = await this.#tenant(tenantId);
     try {
       const m = await jsm.direct.getMessage(MSGS_STREAM, { seq });
+      if (m) return m.data;
+    } catch (err) {
+      if (!notFound(err)) throw err;
+    }
+    try {
+      const m = await jsm.streams.getMessage(MSGS_STREAM, { seq });
       return m ? m.data : null;
     } catch (err) {
-      if (/no message found|not found/i.test((err as Error).message)) return null;
+      if (notFound(err)) return null;
       throw err;
     }
   }
@@ -73,8 +85,43 @@ export class BusInbox {
     try {
       await jsm.streams.deleteMessage(MSGS_STREAM, seq, false);
     } catch (err) {
-      if (!/no message found|not found/i.test((err as Error).message)) throw err;
+      if (!notFound(err)) throw err;
     }
+  }
+
+  /** Tells the other relay instances on the bus that these inboxes changed (best-effort, core NATS). */
+  async announce(tenantId: string, event: InboxEvent): Promise<void> {
+    const nc = await this.#bus.tenantConnection(tenantId);
+    nc.publish(INBOX_EVENTS_SUBJECT, JSON.stringify(event));
+  }
+
+  /**
+   * Receives the inbox events of every instance in the tenant (its own included) until
+   * the signal aborts. A connection that closes is replaced; the subscription follows it.
+   */
+  listen(tenantId: string, onEvent: (event: InboxEvent) => void, signal: AbortSignal, retryMs = 1000): void {
+    const loop = async () => {
+      while (!signal.aborted) {
+        try {
+          const nc = await this.#bus.tenantConnection(tenantId);
+          const sub = nc.subscribe(INBOX_EVENTS_SUBJECT, {
+            callback: (err, msg) => {
+              if (err) return;
+              const event = parseInboxEvent(msg.data);
+              if (event) onEvent(event);
+            },
+          });
+          const stop = () => sub.unsubscribe();
+          signal.addEventListener('abort', stop, { once: true });
+          await nc.closed();
+          signal.removeEventListener('abort', stop);
+        } catch {
+          // the bus is down: /readyz reports it; try again shortly
+        }
+        if (!signal.aborted) await new Promise((r) => setTimeout(r, retryMs).unref());
+      }
+    };
+    void loop();
   }
 
   async publishReceipt(tenantId: string, senderNumber: string, receipt: object, msgId: string): Promise<void> {
@@ -85,3 +132,5 @@ export class BusInbox {
     });
   }
 }
+
+const notFound = (err: unknown): boolean => /no message found|not found/i.test((err as Error).message);

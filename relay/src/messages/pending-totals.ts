@@ -5,6 +5,11 @@
  * pending index, then kept up to date in memory by this process, the only writer: sends
  * reserve before they publish, so two requests at once cannot both slip under the limit.
  *
+ * Several relays on one SQLite file: when another instance records or acknowledges for the
+ * recipient (an inbox event), the cached totals are dropped and read again once this
+ * process's requests for it settle; across instances the quota may be exceeded by the
+ * requests in flight at once.
+ *
  * Shared ledger (PostgreSQL, several relays): another instance's sends and acks change the
  * totals, so nothing is cached: each reservation reads the ledger's totals and adds this
  * process's reservations not yet recorded. Two instances sending at once may each pass the
@@ -31,6 +36,10 @@ export class PendingTotals {
   readonly #shared: boolean;
   /** own ledger: the recipient's totals; shared ledger: this process's unrecorded reservations */
   readonly #totals = new Map<string, Totals>();
+  /** own ledger: requests of this process between reserve and settle, per recipient */
+  readonly #open = new Map<string, number>();
+  /** own ledger: recipients changed by another instance while requests here were open: re-read once they settle */
+  readonly #stale = new Set<string>();
 
   constructor(store: MessageStore, quota: PendingQuota, opts: { shared?: boolean } = {}) {
     this.#store = store;
@@ -78,6 +87,30 @@ export class PendingTotals {
     held.count += count;
     held.bytes += bytes;
     this.#totals.set(recipientRow, held);
+    if (!this.#shared) this.#open.set(recipientRow, (this.#open.get(recipientRow) ?? 0) + 1);
+  }
+
+  /** The request that reserved is done (recorded, or unreserved): its share is in the ledger or gone. */
+  settle(recipientRow: string): void {
+    if (!this.enabled || this.#shared) return;
+    const n = (this.#open.get(recipientRow) ?? 0) - 1;
+    if (n > 0) {
+      this.#open.set(recipientRow, n);
+      return;
+    }
+    this.#open.delete(recipientRow);
+    if (this.#stale.delete(recipientRow)) this.#totals.delete(recipientRow);
+  }
+
+  /**
+   * Another instance changed the recipient's inbox: read its totals from the ledger again.
+   * While a request here is between reserve and settle its share is not in the ledger yet,
+   * so the re-read waits for it to settle. (A shared ledger caches nothing to forget.)
+   */
+  forget(recipientRow: string): void {
+    if (this.#shared || !this.#totals.has(recipientRow)) return;
+    if (this.#open.has(recipientRow)) this.#stale.add(recipientRow);
+    else this.#totals.delete(recipientRow);
   }
 
   #take(recipientRow: string, count: number, bytes: number): void {

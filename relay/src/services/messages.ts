@@ -24,6 +24,8 @@ import type { EnvelopeRow, MessageStore, NewEnvelopeRow, Recipient } from '../le
 import type { LedgerStores } from '../ledger/stores.js';
 import { PublishRefusedError } from '../messages/acked-publisher.js';
 import type { BusInbox } from '../messages/bus-inbox.js';
+import type { DeliveredWindow } from '../messages/delivered-window.js';
+import { type InboxEvent, newInstanceId } from '../messages/inbox-events.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
 import { PendingTotals } from '../messages/pending-totals.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
@@ -43,6 +45,8 @@ export class Messaging {
   readonly notifier = new InboxNotifier();
   readonly #recent = new RecentEnvelopes(RECENT_MAX, RECENT_MAX_BYTES);
   readonly #closing = new AbortController();
+  /** This process among the relay instances sharing the bus and the ledger. */
+  readonly #instance = newInstanceId();
   /**
    * (recipient, message id) pairs being published right now, with their sender: a second
    * sender of the same id is refused before it publishes, since neither is in the ledger yet.
@@ -69,6 +73,25 @@ export class Messaging {
       perSecond: limits.sendPerAgentPerSecond,
       now: ctx.now,
     });
+    // Inboxes changed by other relay instances wake this one's readers too.
+    for (const tenant of ctx.config.tenants) {
+      this.#inbox.listen(tenant, (e) => this.#onRemoteEvent(e), this.#closing.signal);
+    }
+  }
+
+  #onRemoteEvent(event: InboxEvent): void {
+    if (event.from === this.#instance) return;
+    for (const row of event.rows) {
+      this.#pendingTotals.forget(row);
+      if (event.kind === 'recorded') this.notifier.notify(row);
+    }
+  }
+
+  /** Best-effort: a lost event only delays other instances' readers until their next poll. */
+  #announce(tenantId: string, kind: InboxEvent['kind'], rows: string[]): void {
+    this.#inbox
+      .announce(tenantId, { from: this.#instance, kind, rows })
+      .catch((err: Error) => this.#ctx.logger.debug({ err: err.message }, 'could not announce an inbox change'));
   }
 
   /** Aborted when the relay shuts down: long-polls return and event streams end. */
@@ -204,6 +227,7 @@ export class Messaging {
         throw err;
       } finally {
         for (const key of claims) this.#release(key);
+        for (const row of reserved.keys()) this.#pendingTotals.settle(row);
       }
     }
     return { results };
@@ -227,7 +251,10 @@ export class Messaging {
         done.set(row, t);
       }
     } catch (err) {
-      for (const [row, t] of done) this.#pendingTotals.unreserve(row, t.count, t.bytes);
+      for (const [row, t] of done) {
+        this.#pendingTotals.unreserve(row, t.count, t.bytes);
+        this.#pendingTotals.settle(row);
+      }
       throw err;
     }
     return done;
@@ -292,11 +319,14 @@ export class Messaging {
     // envelope of the request is kept, else copied, so that a few kept envelopes never
     // hold on to every byte of their requests.
     const wholeBody = toPublish.length === checkedCount;
+    const rows = new Set<string>();
     for (const [i, p] of toPublish.entries()) {
       const kept = wholeBody ? p.bytes : Buffer.from(p.bytes);
       this.#recent.add(sender.tenant_id, seqs[i] as number, kept);
       this.notifier.notify(p.recipient.id);
+      rows.add(p.recipient.id);
     }
+    this.#announce(sender.tenant_id, 'recorded', [...rows]);
     return outcome.ignored;
   }
 
@@ -317,23 +347,51 @@ export class Messaging {
     return items.filter((i): i is PendingItem => i !== undefined);
   }
 
-  /** Pending envelopes after the cursor, waiting up to waitMs for the first one. */
+  /**
+   * Pending envelopes after the cursor, waiting up to waitMs for the first one. An event
+   * stream passes its window instead of a bare cursor: it gets what it has not sent yet,
+   * envelopes recorded late (behind higher sequences already sent) included.
+   */
   async pending(
     agent: AgentRow,
-    opts: { after: number; limit: number; waitMs: number; signal?: AbortSignal },
+    opts: { after: number; limit: number; waitMs: number; signal?: AbortSignal; window?: DeliveredWindow },
   ): Promise<PendingResponse> {
     const deadline = Date.now() + opts.waitMs;
+    const window = opts.window;
     for (;;) {
-      const rows = await this.store.pending(agent.id, opts.after, opts.limit + 1);
-      if (rows.length > 0 || Date.now() >= deadline || opts.signal?.aborted) {
-        const page = rows.slice(0, opts.limit);
+      const readAt = Date.now();
+      // a full read (back to the window's floor) about once a second while a late record is possible
+      const full = window !== undefined && window.fullReadIn(readAt) <= 0;
+      let found: EnvelopeRow[];
+      let seen: number[] = [];
+      let complete = true;
+      if (window && full) {
+        const want = opts.limit + 1 + window.size;
+        const rows = await this.store.pending(agent.id, window.floor, want);
+        complete = rows.length < want;
+        seen = rows.map((r) => r.stream_seq);
+        found = rows.filter((r) => !window.has(r.stream_seq));
+      } else {
+        found = await this.store.pending(agent.id, window ? window.after : opts.after, opts.limit + 1);
+      }
+      const more = found.length > opts.limit;
+      if (found.length > 0 || Date.now() >= deadline || opts.signal?.aborted) {
+        const page = found.slice(0, opts.limit);
+        let envelopes: PendingItem[];
         try {
-          return { envelopes: await this.#load(page), more: rows.length > opts.limit };
+          envelopes = await this.#load(page);
         } catch (err) {
           throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
         }
+        if (window) {
+          for (const r of page) window.add(r.stream_seq, readAt);
+          if (full) window.fullRead(readAt, seen, complete && !more);
+        }
+        return { envelopes, more };
       }
-      await this.notifier.wait(agent.id, deadline - Date.now(), opts.signal);
+      if (window && full) window.fullRead(readAt, seen, complete);
+      const untilFull = window ? Math.max(0, window.fullReadIn(Date.now())) : Number.POSITIVE_INFINITY;
+      await this.notifier.wait(agent.id, Math.min(deadline - Date.now(), untilFull), opts.signal);
     }
   }
 
@@ -348,6 +406,7 @@ export class Messaging {
     }
     this.#pendingTotals.acknowledged(row.recipient_row, 1, row.size);
     this.#recent.delete(row.tenant_id, row.stream_seq);
+    this.#announce(row.tenant_id, 'acked', [row.recipient_row]);
     // The ledger is the source of truth; the bus copies are tidied best-effort. A webhook
     // whose first attempt has not gone out yet still needs the copy: the dispatcher tidies it.
     const log = this.#ctx.logger;

@@ -1,0 +1,24 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadOrCreateSeed } from './keys.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+describe('loadOrCreateSeed', () => {
+  it('several creators at once (relay instances on one data dir) all get the one seed written first', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-seed-'));
+    dirs.push(dir);
+    const file = join(dir, 'tenants', 'acme', 'account.nk');
+    const keys = await Promise.all(Array.from({ length: 20 }, () => loadOrCreateSeed(file, 'account')));
+    const publics = new Set(keys.map((k) => k.getPublicKey()));
+    expect(publics.size).toBe(1);
+    expect((await readFile(file, 'utf8')).trim()).toBe(new TextDecoder().decode(keys[0]?.getSeed()));
+    // and a later start loads it
+    expect((await loadOrCreateSeed(file, 'account')).getPublicKey()).toBe([...publics][0]);
+  });
+});
