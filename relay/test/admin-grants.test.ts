@@ -1,10 +1,11 @@
 /**
  * POST /api/v1/admin/enrollment/grants against a real oidc-provider over https:
- * one test for each token rule and each request rule.
+ * one test for each token rule and each request rule, and the roles that may mint (the
+ * scope enrollment:grant on a role other than admin or automation is refused, nothing stored).
  */
 import { GRANT_SCHEMA_VERSION, GRANT_TTL, parseEnrollmentCode } from '@svc/shared';
 import { type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
-import { startTestAuthority, type TestAuthority } from '@svc/test-harness/oidc-provider';
+import { startTestAuthority, type TestAuthority, type TestTokenKind } from '@svc/test-harness/oidc-provider';
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -277,5 +278,28 @@ describe('request rules', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('invalid_json');
+  });
+});
+
+describe('grant route roles', () => {
+  it.each<[string, TestTokenKind, unknown]>([
+    ['an auditor token carrying enrollment:grant', 'auditor', ['auditor']],
+    ['a member token carrying enrollment:grant', 'member', ['member']],
+    ['a token of roles auditor and member carrying enrollment:grant', 'admin', ['auditor', 'member']],
+  ])('%s → 403 insufficient_role, no grant stored', async (_name, kind, roles) => {
+    const before = await grantCount();
+    const token = await authority.token(kind, { scope: 'enrollment:grant', roles });
+    const res = await mint(token);
+    expect(res).toEqual({ status: 403, body: { error: 'insufficient_role', message: expect.any(String) } });
+    expect(await grantCount()).toBe(before);
+  });
+
+  it.each<[TestTokenKind, unknown]>([
+    ['admin', ['admin']],
+    ['automation', ['automation']],
+    ['admin', ['auditor', 'admin']],
+  ])('a token of kind %s, roles %j, with the scope mints', async (kind, roles) => {
+    const res = await mint(await authority.token(kind, { scope: 'enrollment:grant', roles }));
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
   });
 });
