@@ -25,7 +25,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { until } from '@svc/test-harness';
-import { runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, spawnRelay } from '@svc/test-harness/relay-process';
 import { type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
@@ -189,11 +189,7 @@ class Tmux {
   }
 }
 
-async function grant(env: Record<string, string>, agentId: string): Promise<string> {
-  const g = await runRelayCli(['grant', '--agent-id', agentId, '--json'], env);
-  if (g.code !== 0) throw new Error(`svc-relay grant failed (${g.code}): ${g.stdout}${g.stderr}`);
-  return (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
-}
+const grant = (env: Record<string, string>, agentId: string) => grantCode({ env }, agentId);
 
 const relay = await spawnRelay();
 const homes: Home[] = [newHome('bench-alice'), newHome('bench-bob')];

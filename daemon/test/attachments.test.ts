@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArchivedMessage, DaemonEvent } from '../src/client/index.js';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
@@ -25,11 +25,7 @@ const files = mkdtempSync(join(tmpdir(), 'svc-attach-'));
 const events: DaemonEvent[] = [];
 const closers: Array<() => void> = [];
 
-async function grant(agentId: string): Promise<string> {
-  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
-  if (g.code !== 0) throw new Error(g.stderr);
-  return JSON.parse(g.stdout).enrollment_code as string;
-}
+const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
 
 const file = (name: string, bytes: Buffer) => {
   const path = join(files, name);

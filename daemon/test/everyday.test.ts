@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonClient, DaemonEvent, DaemonEventStream } from '../src/client/index.js';
 
@@ -29,11 +29,7 @@ async function collect(client: DaemonClient, into: DaemonEvent[]): Promise<void>
   })();
 }
 
-async function grant(agentId: string): Promise<string> {
-  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
-  if (g.code !== 0) throw new Error(g.stderr);
-  return JSON.parse(g.stdout).enrollment_code as string;
-}
+const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
 
 const connected = (d: TestDaemon, name: string) =>
   until(

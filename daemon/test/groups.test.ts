@@ -11,7 +11,7 @@ import { createEnvelopeHeader, type Envelope, utf8 } from '@svc/shared';
 import { deriveIdentityKeys, sealEnvelope } from '@svc/shared/node';
 import { freePort, until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArchivedMessage, ConversationInfo, DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
@@ -24,11 +24,7 @@ const events: Record<string, DaemonEvent[]> = { alice: [], bob: [], carol: [] };
 const closers: Array<() => void> = [];
 type Name = keyof typeof agents;
 
-async function grant(agentId: string): Promise<string> {
-  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
-  if (g.code !== 0) throw new Error(g.stderr);
-  return JSON.parse(g.stdout).enrollment_code as string;
-}
+const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
 
 const client = (n: Name) => agents[n].client;
 const roster = (c: ConversationInfo | undefined) => c?.members?.map((m) => `${m.number}:${m.role}:${m.active}`);

@@ -11,21 +11,15 @@ import { join } from 'node:path';
 import type { DaemonStatus } from '@svc/daemon/client';
 import { freePort, until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let relay: RelayProcess;
 let a: TestDaemon;
 let b: TestDaemon;
 
-async function grant(agentId: string, capability = 'http-relay'): Promise<string> {
-  const g = await runRelayCli(
-    ['grant', '--agent-id', agentId, '--tenant', 'acme', '--capability', capability, '--json'],
-    relay.env,
-  );
-  if (g.code !== 0) throw new Error(g.stderr);
-  return JSON.parse(g.stdout).enrollment_code as string;
-}
+const grant = (agentId: string, capability = 'http-relay') =>
+  grantCode(relay, agentId, ['--tenant', 'acme', '--capability', capability]);
 
 async function startEdge(d: TestDaemon, uplink: string) {
   return d.client.localStack('start', {

@@ -5,35 +5,20 @@
  * hub's JetStream answers through it for the local agent's source.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { freePort } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 let relay: RelayProcess;
 let a: TestDaemon;
 let b: TestDaemon;
 
-async function grant(agentId: string, capability = 'http-relay'): Promise<string> {
-  const g = await runRelayCli(
-    ['grant', '--agent-id', agentId, '--tenant', 'acme', '--capability', capability, '--json'],
-    relay.env,
-  );
-  if (g.code !== 0) throw new Error(g.stderr);
-  return JSON.parse(g.stdout).enrollment_code as string;
-}
+const grant = (agentId: string, capability = 'http-relay') =>
+  grantCode(relay, agentId, ['--tenant', 'acme', '--capability', capability]);
 
 beforeAll(async () => {
   const leafPort = await freePort();

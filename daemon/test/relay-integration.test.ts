@@ -10,7 +10,7 @@ import { ed25519Generate } from '@svc/shared/node';
 import { tempDir, until } from '@svc/test-harness';
 import { postSealedAs, relayAs, rotateSigningKeyBehindDaemon } from '@svc/test-harness/as-agent';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonClient, DaemonEvent, DaemonEventStream } from '../src/client/index.js';
 import { FileVault } from '../src/vault/index.js';
@@ -32,11 +32,7 @@ async function collect(client: DaemonClient, into: DaemonEvent[]): Promise<void>
 
 const postAliceToBob = (text: string, signWith: Uint8Array) => postSealedAs(a, 'alice', 'bob', text, signWith);
 
-async function grant(agentId: string): Promise<string> {
-  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
-  if (g.code !== 0) throw new Error(g.stderr);
-  return JSON.parse(g.stdout).enrollment_code as string;
-}
+const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
 
 const waitEvent = (list: DaemonEvent[], pred: (e: DaemonEvent) => boolean, what: string, timeoutMs = 15_000) =>
   until(() => list.find(pred), timeoutMs, what);

@@ -22,7 +22,7 @@ import { deriveIdentityKeys, ed25519Generate, ed25519Sign, openEnvelope, sealEnv
 import { freePort, until } from '@svc/test-harness';
 import { call, enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
@@ -92,11 +92,7 @@ let carol: { token: string; entry: KeyDirectoryEntry };
 const bobEvents: DaemonEvent[] = [];
 const closers: Array<() => void> = [];
 
-async function grant(agentId: string): Promise<string> {
-  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
-  if (g.code !== 0) throw new Error(g.stderr);
-  return JSON.parse(g.stdout).enrollment_code as string;
-}
+const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
 
 /** bob's directory entry as the real relay has it (past the proxy). */
 async function realEntry(ref: string): Promise<KeyDirectoryEntry> {

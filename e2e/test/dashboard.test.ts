@@ -15,7 +15,7 @@ import { until } from '@svc/test-harness';
 import { postSealedAs, relayAs, rotateSigningKeyBehindDaemon } from '@svc/test-harness/as-agent';
 import { haveChromium, launchBrowser } from '@svc/test-harness/browser';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -32,11 +32,7 @@ let launch: DashboardLaunch;
 const aliceEvents: DaemonEvent[] = [];
 const streams: DaemonEventStream[] = [];
 
-async function grant(agentId: string): Promise<string> {
-  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
-  if (g.code !== 0) throw new Error(g.stderr);
-  return JSON.parse(g.stdout).enrollment_code as string;
-}
+const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
 
 /** A raw HTTP request, so Host, Origin and Cookie are exactly what the test says. */
 function raw(

@@ -14,7 +14,7 @@ import type { ArchivedMessage, LocalAgent, SentMessage } from '@svc/daemon/clien
 import { fromBase64url } from '@svc/shared';
 import { running, tail, until } from '@svc/test-harness';
 import { call, identityFromSeed, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import {
   daemonLog,
   daemonPid,
@@ -53,11 +53,7 @@ function report(): void {
   console.error(`e2e failure; logs kept:\n${parts.join('\n')}`);
 }
 
-async function grant(agentId: string): Promise<string> {
-  const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
-  if (g.code !== 0) throw new Error(`svc-relay grant failed (${g.code}): ${g.stdout}${g.stderr}`);
-  return (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
-}
+const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
 
 /** Open connections to a daemon's socket, from /proc/net/unix (accepted sockets carry the path). */
 function socketConnections(home: Home): number | undefined {

@@ -7,16 +7,13 @@
  */
 
 import { call, enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let relay: RelayProcess;
 
-async function grant(agentId: string, capabilities: string[] = ['http-relay']): Promise<string> {
-  const res = await runRelayCli(['grant', '--agent-id', agentId, '--json', '--capability', ...capabilities], relay.env);
-  expect(res.code, res.stderr).toBe(0);
-  return (JSON.parse(res.stdout) as { enrollment_code: string }).enrollment_code;
-}
+const grant = (agentId: string, capabilities: string[] = ['http-relay']) =>
+  grantCode(relay, agentId, ['--capability', ...capabilities]);
 
 beforeAll(async () => {
   relay = await spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } });

@@ -8,18 +8,14 @@ import { join } from 'node:path';
 import { type Credentials, type DeploymentDocument, parseTrustBundle, verifyDeploymentDocument } from '@svc/shared';
 import { processAlive, until } from '@svc/test-harness';
 import { call, enrollmentBody, newIdentity, signInSignature, type TestIdentity } from '@svc/test-harness/agent-client';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let relay: RelayProcess;
 let document: DeploymentDocument;
 
-async function grant(agentId: string, extra: string[] = []): Promise<string> {
-  const res = await runRelayCli(['grant', '--agent-id', agentId, '--json', ...extra], relay.env);
-  expect(res.code, res.stderr).toBe(0);
-  return (JSON.parse(res.stdout) as { enrollment_code: string }).enrollment_code;
-}
+const grant = (agentId: string, extra: string[] = []) => grantCode(relay, agentId, extra);
 
 async function enroll(code: string, id: TestIdentity = newIdentity()) {
   return call<Credentials>(relay.url, 'POST', '/api/v1/enrollment', enrollmentBody(code, id));

@@ -210,7 +210,7 @@ it('kill one relay and one NATS node under load: every 2xx delivered exactly onc
   const { body } = await call<{ envelopes: unknown[] }>(
     b.url,
     'GET',
-    '/api/v1/messages/pending?limit=100&after=' + after,
+    `/api/v1/messages/pending?limit=100&after=${after}`,
     undefined,
     bob.auth,
   );

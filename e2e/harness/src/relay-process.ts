@@ -36,6 +36,20 @@ export function runRelayCli(
   });
 }
 
+/**
+ * An enrollment code minted by `svc-relay grant` on the relay's data dir, as an operator
+ * does; `flags` adds to the command line (`--tenant`, `--capability` …).
+ */
+export async function grantCode(
+  relay: { env: Record<string, string> },
+  agentId: string,
+  flags: string[] = [],
+): Promise<string> {
+  const g = await runRelayCli(['grant', '--agent-id', agentId, ...flags, '--json'], relay.env);
+  if (g.code !== 0) throw new Error(`svc-relay grant failed (${g.code}): ${g.stdout}${g.stderr}`);
+  return (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
+}
+
 export interface RelayProcess {
   url: string;
   port: number;
