@@ -8,26 +8,18 @@
  * Last line: `svc send overhead: N ms over node`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { grantCode, spawnRelay } from '@svc/test-harness/relay-process';
 import { type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
+import { median, requireCliBundle } from './common.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 25);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SVC = join(ROOT, 'cli', 'bin', 'svc.cjs');
 
-if (!existsSync(join(ROOT, 'cli', 'dist', 'bundle', 'svc.cjs'))) {
-  console.error('bench:cli: the CLI bundle is missing; run npm run build first');
-  process.exit(1);
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
+requireCliBundle('bench:cli');
 
 /** Wall time of one process, start to exit, in ms; it must succeed. */
 function once(args: string[], env: NodeJS.ProcessEnv): number {

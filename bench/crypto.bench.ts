@@ -30,6 +30,7 @@ import {
   nobleEnvelope,
 } from '../shared/src/envelope/index.js';
 import { ed25519Generate, nativeEnvelope, x25519Generate } from '../shared/src/node/index.js';
+import { median } from './common.js';
 
 const BODY = new Uint8Array(1024).map((_, i) => (i * 31) & 0xff);
 const sender = ed25519Generate();
@@ -138,11 +139,6 @@ function runFor(fn: () => void, ms: number): number {
   const cpu = process.cpuUsage(cpu0);
   return (ops * 1e6) / (cpu.user + cpu.system);
 }
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 const project = envelopeRoundTrip(nativeEnvelope);

@@ -20,13 +20,14 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { until } from '@svc/test-harness';
 import { grantCode, spawnRelay } from '@svc/test-harness/relay-process';
 import { type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
+import { median, requireCliBundle } from './common.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -35,16 +36,7 @@ const SOCKET = `svc-bench-tui-${randomBytes(4).toString('hex')}`;
 const TIMEOUT_MS = 20_000;
 const COMPARE = process.env.BENCH_TUI_COMPARE;
 
-if (!existsSync(join(ROOT, 'cli', 'dist', 'bundle', 'svc.cjs'))) {
-  console.error('bench:tui: the CLI bundle is missing; run npm run build first');
-  process.exit(1);
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
+requireCliBundle('bench:tui');
 
 const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences
