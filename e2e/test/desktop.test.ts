@@ -99,7 +99,8 @@ describe.skipIf(!haveChromium)('svc desktop (Chromium app window)', () => {
     // Chromium writes the DevTools port it picked into the profile
     const portFile = join(answer.profile, 'DevToolsActivePort');
     const port = await until(
-      () => (existsSync(portFile) ? readFileSync(portFile, 'utf8').split('\n')[0] : undefined),
+      // the file can be seen before its first line is written
+      () => (existsSync(portFile) ? readFileSync(portFile, 'utf8').split('\n')[0] || undefined : undefined),
       45_000,
       'DevToolsActivePort',
     );
@@ -110,7 +111,10 @@ describe.skipIf(!haveChromium)('svc desktop (Chromium app window)', () => {
     type Target = { type: string; url: string; title: string };
     await until(
       async () => {
-        const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Target[];
+        // the port is written before the endpoint answers: a refused connection means not yet
+        const targets = (await fetch(`http://127.0.0.1:${port}/json/list`)
+          .then((r) => r.json())
+          .catch(() => [])) as Target[];
         return targets.find(
           (t) => t.type === 'page' && t.url === `${answer.url}/` && t.title === 'No agents yet · svc dashboard',
         );
