@@ -8,8 +8,6 @@ export {
   verifyEnvelope,
 } from './envelope.js';
 export {
-  aeadOpen,
-  aeadSeal,
   hpkeContextOpen,
   hpkeContextSeal,
   hpkeDeriveKeyPair,
