@@ -24,13 +24,3 @@ export const nobleHpke = createHpke({
   aeadSeal: (key, nonce, aad, plaintext) => chacha20poly1305(key, nonce, aad).encrypt(plaintext),
   aeadOpen: (key, nonce, aad, ciphertext) => chacha20poly1305(key, nonce, aad).decrypt(ciphertext),
 });
-
-export const {
-  deriveKeyPair: hpkeDeriveKeyPair,
-  setupBaseS: hpkeSetupBaseS,
-  setupBaseR: hpkeSetupBaseR,
-  contextSeal: hpkeContextSeal,
-  contextOpen: hpkeContextOpen,
-  sealBase: hpkeSealBase,
-  openBase: hpkeOpenBase,
-} = nobleHpke;

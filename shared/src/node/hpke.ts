@@ -70,13 +70,3 @@ export const nativeHpke = createHpke({
   aeadSeal,
   aeadOpen,
 });
-
-export const {
-  deriveKeyPair: hpkeDeriveKeyPair,
-  setupBaseS: hpkeSetupBaseS,
-  setupBaseR: hpkeSetupBaseR,
-  contextSeal: hpkeContextSeal,
-  contextOpen: hpkeContextOpen,
-  sealBase: hpkeSealBase,
-  openBase: hpkeOpenBase,
-} = nativeHpke;
