@@ -15,17 +15,8 @@ import type {
 } from '../../src/client/api.js';
 import { errorOfBody } from '../../src/client/error-body.js';
 
-export type {
-  ArchivedMessage,
-  ConversationSummary,
-  DaemonEvent,
-  DaemonStatus,
-  DeploymentInfo,
-  KeyStatus,
-  LocalAgent,
-  PeerKey,
-  SentMessage,
-} from '../../src/client/api.js';
+/** The daemon's types (the one contract), for the views. */
+export type * from '../../src/client/api.js';
 
 export class ApiError extends Error {
   readonly code: string;
@@ -66,7 +57,7 @@ async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: u
 const enc = encodeURIComponent;
 
 /** The relay's answers the page shows, as the relay declares them. */
-export type { Contact, OwnProfile, RelationEntry };
+export type { Contact, OwnProfile, RelationEntry } from '@svc/shared';
 
 export const api = {
   status: () => call<DaemonStatus>('GET', '/v1/status'),
