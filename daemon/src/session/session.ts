@@ -405,13 +405,17 @@ export class AgentSession {
         this.log.warn({ agent: this.name, err: (err as Error).message }, 'relay stream failed; reconnecting');
       }
       if (signal.aborted) break;
-      this.#setState('connecting');
-      const delay = Math.min(this.#opts.reconnectMaxMs, this.#opts.reconnectMinMs * 2 ** attempt);
-      attempt++;
-      await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal, (wake) => {
-        this.#wake = wake;
-      });
+      await this.#backoff(attempt++, signal);
     }
+  }
+
+  /** Connecting again after the backoff of retry `attempt` (doubling, capped, ±25 %); a reconnect request cuts it short. */
+  async #backoff(attempt: number, signal: AbortSignal): Promise<void> {
+    this.#setState('connecting');
+    const delay = Math.min(this.#opts.reconnectMaxMs, this.#opts.reconnectMinMs * 2 ** attempt);
+    await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal, (wake) => {
+      this.#wake = wake;
+    });
   }
 
   /**
@@ -445,12 +449,7 @@ export class AgentSession {
         );
       }
       if (signal.aborted) break;
-      this.#setState('connecting');
-      const delay = Math.min(this.#opts.reconnectMaxMs, this.#opts.reconnectMinMs * 2 ** attempt);
-      attempt++;
-      await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal, (wake) => {
-        this.#wake = wake;
-      });
+      await this.#backoff(attempt++, signal);
     }
   }
 
