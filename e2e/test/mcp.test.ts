@@ -81,7 +81,7 @@ beforeAll(async () => {
   relay = await spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } });
   // alice has a display name (local name and display name alike); bob has none
   await Promise.all([
-    registerWithCli(relay, homes.a, 'alice', ['--name', 'alice']),
+    registerWithCli(relay, homes.a, 'alice', { registerFlags: ['--name', 'alice'] }),
     registerWithCli(relay, homes.b, 'bob'),
   ]);
   [clients.a, clients.b] = await Promise.all([connect(homes.a, 'alice', 'a'), connect(homes.b, 'bob', 'b')]);

@@ -9,16 +9,23 @@ import type { LocalAgent } from '@svc/daemon/client';
 import { grantCode, type RelayProcess } from './relay-process.js';
 import { type Home, svc, svcJson } from './svc-cli.js';
 
-/** Trusts the relay's deployment (as `dev`) on `home` and registers `agentId` (tenant acme) there. */
+export interface CliRegistration {
+  /** `svc-relay grant` flags (default: tenant acme) */
+  grantFlags?: string[];
+  /** more `svc register` flags */
+  registerFlags?: string[];
+}
+
+/** Trusts the relay's deployment (as `dev`) on `home` and registers `agentId` there. */
 export async function registerWithCli(
   relay: RelayProcess,
   home: Home,
   agentId: string,
-  registerFlags: string[] = [],
+  { grantFlags = ['--tenant', 'acme'], registerFlags = [] }: CliRegistration = {},
 ): Promise<LocalAgent> {
   const bundle = join(relay.dataDir, 'deployment', 'trust-bundle.json');
   const [code] = await Promise.all([
-    grantCode(relay, agentId, ['--tenant', 'acme']),
+    grantCode(relay, agentId, grantFlags),
     svcJson(home, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']),
   ]);
   return svcJson<LocalAgent>(home, ['register', '--enrollment-grant', code, ...registerFlags, '--json']);
