@@ -6,6 +6,15 @@ import { describe, expect, it } from 'vitest';
 import { AGENT, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
 
 const agents = { listAgents: () => [AGENT] };
+/** the daemon's answer to a send to bob */
+const SENT = {
+  message_id: 'm1',
+  conversation_id: 'dm:1001:bob',
+  to: 'bob',
+  sent_at: 't',
+  status: 'accepted' as const,
+  state: 'sent' as const,
+};
 const GROUP = {
   conversation_id: 'grp:1001:AAAAAAAAAAAAAAAAAAAAAA',
   conversation_type: 'group' as const,
@@ -244,14 +253,7 @@ describe('attachments on the command line', () => {
       await writeFile(path, 'hello');
       const { link, calls } = fakeLink({
         ...agents,
-        send: () => ({
-          message_id: 'm1',
-          conversation_id: 'dm:1001:bob',
-          to: 'bob',
-          sent_at: 't',
-          status: 'accepted',
-          state: 'sent',
-        }),
+        send: () => SENT,
       });
       expect((await svc(['send', 'bob', 'a caption', '--attach', path], { link })).code).toBe(0);
       expect(calls.find((c) => c.method === 'send')?.args[1]).toEqual({
@@ -325,14 +327,7 @@ describe('transfer progress', () => {
           // the send returns once the bar has had its events (a TTY subscribes; otherwise nothing waits)
           send: async () => {
             if (tty) await seen;
-            return {
-              message_id: 'm1',
-              conversation_id: 'dm:1001:bob',
-              to: 'bob',
-              sent_at: 't',
-              status: 'accepted',
-              state: 'sent',
-            };
+            return SENT;
           },
         });
         let stderr = '';
