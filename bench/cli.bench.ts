@@ -11,8 +11,9 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { grantCode, spawnRelay } from '@svc/test-harness/relay-process';
-import { type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
+import { registerWithCli } from '@svc/test-harness/cli-agents';
+import { spawnRelay } from '@svc/test-harness/relay-process';
+import { type Home, newHome, svc } from '@svc/test-harness/svc-cli';
 import { median, requireCliBundle } from './common.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 25);
@@ -44,18 +45,11 @@ function timeAll(commands: Array<[string, string[], NodeJS.ProcessEnv]>): Array<
   return commands.map(([what], c) => [what, median(times[c] as number[])]);
 }
 
-const grant = (env: Record<string, string>, agentId: string) => grantCode({ env }, agentId);
-
 const relay = await spawnRelay();
 const homes: Home[] = [newHome('bench-alice'), newHome('bench-bob')];
 try {
-  const bundle = join(relay.dataDir, 'deployment', 'trust-bundle.json');
   await Promise.all(
-    homes.map(async (home, i) => {
-      const name = i === 0 ? 'alice' : 'bob';
-      await svcJson(home, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']);
-      await svcJson(home, ['register', '--enrollment-grant', await grant(relay.env, name), '--json']);
-    }),
+    homes.map((home, i) => registerWithCli(relay, home, i === 0 ? 'alice' : 'bob', { grantFlags: [] })),
   );
   const [alice, bob] = homes.map((h) => ({ ...process.env, ...h.env })) as [NodeJS.ProcessEnv, NodeJS.ProcessEnv];
   console.log(`bench:cli: median of ${RUNS} runs each, whole process, daemon warm, taking turns (${SVC})`);

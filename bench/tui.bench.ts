@@ -25,7 +25,8 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { until } from '@svc/test-harness';
-import { grantCode, spawnRelay } from '@svc/test-harness/relay-process';
+import { registerWithCli } from '@svc/test-harness/cli-agents';
+import { spawnRelay } from '@svc/test-harness/relay-process';
 import { type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 import { median, requireCliBundle } from './common.js';
 
@@ -181,8 +182,6 @@ class Tmux {
   }
 }
 
-const grant = (env: Record<string, string>, agentId: string) => grantCode({ env }, agentId);
-
 const relay = await spawnRelay();
 const homes: Home[] = [newHome('bench-alice'), newHome('bench-bob')];
 const tmux = new Tmux();
@@ -203,13 +202,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 try {
   await tmux.start();
-  const bundle = join(relay.dataDir, 'deployment', 'trust-bundle.json');
   await Promise.all(
-    homes.map(async (home, i) => {
-      const name = i === 0 ? 'alice' : 'bob';
-      await svcJson(home, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']);
-      await svcJson(home, ['register', '--enrollment-grant', await grant(relay.env, name), '--json']);
-    }),
+    homes.map((home, i) => registerWithCli(relay, home, i === 0 ? 'alice' : 'bob', { grantFlags: [] })),
   );
   const [alice, bob] = homes as [Home, Home];
   await svcJson(alice, ['send', 'bob', '-m', 'hello bob, from the bench', '--json']);

@@ -1,10 +1,20 @@
 /** conv … and context …: flags, limits, exactly-one-of rules, and the local context files. */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { archivedMessage } from '@svc/test-harness/fixtures';
 import { describe, expect, it } from 'vitest';
 import { AGENT, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
 
 const agents = { listAgents: () => [AGENT] };
+/** the daemon's answer to a send to bob */
+const SENT = {
+  message_id: 'm1',
+  conversation_id: 'dm:1001:bob',
+  to: 'bob',
+  sent_at: 't',
+  status: 'accepted' as const,
+  state: 'sent' as const,
+};
 const GROUP = {
   conversation_id: 'grp:1001:AAAAAAAAAAAAAAAAAAAAAA',
   conversation_type: 'group' as const,
@@ -131,20 +141,18 @@ describe('conv', () => {
     const base = {
       conversation_id: GROUP.conversation_id,
       conversation_type: 'group' as const,
-      direction: 'inbound' as const,
       from: 'bob',
       to: '1001',
-      content_type: 'text',
-      sent_at: 't',
-      received_at: 't',
-      acked_at: null,
-      delivered_at: null,
-      state: 'received' as const,
-      muted: false,
     };
     const messages = [
-      { ...base, message_id: 'm4', content: 'four', seq: 4, sequence: { gap: { from: 2, to: 3 }, missing: [3] } },
-      { ...base, message_id: 'm2', content: 'two', seq: 2, sequence: { late: true as const, duplicates: 1 } },
+      archivedMessage({
+        ...base,
+        message_id: 'm4',
+        content: 'four',
+        seq: 4,
+        sequence: { gap: { from: 2, to: 3 }, missing: [3] },
+      }),
+      archivedMessage({ ...base, message_id: 'm2', content: 'two', seq: 2, sequence: { late: true, duplicates: 1 } }),
     ];
     const { link } = fakeLink({ ...agents, read: () => messages });
     const r = await svc(['read', GROUP.conversation_id], { link });
@@ -245,14 +253,7 @@ describe('attachments on the command line', () => {
       await writeFile(path, 'hello');
       const { link, calls } = fakeLink({
         ...agents,
-        send: () => ({
-          message_id: 'm1',
-          conversation_id: 'dm:1001:bob',
-          to: 'bob',
-          sent_at: 't',
-          status: 'accepted',
-          state: 'sent',
-        }),
+        send: () => SENT,
       });
       expect((await svc(['send', 'bob', 'a caption', '--attach', path], { link })).code).toBe(0);
       expect(calls.find((c) => c.method === 'send')?.args[1]).toEqual({
@@ -268,22 +269,13 @@ describe('attachments on the command line', () => {
   });
 
   it('read --save DIR', async () => {
-    const media = {
-      message_id: 'm1',
+    const media = archivedMessage({
       conversation_id: 'dm:1001:bob',
-      conversation_type: 'direct' as const,
-      direction: 'inbound' as const,
       from: 'bob',
       to: '1001',
       content_type: 'media',
       content: '{}',
-      sent_at: 't',
-      received_at: 't',
-      acked_at: null,
-      delivered_at: null,
-      state: 'received' as const,
-      muted: false,
-    };
+    });
     const { link, calls } = fakeLink({
       ...agents,
       read: () => [media, { ...media, message_id: 'm2', content_type: 'text' }],
@@ -335,14 +327,7 @@ describe('transfer progress', () => {
           // the send returns once the bar has had its events (a TTY subscribes; otherwise nothing waits)
           send: async () => {
             if (tty) await seen;
-            return {
-              message_id: 'm1',
-              conversation_id: 'dm:1001:bob',
-              to: 'bob',
-              sent_at: 't',
-              status: 'accepted',
-              state: 'sent',
-            };
+            return SENT;
           },
         });
         let stderr = '';

@@ -65,7 +65,6 @@ const METHODS = [
   'contacts',
   'saveContact',
   'removeContact',
-  'relay',
   'events',
   'openDashboard',
   'localStack',

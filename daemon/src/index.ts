@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { AgentManager } from './agents/manager.js';
 import { AgentStore } from './agents/store.js';
 import { localStackFiles } from './client/local-stack/server-config.js';
-import { buildConfig, type DaemonConfig } from './config/config.js';
+import { buildConfig, type DaemonConfig, sessionTiming } from './config/config.js';
 import { readEnv } from './config/env.js';
 import type { DaemonContext } from './context.js';
 import { DeploymentService } from './deployments/service.js';
@@ -112,12 +112,7 @@ export function createDaemon(config: DaemonConfig): Daemon {
           vault,
           events,
           log: subsystem(log, 'daemon:session'),
-          reconnectMinMs: config.reconnectMinMs,
-          reconnectMaxMs: config.reconnectMaxMs,
-          receiptsPollMs: config.receiptsPollMs,
-          heartbeatMs: config.heartbeatMs,
-          outboxRetryMinMs: config.outboxRetryMinMs,
-          outboxRetryMaxMs: config.outboxRetryMaxMs,
+          timing: sessionTiming(config),
         });
         localStack = new LocalStackService(
           localStackFiles(paths.runDir),

@@ -9,23 +9,23 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
+import { until } from '@svc/test-harness';
+import { relayAs } from '@svc/test-harness/as-agent';
+import type { TestDaemon } from '@svc/test-harness/daemon';
+import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import type { RelayProcess } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArchivedMessage, DaemonEvent } from '../src/client/index.js';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
 
 const MIB = 1024 * 1024;
 let proxy: FaultProxy;
+let stage: DaemonsOnRelay<'alice' | 'bob'>;
 let relay: RelayProcess;
+let grant: (agentId: string) => Promise<string>;
 let a: TestDaemon;
 let b: TestDaemon;
 const files = mkdtempSync(join(tmpdir(), 'svc-attach-'));
-const events: DaemonEvent[] = [];
-const closers: Array<() => void> = [];
-
-const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
 
 const file = (name: string, bytes: Buffer) => {
   const path = join(files, name);
@@ -41,37 +41,19 @@ const arrived = (messageId: string) =>
   ) as Promise<ArchivedMessage>;
 
 beforeAll(async () => {
-  const relayPort = await freePort();
-  proxy = await startFaultProxy(relayPort);
-  [relay, a, b] = await Promise.all([
-    spawnRelay({
-      port: relayPort,
-      env: { SVC_RELAY_TENANTS: 'acme', SVC_RELAY_PUBLIC_URL: proxy.url, SVC_RELAY_BLOB_MAX_BYTES: String(4 * MIB) },
-    }),
-    startDaemon(),
-    startDaemon(),
-  ]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await a.client.fetchDeployment({ url: proxy.url, trust_bundle: bundle, name: 'dev' });
-  await b.client.fetchDeployment({ url: proxy.url, trust_bundle: bundle, name: 'dev' });
-  for (const d of [a, b]) {
-    const stream = await d.client.events();
-    closers.push(() => stream.close());
-    void (async () => {
-      for await (const e of stream) events.push(e);
-    })();
-  }
-  await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
-  await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
-  await until(async () => (await b.client.status()).agents[0]?.session === 'connected', 15_000, 'bob connected');
+  stage = await startDaemonsOnRelay({
+    agents: ['alice', 'bob'],
+    relayEnv: { SVC_RELAY_BLOB_MAX_BYTES: String(4 * MIB) },
+    front: async (relayPort) => {
+      proxy = await startFaultProxy(relayPort);
+      return proxy;
+    },
+  });
+  ({ relay, grant } = stage);
+  ({ alice: a, bob: b } = stage.daemons);
 }, 90_000);
 
-afterAll(async () => {
-  for (const close of closers) close();
-  await Promise.all([a?.daemon.close(), b?.daemon.close()]);
-  await relay?.stop();
-  await proxy?.close();
-});
+afterAll(() => stage?.close());
 
 describe('attachments', () => {
   it('a file of a few MiB round-trips byte for byte; the relay only ever had ciphertext', async () => {
@@ -99,14 +81,16 @@ describe('attachments', () => {
     expect(saved).toMatchObject({ path: join(dir, 'report.pdf'), size: bytes.length, media_type: 'application/pdf' });
     expect(readFileSync(saved.path).equals(bytes)).toBe(true);
     // both transfers were reported for a progress bar, up to their whole size
-    const transfers = events.filter((e): e is Extract<DaemonEvent, { type: 'transfer' }> => e.type === 'transfer');
+    const transfers = [...stage.events.alice, ...stage.events.bob].filter(
+      (e): e is Extract<DaemonEvent, { type: 'transfer' }> => e.type === 'transfer',
+    );
     const up = transfers.filter((e) => e.agent === 'alice' && e.direction === 'upload');
     const down = transfers.filter((e) => e.agent === 'bob' && e.direction === 'download');
     expect(up.length).toBeGreaterThan(1);
     expect(up.at(-1)).toMatchObject({ name: 'report.pdf', done: bytes.length + 16, total: bytes.length + 16 });
     expect(down.at(-1)).toMatchObject({ name: 'report.pdf', done: bytes.length + 16, total: bytes.length + 16 });
     // bob acknowledged it: the relay deleted the blob
-    await expect(a.client.relay('alice', { method: 'GET', path: `blobs/${d.blob_id}` })).resolves.toMatchObject({
+    await expect(relayAs(a, 'alice', 'GET', `blobs/${d.blob_id}`)).resolves.toMatchObject({
       status: 404,
       body: { error: 'unknown_blob' },
     });

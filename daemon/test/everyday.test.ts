@@ -62,11 +62,8 @@ describe('everyday behaviour', () => {
   it('a connected agent heartbeats: others see it online with a last-seen time', async () => {
     const profile = await until(
       async () => {
-        const r = await b.client.relay<{ presence: string; last_seen_at: string | null }>('bob', {
-          method: 'GET',
-          path: 'agents/alice',
-        });
-        return r.body.presence === 'online' ? r.body : undefined;
+        const r = await b.client.peerProfile('bob', 'alice');
+        return r.presence === 'online' ? r : undefined;
       },
       10_000,
       'alice online',
@@ -123,8 +120,7 @@ describe('everyday behaviour', () => {
   });
 
   it('a muted sender: archived and marked muted, but no event, no check, and the inbox says so', async () => {
-    const muted = await b.client.relay('bob', { method: 'POST', path: 'agents/alice/mute' });
-    expect(muted.status).toBeLessThan(300);
+    await b.client.relate('bob', 'mute', 'alice');
     const before = events.b.length;
     const quiet = await a.client.send('alice', { to: 'bob', content: 'you will not hear this ring' });
     const inbox = await until(
@@ -138,7 +134,7 @@ describe('everyday behaviour', () => {
     expect(inbox.find((m) => m.message_id === quiet.message_id)).toMatchObject({ muted: true, state: 'received' });
     expect(await b.client.check('bob')).toEqual([]);
     // after unmuting, messages notify again; the event stream never carried the muted one
-    await b.client.relay('bob', { method: 'DELETE', path: 'agents/alice/mute' });
+    await b.client.unrelate('bob', 'mute', 'alice');
     const loud = await a.client.send('alice', { to: 'bob', content: 'and this one rings' });
     await until(
       () => events.b.find((e) => e.type === 'message' && e.message.message_id === loud.message_id),

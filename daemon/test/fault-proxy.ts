@@ -1,8 +1,9 @@
 /**
  * A stand-in for a hostile relay in front of the real one: it forwards everything, and a
  * test can make it drop one posted envelope, hold one back until the next post (reorder),
- * deliver one stream event twice (duplicate), or refuse posts as if the relay were down.
- * It sees only what the relay sees: sealed envelopes and their headers.
+ * deliver one stream event twice (duplicate), refuse posts as if the relay were down, alter
+ * blobs, or answer an agent's key lookup with a directory entry of its own (a substituted
+ * key). It sees only what the relay sees: sealed envelopes and their headers.
  */
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import { type Envelope, parseEnvelope } from '@svc/shared';
@@ -26,6 +27,8 @@ export interface FaultProxy {
   refuseNext: boolean;
   /** while set, every attachment blob served has one byte flipped */
   tamperBlobs: boolean;
+  /** key lookups (GET /api/v1/agents/:number/keys) of these agent numbers are answered with this, not the relay's */
+  keys: Map<string, unknown>;
   close(): Promise<void>;
 }
 
@@ -58,6 +61,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     down: false,
     refuseNext: false,
     tamperBlobs: false,
+    keys: new Map(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -76,6 +80,13 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
   const server: Server = createServer(async (req, res) => {
     const path = (req.url ?? '/').split('?')[0] as string;
     const payload = await body(req);
+    const lookup = req.method === 'GET' ? /^\/api\/v1\/agents\/([^/]+)\/keys$/.exec(path) : null;
+    const substitute = lookup ? proxy.keys.get(decodeURIComponent(lookup[1] as string)) : undefined;
+    if (substitute !== undefined) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(substitute));
+      return;
+    }
     if (req.method === 'POST' && path === '/api/v1/messages') {
       if (proxy.down) {
         res.writeHead(503, { 'content-type': 'application/json' });

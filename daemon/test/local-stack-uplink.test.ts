@@ -9,35 +9,22 @@ import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { freePort } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
+import type { TestDaemon } from '@svc/test-harness/daemon';
+import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-let relay: RelayProcess;
+let stage: DaemonsOnRelay<'alice' | 'bob'>;
 let a: TestDaemon;
-let b: TestDaemon;
-
-const grant = (agentId: string, capability = 'http-relay') =>
-  grantCode(relay, agentId, ['--tenant', 'acme', '--capability', capability]);
 
 beforeAll(async () => {
-  const leafPort = await freePort();
-  [relay, a, b] = await Promise.all([
-    spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme', SVC_RELAY_LEAF_LISTEN: `127.0.0.1:${leafPort}` } }),
-    startDaemon(),
-    startDaemon(),
-  ]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await a.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
-  await b.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
-  await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
-  await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
+  stage = await startDaemonsOnRelay({
+    agents: ['alice', 'bob'],
+    relayEnv: { SVC_RELAY_LEAF_LISTEN: `127.0.0.1:${await freePort()}` },
+  });
+  a = stage.daemons.alice;
 }, 60_000);
 
-afterAll(async () => {
-  await Promise.all([a?.daemon.close(), b?.daemon.close()]);
-  await relay?.stop();
-});
+afterAll(() => stage?.close());
 
 describe('svc start: the local nats-server as a leaf of the hub', () => {
   it('needs a local nats-relay identity', async () => {
@@ -47,7 +34,10 @@ describe('svc start: the local nats-server as a leaf of the hub', () => {
   });
 
   it('claims a source per local agent and joins the hub as a leaf with the uplink creds', async () => {
-    await a.client.register({ enrollment_code: await grant('uplink-a', 'nats-relay'), name: 'uplink-a' });
+    await a.client.register({
+      enrollment_code: await stage.grant('uplink-a', ['--capability', 'nats-relay']),
+      name: 'uplink-a',
+    });
     const port = await freePort();
     const status = await a.client.localStack('start', {
       local_only: false,

@@ -80,6 +80,12 @@ describe('named relay operations', () => {
     expect(report).toMatchObject({ report_id: expect.any(String), received_at: expect.any(String) });
   });
 
+  it('offers no generic relay call: a client asks for an operation by name', async () => {
+    await expect(
+      d.client.request('POST', '/v1/agents/alice/relay', { method: 'GET', path: 'agents/me' }),
+    ).rejects.toMatchObject({ status: 404 });
+  });
+
   it("a relay refusal keeps the relay's code and status; a bad body is the daemon's validation_failed", async () => {
     await expect(d.client.relate('alice', 'block', alice.agent_number)).rejects.toMatchObject({
       code: 'cannot_target_self',

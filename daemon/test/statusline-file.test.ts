@@ -7,13 +7,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
+import type { TestDaemon } from '@svc/test-harness/daemon';
+import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const SCRIPT = resolve(import.meta.dirname, '../../cli/bin/svc-statusline');
 
-let relay: RelayProcess;
+let stage: DaemonsOnRelay<'alice' | 'bob'>;
 let a: TestDaemon;
 let b: TestDaemon;
 
@@ -25,20 +25,13 @@ const script = (d: TestDaemon, agent?: string) =>
     encoding: 'utf8',
   });
 
-const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
-
 beforeAll(async () => {
-  [relay, a, b] = await Promise.all([
-    spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } }),
-    startDaemon(undefined, { heartbeatMs: 200 }),
-    startDaemon(undefined, { heartbeatMs: 200 }),
-  ]);
+  // no agent yet: the first test looks at the file before anyone registers
+  stage = await startDaemonsOnRelay({ agents: ['alice', 'bob'], daemon: { heartbeatMs: 200 }, register: false });
+  ({ alice: a, bob: b } = stage.daemons);
 }, 90_000);
 
-afterAll(async () => {
-  await Promise.all([a?.daemon.close(), b?.daemon.close()]);
-  await relay?.stop();
-});
+afterAll(() => stage?.close());
 
 describe('the status-line file', () => {
   it('exists from the start, 0600, with no agent yet', () => {
@@ -48,8 +41,8 @@ describe('the status-line file', () => {
   });
 
   it('follows registration, an arriving message and its acknowledgement; the script prints it', async () => {
-    const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-    for (const d of [a, b]) await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+    const { url, bundle, grant } = stage;
+    for (const d of [a, b]) await d.client.fetchDeployment({ url, trust_bundle: bundle, name: 'dev' });
     await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
     const bob = await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
     await until(async () => rows(b).includes('bob ● connected'), 20_000, 'bob connected in the file');

@@ -1,12 +1,10 @@
 /**
  * What a hostile relay and a hostile sender can do to a daemon, against a REAL relay
- * process behind a proxy that stands in for the hostile relay: it forwards everything and
- * answers key lookups with whatever a test sets. Each substitution of a peer's keys must
+ * process behind a proxy that stands in for the hostile relay (./fault-proxy.ts): it
+ * forwards everything and answers key lookups with whatever a test sets. Each substitution of a peer's keys must
  * end in a refusal or the pinned key, never in an envelope sealed to another key; and a
  * sender never chooses the conversation its message lands in or a send goes to.
  */
-import { readFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
 import { join } from 'node:path';
 import {
   createEnvelopeHeader,
@@ -14,85 +12,30 @@ import {
   fromBase64url,
   type KeyDirectoryEntry,
   keyRecordBytes,
-  parseEnvelope,
   toBase64url,
   utf8,
 } from '@svc/shared';
 import { deriveIdentityKeys, ed25519Generate, ed25519Sign, openEnvelope, sealEnvelope } from '@svc/shared/node';
-import { freePort, until } from '@svc/test-harness';
+import { until } from '@svc/test-harness';
 import { call, enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
+import { relayAs } from '@svc/test-harness/as-agent';
+import type { TestDaemon } from '@svc/test-harness/daemon';
+import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import type { RelayProcess } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
+import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
 
-/** The hostile relay: the real one behind it, key lookups answered from `keys` when set. */
-interface Proxy {
-  url: string;
-  keys: Map<string, unknown>;
-  /** every envelope posted through it, in order */
-  posted: Envelope[];
-  close(): Promise<void>;
-}
-
-async function startProxy(target: number): Promise<Proxy> {
-  const port = await freePort();
-  const keys = new Map<string, unknown>();
-  const posted: Envelope[] = [];
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0] as string;
-    const lookup = /^\/api\/v1\/agents\/([^/]+)\/keys$/.exec(path);
-    const forged = req.method === 'GET' && lookup ? keys.get(decodeURIComponent(lookup[1] as string)) : undefined;
-    if (forged !== undefined) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(forged));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      if (req.method === 'POST' && path === '/api/v1/messages') {
-        for (const e of (JSON.parse(body.toString('utf8')) as { envelopes: unknown[] }).envelopes) {
-          posted.push(parseEnvelope(e));
-        }
-      }
-      const up = request(
-        { host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      up.on('error', () => res.destroy());
-      up.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${port}`,
-    keys,
-    posted,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-let proxy: Proxy;
+let proxy: FaultProxy;
+let stage: DaemonsOnRelay<'alice' | 'bob'>;
 let relay: RelayProcess;
 let a: TestDaemon;
 let b: TestDaemon;
+let bobEvents: DaemonEvent[];
 let deploymentId: string;
 /** carol: enrolled with the test client only, her directory entry is what gets substituted */
 let carol: { token: string; entry: KeyDirectoryEntry };
-const bobEvents: DaemonEvent[] = [];
-const closers: Array<() => void> = [];
-
-const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
 
 /** bob's directory entry as the real relay has it (past the proxy). */
 async function realEntry(ref: string): Promise<KeyDirectoryEntry> {
@@ -129,29 +72,22 @@ function serveForBob(answer: unknown): void {
 }
 
 beforeAll(async () => {
-  const relayPort = await freePort();
-  proxy = await startProxy(relayPort);
-  [relay, a, b] = await Promise.all([
-    spawnRelay({ port: relayPort, env: { SVC_RELAY_TENANTS: 'acme', SVC_RELAY_PUBLIC_URL: proxy.url } }),
-    startDaemon(),
-    startDaemon(),
-  ]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await a.client.fetchDeployment({ url: proxy.url, trust_bundle: bundle, name: 'dev' });
-  await b.client.fetchDeployment({ url: proxy.url, trust_bundle: bundle, name: 'dev' });
-  const stream = await b.client.events();
-  closers.push(() => stream.close());
-  void (async () => {
-    for await (const e of stream) bobEvents.push(e);
-  })();
-  const alice = await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
-  await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
-  deploymentId = alice.deployment_id;
+  stage = await startDaemonsOnRelay({
+    agents: ['alice', 'bob'],
+    front: async (relayPort) => {
+      proxy = await startFaultProxy(relayPort);
+      return proxy;
+    },
+  });
+  relay = stage.relay;
+  ({ alice: a, bob: b } = stage.daemons);
+  bobEvents = stage.events.bob;
+  deploymentId = (await a.client.getAgent('alice')).deployment_id;
   const enrolled = await call<{ access_token: string }>(
     relay.url,
     'POST',
     '/api/v1/enrollment',
-    enrollmentBody(await grant('carol'), newIdentity()),
+    enrollmentBody(await stage.grant('carol'), newIdentity()),
   );
   expect(enrolled.status).toBe(201);
   const token = enrolled.body.access_token;
@@ -159,16 +95,9 @@ beforeAll(async () => {
     authorization: `Bearer ${token}`,
   });
   carol = { token, entry: entry.body };
-  await until(async () => (await a.client.status()).agents[0]?.session === 'connected', 15_000, 'alice connected');
-  await until(async () => (await b.client.status()).agents[0]?.session === 'connected', 15_000, 'bob connected');
 }, 90_000);
 
-afterAll(async () => {
-  for (const close of closers) close();
-  await Promise.all([a?.daemon.close(), b?.daemon.close()]);
-  await relay?.stop();
-  await proxy?.close();
-});
+afterAll(() => stage?.close());
 
 describe('a hostile relay cannot substitute or redirect a peer key', () => {
   const evil = deriveIdentityKeys(ed25519Generate().privateKey, 0);
@@ -318,7 +247,7 @@ describe('a sender cannot choose the conversation', () => {
       recipientX25519Public: fromBase64url(bobKey),
       senderEd25519Private: deriveIdentityKeys(seed, 0).signPrivate,
     });
-    const posted = await a.client.relay('alice', { method: 'POST', path: 'messages', body: { envelopes: [envelope] } });
+    const posted = await relayAs(a, 'alice', 'POST', 'messages', { envelopes: [envelope] });
     expect(posted.status).toBeLessThan(300);
     return header;
   }

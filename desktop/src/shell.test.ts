@@ -1,5 +1,6 @@
 /** The desktop shell's rules, checked against a fake Electron (no binary exists on these machines). */
 import type { ArchivedMessage, DaemonEvent } from '@svc/daemon/client';
+import { archivedMessage } from '@svc/test-harness/fixtures';
 import { describe, expect, it } from 'vitest';
 import type { ElectronLike, WindowOptions } from './electron-api.js';
 import { notificationFor, trayLabel, unreadCount } from './notifications.js';
@@ -8,23 +9,8 @@ import { dashboardWindowOptions, navigationAllowed } from './window-options.js';
 
 const BASE = 'http://127.0.0.1:8191';
 
-const msg = (over: Partial<ArchivedMessage> = {}): ArchivedMessage => ({
-  message_id: `m-${Math.random()}`,
-  conversation_id: 'dm:alice:bob',
-  conversation_type: 'direct',
-  direction: 'inbound',
-  from: 'alice',
-  to: 'bob',
-  content_type: 'text',
-  content: 'the secret plan',
-  sent_at: '2026-01-01T00:00:00.000Z',
-  received_at: '2026-01-01T00:00:00.000Z',
-  acked_at: null,
-  delivered_at: null,
-  state: 'received',
-  muted: false,
-  ...over,
-});
+const msg = (over: Partial<ArchivedMessage> = {}): ArchivedMessage =>
+  archivedMessage({ message_id: `m-${Math.random()}`, content: 'the secret plan', ...over });
 
 /** An event stream the test pushes into. */
 function pushStream() {

@@ -6,16 +6,17 @@
  * refused. Screenshots of every view, light and dark, go to .tmp/dashboard-screenshots
  * (and to docs/screenshots with SVC_UPDATE_SCREENSHOTS=1).
  */
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DaemonEvent, DaemonEventStream, DashboardLaunch } from '@svc/daemon/client';
+import type { DaemonEvent, DashboardLaunch } from '@svc/daemon/client';
 import { until } from '@svc/test-harness';
 import { postSealedAs, relayAs, rotateSigningKeyBehindDaemon } from '@svc/test-harness/as-agent';
 import { haveChromium, launchBrowser } from '@svc/test-harness/browser';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
+import type { TestDaemon } from '@svc/test-harness/daemon';
+import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import type { RelayProcess } from '@svc/test-harness/relay-process';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -23,16 +24,14 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SHOTS = join(ROOT, '.tmp', 'dashboard-screenshots');
 const DOCS_SHOTS = join(ROOT, 'docs', 'screenshots');
 
+let stage: DaemonsOnRelay<'alice' | 'bob'>;
 let relay: RelayProcess;
 let a: TestDaemon; // alice
 let b: TestDaemon; // bob: the owner at the dashboard
 let browser: BrowserContext;
 let page: Page;
 let launch: DashboardLaunch;
-const aliceEvents: DaemonEvent[] = [];
-const streams: DaemonEventStream[] = [];
-
-const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
+let aliceEvents: DaemonEvent[];
 
 /** A raw HTTP request, so Host, Origin and Cookie are exactly what the test says. */
 function raw(
@@ -42,7 +41,10 @@ function raw(
   body?: string,
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: launch.port, method, path, headers, agent: false }, (res) => {
+    // a body always with its length: Node sends a DELETE's body without one otherwise
+    const length = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
+    const options = { host: '127.0.0.1', port: launch.port, method, path, headers: { ...headers, ...length } };
+    const req = httpRequest({ ...options, agent: false }, (res) => {
       let text = '';
       res.on('data', (d) => {
         text += d;
@@ -77,39 +79,17 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     if (process.env.SVC_UPDATE_SCREENSHOTS === '1') mkdirSync(DOCS_SHOTS, { recursive: true });
-    let started: BrowserContext | undefined;
-    [relay, a, b, started] = await Promise.all([
-      spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } }),
-      startDaemon(),
-      startDaemon(),
-      launchBrowser(),
-    ]);
-    browser = started!;
-    const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-    for (const d of [a, b]) await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
-    await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
-    await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
-    await until(
-      async () =>
-        (await a.client.status()).agents[0]?.session === 'connected' &&
-        (await b.client.status()).agents[0]?.session === 'connected',
-      20_000,
-      'both connected',
-    );
-    const s = await a.client.events();
-    streams.push(s);
-    void (async () => {
-      for await (const e of s) aliceEvents.push(e);
-    })();
+    [stage, browser] = await Promise.all([startDaemonsOnRelay({ agents: ['alice', 'bob'] }), launchBrowser()]);
+    relay = stage.relay;
+    ({ alice: a, bob: b } = stage.daemons);
+    aliceEvents = stage.events.alice;
     launch = await b.client.openDashboard({ port: 0 });
     page = browser.pages()[0] ?? (await browser.newPage());
   }, 120_000);
 
   afterAll(async () => {
-    for (const s of streams) s.close();
     await browser?.close();
-    await Promise.all([a?.daemon.close(), b?.daemon.close()]);
-    await relay?.stop();
+    await stage?.close();
   });
 
   it('signs in with the one-time link, which then leaves the address bar and works no more', async () => {
@@ -236,21 +216,35 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await shot('keys');
   });
 
-  it('shows contacts, blocked and muted, agents and deployment trust', async () => {
-    await relayAs(b, 'bob', 'POST', 'contacts', {
-      agent_number: 'alice',
-      alias: 'Alice (finance)',
-      notes: 'quarterly reports',
-    });
-    await relayAs(b, 'bob', 'POST', 'agents/alice/mute');
+  it('shows contacts; blocks, mutes, unblocks and unmutes on the relay; shows agents and deployment trust', async () => {
+    await b.client.saveContact('bob', { agent_number: 'alice', alias: 'Alice (finance)', notes: 'quarterly reports' });
     await view('#/contacts', 'Contacts');
     await page.getByText('Alice (finance)').waitFor();
     await shot('contacts');
+    // the relay keeps the lists: ask it, past the daemon
+    const onRelay = async () => ({
+      blocked: (await relayAs<{ blocked: { agent_number: string }[] }>(b, 'bob', 'GET', 'agents/me/blocked')).body
+        .blocked,
+      muted: (await relayAs<{ muted: { agent_number: string }[] }>(b, 'bob', 'GET', 'agents/me/muted')).body.muted,
+    });
     await view('#/relations', 'Blocked and muted');
+    for (const [relation, button, toast] of [
+      ['block', 'Block', 'Blocked alice.'],
+      ['mute', 'Mute', 'Muted alice.'],
+    ] as const) {
+      await page.getByLabel(`Agent number to ${relation}`).fill('alice');
+      await page.getByRole('button', { name: button, exact: true }).click();
+      await page.getByText(toast).waitFor();
+    }
+    await page.getByRole('button', { name: 'Unblock' }).waitFor();
     await page.getByRole('button', { name: 'Unmute' }).waitFor();
+    expect(await onRelay()).toMatchObject({ blocked: [{ agent_number: 'alice' }], muted: [{ agent_number: 'alice' }] });
     await shot('relations');
+    await page.getByRole('button', { name: 'Unblock' }).click();
+    await page.getByRole('heading', { name: 'Nobody is blocked' }).waitFor();
     await page.getByRole('button', { name: 'Unmute' }).click();
     await page.getByRole('heading', { name: 'Nobody is muted' }).waitFor();
+    expect(await onRelay()).toEqual({ blocked: [], muted: [] });
     await view('#/agents', 'Agents');
     await page.getByTestId('agent-bob').getByText('connected').waitFor();
     await shot('agents');
@@ -359,13 +353,17 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
         ['POST', '/api/v1/agents/bob/token', '{}'],
         ['POST', '/api/v1/agents/bob/keys/generate', '{}'],
         ['POST', '/api/v1/shutdown', '{}'],
-        ['POST', '/api/v1/agents/bob/relay', JSON.stringify({ method: 'PATCH', path: 'agents/me', body: {} })],
-        ['POST', '/api/v1/agents/bob/relay', JSON.stringify({ method: 'POST', path: 'auth/token' })],
-        ['POST', '/api/v1/agents/bob/relay', JSON.stringify({ method: 'GET', path: 'agents/me/../../auth/token' })],
+        ['DELETE', '/api/v1/agents/bob', '{}'],
+        ['DELETE', '/api/v1/agents/bob/contacts/alice', '{}'],
+        // no generic relay proxy, not even for a call the page makes by name
+        ['POST', '/api/v1/agents/bob/relay', JSON.stringify({ method: 'GET', path: 'agents/me' })],
       ] as const) {
         const r = await raw(method, path, json, body);
         expect(r.status, `${method} ${path} ${body}`).toBe(403);
       }
+      // a method the page never uses is not forwarded at all
+      const patch = await raw('PATCH', '/api/v1/agents/bob/profile', json, '{"display_name":"mallory"}');
+      expect(patch.status).toBe(404);
       expect((await b.client.status()).pid).toBe(process.pid); // still running
     });
 

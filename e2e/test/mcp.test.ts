@@ -17,6 +17,7 @@ import { type CallToolResult, ResourceUpdatedNotificationSchema } from '@modelco
 import type { PresentedMessage } from '@svc/cli';
 import { tail, until } from '@svc/test-harness';
 import { SVC_BIN } from '@svc/test-harness/bins';
+import { registerWithCli, stopCliAgents } from '@svc/test-harness/cli-agents';
 import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { daemonLog, type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -78,16 +79,11 @@ type Messages = { messages: PresentedMessage[] };
 
 beforeAll(async () => {
   relay = await spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } });
-  const bundle = join(relay.dataDir, 'deployment', 'trust-bundle.json');
-  const setUp = async (home: Home, agentId: string, extra: string[] = []) => {
-    const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
-    if (g.code !== 0) throw new Error(`grant failed: ${g.stdout}${g.stderr}`);
-    const code = (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
-    await svcJson(home, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']);
-    await svcJson(home, ['register', '--enrollment-grant', code, ...extra, '--json']);
-  };
   // alice has a display name (local name and display name alike); bob has none
-  await Promise.all([setUp(homes.a, 'alice', ['--name', 'alice']), setUp(homes.b, 'bob')]);
+  await Promise.all([
+    registerWithCli(relay, homes.a, 'alice', { registerFlags: ['--name', 'alice'] }),
+    registerWithCli(relay, homes.b, 'bob'),
+  ]);
   [clients.a, clients.b] = await Promise.all([connect(homes.a, 'alice', 'a'), connect(homes.b, 'bob', 'b')]);
 }, 120_000);
 
@@ -108,11 +104,7 @@ beforeEach(({ onTestFailed }) => {
 
 afterAll(async () => {
   await Promise.all([clients.a?.close(), clients.b?.close()]);
-  for (const home of Object.values(homes)) await svc(home, ['--no-autostart', 'stop']).catch(() => undefined);
-  await relay?.stop();
-  if (failed) return;
-  for (const home of Object.values(homes)) rmSync(home.dir, { recursive: true, force: true });
-  if (relay) rmSync(relay.dataDir, { recursive: true, force: true });
+  await stopCliAgents(relay, Object.values(homes), failed);
 }, 60_000);
 
 describe('svc mcp: two agents converse through the MCP tools alone', () => {

@@ -7,12 +7,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tail, until } from '@svc/test-harness';
-import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
-import { daemonLog, type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
+import { registerWithCli, stopCliAgents } from '@svc/test-harness/cli-agents';
+import { type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
+import { daemonLog, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -49,15 +50,7 @@ const shows = (text: string | RegExp, what: string) =>
 
 beforeAll(async () => {
   relay = await spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } });
-  const bundle = join(relay.dataDir, 'deployment', 'trust-bundle.json');
-  const setUp = async (home: Home, agentId: string) => {
-    const g = await runRelayCli(['grant', '--agent-id', agentId, '--tenant', 'acme', '--json'], relay.env);
-    if (g.code !== 0) throw new Error(`grant failed: ${g.stdout}${g.stderr}`);
-    const code = (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
-    await svcJson(home, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']);
-    await svcJson(home, ['register', '--enrollment-grant', code, '--json']);
-  };
-  await Promise.all([setUp(homes.a, 'alice'), setUp(homes.b, 'bob')]);
+  await Promise.all([registerWithCli(relay, homes.a, 'alice'), registerWithCli(relay, homes.b, 'bob')]);
   // a first message, so the dashboard has a conversation to open
   await svcJson(homes.a, ['send', 'bob', '-m', 'hello bob, lunch at noon?', '--json']);
   await until(
@@ -88,11 +81,7 @@ afterAll(async () => {
   } catch {
     // already gone
   }
-  for (const home of Object.values(homes)) await svc(home, ['--no-autostart', 'stop']).catch(() => undefined);
-  await relay?.stop();
-  if (failed) return;
-  for (const home of Object.values(homes)) rmSync(home.dir, { recursive: true, force: true });
-  if (relay) rmSync(relay.dataDir, { recursive: true, force: true });
+  await stopCliAgents(relay, Object.values(homes), failed);
 }, 60_000);
 
 describe('svc tui in tmux against a live daemon', () => {

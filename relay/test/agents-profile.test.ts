@@ -1,13 +1,12 @@
 /** Agent profile routes in-process: GET/PATCH /agents/me, the webhook secret lifecycle, heartbeat, public profiles. */
 import { createHmac } from 'node:crypto';
-import { type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
+import type { InProcessRelay } from '@svc/test-harness/in-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkEndpointUrl } from '../src/services/endpoint-url.js';
+import { type TwoTenants, twoTenants } from './helpers/two-tenants.js';
 
 let relay: InProcessRelay;
-
-const enrollAgent = async (tenant: string, agentId: string, agentNumber?: string): Promise<string> =>
-  (await relay.enroll(tenant, agentId, { agentNumber, displayName: `Agent ${agentId}` })).token;
+let enrollAgent: TwoTenants['enroll'];
 const api = (...args: Parameters<InProcessRelay['api']>) => relay.api(...args);
 
 let alice: string;
@@ -15,10 +14,7 @@ let bob: string;
 let eve: string;
 
 beforeAll(async () => {
-  relay = await inProcessRelay({ tenants: ['acme', 'globex'] });
-  alice = await enrollAgent('acme', 'alice');
-  bob = await enrollAgent('acme', 'bob.agent:1', 'bob');
-  eve = await enrollAgent('globex', 'eve');
+  ({ relay, enroll: enrollAgent, alice, bob, eve } = await twoTenants());
 });
 afterAll(async () => {
   await relay.close();

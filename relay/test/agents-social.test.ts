@@ -2,11 +2,10 @@
 
 import { type InProcessRelay, inProcessRelay } from '@svc/test-harness/in-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TwoTenants, twoTenants } from './helpers/two-tenants.js';
 
 let relay: InProcessRelay;
-
-const enrollAgent = async (tenant: string, agentId: string, agentNumber?: string): Promise<string> =>
-  (await relay.enroll(tenant, agentId, { agentNumber, displayName: `Agent ${agentId}` })).token;
+let enrollAgent: TwoTenants['enroll'];
 const api = (...args: Parameters<InProcessRelay['api']>) => relay.api(...args);
 
 let alice: string;
@@ -15,12 +14,9 @@ let eve: string;
 const ledger = () => relay.ctx.ledger;
 
 beforeAll(async () => {
-  relay = await inProcessRelay({ tenants: ['acme', 'globex'] });
-  alice = await enrollAgent('acme', 'alice');
-  bob = await enrollAgent('acme', 'bob.agent:1', 'bob');
+  // eve's number collides with an acme agent's (carol's) on purpose
+  ({ relay, enroll: enrollAgent, alice, bob, eve } = await twoTenants({ eveNumber: 'carol' }));
   await enrollAgent('acme', 'carol');
-  // eve's number collides with an acme agent's on purpose
-  eve = await enrollAgent('globex', 'eve', 'carol');
 });
 afterAll(async () => {
   await relay.close();

@@ -6,24 +6,12 @@
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import type { UplinkCreds as Creds } from '@svc/shared';
 import { freePort } from '@svc/test-harness';
 import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EdgeServer, startEdgeServer } from './helpers/edge-nats.js';
-
-interface Creds {
-  kind: string;
-  creds: string;
-  user_public_key: string;
-  leaf_url: string;
-  jetstream_domain: string;
-  inbox_prefix: string;
-  subjects: string[];
-  sources: string[];
-  expires_at: string;
-  revoked_users: number;
-}
 
 let relay: BusRelay;
 let leafPort: number;

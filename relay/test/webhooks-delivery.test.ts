@@ -9,28 +9,20 @@
  * the ledger's schedule instead of waiting on wall-clock gaps.
  */
 import { createHmac } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import { join } from 'node:path';
-import { verifyWebhook, WebhookDeduper, type WebhookEvent } from '@svc/shared/node';
+import { verifyWebhook, WebhookDeduper } from '@svc/shared/node';
 import { freePort, tempDir, until } from '@svc/test-harness';
 import { call, openFor, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
-import { generateTestCertificates } from '@svc/test-harness/ca';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-interface Hit {
-  path: string;
-  at: number;
-  raw: Buffer;
-  signature: string | undefined;
-  timestamp: string | undefined;
-  headers: Record<string, string | string[] | undefined>;
-}
-
-/** What the receiver answers on a path, attempt by attempt (the last entry repeats); 'hang' never answers. */
-type Answer = number | 'hang';
+import {
+  type DeliveryRow,
+  deliveryRow,
+  finalDelivery,
+  hitEvent,
+  startWebhookReceiver,
+  type WebhookHit,
+  type WebhookReceiver,
+} from './helpers/webhooks.js';
 
 /**
  * The production schedule is a 5 s timeout and retries after 1 s and 2 s; these keep its
@@ -42,16 +34,13 @@ const TIMEOUT = 1000;
 let relay: BusRelay;
 let relayUrl: string;
 let settings: Record<string, string>;
-let receiver: Server;
-let receiverUrl: string;
-const hits: Hit[] = [];
-const script = new Map<string, Answer[]>();
+let receiver: WebhookReceiver;
 const agents: Record<string, TestAgent> = {};
 const secrets: Record<string, string> = {};
 
-const hitsOn = (path: string) => hits.filter((h) => h.path === path);
+const hitsOn = (path: string) => receiver.hits.filter((h) => h.path === path);
 
-async function waitForHits(path: string, n: number, timeoutMs = 15_000): Promise<Hit[]> {
+async function waitForHits(path: string, n: number, timeoutMs = 15_000): Promise<WebhookHit[]> {
   await until(() => hitsOn(path).length >= n, timeoutMs, `${n} hits on ${path} (got ${hitsOn(path).length})`);
   return hitsOn(path);
 }
@@ -88,77 +77,20 @@ const pendingIds = async (who: TestAgent): Promise<string[]> =>
     )
   ).body.envelopes.map((e) => e.message_id);
 
-interface Row {
-  state: string;
-  attempts: number;
-  last_status: number | null;
-  last_attempt_at: number | null;
-  next_attempt_at: number | null;
-}
-
-function ledgerRow(eventOrMessageId: string): Row | undefined {
-  const db = new Database(join(settings.SVC_RELAY_DATA_DIR as string, 'ledger.db'), {
-    readonly: true,
-    fileMustExist: true,
-  });
-  try {
-    return db
-      .prepare(
-        'SELECT state, attempts, last_status, last_attempt_at, next_attempt_at FROM webhook_deliveries WHERE id = ? OR message_id = ?',
-      )
-      .get(eventOrMessageId, eventOrMessageId) as Row | undefined;
-  } finally {
-    db.close();
-  }
-}
+const ledgerRow = (eventOrMessageId: string) => deliveryRow(settings.SVC_RELAY_DATA_DIR as string, eventOrMessageId);
 
 /** The delivery's outcome once it is no longer pending (the receiver has seen every attempt by then). */
-async function outcome(eventOrMessageId: string): Promise<Pick<Row, 'state' | 'attempts' | 'last_status'>> {
-  const row = await until(
-    () => {
-      const r = ledgerRow(eventOrMessageId);
-      return r && r.state !== 'pending' ? r : undefined;
-    },
-    15_000,
-    `the delivery of ${eventOrMessageId} to end`,
-  );
+async function outcome(eventOrMessageId: string): Promise<Pick<DeliveryRow, 'state' | 'attempts' | 'last_status'>> {
+  const row = await finalDelivery(settings.SVC_RELAY_DATA_DIR as string, eventOrMessageId);
   return { state: row.state, attempts: row.attempts, last_status: row.last_status };
 }
 
-const parse = (h: Hit): WebhookEvent => JSON.parse(h.raw.toString('utf8')) as WebhookEvent;
-
 beforeAll(async () => {
-  const certs = await generateTestCertificates();
-  receiver = createServer({ cert: certs.certPem, key: certs.keyPem }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const path = req.url ?? '/';
-      const n = hitsOn(path).length;
-      hits.push({
-        path,
-        at: Date.now(),
-        raw: Buffer.concat(chunks),
-        signature: req.headers['x-svc-signature'] as string | undefined,
-        timestamp: req.headers['x-svc-timestamp'] as string | undefined,
-        headers: req.headers,
-      });
-      const answers = script.get(path) ?? [200];
-      const answer = answers[Math.min(n, answers.length - 1)] as Answer;
-      if (answer === 'hang') return; // never answers; the relay must give up after TIMEOUT
-      res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  receiverUrl = `https://127.0.0.1:${(receiver.address() as { port: number }).port}`;
-
-  const dir = tempDir('svc-webhook-ca-');
-  const caFile = join(dir, 'ca.pem');
-  writeFileSync(caFile, certs.caPem);
+  receiver = await startWebhookReceiver();
   settings = {
     SVC_RELAY_DATA_DIR: tempDir('svc-relay-webhooks-'),
     SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS: '1',
-    SVC_RELAY_WEBHOOK_CA_FILE: caFile,
+    SVC_RELAY_WEBHOOK_CA_FILE: receiver.caFile,
     // a restart keeps the public URL, which issued the agents' tokens
     SVC_RELAY_LISTEN: `127.0.0.1:${await freePort()}`,
   };
@@ -167,14 +99,13 @@ beforeAll(async () => {
   const enrolled = await Promise.all(names.map((name) => relay.enroll(name)));
   for (const [i, name] of names.entries()) agents[name] = enrolled[i] as TestAgent;
   for (const name of names.slice(1)) {
-    secrets[name] = (await setEndpoint(agents[name] as TestAgent, `${receiverUrl}/${name}`)) as string;
+    secrets[name] = (await setEndpoint(agents[name] as TestAgent, `${receiver.url}/${name}`)) as string;
   }
 }, 90_000);
 
 afterAll(async () => {
   await relay?.close();
-  receiver?.closeAllConnections();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
 });
 
 const a = (name: string) => agents[name] as TestAgent;
@@ -200,7 +131,7 @@ describe('webhook delivery', () => {
       secret: secrets.bob as string,
     });
     expect(verified.ok).toBe(true);
-    const event = parse(hit as Hit);
+    const event = hitEvent(hit as WebhookHit);
     expect(event).toMatchObject({
       event: 'message.received',
       message_id: envelope.header.message_id,
@@ -220,16 +151,16 @@ describe('webhook delivery', () => {
   });
 
   it('retries 5xx after the first and then the second delay, then stops and leaves the envelope for pull', async () => {
-    script.set('/carol', [503, 500, 502]);
+    receiver.script.set('/carol', [503, 500, 502]);
     const envelope = sealFor(a('alice'), a('carol'), 'retry me');
     await send(a('alice'), [envelope]);
     const three = await waitForHits('/carol', 3);
-    const [h1, h2, h3] = three as [Hit, Hit, Hit];
+    const [h1, h2, h3] = three as [WebhookHit, WebhookHit, WebhookHit];
     // each retry waits at least its delay (a busy machine only makes the gaps longer)
     expect(h2.at - h1.at).toBeGreaterThanOrEqual(RETRY_DELAYS[0] as number);
     expect(h3.at - h2.at).toBeGreaterThanOrEqual(RETRY_DELAYS[1] as number);
     // one event: the same id and the same body bytes on every attempt, each freshly signed and verifiable
-    expect(new Set(three.map((h) => parse(h).id)).size).toBe(1);
+    expect(new Set(three.map((h) => hitEvent(h).id)).size).toBe(1);
     expect(h2.raw.equals(h1.raw) && h3.raw.equals(h1.raw)).toBe(true);
     for (const h of three) {
       expect(
@@ -241,15 +172,15 @@ describe('webhook delivery', () => {
         }).ok,
       ).toBe(true);
     }
-    expect(await outcome(parse(h1).id)).toEqual({ state: 'gave_up', attempts: 3, last_status: 502 });
+    expect(await outcome(hitEvent(h1).id)).toEqual({ state: 'gave_up', attempts: 3, last_status: 502 });
     expect(hitsOn('/carol')).toHaveLength(3);
     expect(await pendingIds(a('carol'))).toContain(envelope.header.message_id);
   });
 
   it('stops retrying at the first 2xx; 429 is retried; another 4xx is not', async () => {
-    script.set('/dave', [503, 200]);
-    script.set('/erin', [429, 204]);
-    script.set('/frank', [400, 200]);
+    receiver.script.set('/dave', [503, 200]);
+    receiver.script.set('/erin', [429, 204]);
+    receiver.script.set('/frank', [400, 200]);
     const toDave = sealFor(a('alice'), a('dave'), 'one');
     const toErin = sealFor(a('alice'), a('erin'), 'two');
     const toFrank = sealFor(a('alice'), a('frank'), 'three');
@@ -264,10 +195,10 @@ describe('webhook delivery', () => {
   });
 
   it('treats no answer within the timeout as a failure and retries after the first delay', async () => {
-    script.set('/gina', ['hang', 200]);
+    receiver.script.set('/gina', ['hang', 200]);
     const envelope = sealFor(a('alice'), a('gina'), 'slow');
     await send(a('alice'), [envelope]);
-    const [h1, h2] = (await waitForHits('/gina', 2)) as [Hit, Hit];
+    const [h1, h2] = (await waitForHits('/gina', 2)) as [WebhookHit, WebhookHit];
     // the second attempt comes only after the first was given up on (the receiver sees the
     // first request a little after the relay started its timer, so the delay is not added)
     expect(h2.at - h1.at).toBeGreaterThanOrEqual(TIMEOUT);
@@ -278,11 +209,11 @@ describe('webhook delivery', () => {
   it('signs with the new secret after rotation; the old secret no longer verifies', async () => {
     const old = secrets.bob as string;
     expect(await setEndpoint(a('bob'), null)).toBeUndefined();
-    const fresh = (await setEndpoint(a('bob'), `${receiverUrl}/bob-rotated`)) as string;
+    const fresh = (await setEndpoint(a('bob'), `${receiver.url}/bob-rotated`)) as string;
     expect(fresh).toMatch(/^[0-9a-f]{64}$/);
     expect(fresh).not.toBe(old);
     await send(a('alice'), [sealFor(a('alice'), a('bob'), 'after rotation')]);
-    const [hit] = (await waitForHits('/bob-rotated', 1)) as [Hit];
+    const [hit] = (await waitForHits('/bob-rotated', 1)) as [WebhookHit];
     const check = (secret: string) =>
       verifyWebhook({ rawBody: hit.raw, signatureHeader: hit.signature, timestampHeader: hit.timestamp, secret });
     expect(check(fresh).ok).toBe(true);
@@ -292,7 +223,7 @@ describe('webhook delivery', () => {
   });
 
   it('a captured delivery replayed outside the window, or twice, is refused / reported by the receiver library', async () => {
-    const [hit] = hitsOn('/bob') as [Hit];
+    const [hit] = hitsOn('/bob') as [WebhookHit];
     const ts = Number(hit.timestamp);
     const replay = (now: number) =>
       verifyWebhook({
@@ -315,7 +246,7 @@ describe('webhook delivery', () => {
       now: Number(hitsOn('/carol')[0]?.timestamp),
     });
     expect(first.ok).toBe(true);
-    const ids = hitsOn('/carol').map((h) => parse(h).id);
+    const ids = hitsOn('/carol').map((h) => hitEvent(h).id);
     expect(ids.map((id) => dedupe.check(id))).toEqual(['new', 'duplicate', 'duplicate']);
   });
 
@@ -324,19 +255,19 @@ describe('webhook delivery', () => {
     const HOUR = 3_600_000;
     await relay.close();
     await startRelay([HOUR]);
-    script.set('/hank', [503, 200]);
+    receiver.script.set('/hank', [503, 200]);
     const envelope = sealFor(a('alice'), a('hank'), 'survive a crash');
     expect((await send(a('alice'), [envelope])).status).toBe(202);
-    const [first] = (await waitForHits('/hank', 1)) as [Hit];
-    await until(() => ledgerRow(parse(first).id)?.attempts === 1, 15_000, 'the first attempt to be recorded');
+    const [first] = (await waitForHits('/hank', 1)) as [WebhookHit];
+    await until(() => ledgerRow(hitEvent(first).id)?.attempts === 1, 15_000, 'the first attempt to be recorded');
     await relay.close();
     const stoppedAt = Date.now();
     expect(hitsOn('/hank')).toHaveLength(1);
     await startRelay();
     relay.advance(HOUR); // the relay's clock passes the retry time
-    const [, second] = (await waitForHits('/hank', 2)) as [Hit, Hit];
+    const [, second] = (await waitForHits('/hank', 2)) as [WebhookHit, WebhookHit];
     expect(second.at).toBeGreaterThan(stoppedAt);
-    expect(parse(second).id).toBe(parse(first).id);
+    expect(hitEvent(second).id).toBe(hitEvent(first).id);
     expect(second.raw.equals(first.raw)).toBe(true);
     expect(
       verifyWebhook({
@@ -348,7 +279,7 @@ describe('webhook delivery', () => {
         now: Math.floor((Date.now() + HOUR) / 1000),
       }).ok,
     ).toBe(true);
-    expect(await outcome(parse(first).id)).toEqual({ state: 'delivered', attempts: 2, last_status: 200 });
+    expect(await outcome(hitEvent(first).id)).toEqual({ state: 'delivered', attempts: 2, last_status: 200 });
     expect(hitsOn('/hank')).toHaveLength(2);
   });
 });

@@ -391,36 +391,29 @@ export function Dashboard(props: DashboardProps): ReactElement {
       : null,
   );
 
+  /** A panel of the right column: its rows, or a gray line saying why there are none. */
+  const listPanel = (title: string, focused: boolean, rows: ReactNode[], empty: string) =>
+    h(Panel, { title, focused, width: rightWidth }, rows.length === 0 ? h(Text, { color: 'gray' }, empty) : rows);
+  const messageRows = (messages: ArchivedMessage[], selected = -1) =>
+    messages.map((m, i) =>
+      h(MessageLine, { key: m.message_id, m, width: inner(rightWidth), selected: i === selected }),
+    );
+
   let right: ReactNode;
   if (search && !search.editing) {
     const results = search.results ?? [];
-    right = h(
-      Panel,
-      {
-        title: `Search “${clip(search.query, 30)}” · ${results.length} found (Esc back)`,
-        focused: true,
-        width: rightWidth,
-      },
-      search.results === undefined
-        ? h(Text, { color: 'gray' }, 'Searching…')
-        : results.length === 0
-          ? h(Text, { color: 'gray' }, 'Nothing found.')
-          : windowOf(results, 0, listRows(1)).items.map((m) =>
-              h(MessageLine, { key: m.message_id, m, width: inner(rightWidth), selected: false }),
-            ),
+    right = listPanel(
+      `Search “${clip(search.query, 30)}” · ${results.length} found (Esc back)`,
+      true,
+      messageRows(windowOf(results, 0, listRows(1)).items),
+      search.results === undefined ? 'Searching…' : 'Nothing found.',
     );
   } else if (open) {
-    const shown = windowOf(open.messages, open.messages.length - 1, listRows(1)).items;
-    right = h(
-      Panel,
-      {
-        title: `Conversation with ${open.title} · ${open.messages.length} (Esc back)`,
-        focused: true,
-        width: rightWidth,
-      },
-      shown.length === 0
-        ? h(Text, { color: 'gray' }, 'No messages.')
-        : shown.map((m) => h(MessageLine, { key: m.message_id, m, width: inner(rightWidth), selected: false })),
+    right = listPanel(
+      `Conversation with ${open.title} · ${open.messages.length} (Esc back)`,
+      true,
+      messageRows(windowOf(open.messages, open.messages.length - 1, listRows(1)).items),
+      'No messages.',
     );
   } else {
     const inboxWin = windowOf(v.inbox, sel.inbox, listRows(0.45));
@@ -428,33 +421,24 @@ export function Dashboard(props: DashboardProps): ReactElement {
     right = h(
       Box,
       { flexDirection: 'column' },
-      h(
-        Panel,
-        { title: `Inbox · ${v.inbox.length} unread`, focused: pane === 'inbox', width: rightWidth },
-        v.inbox.length === 0
-          ? h(Text, { color: 'gray' }, 'No unread messages.')
-          : inboxWin.items.map((m, i) =>
-              h(MessageLine, {
-                key: m.message_id,
-                m,
-                width: inner(rightWidth),
-                selected: pane === 'inbox' && i + inboxWin.offset === sel.inbox,
-              }),
-            ),
+      listPanel(
+        `Inbox · ${v.inbox.length} unread`,
+        pane === 'inbox',
+        messageRows(inboxWin.items, pane === 'inbox' ? sel.inbox - inboxWin.offset : -1),
+        'No unread messages.',
       ),
-      h(
-        Panel,
-        { title: `Conversations · ${v.conversations.length}`, focused: pane === 'conversations', width: rightWidth },
-        v.conversations.length === 0
-          ? h(Text, { color: 'gray' }, 'No conversations yet.')
-          : convWin.items.map((c, i) =>
-              h(ConversationLine, {
-                key: c.conversation_id,
-                c,
-                width: inner(rightWidth),
-                selected: pane === 'conversations' && i + convWin.offset === sel.conversations,
-              }),
-            ),
+      listPanel(
+        `Conversations · ${v.conversations.length}`,
+        pane === 'conversations',
+        convWin.items.map((c, i) =>
+          h(ConversationLine, {
+            key: c.conversation_id,
+            c,
+            width: inner(rightWidth),
+            selected: pane === 'conversations' && i + convWin.offset === sel.conversations,
+          }),
+        ),
+        'No conversations yet.',
       ),
     );
   }

@@ -69,8 +69,7 @@ function listText(list: readonly ConversationSummary[]): string {
 export function convCommand(app: App): Command {
   const listAction = async (run: Run) => {
     const o = run.opts<{ limit: number }>();
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const list = await link.conversations(agent, { limit: o.limit });
     run.print(list, () => listText(list));
   };
@@ -88,45 +87,34 @@ export function convCommand(app: App): Command {
   );
   action(app, list, listAction);
 
-  const createBroadcast = common(
-    new Command('create-broadcast')
-      .description('create a broadcast (its subscribers receive; their replies reach you only)')
-      .argument('<name>', 'name')
-      .option('-d, --description <text>', 'description')
-      .option('-s, --subscribers <agent_numbers...>', 'subscriber agent numbers'),
-  );
-  action(app, createBroadcast, async (run, name?: string) => {
-    const o = run.opts<{ description?: string; subscribers?: string[] }>();
-    const link = await run.link();
-    const agent = await run.agent(link);
-    const c = await link.createConversation(agent, {
-      kind: 'broadcast',
-      name: name!,
-      ...(o.description !== undefined ? { description: o.description } : {}),
-      members: numbers(o.subscribers, '--subscribers'),
+  /** create-broadcast and create-group differ in their kind and the members' flag only. */
+  const create = (kind: 'broadcast' | 'group', description: string, flag: 'subscribers' | 'participants') => {
+    const cmd = common(
+      new Command(`create-${kind}`)
+        .description(description)
+        .argument('<name>', 'name')
+        .option('-d, --description <text>', 'description')
+        .option(`-${flag[0]}, --${flag} <agent_numbers...>`, `${flag.slice(0, -1)} agent numbers`),
+    );
+    action(app, cmd, async (run, name?: string) => {
+      const o = run.opts<{ description?: string } & Partial<Record<typeof flag, string[]>>>();
+      const { link, agent } = await run.asAgent();
+      const c = await link.createConversation(agent, {
+        kind,
+        name: name!,
+        ...(o.description !== undefined ? { description: o.description } : {}),
+        members: numbers(o[flag], `--${flag}`),
+      });
+      run.print(c, () => `Created ${kind} ${c.conversation_id}.\n${conversationText(c)}`);
     });
-    run.print(c, () => `Created broadcast ${c.conversation_id}.\n${conversationText(c)}`);
-  });
-
-  const createGroup = common(
-    new Command('create-group')
-      .description('create a group (every member reads and posts; observers read)')
-      .argument('<name>', 'name')
-      .option('-d, --description <text>', 'description')
-      .option('-p, --participants <agent_numbers...>', 'participant agent numbers'),
+    return cmd;
+  };
+  const createBroadcast = create(
+    'broadcast',
+    'create a broadcast (its subscribers receive; their replies reach you only)',
+    'subscribers',
   );
-  action(app, createGroup, async (run, name?: string) => {
-    const o = run.opts<{ description?: string; participants?: string[] }>();
-    const link = await run.link();
-    const agent = await run.agent(link);
-    const c = await link.createConversation(agent, {
-      kind: 'group',
-      name: name!,
-      ...(o.description !== undefined ? { description: o.description } : {}),
-      members: numbers(o.participants, '--participants'),
-    });
-    run.print(c, () => `Created group ${c.conversation_id}.\n${conversationText(c)}`);
-  });
+  const createGroup = create('group', 'create a group (every member reads and posts; observers read)', 'participants');
 
   const invite = common(
     new Command('invite')
@@ -139,8 +127,7 @@ export function convCommand(app: App): Command {
     const o = run.opts<{ elNumber: string; role: 'member' | 'observer' }>();
     const [number] = numbers([o.elNumber], '--el-number');
     if (number === undefined) throw usageError('--el-number: give an agent number.');
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const c = await link.invite(agent, id!, { number, role: o.role });
     run.print(c, () => `Invited ${number} as ${o.role}.\n${conversationText(c)}`);
   });
@@ -149,8 +136,7 @@ export function convCommand(app: App): Command {
     new Command('leave').description('leave a group or broadcast').argument('<conversation_id>', 'conversation'),
   );
   action(app, leave, async (run, id?: string) => {
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const c = await link.leave(agent, id!);
     run.print(c, () => `Left ${c.conversation_id}; nothing more reaches you there.\n`);
   });
@@ -164,8 +150,7 @@ export function convCommand(app: App): Command {
   );
   action(app, messages, async (run, id?: string) => {
     const o = run.opts<{ limit: number; since?: string }>();
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const page = await link.conversationMessages(agent, id!, {
       limit: o.limit,
       ...(o.since ? { since: o.since } : {}),
@@ -201,8 +186,7 @@ export function convCommand(app: App): Command {
     if (o.after !== undefined && o.before !== undefined && Date.parse(o.after) >= Date.parse(o.before)) {
       throw usageError('--after must be earlier than --before.');
     }
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const found = await link.searchConversations(agent, {
       ...(o.participant !== undefined ? { participant: o.participant } : {}),
       ...(o.after !== undefined ? { after: o.after } : {}),

@@ -213,8 +213,7 @@ export function coreCommands(app: App): Command[] {
     refuseBareMedia(o.contentType, file);
     if (file !== undefined && !existsSync(file)) throw usageError(`--file: no file ${file}.`);
     const content = await contentFrom(run, { positional: positionalContent, message: o.message, stdin: o.stdin, file });
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     run.info(`sending as ${agent} to ${to ?? `conversation ${o.conversationId}`}`);
     const sendIt = () =>
       link.send(agent, {
@@ -243,8 +242,7 @@ export function coreCommands(app: App): Command[] {
     refuseSpacePath(o.to);
     refuseBareMedia(o.contentType, undefined);
     const content = await contentFrom(run, { positional, stdin: o.stdin });
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const sent = await link.reply(agent, {
       message_id: messageId!,
       content,
@@ -268,8 +266,7 @@ export function coreCommands(app: App): Command[] {
   );
   action(app, inbox, async (run) => {
     const o = run.opts<{ source: (typeof INBOX_SOURCES)[number] }>();
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const messages = await link.inbox(agent, { source: o.source });
     run.print(messages, () => messagesTable(messages, 'Inbox is empty.'));
   });
@@ -284,8 +281,7 @@ export function coreCommands(app: App): Command[] {
   );
   action(app, read, async (run, id?: string) => {
     const o = run.opts<{ last?: number; since?: string; save?: string }>();
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const messages = await link.read(agent, id!, { last: o.last, since: o.since });
     if (o.save === undefined) {
       run.print(messages, () => messagesTable(messages));

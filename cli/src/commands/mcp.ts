@@ -29,8 +29,7 @@ export function mcpCommand(app: App): Command {
   return action(app, mcp, async (run) => {
     const stdin = app.io.stdin;
     if (!stdin) throw new CliError('io_error', 'svc mcp speaks MCP on standard input, and there is none.');
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     // an unknown agent fails here, before the client starts talking to a server that cannot work
     const me = await link.getAgent(agent);
     const { createSvcMcp, CALL_TIMEOUT_MS } = await import('../mcp/server.js');

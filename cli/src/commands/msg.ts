@@ -34,8 +34,7 @@ export function msgCommand(app: App): Command {
     const o = run.opts<{ wait?: string; stream: boolean; ack: boolean }>();
     const wait = o.wait === undefined ? undefined : parseWait(o.wait);
     if (o.stream && wait === undefined) throw usageError('--stream requires --wait SECONDS.');
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     if (!o.stream) {
       const messages = await link.check(agent, { wait, ack: o.ack });
       run.print(messages, () => messagesTable(messages, 'No new messages.'));
@@ -60,8 +59,7 @@ export function msgCommand(app: App): Command {
     new Command('ack').description('acknowledge a message').argument('<message_id>', 'the message to acknowledge'),
   );
   action(app, ack, async (run, id?: string) => {
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const done = await link.ack(agent, id!);
     run.print(done, () => `Acknowledged ${done.message_id} at ${done.acked_at}.\n`);
   });
@@ -74,8 +72,7 @@ export function msgCommand(app: App): Command {
   );
   action(app, search, async (run, query?: string) => {
     const o = run.opts<{ limit: number }>();
-    const link = await run.link();
-    const agent = await run.agent(link);
+    const { link, agent } = await run.asAgent();
     const messages = await link.search(agent, query!, { limit: o.limit });
     run.print(messages, () => messagesTable(messages, 'No matches.'));
   });

@@ -11,22 +11,12 @@ import type {
   KeyStatus,
   LocalAgent,
   PeerKey,
-  RelayCall,
   SentMessage,
 } from '../../src/client/api.js';
 import { errorOfBody } from '../../src/client/error-body.js';
 
-export type {
-  ArchivedMessage,
-  ConversationSummary,
-  DaemonEvent,
-  DaemonStatus,
-  DeploymentInfo,
-  KeyStatus,
-  LocalAgent,
-  PeerKey,
-  SentMessage,
-} from '../../src/client/api.js';
+/** The daemon's types (the one contract), for the views. */
+export type * from '../../src/client/api.js';
 
 export class ApiError extends Error {
   readonly code: string;
@@ -38,7 +28,7 @@ export class ApiError extends Error {
   }
 }
 
-async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     res = await fetch(`/api${path}`, {
@@ -66,17 +56,8 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pr
 
 const enc = encodeURIComponent;
 
-async function relay<T>(agent: string, c: RelayCall): Promise<T> {
-  const r = await call<{ status: number; body: T }>('POST', `/v1/agents/${enc(agent)}/relay`, c);
-  if (r.status >= 300) {
-    const e = errorOfBody(r.body, r.status, 'The relay');
-    throw new ApiError(e.code, e.message, r.status);
-  }
-  return r.body;
-}
-
 /** The relay's answers the page shows, as the relay declares them. */
-export type { Contact, OwnProfile, RelationEntry };
+export type { Contact, OwnProfile, RelationEntry } from '@svc/shared';
 
 export const api = {
   status: () => call<DaemonStatus>('GET', '/v1/status'),
@@ -102,15 +83,16 @@ export const api = {
   sync: (agent: string) => call<{ fetched: number; archived: number }>('POST', `/v1/agents/${enc(agent)}/sync`, {}),
   search: (agent: string, q: string) =>
     call<ArchivedMessage[]>('GET', `/v1/agents/${enc(agent)}/search?q=${enc(q)}&limit=50`),
-  profile: (agent: string) => relay<OwnProfile>(agent, { method: 'GET', path: 'agents/me' }),
+  // the agent on its relay: the daemon's named operations, as the CLI uses them
+  profile: (agent: string) => call<OwnProfile>('GET', `/v1/agents/${enc(agent)}/profile`),
   contacts: (agent: string) =>
-    relay<{ contacts: Contact[] }>(agent, { method: 'GET', path: 'contacts' }).then((b) => b.contacts),
+    call<{ contacts: Contact[] }>('GET', `/v1/agents/${enc(agent)}/contacts`).then((b) => b.contacts),
   blocked: (agent: string) =>
-    relay<{ blocked: RelationEntry[] }>(agent, { method: 'GET', path: 'agents/me/blocked' }).then((b) => b.blocked),
+    call<{ blocked: RelationEntry[] }>('GET', `/v1/agents/${enc(agent)}/blocked`).then((b) => b.blocked),
   muted: (agent: string) =>
-    relay<{ muted: RelationEntry[] }>(agent, { method: 'GET', path: 'agents/me/muted' }).then((b) => b.muted),
-  unrelate: (agent: string, peer: string, relation: 'block' | 'mute') =>
-    relay<unknown>(agent, { method: 'DELETE', path: `agents/${enc(peer)}/${relation}` }),
+    call<{ muted: RelationEntry[] }>('GET', `/v1/agents/${enc(agent)}/muted`).then((b) => b.muted),
   relate: (agent: string, peer: string, relation: 'block' | 'mute') =>
-    relay<unknown>(agent, { method: 'POST', path: `agents/${enc(peer)}/${relation}` }),
+    call<RelationEntry>('POST', `/v1/agents/${enc(agent)}/peers/${enc(peer)}/${relation}`, {}),
+  unrelate: (agent: string, peer: string, relation: 'block' | 'mute') =>
+    call<unknown>('DELETE', `/v1/agents/${enc(agent)}/peers/${enc(peer)}/${relation}`),
 };

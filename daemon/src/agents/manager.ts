@@ -1,6 +1,7 @@
 /** The live agents of this daemon: each one's archive and relay session, by name or number. */
 import type { Logger } from 'pino';
 import { Archive } from '../archive/archive.js';
+import type { SessionTiming } from '../config/config.js';
 import type { DeploymentStore } from '../deployments/store.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
@@ -16,9 +17,7 @@ export class AgentManager {
   readonly #vault: Vault;
   readonly #events: EventBus;
   readonly #log: Logger;
-  readonly #reconnect: { min: number; max: number };
-  readonly #receiptsPollMs: number;
-  readonly #timing: { heartbeatMs: number; outboxRetryMinMs: number; outboxRetryMaxMs: number };
+  readonly #timing: SessionTiming;
   readonly #sessions = new Map<string, AgentSession>();
   /** the daemon's connection to the local nats-server while `svc start` runs it */
   edge: EdgeLink | undefined;
@@ -29,25 +28,14 @@ export class AgentManager {
     vault: Vault;
     events: EventBus;
     log: Logger;
-    reconnectMinMs: number;
-    reconnectMaxMs: number;
-    receiptsPollMs: number;
-    heartbeatMs: number;
-    outboxRetryMinMs: number;
-    outboxRetryMaxMs: number;
+    timing: SessionTiming;
   }) {
     this.store = opts.store;
     this.#deployments = opts.deployments;
     this.#vault = opts.vault;
     this.#events = opts.events;
     this.#log = opts.log;
-    this.#reconnect = { min: opts.reconnectMinMs, max: opts.reconnectMaxMs };
-    this.#receiptsPollMs = opts.receiptsPollMs;
-    this.#timing = {
-      heartbeatMs: opts.heartbeatMs,
-      outboxRetryMinMs: opts.outboxRetryMinMs,
-      outboxRetryMaxMs: opts.outboxRetryMaxMs,
-    };
+    this.#timing = opts.timing;
   }
 
   #open(config: AgentConfig): AgentSession {
@@ -64,9 +52,6 @@ export class AgentManager {
       events: this.#events,
       log: this.#log,
       ca,
-      reconnectMinMs: this.#reconnect.min,
-      reconnectMaxMs: this.#reconnect.max,
-      receiptsPollMs: this.#receiptsPollMs,
       ...this.#timing,
       saveConfig: (c) => this.store.save(c),
       edge: () => this.edge,

@@ -266,8 +266,6 @@ export const DAEMON_API = {
     Type.Object({ created: Type.Boolean(), contact: Contact }),
   ),
   removeContact: op('DELETE', '/v1/agents/:agent/contacts/:number', peerOnly, Done),
-  /** any relay call under /api/v1/ as the agent: for the dashboard page's allowlisted calls and for tests */
-  relay: op('POST', '/v1/agents/:agent/relay', { ...agentOnly, body: M.RelayCall }, M.RelayAnswer),
 
   // --- the event stream, the dashboard page, the local stack
   /** NDJSON, one DaemonEvent per line, until the client goes away */
@@ -375,7 +373,6 @@ export interface DaemonApi {
   contacts(agent: string): Promise<ApiAnswer<'contacts'>>;
   saveContact(agent: string, input: ApiBody<'saveContact'>): Promise<ContactSaved>;
   removeContact(agent: string, number: string): Promise<void>;
-  relay<T = unknown>(agent: string, call: M.RelayCall): Promise<{ status: number; body: T }>;
 
   events(options?: ApiQuery<'events'>): Promise<DaemonEventStream>;
   openDashboard(input?: ApiBody<'openDashboard'>): Promise<ApiAnswer<'openDashboard'>>;

@@ -24,7 +24,6 @@ import {
   type DaemonApiName,
   type DaemonEvent,
   type DaemonEventStream,
-  type RelayCall,
 } from './api.js';
 import { errorOfBody } from './error-body.js';
 import { defaultHome, socketPathFor } from './home.js';
@@ -338,10 +337,6 @@ export class DaemonClient implements DaemonApi {
   }
   async removeContact(agent: string, number: string): Promise<void> {
     await this.#call('removeContact', { params: { agent, number } });
-  }
-  /** Any relay call under /api/v1/ as the agent (the dashboard page's allowlisted calls, tests). */
-  relay<T = unknown>(agent: string, call: RelayCall): Promise<{ status: number; body: T }> {
-    return this.#call('relay', { params: { agent }, body: call }) as Promise<{ status: number; body: T }>;
   }
 
   /** Serves the dashboard on loopback (if not yet) and returns a fresh one-time sign-in link. */

@@ -484,13 +484,3 @@ export const LocalStackStatus = Type.Object({
   creds_expire_at: Opt(Str()),
 });
 export type LocalStackStatus = Static<typeof LocalStackStatus>;
-
-/** A call to the relay as the agent, through the generic proxy the dashboard page and tests use. */
-export const RelayCall = Type.Object({
-  method: Literals(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']),
-  /** a relay path under /api/v1/ */
-  path: Str({ minLength: 1, maxLength: 2048 }),
-  body: Opt(Type.Unknown()),
-});
-export type RelayCall = Static<typeof RelayCall>;
-export const RelayAnswer = Type.Object({ status: Type.Integer(), body: Type.Unknown() });

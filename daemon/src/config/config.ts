@@ -6,15 +6,8 @@ import type { DaemonEnv } from './env.js';
 
 export type VaultBackend = 'auto' | 'keyring' | 'file';
 
-export interface DaemonConfig {
-  home: string;
-  /** passphrase of the encrypted file vault; absent = keyring or plain file */
-  vaultPassphrase?: string;
-  /** `auto` probes the OS keyring first; `file` skips it (tests, servers) */
-  vaultBackend: VaultBackend;
-  logLevel: string;
-  /** also log to stderr (foreground runs) */
-  logToStderr: boolean;
+/** How each relay session paces itself: settings of the daemon, handed to every session. */
+export interface SessionTiming {
   /** reconnect backoff of relay sessions */
   reconnectMinMs: number;
   reconnectMaxMs: number;
@@ -25,6 +18,23 @@ export interface DaemonConfig {
   /** backoff of the outbox (messages queued while the relay did not answer) */
   outboxRetryMinMs: number;
   outboxRetryMaxMs: number;
+}
+
+/** Just the session timing of a configuration (no other setting travels to the sessions). */
+export function sessionTiming(c: SessionTiming): SessionTiming {
+  const { reconnectMinMs, reconnectMaxMs, receiptsPollMs, heartbeatMs, outboxRetryMinMs, outboxRetryMaxMs } = c;
+  return { reconnectMinMs, reconnectMaxMs, receiptsPollMs, heartbeatMs, outboxRetryMinMs, outboxRetryMaxMs };
+}
+
+export interface DaemonConfig extends SessionTiming {
+  home: string;
+  /** passphrase of the encrypted file vault; absent = keyring or plain file */
+  vaultPassphrase?: string;
+  /** `auto` probes the OS keyring first; `file` skips it (tests, servers) */
+  vaultBackend: VaultBackend;
+  logLevel: string;
+  /** also log to stderr (foreground runs) */
+  logToStderr: boolean;
   /** the leaf uplink's creds are renewed when this share of their remaining life has passed (0 < share < 1) */
   uplinkRenewShare: number;
   version: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiAllowed, relayCallAllowed } from './allowlist.js';
+import { apiAllowed, PAGE_METHODS } from './allowlist.js';
 import { cookieValue, hostAllowed, isLoopbackHost, isStateChanging, originAllowed, sessionCookie } from './security.js';
 import { DashboardSessions } from './sessions.js';
 
@@ -110,20 +110,30 @@ describe('what the page may call', () => {
     ])
       expect(apiAllowed(m!, p!), `${m} ${p}`).toBe(false);
   });
-  it('relay calls: profile, contacts, block and mute only', () => {
-    expect(relayCallAllowed('GET', 'agents/me')).toBe(true);
-    expect(relayCallAllowed('POST', '/api/v1/agents/alice/mute')).toBe(true);
-    expect(relayCallAllowed('GET', 'contacts')).toBe(true);
+  it('on the relay: the named operations for the profile, contacts, block and mute; no generic relay call', () => {
     for (const [m, p] of [
-      ['PATCH', 'agents/me'],
-      ['POST', 'auth/token'],
-      ['POST', 'messages'],
-      ['PUT', 'agents/me/keys'],
-      ['POST', 'agents/me/revoke'],
-      ['GET', 'agents/me/../../auth/token'],
-      ['GET', 'agents/me?x=1'],
-      [undefined, 'agents/me'],
+      ['GET', '/v1/agents/bob/profile'],
+      ['GET', '/v1/agents/bob/contacts'],
+      ['GET', '/v1/agents/bob/blocked'],
+      ['GET', '/v1/agents/bob/muted'],
+      ['POST', '/v1/agents/bob/peers/alice/block'],
+      ['DELETE', '/v1/agents/bob/peers/alice/block'],
+      ['POST', '/v1/agents/bob/peers/alice/mute'],
+      ['DELETE', '/v1/agents/bob/peers/alice/mute'],
     ])
-      expect(relayCallAllowed(m, p), `${m} ${p}`).toBe(false);
+      expect(apiAllowed(m!, p!), `${m} ${p}`).toBe(true);
+    for (const [m, p] of [
+      ['POST', '/v1/agents/bob/relay'],
+      ['PATCH', '/v1/agents/bob/profile'],
+      ['POST', '/v1/agents/bob/contacts'],
+      ['DELETE', '/v1/agents/bob/contacts/alice'],
+      ['POST', '/v1/agents/bob/peers/alice/report'],
+      ['DELETE', '/v1/agents/bob/peers/alice/../../../bob'],
+      ['DELETE', '/v1/deployments/dev'],
+    ])
+      expect(apiAllowed(m!, p!), `${m} ${p}`).toBe(false);
+  });
+  it('the page server forwards GET, POST and DELETE only', () => {
+    expect([...PAGE_METHODS].sort()).toEqual(['DELETE', 'GET', 'POST']);
   });
 });

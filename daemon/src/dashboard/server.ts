@@ -11,7 +11,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from 'pino';
 import type { DaemonEvent } from '../client/api.js';
 import type { EventBus } from '../events.js';
-import { apiAllowed, relayCallAllowed } from './allowlist.js';
+import { apiAllowed, PAGE_METHODS } from './allowlist.js';
 import {
   cookieValue,
   hostAllowed,
@@ -209,7 +209,7 @@ export class DashboardServer {
     app.get('/api/events', (request, reply) => this.#events(request.raw.socket, reply));
 
     app.route({
-      method: ['GET', 'POST'],
+      method: PAGE_METHODS,
       url: '/api/v1/*',
       handler: async (request, reply) => {
         const [pathPart, query] = request.url.slice('/api'.length).split(/\?(.*)/s, 2) as [string, string | undefined];
@@ -219,15 +219,12 @@ export class DashboardServer {
         } catch {
           return refuse(reply, 403, 'dashboard_forbidden', 'This call is not open to the dashboard.');
         }
-        const body = request.body as { method?: unknown; path?: unknown } | undefined;
-        const allowed =
-          apiAllowed(request.method, path) && (!path.endsWith('/relay') || relayCallAllowed(body?.method, body?.path));
-        if (!allowed) {
+        if (!apiAllowed(request.method, path)) {
           request.log.warn({ method: request.method, path }, 'dashboard call outside its allowlist refused');
           return refuse(reply, 403, 'dashboard_forbidden', 'This call is not open to the dashboard.');
         }
         const answer = await this.#o.api.inject({
-          method: request.method as 'GET' | 'POST',
+          method: request.method as (typeof PAGE_METHODS)[number],
           url: `${pathPart}${query ? `?${query}` : ''}`,
           ...(request.method === 'POST'
             ? { payload: JSON.stringify(request.body ?? {}), headers: { 'content-type': 'application/json' } }

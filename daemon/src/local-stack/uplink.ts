@@ -6,19 +6,10 @@
  * relay revokes the old user and the server reconnects with the rewritten file.
  */
 import { renameSync, writeFileSync } from 'node:fs';
+import type { UplinkCreds } from '@svc/shared';
 import type { AgentManager } from '../agents/manager.js';
 import { DaemonError } from '../errors.js';
 import type { AgentSession } from '../session/session.js';
-
-export interface UplinkCreds {
-  kind: string;
-  creds: string;
-  leaf_url: string;
-  jetstream_domain: string;
-  inbox_prefix: string;
-  sources: string[];
-  expires_at: string;
-}
 
 export interface Uplink {
   identity: string;

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
 import type { Archive } from '../archive/archive.js';
 import type { SyncResult } from '../client/api.js';
+import type { SessionTiming } from '../config/config.js';
 import { RelayError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { EdgeLink, SourceFeed } from '../local-stack/edge-link.js';
@@ -29,22 +30,13 @@ export const RECEIPTS_CURSOR = 'receipts';
 /** Sent messages older than this no longer make the session ask for receipts. */
 const RECEIPTS_HORIZON_MS = 7 * 24 * 3600 * 1000;
 
-export interface SessionOptions {
+export interface SessionOptions extends SessionTiming {
   config: AgentConfig;
   archive: Archive;
   vault: Vault;
   events: EventBus;
   log: Logger;
   ca?: string;
-  reconnectMinMs: number;
-  reconnectMaxMs: number;
-  /** how often a connected session asks for receipts while a sent message waits for one */
-  receiptsPollMs: number;
-  /** how often a connected session tells the relay it is present (heartbeat) */
-  heartbeatMs: number;
-  /** backoff of the outbox while the relay does not answer */
-  outboxRetryMinMs: number;
-  outboxRetryMaxMs: number;
   /** called when the config changes (rotation) so it is persisted */
   saveConfig: (c: AgentConfig) => void;
   /** another agent of this daemon with that number, in the same deployment and tenant */
@@ -413,13 +405,17 @@ export class AgentSession {
         this.log.warn({ agent: this.name, err: (err as Error).message }, 'relay stream failed; reconnecting');
       }
       if (signal.aborted) break;
-      this.#setState('connecting');
-      const delay = Math.min(this.#opts.reconnectMaxMs, this.#opts.reconnectMinMs * 2 ** attempt);
-      attempt++;
-      await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal, (wake) => {
-        this.#wake = wake;
-      });
+      await this.#backoff(attempt++, signal);
     }
+  }
+
+  /** Connecting again after the backoff of retry `attempt` (doubling, capped, ±25 %); a reconnect request cuts it short. */
+  async #backoff(attempt: number, signal: AbortSignal): Promise<void> {
+    this.#setState('connecting');
+    const delay = Math.min(this.#opts.reconnectMaxMs, this.#opts.reconnectMinMs * 2 ** attempt);
+    await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal, (wake) => {
+      this.#wake = wake;
+    });
   }
 
   /**
@@ -453,12 +449,7 @@ export class AgentSession {
         );
       }
       if (signal.aborted) break;
-      this.#setState('connecting');
-      const delay = Math.min(this.#opts.reconnectMaxMs, this.#opts.reconnectMinMs * 2 ** attempt);
-      attempt++;
-      await this.#sleep(delay * (0.75 + Math.random() * 0.5), signal, (wake) => {
-        this.#wake = wake;
-      });
+      await this.#backoff(attempt++, signal);
     }
   }
 

@@ -5,28 +5,13 @@
  * the new user is recorded first, then the edge's earlier users are revoked (the edge
  * rewrites its creds file and its nats-server reconnects with it, no restart).
  */
-import { SvcError } from '@svc/shared';
+import { SvcError, type UplinkCreds } from '@svc/shared';
 import { JETSTREAM_DOMAIN } from '../bus/index.js';
 import { uplinkInboxPrefix, uplinkSubjects } from '../bus/sources.js';
 import type { RelayBase } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
 
 type Ctx = Pick<RelayBase, 'config' | 'stores' | 'bus' | 'logger' | 'now'>;
-
-export const UPLINK_CREDS_KIND = 'relay-uplink/v1';
-
-export interface UplinkCreds {
-  kind: typeof UPLINK_CREDS_KIND;
-  creds: string;
-  user_public_key: string;
-  leaf_url: string;
-  jetstream_domain: string;
-  inbox_prefix: string;
-  subjects: string[];
-  sources: string[];
-  expires_at: string;
-  revoked_users: number;
-}
 
 export async function issueUplinkCreds(ctx: Ctx, edge: AgentRow): Promise<UplinkCreds> {
   const leafUrl = ctx.bus.leafUrl;
@@ -66,7 +51,7 @@ export async function issueUplinkCreds(ctx: Ctx, edge: AgentRow): Promise<Uplink
   }
   ctx.logger.info({ tenant_id: edge.tenant_id, edge: edge.agent_id, sources: durables.length }, 'uplink creds issued');
   return {
-    kind: UPLINK_CREDS_KIND,
+    kind: 'relay-uplink/v1',
     creds: minted.creds,
     user_public_key: minted.publicKey,
     leaf_url: leafUrl,

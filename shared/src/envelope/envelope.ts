@@ -4,14 +4,14 @@
  */
 import { fromBase64url, toBase64url, utf8 } from '../base64url.js';
 import { type EnvelopeApi, envelopeInfo } from './format.js';
-import { hpkeOpenBase, hpkeSealBase } from './hpke.js';
+import { nobleHpke } from './hpke.js';
 import { ed25519Sign, ed25519Verify } from './keys.js';
 import { createEnvelopeApi } from './orchestrate.js';
 
 /** The @noble build: seal, verify and open on the primitives below. */
 export const nobleEnvelope: EnvelopeApi = createEnvelopeApi({
-  sealBase: hpkeSealBase,
-  openBase: hpkeOpenBase,
+  sealBase: nobleHpke.sealBase,
+  openBase: nobleHpke.openBase,
   sign: ed25519Sign,
   verify: ed25519Verify,
   info: envelopeInfo,

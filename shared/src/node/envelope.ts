@@ -9,7 +9,7 @@ import { type EnvelopeApi, envelopeInfoJson } from '../envelope/format.js';
 import { IDENTITY_HKDF_SALT, type IdentityKeys, identityHkdfInfo } from '../envelope/keys.js';
 import { createEnvelopeApi } from '../envelope/orchestrate.js';
 import { ed25519PublicFromPrivate, ed25519Sign, ed25519Verify } from './ed25519.js';
-import { openBase, sealBase, x25519PublicFromPrivate } from './hpke.js';
+import { nativeHpke, x25519PublicFromPrivate } from './hpke.js';
 import { asBuffer } from './key-objects.js';
 
 const b64u = (bytes: Uint8Array): string => asBuffer(bytes).toString('base64url');
@@ -40,8 +40,8 @@ function info(deploymentId: string, tenantId: string): Buffer {
 
 /** The native build: seal, verify and open on node:crypto primitives. */
 export const nativeEnvelope: EnvelopeApi = createEnvelopeApi({
-  sealBase: (pkR, infoBytes, aad, pt, skE) => sealBase(pkR, infoBytes, aad, pt, skE, true),
-  openBase: (enc, skR, infoBytes, aad, ct) => openBase(enc, skR, infoBytes, aad, ct, true),
+  sealBase: (pkR, infoBytes, aad, pt, skE) => nativeHpke.sealBaseWith(pkR, infoBytes, aad, pt, skE, true),
+  openBase: (enc, skR, infoBytes, aad, ct) => nativeHpke.openBaseWith(enc, skR, infoBytes, aad, ct, true),
   sign: ed25519Sign,
   verify: ed25519Verify,
   info,

@@ -8,15 +8,6 @@ export {
   verifyEnvelope,
 } from './envelope.js';
 export {
-  aeadOpen,
-  aeadSeal,
-  hpkeContextOpen,
-  hpkeContextSeal,
-  hpkeDeriveKeyPair,
-  hpkeOpenBase,
-  hpkeSealBase,
-  hpkeSetupBaseR,
-  hpkeSetupBaseS,
   nativeHpke,
   x25519Generate,
   x25519PublicFromPrivate,

@@ -64,13 +64,13 @@ describe('key generation never uses a key-generation job (Node 20 deadlock)', ()
     // With generateKeyPairSync this loop deadlocked within a few thousand iterations: the
     // collector freed a key-generation job while a JWK export of its key held their lock.
     const script = `
-      import { ed25519Generate, hpkeSealBase, x25519Generate } from './src/node/index.ts';
+      import { ed25519Generate, nativeHpke, x25519Generate } from './src/node/index.ts';
       const r = x25519Generate();
       const until = Date.now() + 3000;
       let n = 0;
       while (Date.now() < until) {
         x25519Generate(); ed25519Generate();
-        hpkeSealBase(r.publicKey, new Uint8Array(8), new Uint8Array(0), new Uint8Array(64));
+        nativeHpke.sealBase(r.publicKey, new Uint8Array(8), new Uint8Array(0), new Uint8Array(64));
         n++;
       }
       console.log(n);

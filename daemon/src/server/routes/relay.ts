@@ -1,28 +1,17 @@
 /**
  * The agent on its relay: profile, presence, directory, block/mute, reports, contacts.
  * The daemon builds the relay paths and adds the access JWT; a relay refusal answers with
- * the relay's code and message. The generic proxy (`relay`) stays for the dashboard page's
- * allowlisted calls and for tests that hand the relay something hand-made.
+ * the relay's code and message. There is no generic relay proxy: a client asks for what it
+ * means by name (tests that hand the relay something hand-made use the agent's token).
  */
 import type { Contact, RelationEntry } from '@svc/shared';
 import { type AgentRelation, DAEMON_API as API } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
-import { DaemonError } from '../../errors.js';
 import { toRelayError } from '../../relay/http.js';
 import type { AgentSession } from '../../session/session.js';
 import { type DaemonApp, route } from './route.js';
 
 const seg = encodeURIComponent;
-const MUTE_PATH = /^\/api\/v1\/agents\/[^/?]+\/mute(\?|$)/;
-
-/** A relay path under /api/v1/, normalized; no way out of it. */
-export function relayPath(path: string): string {
-  const p = path.replace(/^\/+/, '').replace(/^api\/v1\//, '');
-  if (p.split(/[/?]/)[0] === '' || /(^|\/)\.\.?(\/|$|\?)/.test(p) || p.includes('\\') || /^[a-z]+:/i.test(p)) {
-    throw new DaemonError('validation_failed', 'path must be a relay path under /api/v1/');
-  }
-  return `/api/v1/${p}`;
-}
 
 export function relayRoutes(app: DaemonApp, ctx: DaemonContext): void {
   const agent = (request: { params: { agent: string } }) => ctx.agents.resolve(request.params.agent);
@@ -70,15 +59,5 @@ export function relayRoutes(app: DaemonApp, ctx: DaemonContext): void {
   route(app, API.removeContact, async (request) => {
     await call(agent(request), 'DELETE', `contacts/${seg(request.params.number)}`);
     return {};
-  });
-
-  route(app, API.relay, async (request) => {
-    const { method, path: asked, body } = request.body;
-    const session = agent(request);
-    const path = relayPath(asked);
-    const res = await session.relay.request({ method, path, ...(body !== undefined ? { body } : {}) });
-    // `mute` / `unmute` through here too: the session acts on the new list at once
-    if (MUTE_PATH.test(path) && res.status < 300) await session.refreshMutes();
-    return { status: res.status, body: res.body ?? null };
   });
 }
