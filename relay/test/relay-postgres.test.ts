@@ -5,9 +5,10 @@
  * this file, started by the test harness; a real managed nats-server.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { newMessageId } from '@svc/shared';
-import { freePort, tempDir } from '@svc/test-harness';
+import { freePort, tempDir, until } from '@svc/test-harness';
 import {
   call,
   enrollAgent,
@@ -185,6 +186,31 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'the re
     expect(res.stderr).toContain('must hold one postgres:// URL');
     expect(res.stdout + res.stderr).not.toContain('Sekr1t');
   }, 60_000);
+
+  it('close() ends an open event stream and a long-poll with their keep-alive connections, at once', async () => {
+    const db = await server.createDatabase();
+    const other = await inProcessBusRelay({ SVC_RELAY_LEDGER_DSN_FILE: db.dsnFile });
+    const dan = await other.enroll('dan');
+    // node's agent keeps a free connection until the server closes it (no idle timeout)
+    const agent = new http.Agent({ keepAlive: true });
+    const get = (path: string) =>
+      new Promise<http.IncomingMessage>((resolve, reject) =>
+        http.get(`${other.url}${path}`, { agent, headers: dan.auth }, resolve).on('error', reject),
+      );
+    try {
+      const stream = await get('/api/v1/messages/stream');
+      await new Promise((resolve) => stream.once('data', resolve)); // open
+      const poll = get('/api/v1/messages/pending?wait=30');
+      await until(() => other.logLines.some((l) => l.includes('/api/v1/messages/pending?wait=30')), 5_000, 'the poll');
+      // The server waits for every connection; without ending them it would wait for the
+      // keep-alive timeout (72 s), longer than this test may take.
+      await other.close();
+      expect((await poll).statusCode).toBe(200);
+    } finally {
+      agent.destroy();
+      await other.close();
+    }
+  });
 
   // last: it stops the PostgreSQL server
   it('answers 503 ledger_closed when PostgreSQL goes away, and /readyz reports it', async () => {
