@@ -5,7 +5,7 @@
  * this file, started by the test harness; a real managed nats-server.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
+import { Agent, get as httpGet, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { newMessageId } from '@svc/shared';
 import { freePort, tempDir, until } from '@svc/test-harness';
@@ -192,10 +192,10 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'the re
     const other = await inProcessBusRelay({ SVC_RELAY_LEDGER_DSN_FILE: db.dsnFile });
     const dan = await other.enroll('dan');
     // node's agent keeps a free connection until the server closes it (no idle timeout)
-    const agent = new http.Agent({ keepAlive: true });
+    const agent = new Agent({ keepAlive: true });
     const get = (path: string) =>
-      new Promise<http.IncomingMessage>((resolve, reject) =>
-        http.get(`${other.url}${path}`, { agent, headers: dan.auth }, resolve).on('error', reject),
+      new Promise<IncomingMessage>((resolve, reject) =>
+        httpGet(`${other.url}${path}`, { agent, headers: dan.auth }, resolve).on('error', reject),
       );
     try {
       const stream = await get('/api/v1/messages/stream');

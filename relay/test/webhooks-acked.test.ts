@@ -12,8 +12,8 @@ import { tempDir, until } from '@svc/test-harness';
 import { call, enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { generateTestCertificates } from '@svc/test-harness/ca';
 import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerReader } from './helpers/ledger-reader.js';
 
 let relay: RelayProcess;
 let receiver: Server;
@@ -26,21 +26,15 @@ const a = (name: string) => agents[name] as TestAgent;
 
 type Row = { state: string; attempts: number; last_error: string | null };
 
-function ledgerRow(messageId: string): Row | undefined {
-  const db = new Database(join(relay.dataDir, 'ledger.db'), { readonly: true, fileMustExist: true });
-  try {
-    return db
-      .prepare('SELECT state, attempts, last_error FROM webhook_deliveries WHERE message_id = ?')
-      .get(messageId) as Row | undefined;
-  } finally {
-    db.close();
-  }
-}
+const ledger = ledgerReader(() => relay.dataDir);
+
+const ledgerRow = (messageId: string): Promise<Row | undefined> =>
+  ledger.get<Row>('SELECT state, attempts, last_error FROM webhook_deliveries WHERE message_id = ?', [messageId]);
 
 const finalRow = (messageId: string) =>
   until(
-    () => {
-      const r = ledgerRow(messageId);
+    async () => {
+      const r = await ledgerRow(messageId);
       return r && r.state !== 'pending' ? r : undefined;
     },
     undefined,
@@ -91,6 +85,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  await ledger.close();
   await relay?.stop();
   receiver?.closeAllConnections();
   await new Promise((r) => receiver?.close(r));

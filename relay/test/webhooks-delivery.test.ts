@@ -17,8 +17,8 @@ import { freePort, tempDir, until } from '@svc/test-harness';
 import { call, openFor, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { generateTestCertificates } from '@svc/test-harness/ca';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerReader } from './helpers/ledger-reader.js';
 
 interface Hit {
   path: string;
@@ -96,27 +96,19 @@ interface Row {
   next_attempt_at: number | null;
 }
 
-function ledgerRow(eventOrMessageId: string): Row | undefined {
-  const db = new Database(join(settings.SVC_RELAY_DATA_DIR as string, 'ledger.db'), {
-    readonly: true,
-    fileMustExist: true,
-  });
-  try {
-    return db
-      .prepare(
-        'SELECT state, attempts, last_status, last_attempt_at, next_attempt_at FROM webhook_deliveries WHERE id = ? OR message_id = ?',
-      )
-      .get(eventOrMessageId, eventOrMessageId) as Row | undefined;
-  } finally {
-    db.close();
-  }
-}
+const ledger = ledgerReader(() => settings.SVC_RELAY_DATA_DIR as string);
+
+const ledgerRow = (eventOrMessageId: string): Promise<Row | undefined> =>
+  ledger.get<Row>(
+    'SELECT state, attempts, last_status, last_attempt_at, next_attempt_at FROM webhook_deliveries WHERE id = ? OR message_id = ?',
+    [eventOrMessageId, eventOrMessageId],
+  );
 
 /** The delivery's outcome once it is no longer pending (the receiver has seen every attempt by then). */
 async function outcome(eventOrMessageId: string): Promise<Pick<Row, 'state' | 'attempts' | 'last_status'>> {
   const row = await until(
-    () => {
-      const r = ledgerRow(eventOrMessageId);
+    async () => {
+      const r = await ledgerRow(eventOrMessageId);
       return r && r.state !== 'pending' ? r : undefined;
     },
     15_000,
@@ -172,6 +164,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  await ledger.close();
   await relay?.close();
   receiver?.closeAllConnections();
   await new Promise((r) => receiver?.close(r));
@@ -328,7 +321,11 @@ describe('webhook delivery', () => {
     const envelope = sealFor(a('alice'), a('hank'), 'survive a crash');
     expect((await send(a('alice'), [envelope])).status).toBe(202);
     const [first] = (await waitForHits('/hank', 1)) as [Hit];
-    await until(() => ledgerRow(parse(first).id)?.attempts === 1, 15_000, 'the first attempt to be recorded');
+    await until(
+      async () => (await ledgerRow(parse(first).id))?.attempts === 1,
+      15_000,
+      'the first attempt to be recorded',
+    );
     await relay.close();
     const stoppedAt = Date.now();
     expect(hitsOn('/hank')).toHaveLength(1);

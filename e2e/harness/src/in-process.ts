@@ -2,7 +2,8 @@
  * The relay built by createRelay, in this process, for route tests through app.inject():
  * not listening, with a message bus that is down (the message routes answer 503
  * bus_unavailable, revocation cleanups stay pending). Tests that need the bus use
- * the in-process-bus entry, which starts a real nats-server.
+ * the in-process-bus entry, which starts a real nats-server. Its ledger is the run's test
+ * ledger (./test-ledger.ts).
  */
 
 import {
@@ -20,6 +21,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { enrollmentBody, newIdentity, type TestIdentity } from './agent-client.js';
 import { tempDir } from './index.js';
+import { ledgerEnv } from './test-ledger.js';
 
 export interface InProcessAgent {
   identity: TestIdentity;
@@ -78,6 +80,7 @@ export async function inProcessRelay(
     SVC_RELAY_TENANTS: tenants.join(','),
     SVC_RELAY_LISTEN: '127.0.0.1:8787',
     ...(opts.deploymentId ? { SVC_RELAY_DEPLOYMENT_ID: opts.deploymentId } : {}),
+    ...(await ledgerEnv(dataDir, opts.settings)),
     ...opts.settings,
   });
   const logLines: string[] = [];
