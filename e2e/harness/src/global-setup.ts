@@ -14,8 +14,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, staleSource } from '../../../scripts/build-stamp.mjs';
-import { postgresUnavailable, startPostgres } from './postgres.js';
-import { SHARED_PG_ENV, testLedger } from './test-ledger.js';
+import { postgresUnavailable, SHARED_PG_ENV, startPostgres } from './postgres.js';
+import { testLedger } from './test-ledger.js';
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   const stale = staleSource();

@@ -67,6 +67,9 @@ export interface PostgresServer {
 
 let databases = 0;
 
+/** Where the global setup tells the workers about the run's shared server (SVC_TEST_LEDGER=postgres). */
+export const SHARED_PG_ENV = { adminUrl: 'SVC_TEST_PG_ADMIN_URL', dsnDir: 'SVC_TEST_PG_DSN_DIR' } as const;
+
 /**
  * Creates an empty database on the server `adminUrl` names, and a DSN file for it in
  * `dsnDir` (a fresh temp dir by default). An existing database of that name is reused
@@ -200,4 +203,18 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A PostgreSQL server for a test file that only creates databases on it: the run's shared
+ * one when the global setup started it (SVC_TEST_LEDGER=postgres; stop() then leaves it
+ * running), else one of its own. A file that stops or breaks its server starts its own.
+ */
+export async function testPostgres(): Promise<Pick<PostgresServer, 'createDatabase' | 'stop'>> {
+  const adminUrl = process.env[SHARED_PG_ENV.adminUrl];
+  const dsnDir = process.env[SHARED_PG_ENV.dsnDir];
+  if (adminUrl && dsnDir) {
+    return { createDatabase: (name) => createDatabaseOn(adminUrl, name, dsnDir), stop: async () => undefined };
+  }
+  return startPostgres();
 }

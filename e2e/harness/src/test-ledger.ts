@@ -13,12 +13,9 @@
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createDatabaseOn } from './postgres.js';
+import { createDatabaseOn, SHARED_PG_ENV } from './postgres.js';
 
 export type TestLedgerKind = 'sqlite' | 'postgres';
-
-/** Set by the global setup when it started the shared server. */
-export const SHARED_PG_ENV = { adminUrl: 'SVC_TEST_PG_ADMIN_URL', dsnDir: 'SVC_TEST_PG_DSN_DIR' } as const;
 
 export function testLedger(): TestLedgerKind {
   const v = process.env.SVC_TEST_LEDGER ?? 'sqlite';
