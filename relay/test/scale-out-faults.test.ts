@@ -10,7 +10,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { until } from '@svc/test-harness';
 import { call, enrollAgent, openMessageStream, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { type NatsCluster, startNatsCluster } from '@svc/test-harness/nats-cluster';
-import { type PostgresServer, postgresUnavailable, testPostgres } from '@svc/test-harness/postgres';
+import { postgresUnavailable, type TestPostgres, testPostgres } from '@svc/test-harness/postgres';
 import { type RelayProcess, runRelayCli, spawnRelayFleet } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectAsRelay } from '../src/bus/operator-access.js';
@@ -26,7 +26,7 @@ type Result = { message_id: string; recipient: string; status: string };
 const missing = postgresUnavailable();
 
 describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'two relays on PostgreSQL', () => {
-  let pg: Pick<PostgresServer, 'createDatabase' | 'stop'>;
+  let pg: TestPostgres;
   let nats: NatsCluster;
   let a: RelayProcess;
   let b: RelayProcess;

@@ -71,6 +71,8 @@ export async function inProcessRelay(
     deploymentId?: string;
     /** further settings (limits …) */
     settings?: RawSettings;
+    /** the relay's clock stands still but for advance(): counts over time (rate limits) are exact */
+    fixedClock?: boolean;
   } = {},
 ): Promise<InProcessRelay> {
   const dataDir = tempDir('svc-relay-inproc-');
@@ -86,9 +88,15 @@ export async function inProcessRelay(
   const logLines: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
   let offset = 0;
+  const start = Date.now();
   const relay = await createRelay(
     opts.authority ? { ...config, authority: { jwksUrl: undefined, caPem: undefined, ...opts.authority } } : config,
-    { logger, now: () => Date.now() + offset, autoInitDeployment: true, bus: busDown },
+    {
+      logger,
+      now: () => (opts.fixedClock ? start : Date.now()) + offset,
+      autoInitDeployment: true,
+      bus: busDown,
+    },
   );
   const { app, context: ctx } = relay;
   return {

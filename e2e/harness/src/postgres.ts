@@ -210,7 +210,9 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
  * one when the global setup started it (SVC_TEST_LEDGER=postgres; stop() then leaves it
  * running), else one of its own. A file that stops or breaks its server starts its own.
  */
-export async function testPostgres(): Promise<Pick<PostgresServer, 'createDatabase' | 'stop'>> {
+export type TestPostgres = Pick<PostgresServer, 'createDatabase' | 'stop'>;
+
+export async function testPostgres(): Promise<TestPostgres> {
   const adminUrl = process.env[SHARED_PG_ENV.adminUrl];
   const dsnDir = process.env[SHARED_PG_ENV.dsnDir];
   if (adminUrl && dsnDir) {
