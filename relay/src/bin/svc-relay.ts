@@ -150,7 +150,10 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
           capabilities: ['http-relay'],
           createdBy: 'local-operator',
         });
-    const mintMore = `Mint more with: ${svcRelay} grant --data-dir ${dataDir} --agent-id <id>   ·   stop with Ctrl-C`;
+    // on PostgreSQL the grant must land there, not in a SQLite file of the data dir
+    const ledgerFlag =
+      config.ledgerDsnFile === undefined ? '' : ` --ledger-dsn-file ${shellQuote(config.ledgerDsnFile)}`;
+    const mintMore = `Mint more with: ${svcRelay} grant --data-dir ${dataDir}${ledgerFlag} --agent-id <id>   ·   stop with Ctrl-C`;
     out(
       flags,
       {
