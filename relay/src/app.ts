@@ -49,6 +49,10 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   installJsonBodyParser(app);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+    // Shutting down: server.close() closed the connections idle at that moment and waits for
+    // the others. A long-poll that ends later (after a ledger round trip on PostgreSQL) must
+    // not leave its connection open until the keep-alive timeout.
+    if (ctx.messaging.closing.aborted) void reply.header('connection', 'close');
   });
   installAuthRateLimits(app, ctx);
   // Every API route needs the ledger; when it cannot answer, say so up front (503 ledger_closed).

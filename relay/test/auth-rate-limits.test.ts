@@ -215,7 +215,8 @@ describe('the challenge table is bounded', () => {
   });
 
   it('a flood of 500 requests leaves a bounded table and answers 429 past the address budget', async () => {
-    relay = await inProcessRelay({ settings: { SVC_RELAY_AUTH_RATE_PER_ADDRESS: '100' } });
+    // a fixed clock: no budget refills while the 500 requests run, however long they take
+    relay = await inProcessRelay({ settings: { SVC_RELAY_AUTH_RATE_PER_ADDRESS: '100' }, fixedClock: true });
     const r = relay;
     await r.enroll('default', 'alice');
     const statuses = new Map<number, number>();

@@ -2,13 +2,15 @@
  * Every file the relay creates that holds a secret (the ledger and its -wal/-shm, which
  * hold webhook secrets; keys; NATS seeds and creds; the deployment signer; the nats-server
  * config it writes) is 0600, even inside a pre-existing world-readable (0755) data dir,
- * and a ledger left world-readable by an older relay is tightened when it opens.
+ * and a ledger left world-readable by an older relay is tightened when it opens. On a
+ * PostgreSQL ledger (SVC_TEST_LEDGER=postgres) the data dir holds no ledger file at all.
  */
 import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tempDir } from '@svc/test-harness';
 import { call, sealFor } from '@svc/test-harness/agent-client';
 import { inProcessBusRelay } from '@svc/test-harness/in-process-bus';
+import { onPostgres } from '@svc/test-harness/test-ledger';
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger/ledger.js';
 
@@ -42,9 +44,13 @@ describe('file modes', () => {
       const files = walk(dataDir).map((f) => ({ f, name: f.split('/').pop() as string }));
       const secret = files.filter(({ name }) => SECRET.some((re) => re.test(name)));
       const names = secret.map(({ f }) => relative(dataDir, f));
-      expect(names).toEqual(
-        expect.arrayContaining(['ledger.db', 'ledger.db-wal', 'ledger.db-shm', 'keys/relay.key.json']),
-      );
+      if (onPostgres()) {
+        // the ledger (and its webhook secrets) is in PostgreSQL: no file of it here
+        expect(names.filter((n) => n.startsWith('ledger.db'))).toEqual([]);
+      } else {
+        expect(names).toEqual(expect.arrayContaining(['ledger.db', 'ledger.db-wal', 'ledger.db-shm']));
+      }
+      expect(names).toEqual(expect.arrayContaining(['keys/relay.key.json']));
       expect(names).toEqual(expect.arrayContaining(['deployment/signer.key.json', 'nats/keys/system-user.creds']));
       const wrong = secret
         .filter(({ f }) => mode(f) !== 0o600)

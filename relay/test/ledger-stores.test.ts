@@ -1,12 +1,12 @@
 /**
  * The ledger's stores on both databases: SQLite (the embedded default) and PostgreSQL
- * (a server started once for this file by the test harness). Each single-use thing is
+ * (a server started once for this file by the test harness, or the run's shared one). Each single-use thing is
  * raced: on PostgreSQL through two ledgers (two pools) on one database, as two relay
  * instances would; on SQLite (one relay's own file) through concurrent calls on one.
  */
 import { join } from 'node:path';
 import { tempDir } from '@svc/test-harness';
-import { type PostgresServer, postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
+import { postgresUnavailable, type TestPostgres, testPostgres } from '@svc/test-harness/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerLocation } from '../src/ledger/database.js';
 import { Ledger } from '../src/ledger/ledger.js';
@@ -14,9 +14,9 @@ import { MIGRATIONS } from '../src/ledger/migrations/index.js';
 import { createStores } from '../src/ledger/stores.js';
 
 const pgMissing = postgresUnavailable();
-let server: PostgresServer | undefined;
+let server: TestPostgres | undefined;
 beforeAll(async () => {
-  if (!pgMissing) server = await startPostgres();
+  if (!pgMissing) server = await testPostgres();
 }, 60_000);
 afterAll(async () => {
   await server?.stop();

@@ -3,7 +3,7 @@
  * each instance sees the other's sends and acknowledgements (nothing cached per process),
  * while its own reservations not yet recorded still count.
  */
-import { type PostgresServer, postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
+import { postgresUnavailable, type TestPostgres, testPostgres } from '@svc/test-harness/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger/ledger.js';
 import type { EnvelopeRow } from '../src/ledger/messages.js';
@@ -14,12 +14,12 @@ const missing = postgresUnavailable();
 const NOW = 1_700_000_000_000;
 
 describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'pending quota on a shared ledger', () => {
-  let server: PostgresServer;
+  let server: TestPostgres;
   let a: Ledger;
   let b: Ledger;
 
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await testPostgres();
     const { dsnFile } = await server.createDatabase();
     [a, b] = await Promise.all([Ledger.open({ dsnFile }), Ledger.open({ dsnFile })]);
     await a.sql.run(

@@ -1,4 +1,7 @@
 /** The svc-relay binary: dev mode, configuration refusals, and credential expiry. */
+import { existsSync, readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { join } from 'node:path';
 import { mintGrant } from '@svc/relay';
 import { parseEnrollmentCode } from '@svc/shared';
 import { tempDir } from '@svc/test-harness';
@@ -56,6 +59,26 @@ describe('configuration refusals at start', () => {
     });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL must be an https URL');
+  });
+
+  it('a port in use: dev exits with the reason and leaves no nats-server running', async () => {
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const dir = tempDir();
+    const pidFile = join(dir, 'nats', 'nats-server.pid');
+    try {
+      const res = await runRelayCli(['dev'], {
+        SVC_RELAY_DATA_DIR: dir,
+        SVC_RELAY_LISTEN: `127.0.0.1:${(busy.address() as AddressInfo).port}`,
+      });
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toContain('EADDRINUSE');
+      // the relay stopped its nats-server, which removes the pid file
+      expect(existsSync(pidFile)).toBe(false);
+    } finally {
+      busy.close();
+      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGTERM');
+    }
   });
 
   it('serve without a deployment says how to create one', async () => {

@@ -4,10 +4,11 @@
  * the message id conflict, a webhook endpoint, and revocation. One PostgreSQL server for
  * this file, started by the test harness; a real managed nats-server.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, get as httpGet, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { newMessageId } from '@svc/shared';
-import { freePort, tempDir } from '@svc/test-harness';
+import { freePort, runChild, tempDir, until } from '@svc/test-harness';
 import {
   call,
   enrollAgent,
@@ -18,7 +19,7 @@ import {
 } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { type PostgresServer, postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
-import { runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { bareEnv, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintGrant } from '../src/services/grants.js';
@@ -149,15 +150,20 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'the re
     }
   });
 
-  it('a relay process on --ledger-dsn-file: the operator grant and the enrollment go through PostgreSQL; the DSN is never logged', async () => {
+  it('svc-relay dev on --ledger-dsn-file: the grant its printed hint mints and the enrollment go through PostgreSQL; the DSN is never logged', async () => {
     const db = await server.createDatabase();
     // trust authentication ignores the password: it stands for a real one that must not leak
     const dsnFile = join(tempDir('svc-dsn-'), 'ledger.dsn');
     writeFileSync(dsnFile, db.url.replace('//svc@', '//svc:Sekr1t-pw@'), { mode: 0o600 });
-    const proc = await spawnRelay({ args: ['--ledger-dsn-file', dsnFile] });
+    const proc = await spawnRelay({ command: 'dev', args: ['--ledger-dsn-file', dsnFile] });
     try {
-      const g = await runRelayCli(['grant', '--agent-id', 'pat', '--json', '--ledger-dsn-file', dsnFile], proc.env);
-      expect(g.code, g.stderr).toBe(0);
+      // the hint runs as printed, from elsewhere, with no relay setting in its environment
+      const hint = /Mint more with: (.+?) {3}·/.exec(proc.stdout())?.[1] as string;
+      const g = await runChild('sh', ['-c', `${hint.replace('<id>', 'pat')} --json`], {
+        cwd: tempDir('svc-elsewhere-'),
+        env: bareEnv(),
+      });
+      expect(g.code, `${hint}: ${g.stderr}`).toBe(0);
       const pat = await enrollAgent(proc.url, (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code);
       expect(pat.agentId).toBe('pat');
       const c = new pg.Client({ connectionString: db.url });
@@ -168,9 +174,11 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'the re
       } finally {
         await c.end();
       }
+      expect(existsSync(join(proc.dataDir, 'ledger.db'))).toBe(false);
     } finally {
       await proc.stop();
     }
+    expect(proc.stdout()).not.toContain('Sekr1t');
     expect(readFileSync(proc.logFile, 'utf8')).not.toContain('Sekr1t');
   }, 60_000);
 
@@ -185,6 +193,31 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'the re
     expect(res.stderr).toContain('must hold one postgres:// URL');
     expect(res.stdout + res.stderr).not.toContain('Sekr1t');
   }, 60_000);
+
+  it('close() ends an open event stream and a long-poll with their keep-alive connections, at once', async () => {
+    const db = await server.createDatabase();
+    const other = await inProcessBusRelay({ SVC_RELAY_LEDGER_DSN_FILE: db.dsnFile });
+    const dan = await other.enroll('dan');
+    // node's agent keeps a free connection until the server closes it (no idle timeout)
+    const agent = new Agent({ keepAlive: true });
+    const get = (path: string) =>
+      new Promise<IncomingMessage>((resolve, reject) =>
+        httpGet(`${other.url}${path}`, { agent, headers: dan.auth }, resolve).on('error', reject),
+      );
+    try {
+      const stream = await get('/api/v1/messages/stream');
+      await new Promise((resolve) => stream.once('data', resolve)); // open
+      const poll = get('/api/v1/messages/pending?wait=30');
+      await until(() => other.logLines.some((l) => l.includes('/api/v1/messages/pending?wait=30')), 5_000, 'the poll');
+      // The server waits for every connection; without ending them it would wait for the
+      // keep-alive timeout (72 s), longer than this test may take.
+      await other.close();
+      expect((await poll).statusCode).toBe(200);
+    } finally {
+      agent.destroy();
+      await other.close();
+    }
+  });
 
   // last: it stops the PostgreSQL server
   it('answers 503 ledger_closed when PostgreSQL goes away, and /readyz reports it', async () => {

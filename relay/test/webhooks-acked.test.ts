@@ -7,13 +7,15 @@
 import { call, enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerReader } from './helpers/ledger-reader.js';
 import { finalDelivery, hitEvent, startWebhookReceiver, type WebhookReceiver } from './helpers/webhooks.js';
 
 let relay: RelayProcess;
 let receiver: WebhookReceiver;
 const agents: Record<string, TestAgent> = {};
 const a = (name: string) => agents[name] as TestAgent;
-const finalRow = (messageId: string) => finalDelivery(relay.dataDir, messageId);
+const ledger = ledgerReader(() => relay.dataDir);
+const finalRow = (messageId: string) => finalDelivery(ledger, messageId);
 const eventsOn = (path: string) => receiver.hits.filter((h) => h.path === path).map(hitEvent);
 
 /** Sends and acknowledges at once, as a running daemon does. */
@@ -46,6 +48,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  await ledger.close();
   await relay?.stop();
   await receiver?.close();
 });

@@ -14,6 +14,7 @@ import { freePort, tempDir, until } from '@svc/test-harness';
 import { call, openFor, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerReader } from './helpers/ledger-reader.js';
 import {
   type DeliveryRow,
   deliveryRow,
@@ -77,11 +78,12 @@ const pendingIds = async (who: TestAgent): Promise<string[]> =>
     )
   ).body.envelopes.map((e) => e.message_id);
 
-const ledgerRow = (eventOrMessageId: string) => deliveryRow(settings.SVC_RELAY_DATA_DIR as string, eventOrMessageId);
+const ledger = ledgerReader(() => settings.SVC_RELAY_DATA_DIR as string);
+const ledgerRow = (eventOrMessageId: string) => deliveryRow(ledger, eventOrMessageId);
 
 /** The delivery's outcome once it is no longer pending (the receiver has seen every attempt by then). */
 async function outcome(eventOrMessageId: string): Promise<Pick<DeliveryRow, 'state' | 'attempts' | 'last_status'>> {
-  const row = await finalDelivery(settings.SVC_RELAY_DATA_DIR as string, eventOrMessageId);
+  const row = await finalDelivery(ledger, eventOrMessageId);
   return { state: row.state, attempts: row.attempts, last_status: row.last_status };
 }
 
@@ -104,6 +106,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  await ledger.close();
   await relay?.close();
   await receiver?.close();
 });
@@ -259,7 +262,11 @@ describe('webhook delivery', () => {
     const envelope = sealFor(a('alice'), a('hank'), 'survive a crash');
     expect((await send(a('alice'), [envelope])).status).toBe(202);
     const [first] = (await waitForHits('/hank', 1)) as [WebhookHit];
-    await until(() => ledgerRow(hitEvent(first).id)?.attempts === 1, 15_000, 'the first attempt to be recorded');
+    await until(
+      async () => (await ledgerRow(hitEvent(first).id))?.attempts === 1,
+      15_000,
+      'the first attempt to be recorded',
+    );
     await relay.close();
     const stoppedAt = Date.now();
     expect(hitsOn('/hank')).toHaveLength(1);

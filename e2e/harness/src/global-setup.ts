@@ -3,13 +3,35 @@
  * run them (a bundle starts in a tenth of the time tsx takes to compile the sources, and
  * the suite starts hundreds). `npm test` builds first; a single file run after an edit
  * builds here, so no test runs yesterday's build.
+ *
+ * With SVC_TEST_LEDGER=postgres it also starts the one PostgreSQL server of the run, whose
+ * databases hold the ledgers of every relay the harness builds (./test-ledger.ts). One per
+ * run rather than one per worker: one initdb and one server's memory on a small machine,
+ * and the databases keep the test files apart anyway. The workers find it through the
+ * environment, which they inherit.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { ROOT, staleSource } from '../../../scripts/build-stamp.mjs';
+import { postgresUnavailable, SHARED_PG_ENV, startPostgres } from './postgres.js';
+import { testLedger } from './test-ledger.js';
 
-export default function setup(): void {
+export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   const stale = staleSource();
-  if (stale === undefined) return;
-  process.stderr.write(`test setup: building first (${stale} is newer than the last build)\n`);
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (stale !== undefined) {
+    process.stderr.write(`test setup: building first (${stale} is newer than the last build)\n`);
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  }
+  if (testLedger() !== 'postgres') return undefined;
+  const missing = postgresUnavailable();
+  if (missing) throw new Error(`SVC_TEST_LEDGER=postgres: ${missing}`);
+  // every relay of three workers at once holds a pool (at most 10 connections, usually 1–2)
+  const server = await startPostgres({ maxConnections: 400 });
+  const dsnDir = join(server.dir, 'dsn');
+  mkdirSync(dsnDir, { mode: 0o700 });
+  process.env[SHARED_PG_ENV.adminUrl] = server.adminUrl;
+  process.env[SHARED_PG_ENV.dsnDir] = dsnDir;
+  process.stderr.write(`test setup: relay ledgers on PostgreSQL (port ${server.port})\n`);
+  return () => server.stop();
 }

@@ -1,7 +1,7 @@
 /**
  * The whole relay in this process (createRelay + start: ledger, a real managed nats-server,
  * the HTTP server on a free loopback port) with settings of the test's choosing, and agents enrolled
- * through the real enrollment route.
+ * through the real enrollment route. Its ledger is the run's test ledger (./test-ledger.ts).
  */
 
 import { buildConfig, createRelay, mintGrant, type RawSettings, type Relay, type RelayOverrides } from '@svc/relay';
@@ -9,6 +9,7 @@ import type { Capability } from '@svc/shared';
 import { pino } from 'pino';
 import { enrollAgent, type TestAgent } from './agent-client.js';
 import { freePort, tempDir } from './index.js';
+import { ledgerEnv } from './test-ledger.js';
 
 export interface BusRelay {
   relay: Relay;
@@ -29,6 +30,7 @@ export async function inProcessBusRelay(
   const config = buildConfig({
     SVC_RELAY_DATA_DIR: dataDir,
     SVC_RELAY_LISTEN: `127.0.0.1:${await freePort()}`,
+    ...(await ledgerEnv(dataDir, settings)),
     ...settings,
   });
   const logLines: string[] = [];

@@ -2,7 +2,8 @@
  * The relay built by createRelay, in this process, for route tests through app.inject():
  * not listening, with a message bus that is down (the message routes answer 503
  * bus_unavailable, revocation cleanups stay pending). Tests that need the bus use
- * the in-process-bus entry, which starts a real nats-server.
+ * the in-process-bus entry, which starts a real nats-server. Its ledger is the run's test
+ * ledger (./test-ledger.ts).
  */
 
 import {
@@ -20,6 +21,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { enrollmentBody, newIdentity, type TestIdentity } from './agent-client.js';
 import { tempDir } from './index.js';
+import { ledgerEnv } from './test-ledger.js';
 
 export interface InProcessAgent {
   identity: TestIdentity;
@@ -69,6 +71,8 @@ export async function inProcessRelay(
     deploymentId?: string;
     /** further settings (limits …) */
     settings?: RawSettings;
+    /** the relay's clock stands still but for advance(): counts over time (rate limits) are exact */
+    fixedClock?: boolean;
   } = {},
 ): Promise<InProcessRelay> {
   const dataDir = tempDir('svc-relay-inproc-');
@@ -78,14 +82,21 @@ export async function inProcessRelay(
     SVC_RELAY_TENANTS: tenants.join(','),
     SVC_RELAY_LISTEN: '127.0.0.1:8787',
     ...(opts.deploymentId ? { SVC_RELAY_DEPLOYMENT_ID: opts.deploymentId } : {}),
+    ...(await ledgerEnv(dataDir, opts.settings)),
     ...opts.settings,
   });
   const logLines: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
   let offset = 0;
+  const start = Date.now();
   const relay = await createRelay(
     opts.authority ? { ...config, authority: { jwksUrl: undefined, caPem: undefined, ...opts.authority } } : config,
-    { logger, now: () => Date.now() + offset, autoInitDeployment: true, bus: busDown },
+    {
+      logger,
+      now: () => (opts.fixedClock ? start : Date.now()) + offset,
+      autoInitDeployment: true,
+      bus: busDown,
+    },
   );
   const { app, context: ctx } = relay;
   return {

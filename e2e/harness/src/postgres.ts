@@ -56,6 +56,10 @@ export interface PostgresDatabase {
 
 export interface PostgresServer {
   port: number;
+  /** postgres:// URL of the superuser on the `postgres` database (creates databases) */
+  adminUrl: string;
+  /** the server's temp dir (removed at stop) */
+  dir: string;
   /** Creates a new empty database. */
   createDatabase(name?: string): Promise<PostgresDatabase>;
   stop(): Promise<void>;
@@ -63,7 +67,41 @@ export interface PostgresServer {
 
 let databases = 0;
 
-export async function startPostgres(): Promise<PostgresServer> {
+/** Where the global setup tells the workers about the run's shared server (SVC_TEST_LEDGER=postgres). */
+export const SHARED_PG_ENV = { adminUrl: 'SVC_TEST_PG_ADMIN_URL', dsnDir: 'SVC_TEST_PG_DSN_DIR' } as const;
+
+/**
+ * Creates an empty database on the server `adminUrl` names, and a DSN file for it in
+ * `dsnDir` (a fresh temp dir by default). An existing database of that name is reused
+ * (several test processes may ask for the same one at once).
+ */
+export async function createDatabaseOn(
+  adminUrl: string,
+  name = `svc_test_${process.pid}_${++databases}`,
+  dsnDir = tempDir('svc-pg-dsn-'),
+): Promise<PostgresDatabase> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42P04') throw err; // 42P04: duplicate_database
+  } finally {
+    await c.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const dsnFile = join(dsnDir, `${name}.dsn`);
+  writeFileSync(dsnFile, `${url.href}\n`, { mode: 0o600 });
+  return { url: url.href, dsnFile, name };
+}
+
+export interface StartPostgresOptions {
+  /** default 60: enough for one test file's relays */
+  maxConnections?: number;
+}
+
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
   const bin = binDir();
   if (!bin) throw new Error(postgresUnavailable());
   const user = serverUser();
@@ -109,7 +147,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     '-c',
     'full_page_writes=off',
     '-c',
-    'max_connections=60',
+    `max_connections=${options.maxConnections ?? 60}`,
     // small: every test file that needs PostgreSQL starts its own, often several at once
     '-c',
     'shared_buffers=16MB',
@@ -153,19 +191,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   }
   return {
     port,
-    async createDatabase(name = `svc_test_${process.pid}_${++databases}`) {
-      const c = new pg.Client({ connectionString: admin });
-      await c.connect();
-      try {
-        await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-      } finally {
-        await c.end();
-      }
-      const url = `postgres://${superuser}@127.0.0.1:${port}/${name}`;
-      const dsnFile = join(tempDir('svc-pg-dsn-'), 'ledger.dsn');
-      writeFileSync(dsnFile, `${url}\n`, { mode: 0o600 });
-      return { url, dsnFile, name };
-    },
+    adminUrl: admin,
+    dir,
+    createDatabase: (name) => createDatabaseOn(admin, name),
     async stop() {
       process.removeListener('exit', onExit);
       if (!exited) {
@@ -175,4 +203,20 @@ export async function startPostgres(): Promise<PostgresServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A PostgreSQL server for a test file that only creates databases on it: the run's shared
+ * one when the global setup started it (SVC_TEST_LEDGER=postgres; stop() then leaves it
+ * running), else one of its own. A file that stops or breaks its server starts its own.
+ */
+export type TestPostgres = Pick<PostgresServer, 'createDatabase' | 'stop'>;
+
+export async function testPostgres(): Promise<TestPostgres> {
+  const adminUrl = process.env[SHARED_PG_ENV.adminUrl];
+  const dsnDir = process.env[SHARED_PG_ENV.dsnDir];
+  if (adminUrl && dsnDir) {
+    return { createDatabase: (name) => createDatabaseOn(adminUrl, name, dsnDir), stop: async () => undefined };
+  }
+  return startPostgres();
 }

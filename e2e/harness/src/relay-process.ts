@@ -1,12 +1,15 @@
 /**
  * Runs the real `svc-relay` binary (the built one: ./bins.ts) as a
  * child process on a free port and a temp data dir. Its log is kept in the data dir.
+ * Its ledger, and that of the commands run on a data dir, is the run's test ledger
+ * (./test-ledger.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { RELAY_BIN } from './bins.js';
 import { type ChildResult, freePort, processAlive, runChild, tempDir } from './index.js';
+import { ledgerEnv } from './test-ledger.js';
 
 const NODE_ARGS = [RELAY_BIN];
 
@@ -20,19 +23,42 @@ export const bareEnv = (): Record<string, string> =>
     ),
   );
 
+/** The value of `--flag v` or `--flag=v` on a command line. */
+function flagValue(args: readonly string[], flag: string): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a === flag) return args[i + 1];
+    if (a.startsWith(`${flag}=`)) return a.slice(flag.length + 1);
+  }
+  return undefined;
+}
+
+/**
+ * The test ledger's settings for a command line: its data dir from --data-dir, else the
+ * environment, else the relay's default (./.svc-relay in the working directory).
+ */
+function commandLedgerEnv(args: readonly string[], env: Record<string, string>, cwd?: string) {
+  if (flagValue(args, '--ledger-dsn-file') !== undefined || flagValue(args, '--ledger-db') !== undefined) {
+    return Promise.resolve({});
+  }
+  const dataDir = flagValue(args, '--data-dir') ?? env.SVC_RELAY_DATA_DIR ?? '.svc-relay';
+  return ledgerEnv(resolve(cwd ?? process.cwd(), dataDir), env);
+}
+
 /**
  * Runs one svc-relay command to completion, with `env` over this process's environment
  * (or over `bareEnv()` with `bare`), from `cwd` when given.
  */
-export function runRelayCli(
+export async function runRelayCli(
   args: string[],
   env: Record<string, string> = {},
   options: { cwd?: string; bare?: boolean; timeoutMs?: number } = {},
 ): Promise<CliResult> {
+  const full = { ...(options.bare ? bareEnv() : process.env), ...env } as Record<string, string>;
   return runChild(process.execPath, [...NODE_ARGS, ...args], {
     cwd: options.cwd,
     timeoutMs: options.timeoutMs,
-    env: { ...(options.bare ? bareEnv() : process.env), ...env },
+    env: { ...full, ...(await commandLedgerEnv(args, full, options.cwd)) },
   });
 }
 
@@ -83,6 +109,7 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
   const env: Record<string, string> = {
     SVC_RELAY_DATA_DIR: dataDir,
     SVC_RELAY_LOG_LEVEL: 'debug',
+    ...(await commandLedgerEnv(options.args ?? [], { SVC_RELAY_DATA_DIR: dataDir, ...options.env }, options.cwd)),
     ...options.env,
     // always a fresh port (a restart passes the previous env back in)
     SVC_RELAY_LISTEN: `127.0.0.1:${port}`,

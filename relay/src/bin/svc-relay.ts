@@ -117,7 +117,13 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
   const pretty = (flags.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json')) === 'pretty';
   const logger = createLogger(config.logLevel, pretty ? prettyDestination(process.stderr) : process.stderr);
   const relay = await createRelay(config, { autoInitDeployment: dev, logger });
-  await relay.start();
+  try {
+    await relay.start();
+  } catch (err) {
+    // the port is taken (or the like): the managed nats-server, already running, stops too
+    await relay.close().catch(() => undefined);
+    throw err;
+  }
   const port = new URL(relay.url).port;
   recordServedSettings(config.dataDir, {
     public_url: config.publicUrl,
@@ -150,7 +156,10 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
           capabilities: ['http-relay'],
           createdBy: 'local-operator',
         });
-    const mintMore = `Mint more with: ${svcRelay} grant --data-dir ${dataDir} --agent-id <id>   ·   stop with Ctrl-C`;
+    // on PostgreSQL the grant must land there, not in a SQLite file of the data dir
+    const ledgerFlag =
+      config.ledgerDsnFile === undefined ? '' : ` --ledger-dsn-file ${shellQuote(config.ledgerDsnFile)}`;
+    const mintMore = `Mint more with: ${svcRelay} grant --data-dir ${dataDir}${ledgerFlag} --agent-id <id>   ·   stop with Ctrl-C`;
     out(
       flags,
       {

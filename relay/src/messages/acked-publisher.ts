@@ -85,6 +85,23 @@ export class AckedPublisher {
       Math.min(1000, this.#timeoutMs),
     );
     this.#sweeper.unref();
+    void this.#failOnDisconnect();
+  }
+
+  /**
+   * A publish whose connection dropped gets no acknowledgement (the node died, or the
+   * acknowledgement went with the connection): it fails at once instead of at the timeout,
+   * and the client's retry (same message id: JetStream deduplicates it) goes through
+   * another node. Publishes made while reconnecting are sent on the new connection and wait.
+   */
+  async #failOnDisconnect(): Promise<void> {
+    for await (const s of this.#nc.status()) {
+      if (s.type !== 'disconnect') continue;
+      for (const [token, w] of this.#waiting) {
+        this.#waiting.delete(token);
+        w.reject(new Error('the bus connection dropped before the JetStream acknowledgement'));
+      }
+    }
   }
 
   /** Publishes to the stream named, deduplicated on msgId; resolves with the stream sequence. */

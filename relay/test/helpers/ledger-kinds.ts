@@ -1,9 +1,10 @@
 /**
  * Runs a ledger test suite on both databases: SQLite (in memory) and PostgreSQL (one
- * throwaway server per test file from the test harness, a fresh database per `fresh()`).
+ * throwaway server per test file from the test harness, or the run's shared one under
+ * SVC_TEST_LEDGER=postgres; a fresh database per `fresh()`).
  * Where the PostgreSQL binaries are missing its half is skipped, with the reason in its name.
  */
-import { type PostgresServer, postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
+import { postgresUnavailable, type TestPostgres, testPostgres } from '@svc/test-harness/postgres';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { PostgresDatabase } from '../../src/ledger/postgres.js';
 import type { SqlDatabase } from '../../src/ledger/sql.js';
@@ -27,7 +28,7 @@ export const REFUSED = {
 
 export function eachLedger(body: (ledger: LedgerUnderTest) => void): void {
   const missing = postgresUnavailable();
-  let server: PostgresServer | undefined;
+  let server: TestPostgres | undefined;
   const opened: SqlDatabase[] = [];
   afterAll(async () => {
     for (const db of opened) await db.close();
@@ -38,7 +39,7 @@ export function eachLedger(body: (ledger: LedgerUnderTest) => void): void {
     describe.skipIf(skip !== undefined)(skip === undefined ? 'ledger' : `skipped: ${skip}`, () => {
       if (kind === 'postgres') {
         beforeAll(async () => {
-          server ??= await startPostgres();
+          server ??= await testPostgres();
         }, 60_000);
       }
       body({

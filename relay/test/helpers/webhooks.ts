@@ -1,7 +1,8 @@
 /**
  * What the webhook tests stand up around a relay: a real local https receiver (its
  * certificate from a throw-away CA, written to `caFile` for SVC_RELAY_WEBHOOK_CA_FILE) that
- * records every delivery and answers as scripted, and the ledger's delivery rows.
+ * records every delivery and answers as scripted, and the ledger's delivery rows (read
+ * through either ledger, see ledger-reader.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import type { WebhookEvent } from '@svc/shared/node';
 import { tempDir, until } from '@svc/test-harness';
 import { generateTestCertificates } from '@svc/test-harness/ca';
-import Database from 'better-sqlite3';
+import type { LedgerReader } from './ledger-reader.js';
 
 export interface WebhookHit {
   path: string;
@@ -84,24 +85,17 @@ export interface DeliveryRow {
 }
 
 /** The ledger's delivery of an event (by event id or message id), read past the relay. */
-export function deliveryRow(dataDir: string, eventOrMessageId: string): DeliveryRow | undefined {
-  const db = new Database(join(dataDir, 'ledger.db'), { readonly: true, fileMustExist: true });
-  try {
-    return db
-      .prepare(
-        'SELECT state, attempts, last_status, last_error, last_attempt_at, next_attempt_at FROM webhook_deliveries WHERE id = ? OR message_id = ?',
-      )
-      .get(eventOrMessageId, eventOrMessageId) as DeliveryRow | undefined;
-  } finally {
-    db.close();
-  }
-}
+export const deliveryRow = (ledger: LedgerReader, eventOrMessageId: string): Promise<DeliveryRow | undefined> =>
+  ledger.get<DeliveryRow>(
+    'SELECT state, attempts, last_status, last_error, last_attempt_at, next_attempt_at FROM webhook_deliveries WHERE id = ? OR message_id = ?',
+    [eventOrMessageId, eventOrMessageId],
+  );
 
 /** The delivery once it is no longer pending (the receiver has seen every attempt by then). */
-export const finalDelivery = (dataDir: string, eventOrMessageId: string): Promise<DeliveryRow> =>
+export const finalDelivery = (ledger: LedgerReader, eventOrMessageId: string): Promise<DeliveryRow> =>
   until(
-    () => {
-      const r = deliveryRow(dataDir, eventOrMessageId);
+    async () => {
+      const r = await deliveryRow(ledger, eventOrMessageId);
       return r && r.state !== 'pending' ? r : undefined;
     },
     15_000,

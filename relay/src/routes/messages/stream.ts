@@ -98,7 +98,13 @@ export function messageStreamRoute(app: TypedApp, messaging: Messaging): void {
             `event: error\ndata: ${JSON.stringify({ error: 'stream_interrupted', message: 'The stream was interrupted; reconnect with Last-Event-ID.' })}\n\n`,
           );
       } finally {
-        if (!raw.writableEnded) raw.end();
+        // Ended by the shutdown: the connection goes too (it was announced keep-alive, and
+        // the server waits for every connection before it closes).
+        const closeConnection = () => {
+          if (messaging.closing.aborted) request.raw.socket?.end();
+        };
+        if (raw.writableEnded) closeConnection();
+        else raw.end(closeConnection);
       }
     },
   );
