@@ -8,20 +8,13 @@ const { readFileSync, renameSync, statSync, writeFileSync } = require('node:fs')
 const { dirname } = require('node:path');
 const { Script } = require('node:vm');
 
-class NotBuiltError extends Error {}
-
 /**
- * Runs `file` as a CommonJS module through its code cache; returns its exports, or throws
- * NotBuiltError when the file does not exist. `require` resolves from where the bundle is.
+ * Runs `file` (which must exist) as a CommonJS module through its code cache; returns its
+ * exports. `moduleRequire` is the bundle's require: what it leaves out resolves from there.
  */
 function runBundle(file, moduleRequire) {
   const cacheFile = `${file}.cache`;
-  let source;
-  try {
-    source = readFileSync(file, 'utf8');
-  } catch {
-    throw new NotBuiltError(`${file} does not exist`);
-  }
+  const source = readFileSync(file, 'utf8');
   let cachedData;
   try {
     // V8 checks a cache against the source's length, not its text: one older than the bundle
@@ -53,4 +46,4 @@ function runBundle(file, moduleRequire) {
   return module_.exports;
 }
 
-module.exports = { runBundle, NotBuiltError };
+module.exports = { runBundle };

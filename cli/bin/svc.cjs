@@ -5,21 +5,22 @@
 // would cost each run more than everything else it does before it talks to the daemon.
 // `svc tui` loads a second bundle, the terminal UI, the same way.
 'use strict';
+const { existsSync } = require('node:fs');
 const { join, resolve } = require('node:path');
-const { NotBuiltError, runBundle: runFile } = require('../../scripts/run-bundle.cjs');
 
 const dir = join(__dirname, '..', 'dist', 'bundle');
 const BUNDLES = { svc: 'the CLI', tui: 'the terminal UI' };
 
+class NotBuiltError extends Error {}
+
 /** Runs `<dir>/<name>.cjs` through its code cache; returns its exports. */
 function runBundle(name) {
-  try {
-    return runFile(join(dir, `${name}.cjs`), require);
-  } catch (err) {
-    if (!(err instanceof NotBuiltError)) throw err;
+  const file = join(dir, `${name}.cjs`);
+  if (!existsSync(file)) {
     const root = resolve(__dirname, '..', '..');
     throw new NotBuiltError(`svc: ${BUNDLES[name]} is not built yet; build it with: npm run build --prefix ${root}`);
   }
+  return require('../../scripts/run-bundle.cjs').runBundle(file, require);
 }
 
 // import() inside a vm.Script has no loader: the bundle imports the modules it leaves out
