@@ -83,12 +83,16 @@ function inSession(script: string, env: NodeJS.ProcessEnv, timeoutMs: number): P
   });
 }
 
+/** The children's `RESULT <step> <json>` lines, by step. */
 const results = (out: string) =>
-  out
-    .split('\n')
-    .filter((l) => l.startsWith('RESULT '))
-    // biome-ignore lint/suspicious/noExplicitAny: JSON from the child, checked by toEqual/toMatchObject
-    .map((l) => JSON.parse(l.slice('RESULT '.length)) as any);
+  Object.fromEntries(
+    out
+      .split('\n')
+      .map((l) => /^RESULT (\S+) (.*)$/.exec(l))
+      .filter((m) => m !== null)
+      // biome-ignore lint/suspicious/noExplicitAny: JSON from the child, checked by toEqual/toMatchObject
+      .map((m) => [m[1], JSON.parse(m[2] ?? '') as any]),
+  );
 
 describe('vault: the real OS keyring (Secret Service via gnome-keyring in a private D-Bus session)', () => {
   it('the daemon picks the keyring without a passphrase; secrets round-trip, stay out of SVC_HOME, per home', async (ctx) => {
@@ -121,23 +125,29 @@ describe('vault: the real OS keyring (Secret Service via gnome-keyring in a priv
       SVC_TEST_SECRETS: JSON.stringify(secrets),
       KEYRING_PW: randomBytes(12).toString('hex'),
     };
-    const node = (step: string) =>
-      `"${process.execPath}" --conditions=source --import tsx "${child}" ${step} "${homeA}" "${homeB}"`;
+    const node = (step: string) => `"${process.execPath}" --import tsx "${child}" ${step} "${homeA}" "${homeB}"`;
     const script = [
       'set -e',
       'printf %s "$KEYRING_PW" | gnome-keyring-daemon --unlock --components=secrets >/dev/null',
       node('write'),
       // the same home started with its keyring out of reach (a session bus that is not there;
-      // with none set, D-Bus would autolaunch a new one)
-      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-daemon')}`,
-      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-vault')}`,
+      // with none set, D-Bus would autolaunch a new one); the two only look, so at once
+      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-daemon')} & daemon=$!`,
+      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-vault')} & vault=$!`,
+      'wait $daemon',
+      'wait $vault',
       node('read'),
     ].join('\n');
     try {
       const run = await inSession(script, env, 15_000);
       const detail = `exit ${run.code} after ${run.ms} ms\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
       expect(run.code, detail).toBe(0);
-      const [written, cutDaemon, cutVault, read] = results(run.stdout);
+      const {
+        write: written,
+        'unreachable-daemon': cutDaemon,
+        'unreachable-vault': cutVault,
+        read,
+      } = results(run.stdout);
       expect(read, detail).toBeDefined();
 
       // the real daemon, started from the environment with no SVC_VAULT_PASSPHRASE
