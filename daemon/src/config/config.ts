@@ -48,11 +48,23 @@ export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {
     logToStderr: overrides.logToStderr ?? false,
     reconnectMinMs: overrides.reconnectMinMs ?? 250,
     reconnectMaxMs: overrides.reconnectMaxMs ?? 5_000,
-    receiptsPollMs: overrides.receiptsPollMs ?? 5_000,
+    receiptsPollMs: overrides.receiptsPollMs ?? receiptsPollMsFrom(env.SVC_DAEMON_RECEIPTS_POLL_MS),
     heartbeatMs: overrides.heartbeatMs ?? (PRESENCE_WINDOW_SECONDS * 1000) / 2,
     outboxRetryMinMs: overrides.outboxRetryMinMs ?? 1_000,
     outboxRetryMaxMs: overrides.outboxRetryMaxMs ?? 60_000,
     uplinkRenewShare: overrides.uplinkRenewShare ?? 0.8,
     version: overrides.version ?? DAEMON_VERSION,
   };
+}
+
+/** SVC_DAEMON_RECEIPTS_POLL_MS: whole milliseconds, 100 ms to one hour; default 5 s. */
+function receiptsPollMsFrom(raw: string | undefined): number {
+  if (raw === undefined) return 5_000;
+  const ms = Number(raw);
+  if (!/^\d+$/.test(raw) || ms < 100 || ms > 3_600_000) {
+    throw new Error(
+      `SVC_DAEMON_RECEIPTS_POLL_MS must be a whole number of milliseconds from 100 to 3600000 (got ${raw})`,
+    );
+  }
+  return ms;
 }

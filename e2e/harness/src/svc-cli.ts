@@ -37,6 +37,8 @@ export function newHome(label: string): Home {
       SVC_VAULT_BACKEND: 'file',
       SVC_VAULT_PASSPHRASE: `e2e passphrase of ${label}`,
       SVC_DAEMON_LOG_LEVEL: 'debug',
+      // receipts within a test's patience (as startDaemon's in-process daemons), not every 5 s
+      SVC_DAEMON_RECEIPTS_POLL_MS: '200',
       SVC_AGENT: '',
     },
   };
