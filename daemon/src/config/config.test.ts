@@ -12,7 +12,16 @@ describe('daemon settings', () => {
     );
   });
 
-  it.each(['0', '99', '1.5', '-5', '5s', '3600001'])('refuses SVC_DAEMON_RECEIPTS_POLL_MS=%s, naming it', (bad) => {
-    expect(() => buildConfig(readEnv({ SVC_DAEMON_RECEIPTS_POLL_MS: bad }))).toThrow(/SVC_DAEMON_RECEIPTS_POLL_MS/);
+  it('SVC_DAEMON_RECONNECT_MAX_MS caps the wait between attempts to reach the relay; 5 s without it', () => {
+    expect(buildConfig(readEnv({})).reconnectMaxMs).toBe(5_000);
+    expect(buildConfig(readEnv({ SVC_DAEMON_RECONNECT_MAX_MS: '500' })).reconnectMaxMs).toBe(500);
   });
+
+  const settings = ['SVC_DAEMON_RECEIPTS_POLL_MS', 'SVC_DAEMON_RECONNECT_MAX_MS'] as const;
+  it.each(settings.flatMap((name) => ['0', '99', '1.5', '-5', '5s', '3600001'].map((bad) => [name, bad])))(
+    'refuses %s=%s, naming it',
+    (name, bad) => {
+      expect(() => buildConfig(readEnv({ [name]: bad }))).toThrow(new RegExp(name));
+    },
+  );
 });

@@ -47,8 +47,8 @@ export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {
     logLevel,
     logToStderr: overrides.logToStderr ?? false,
     reconnectMinMs: overrides.reconnectMinMs ?? 250,
-    reconnectMaxMs: overrides.reconnectMaxMs ?? 5_000,
-    receiptsPollMs: overrides.receiptsPollMs ?? receiptsPollMsFrom(env.SVC_DAEMON_RECEIPTS_POLL_MS),
+    reconnectMaxMs: overrides.reconnectMaxMs ?? msSetting('SVC_DAEMON_RECONNECT_MAX_MS', env, 5_000),
+    receiptsPollMs: overrides.receiptsPollMs ?? msSetting('SVC_DAEMON_RECEIPTS_POLL_MS', env, 5_000),
     heartbeatMs: overrides.heartbeatMs ?? (PRESENCE_WINDOW_SECONDS * 1000) / 2,
     outboxRetryMinMs: overrides.outboxRetryMinMs ?? 1_000,
     outboxRetryMaxMs: overrides.outboxRetryMaxMs ?? 60_000,
@@ -57,14 +57,17 @@ export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {
   };
 }
 
-/** SVC_DAEMON_RECEIPTS_POLL_MS: whole milliseconds, 100 ms to one hour; default 5 s. */
-function receiptsPollMsFrom(raw: string | undefined): number {
-  if (raw === undefined) return 5_000;
+/** A setting in whole milliseconds, 100 ms to one hour; `fallback` without it. */
+function msSetting(
+  name: 'SVC_DAEMON_RECEIPTS_POLL_MS' | 'SVC_DAEMON_RECONNECT_MAX_MS',
+  env: DaemonEnv,
+  fallback: number,
+): number {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
   const ms = Number(raw);
   if (!/^\d+$/.test(raw) || ms < 100 || ms > 3_600_000) {
-    throw new Error(
-      `SVC_DAEMON_RECEIPTS_POLL_MS must be a whole number of milliseconds from 100 to 3600000 (got ${raw})`,
-    );
+    throw new Error(`${name} must be a whole number of milliseconds from 100 to 3600000 (got ${raw})`);
   }
   return ms;
 }
