@@ -2,11 +2,11 @@
  * Child process for vault-keyring.test.ts, run inside a private D-Bus session with an
  * unlocked gnome-keyring (a real Secret Service):
  *
- *   node --import tsx vault-keyring-child.ts write|read <homeA> <homeB>
+ *   node vault-keyring-child.mjs write|read <homeA> <homeB>
  *
- * It runs the built daemon (daemon/dist, as svc-daemon does; the test setup builds it):
- * each step is a process of its own, and from the sources tsx compiled the whole daemon
- * again for each (~1 s of CPU per step instead of ~0.5 s).
+ * (the test compiles it to daemon/.tmp/). It runs the built daemon (daemon/dist, as
+ * svc-daemon does; the test setup builds it): each step is a process of its own, and tsx
+ * compiling the daemon's sources again for each cost more than the step.
  * `write` starts the real daemon from the environment (SVC_HOME=<homeA>, no passphrase)
  * and reports its status, then stores the secrets given in SVC_TEST_SECRETS (JSON) in the
  * vaults of both homes. `read` (a new process) opens the vaults again, reads the secrets
