@@ -9,12 +9,27 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** Ports this process handed out: the OS may offer a port again as soon as its listener closed. */
+const handedOut = new Set<number>();
+
 /**
- * A free loopback TCP port: one the OS hands out for a listener that closes at once. Not
- * the relay's findFreePort (the same few lines): importing @svc/relay for it cost each
- * test file that runs the relay as a process ~0.9 s of loading Fastify, NATS and the rest.
+ * A free loopback TCP port: one the OS hands out for a listener that closes at once, and
+ * never one this process handed out before (a test that takes eleven ports at once got the
+ * same one twice, and its second server could not listen). Not the relay's findFreePort:
+ * importing @svc/relay for it cost each test file that runs the relay as a process ~0.9 s
+ * of loading Fastify, NATS and the rest.
  */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (;;) {
+    const port = await listenOnce(host);
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+}
+
+function listenOnce(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
