@@ -3,6 +3,17 @@ import { defineConfig } from 'vitest/config';
 
 const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
+const ALL_TESTS = '{shared,relay,daemon,cli,tui,desktop,e2e}/{src,test}/**/*.test.ts';
+/**
+ * Files that need modules of their own: a vi.mock of a module (it cannot replace one that
+ * an earlier file in the worker already loaded), fake timers, a changed PATH.
+ */
+const ISOLATED = [
+  'shared/src/node/webhooks.test.ts',
+  'relay/test/admin-token.test.ts',
+  'relay/src/bus/external.test.ts',
+];
+
 // Tests run the TypeScript sources: package names resolve to src, not dist.
 export default defineConfig({
   resolve: {
@@ -21,7 +32,6 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['{shared,relay,daemon,cli,tui,desktop,e2e}/{src,test}/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // the built commands the tests run are current (builds when a source is newer)
@@ -31,5 +41,16 @@ export default defineConfig({
     // the CPU: three at a time even on two cores (vitest's default there is one).
     maxWorkers: 3,
     reporters: ['default'],
+    projects: [
+      {
+        // A worker keeps the modules it loaded from one file to the next: loading the relay or
+        // the daemon from the sources again for each file cost more CPU than most files' tests
+        // (a third of the suite's). Tests leave no state behind in modules (nothing shared is
+        // mutated; each builds its own relay, daemon, ledger and homes).
+        extends: true,
+        test: { name: 'shared-modules', include: [ALL_TESTS], exclude: ISOLATED, isolate: false },
+      },
+      { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
+    ],
   },
 });

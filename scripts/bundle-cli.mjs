@@ -23,10 +23,10 @@ export const BUNDLE_DIR = join(ROOT, 'cli', 'dist', 'bundle');
  * daemon binary) sees the location its compiled module has in `<package>/dist/`, resolved
  * from the bundle's own directory so the checkout can move.
  */
-const keepModuleLocation = (outdir) => ({
+export const keepModuleLocation = (outdir) => ({
   name: 'keep-module-location',
   setup(b) {
-    b.onLoad({ filter: /[\\/](cli|daemon|shared)[\\/]src[\\/].*\.ts$/ }, (args) => {
+    b.onLoad({ filter: /[\\/](cli|daemon|relay|shared)[\\/]src[\\/].*\.ts$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8');
       if (!text.includes('import.meta.url')) return undefined;
       const compiled = args.path.replace(/([\\/])src([\\/])/, '$1dist$2').replace(/\.ts$/, '.js');

@@ -25,7 +25,9 @@ beforeAll(async () => {
   // a checkout-like layout: <dir>/cli/bin/svc.cjs runs <dir>/cli/dist/bundle/svc.cjs
   dir = tempDir('svc-cli-bundle-');
   mkdirSync(join(dir, 'cli', 'bin'), { recursive: true });
+  mkdirSync(join(dir, 'scripts'));
   copyFileSync(join(ROOT, 'cli', 'bin', 'svc.cjs'), join(dir, 'cli', 'bin', 'svc.cjs'));
+  copyFileSync(join(ROOT, 'scripts', 'run-bundle.cjs'), join(dir, 'scripts', 'run-bundle.cjs'));
   type Meta = { inputs: Record<string, unknown> };
   const meta = (await bundleCli(join(dir, 'cli', 'dist', 'bundle'))) as { svc: Meta; tui: Meta };
   inputs = Object.keys(meta.svc.inputs);

@@ -2,18 +2,21 @@
  * Child process for vault-keyring.test.ts, run inside a private D-Bus session with an
  * unlocked gnome-keyring (a real Secret Service):
  *
- *   node --conditions=source --import tsx vault-keyring-child.ts write|read <homeA> <homeB>
+ *   node vault-keyring-child.mjs write|read <homeA> <homeB>
  *
+ * (the test compiles it to daemon/.tmp/). It runs the built daemon (daemon/dist, as
+ * svc-daemon does; the test setup builds it): each step is a process of its own, and tsx
+ * compiling the daemon's sources again for each cost more than the step.
  * `write` starts the real daemon from the environment (SVC_HOME=<homeA>, no passphrase)
  * and reports its status, then stores the secrets given in SVC_TEST_SECRETS (JSON) in the
  * vaults of both homes. `read` (a new process) opens the vaults again, reads the secrets
  * back, checks them in the Secret Service directly and deletes homeA's. The `unreachable-*`
- * steps, run between them, open homeA with its keyring out of reach. Each prints one line:
- * `RESULT <json>`.
+ * steps, run between them (at once), open homeA with its keyring out of reach. Each prints
+ * one line: `RESULT <step> <json>`.
  */
 import { Entry } from '@napi-rs/keyring';
-import { DaemonClient } from '../src/client/index.js';
-import { configFromEnv, createDaemon, homePaths } from '../src/index.js';
+import { DaemonClient } from '../dist/client/index.js';
+import { configFromEnv, createDaemon, homePaths } from '../dist/index.js';
 import {
   forgetAgentSecrets,
   keyringService,
@@ -23,7 +26,7 @@ import {
   storeApiKey,
   storeSeed,
   type Vault,
-} from '../src/vault/index.js';
+} from '../dist/vault/index.js';
 
 interface Secrets {
   a: { seed: string; apiKey: string };
@@ -112,4 +115,4 @@ const steps: Record<string, () => unknown> = {
 const run = steps[step];
 if (!run) throw new Error(`unknown step ${step}`);
 const result = await run();
-process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+process.stdout.write(`RESULT ${step} ${JSON.stringify(result)}\n`);

@@ -4,7 +4,7 @@
  * machine's own keyring and session bus are never touched:
  *
  *   dbus-run-session -- sh -c 'printf %s "$PW" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
- *                              && node … vault-keyring-child.ts write … && node … read …'
+ *                              && node child.mjs write … && node child.mjs read …'
  *
  * The children (vault-keyring-child.ts) run the real daemon and the vault module with a
  * temp SVC_HOME and no SVC_VAULT_PASSPHRASE; one of them runs without the session bus,
@@ -13,10 +13,11 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempHome } from '@svc/test-harness/daemon';
+import { transformSync } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { KEYRING_UNREACHABLE, keyringService } from '../src/vault/index.js';
 
@@ -33,7 +34,20 @@ const onPath = (bin: string) =>
 const missing = TOOLS.filter((t) => !onPath(t));
 
 const daemonDir = fileURLToPath(new URL('..', import.meta.url));
-const child = fileURLToPath(new URL('./vault-keyring-child.ts', import.meta.url));
+
+/**
+ * vault-keyring-child.ts as plain JavaScript in daemon/.tmp/, beside daemon/test/ so that its
+ * imports of the built daemon (../dist) resolve the same: each step runs as `node child.mjs`,
+ * without tsx, whose loader cost each of the four processes more than the step itself.
+ */
+function compiledChild(): string {
+  const source = fileURLToPath(new URL('./vault-keyring-child.ts', import.meta.url));
+  const dir = join(daemonDir, '.tmp');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `vault-keyring-child-${process.pid}.mjs`);
+  writeFileSync(file, transformSync(readFileSync(source, 'utf8'), { loader: 'ts', format: 'esm' }).code);
+  return file;
+}
 
 /** Every file under dir, recursively (contents as bytes). */
 function filesUnder(dir: string): { path: string; bytes: Buffer }[] {
@@ -83,12 +97,16 @@ function inSession(script: string, env: NodeJS.ProcessEnv, timeoutMs: number): P
   });
 }
 
+/** The children's `RESULT <step> <json>` lines, by step. */
 const results = (out: string) =>
-  out
-    .split('\n')
-    .filter((l) => l.startsWith('RESULT '))
-    // biome-ignore lint/suspicious/noExplicitAny: JSON from the child, checked by toEqual/toMatchObject
-    .map((l) => JSON.parse(l.slice('RESULT '.length)) as any);
+  Object.fromEntries(
+    out
+      .split('\n')
+      .map((l) => /^RESULT (\S+) (.*)$/.exec(l))
+      .filter((m) => m !== null)
+      // biome-ignore lint/suspicious/noExplicitAny: JSON from the child, checked by toEqual/toMatchObject
+      .map((m) => [m[1], JSON.parse(m[2] ?? '') as any]),
+  );
 
 describe('vault: the real OS keyring (Secret Service via gnome-keyring in a private D-Bus session)', () => {
   it('the daemon picks the keyring without a passphrase; secrets round-trip, stay out of SVC_HOME, per home', async (ctx) => {
@@ -121,23 +139,30 @@ describe('vault: the real OS keyring (Secret Service via gnome-keyring in a priv
       SVC_TEST_SECRETS: JSON.stringify(secrets),
       KEYRING_PW: randomBytes(12).toString('hex'),
     };
-    const node = (step: string) =>
-      `"${process.execPath}" --conditions=source --import tsx "${child}" ${step} "${homeA}" "${homeB}"`;
+    const child = compiledChild();
+    const node = (step: string) => `"${process.execPath}" "${child}" ${step} "${homeA}" "${homeB}"`;
     const script = [
       'set -e',
       'printf %s "$KEYRING_PW" | gnome-keyring-daemon --unlock --components=secrets >/dev/null',
       node('write'),
       // the same home started with its keyring out of reach (a session bus that is not there;
-      // with none set, D-Bus would autolaunch a new one)
-      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-daemon')}`,
-      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-vault')}`,
+      // with none set, D-Bus would autolaunch a new one); the two only look, so at once
+      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-daemon')} & daemon=$!`,
+      `DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/svc-no-bus ${node('unreachable-vault')} & vault=$!`,
+      'wait $daemon',
+      'wait $vault',
       node('read'),
     ].join('\n');
     try {
       const run = await inSession(script, env, 15_000);
       const detail = `exit ${run.code} after ${run.ms} ms\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
       expect(run.code, detail).toBe(0);
-      const [written, cutDaemon, cutVault, read] = results(run.stdout);
+      const {
+        write: written,
+        'unreachable-daemon': cutDaemon,
+        'unreachable-vault': cutVault,
+        read,
+      } = results(run.stdout);
       expect(read, detail).toBeDefined();
 
       // the real daemon, started from the environment with no SVC_VAULT_PASSPHRASE
@@ -177,6 +202,7 @@ describe('vault: the real OS keyring (Secret Service via gnome-keyring in a priv
       }
     } finally {
       for (const dir of [keyringHome, homeA, homeB]) rmSync(dir, { recursive: true, force: true });
+      rmSync(child, { force: true });
     }
   }, 20_000);
 });

@@ -71,15 +71,19 @@ describe('a fresh clone', () => {
   }, 120_000);
 
   it('npx svc and npx svc-relay run in the checkout, and the scripts/ wrappers from anywhere', async () => {
-    for (const command of ['svc', 'svc-relay']) {
-      const r = await run('npx', ['--offline', command, '--version'], { cwd: ROOT });
-      expect(r, `npx ${command}`).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
-    }
     const elsewhere = temp('svc-cwd-');
-    for (const script of ['svc.sh', 'svc-relay.sh']) {
-      const r = await run(join(ROOT, 'scripts', script), ['--version'], { cwd: elsewhere });
-      expect(r, script).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
-    }
+    // four independent commands (npm's start alone takes a second): at once
+    const runs = [
+      ...['svc', 'svc-relay'].map((command) => ({
+        what: `npx ${command}`,
+        result: run('npx', ['--offline', command, '--version'], { cwd: ROOT }),
+      })),
+      ...['svc.sh', 'svc-relay.sh'].map((script) => ({
+        what: script,
+        result: run(join(ROOT, 'scripts', script), ['--version'], { cwd: elsewhere }),
+      })),
+    ];
+    for (const { what, result } of runs) expect(await result, what).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
   }, 120_000);
 
   it('a command whose build is missing names the command that builds it', async () => {

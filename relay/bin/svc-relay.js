@@ -1,14 +1,23 @@
 #!/usr/bin/env node
 // `svc-relay` as npm links it at install time (committed, so the link exists before any
-// build). It runs the compiled relay that `npm run build` writes.
+// build). It runs the one-file bundle that `npm run build` writes, through a V8 code cache
+// (scripts/run-bundle.cjs): operators, scripts and the tests start it often, and loading
+// the compiled relay's few hundred modules cost each start ~0.4 s of CPU. Without the
+// bundle (a `tsc --build` alone), it runs the compiled relay.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const bundle = fileURLToPath(new URL('../dist/bundle/svc-relay.cjs', import.meta.url));
 const entry = new URL('../dist/bin/svc-relay.js', import.meta.url);
-if (!existsSync(entry)) {
+if (existsSync(bundle)) {
+  const require = createRequire(import.meta.url);
+  require('../../scripts/run-bundle.cjs').runBundle(bundle, createRequire(bundle));
+} else if (existsSync(entry)) {
+  await import(entry.href);
+} else {
   const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
   process.stderr.write(`svc-relay: the relay is not built yet; build it with: npm run build --prefix ${root}\n`);
   process.exit(1);
 }
-await import(entry.href);

@@ -49,6 +49,11 @@ export interface RelayOverrides {
   /** The webhook attempt schedule (tests make it tiny). */
   webhooks?: Partial<WebhookTiming>;
   /**
+   * How long a send waits for JetStream to store an envelope before it answers 503
+   * bus_unavailable (default 5000 ms; tests that kill the bus shorten it).
+   */
+  busPublishTimeoutMs?: number;
+  /**
    * A bus instead of starting one from the configuration: route tests give a bus that is
    * down, so the message routes answer 503 bus_unavailable and revocations stay pending.
    */
@@ -125,7 +130,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       ledger,
       stores: createStores(ledger),
       bus,
-      inbox: new BusInbox(bus),
+      inbox: new BusInbox(bus, overrides.busPublishTimeoutMs),
       adminVerifier: config.authority
         ? createAdminTokenVerifier(
             {

@@ -72,7 +72,11 @@ async function drain(nc: NatsConnection, durable: string, n: number): Promise<st
 }
 
 beforeAll(async () => {
-  relay = await inProcessBusRelay({ SVC_RELAY_LEAF_LISTEN: `127.0.0.1:${await freePort()}` });
+  relay = await inProcessBusRelay(
+    { SVC_RELAY_LEAF_LISTEN: `127.0.0.1:${await freePort()}` },
+    // a send while the hub is down is refused after 1 s instead of 5 s (the test retries it)
+    { busPublishTimeoutMs: 1000 },
+  );
   bob = await relay.enroll('bob');
   carol = await relay.enroll('carol');
   edgeA = await edgeFor(bob, 'edge-a');

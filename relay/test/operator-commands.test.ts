@@ -46,16 +46,10 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
     const document = readFileSync(documentFile, 'utf8');
     const elsewhere = dir('svc-relay-cwd-');
 
-    const g = await relayCli(['grant', '--data-dir', relay.dataDir, '--agent-id', 'zed', '--json'], elsewhere);
-    expect(g.code, g.stderr).toBe(0);
-    const code = (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
-    expect(parseEnrollmentCode(code).bindings).toMatchObject({ api_url: relay.url, tenant_id: 'default' });
-    expect(readFileSync(documentFile, 'utf8')).toBe(document);
-    expect(readdirSync(elsewhere)).toEqual([]);
-
-    // the printed hint runs as printed, from elsewhere (the built command: npm test builds first)
+    // the grant and the printed hint (below) at once: two processes that do not wait on each other
+    const granted = relayCli(['grant', '--data-dir', relay.dataDir, '--agent-id', 'zed', '--json'], elsewhere);
     const hint = /Mint more with: (.+?) {3}·/.exec(relay.stdout())?.[1] as string;
-    const printed = await new Promise<{ code: number | null; out: string }>((resolve) => {
+    const printed = new Promise<{ code: number | null; out: string }>((resolve) => {
       const child = spawn('sh', ['-c', `${hint.replace('<id>', 'printed')} --json`], {
         cwd: elsewhere,
         env: bareEnv(),
@@ -69,8 +63,18 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
       });
       child.once('exit', (code) => resolve({ code, out }));
     });
-    expect(printed.code, `${hint}: ${printed.out}`).toBe(0);
-    expect(parseEnrollmentCode(JSON.parse(printed.out).enrollment_code).bindings.api_url).toBe(relay.url);
+    const g = await granted;
+    expect(g.code, g.stderr).toBe(0);
+    const code = (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
+    expect(parseEnrollmentCode(code).bindings).toMatchObject({ api_url: relay.url, tenant_id: 'default' });
+    expect(readFileSync(documentFile, 'utf8')).toBe(document);
+
+    // the printed hint runs as printed, from elsewhere (the built command: npm test builds first)
+    const { code: hintCode, out: hintOut } = await printed;
+    expect(hintCode, `${hint}: ${hintOut}`).toBe(0);
+    expect(parseEnrollmentCode(JSON.parse(hintOut).enrollment_code).bindings.api_url).toBe(relay.url);
+    // neither wrote anything where it ran
+    expect(readdirSync(elsewhere)).toEqual([]);
 
     const enrolled = await call(relay.url, 'POST', '/api/v1/enrollment', enrollmentBody(code, newIdentity()));
     expect(enrolled.status).toBe(201);
@@ -98,15 +102,21 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
 });
 
 describe('svc-relay dev restarted on the same data dir', () => {
-  it('keeps its agent, mints a new code only while that agent is not enrolled; logs are JSON in a pipe, readable when asked', async () => {
-    const first = await spawnRelay({ command: 'dev' });
+  // one data dir, started three times in turn (each step needs the one before)
+  let first: RelayProcess;
+  let agent: string | undefined;
+
+  it('prints its agent and a code; logs are JSON in a pipe', async () => {
+    first = await spawnRelay({ command: 'dev' });
     started.push(first);
-    const agent = devAgent(first.stdout());
+    agent = devAgent(first.stdout());
     expect(agent, first.stdout()).toMatch(/^agent-[0-9a-f]{6}$/);
     await first.stop();
     const jsonLines = readFileSync(first.logFile, 'utf8').trim().split('\n');
     expect(jsonLines.some((l) => (JSON.parse(l) as { msg?: string }).msg === 'relay listening')).toBe(true);
+  }, 60_000);
 
+  it('keeps its agent and mints a new code while that agent is not enrolled; logs are readable when asked', async () => {
     const again = await spawnRelay({ command: 'dev', dataDir: first.dataDir, args: ['--log-format', 'pretty'] });
     started.push(again);
     expect(devAgent(again.stdout())).toBe(agent);
@@ -115,10 +125,12 @@ describe('svc-relay dev restarted on the same data dir', () => {
     expect((await call(again.url, 'POST', '/api/v1/enrollment', enrollmentBody(code, newIdentity()))).status).toBe(201);
     await again.stop();
     expect(readFileSync(again.logFile, 'utf8')).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}relay listening url=http/m);
+  }, 60_000);
 
+  it('mints no code once that agent is enrolled', async () => {
     const third = await spawnRelay({ command: 'dev', dataDir: first.dataDir });
     started.push(third);
     expect(third.stdout()).toContain(`Agent ${agent} is enrolled on this relay already`);
     expect(devCode(third.stdout())).toBeUndefined();
-  }, 120_000);
+  }, 60_000);
 });

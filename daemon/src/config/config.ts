@@ -57,12 +57,27 @@ export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {
     logLevel,
     logToStderr: overrides.logToStderr ?? false,
     reconnectMinMs: overrides.reconnectMinMs ?? 250,
-    reconnectMaxMs: overrides.reconnectMaxMs ?? 5_000,
-    receiptsPollMs: overrides.receiptsPollMs ?? 5_000,
+    reconnectMaxMs: overrides.reconnectMaxMs ?? msSetting('SVC_DAEMON_RECONNECT_MAX_MS', env, 5_000),
+    receiptsPollMs: overrides.receiptsPollMs ?? msSetting('SVC_DAEMON_RECEIPTS_POLL_MS', env, 5_000),
     heartbeatMs: overrides.heartbeatMs ?? (PRESENCE_WINDOW_SECONDS * 1000) / 2,
     outboxRetryMinMs: overrides.outboxRetryMinMs ?? 1_000,
     outboxRetryMaxMs: overrides.outboxRetryMaxMs ?? 60_000,
     uplinkRenewShare: overrides.uplinkRenewShare ?? 0.8,
     version: overrides.version ?? DAEMON_VERSION,
   };
+}
+
+/** A setting in whole milliseconds, 100 ms to one hour; `fallback` without it. */
+function msSetting(
+  name: 'SVC_DAEMON_RECEIPTS_POLL_MS' | 'SVC_DAEMON_RECONNECT_MAX_MS',
+  env: DaemonEnv,
+  fallback: number,
+): number {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
+  const ms = Number(raw);
+  if (!/^\d+$/.test(raw) || ms < 100 || ms > 3_600_000) {
+    throw new Error(`${name} must be a whole number of milliseconds from 100 to 3600000 (got ${raw})`);
+  }
+  return ms;
 }

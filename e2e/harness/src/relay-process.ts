@@ -149,7 +149,7 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
       reapNats(dataDir);
       throw new Error(`svc-relay did not become ready; log: ${logFile}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 50));
   }
   if (command === 'dev') {
     // dev prints its banner (with the enrollment code) right after listening; this line ends it

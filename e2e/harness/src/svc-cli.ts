@@ -37,6 +37,10 @@ export function newHome(label: string): Home {
       SVC_VAULT_BACKEND: 'file',
       SVC_VAULT_PASSPHRASE: `e2e passphrase of ${label}`,
       SVC_DAEMON_LOG_LEVEL: 'debug',
+      // receipts and reconnects within a test's patience (as startDaemon's in-process
+      // daemons), not up to 5 s apart
+      SVC_DAEMON_RECEIPTS_POLL_MS: '200',
+      SVC_DAEMON_RECONNECT_MAX_MS: '500',
       SVC_AGENT: '',
     },
   };

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { credsFile, tenantAccountJwt, type UserClaims, userJwt } from './jwts.js';
 import { loadOrCreateSeed, writeSecretFile } from './keys.js';
 import { type NatsLayout, tenantFiles } from './layout.js';
-import { lookupAccountJwt, pushAccountJwt } from './system-client.js';
+import { listAccounts, lookupAccountJwt, pushAccountJwt } from './system-client.js';
 
 export interface TenantKeys {
   account: KeyPair;
@@ -174,6 +174,10 @@ export class TenantAccounts {
   async #serverRevocations(accountPub: string): Promise<Record<string, number>> {
     let jwt: string | undefined;
     try {
+      // a lookup of an account the server does not hold goes unanswered until the request
+      // times out (2 s by default, at every first start of a fleet): ask the list first
+      const held = await listAccounts(this.#opts.system(), this.#opts.requestTimeoutMs).catch(() => undefined);
+      if (held !== undefined && !held.includes(accountPub)) return {};
       jwt = await lookupAccountJwt(this.#opts.system(), accountPub, this.#opts.requestTimeoutMs);
     } catch {
       return {}; // unknown to the server: nobody pushed it yet

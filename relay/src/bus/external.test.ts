@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cp, mkdtemp, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
@@ -116,6 +116,37 @@ describe('Bus against an external nats-server', () => {
       await expect(open()).rejects.toThrow(/authorization/i);
     } finally {
       await b.close();
+    }
+  });
+
+  it("a new tenant's first push looks up no account the server does not hold (that only times out)", async () => {
+    // a system user that sees the bus's requests: account pushes and account lookups, in order
+    const spy = await connect({
+      servers: bus.clientUrl,
+      authenticator: credsAuthenticator(await readFile(busOptions.systemCredsFile as string)),
+      reconnect: false,
+    });
+    const seen: string[] = [];
+    const watch = (subject: string, what: (subject: string, data: string) => string) => {
+      const sub = spy.subscribe(subject);
+      void (async () => {
+        for await (const m of sub) seen.push(what(m.subject, m.string()));
+      })();
+    };
+    const account = (jwt: string) =>
+      (JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString()) as { sub: string }).sub;
+    watch('$SYS.REQ.CLAIMS.UPDATE', (_, jwt) => `push ${account(jwt)}`);
+    watch('$SYS.REQ.ACCOUNT.*.CLAIMS.LOOKUP', (subject) => `lookup ${subject.split('.')[3]}`);
+    await spy.flush();
+    try {
+      await bus.ensureTenant('NEW');
+      await spy.flush();
+      const pushed = seen.find((s) => s.startsWith('push '))?.slice('push '.length);
+      expect(pushed).toBeDefined();
+      const ofNew = seen.filter((s) => s.endsWith(` ${pushed}`));
+      expect(ofNew[0]).toBe(`push ${pushed}`);
+    } finally {
+      await spy.close();
     }
   });
 

@@ -76,6 +76,17 @@ export async function lookupAccountJwt(
   return text.length > 0 ? text : undefined;
 }
 
+/**
+ * The accounts the server's full resolver holds (the first server to answer, in a
+ * cluster). Unlike a lookup, it answers at once for an account nobody pushed yet.
+ */
+export async function listAccounts(sys: NatsConnection, timeoutMs: number): Promise<string[]> {
+  const reply = await sys.request('$SYS.REQ.CLAIMS.LIST', '', { timeout: timeoutMs });
+  const body = reply.json<{ data?: unknown }>();
+  if (!Array.isArray(body.data)) throw new Error('the message bus did not list its accounts');
+  return body.data.filter((a): a is string => typeof a === 'string');
+}
+
 /** Whether the server (any server, in a cluster) reports JetStream enabled. */
 export async function jetstreamReady(sys: NatsConnection, timeoutMs: number): Promise<boolean> {
   const reply = await sys.request('$SYS.REQ.SERVER.PING.JSZ', '', { timeout: timeoutMs });
