@@ -24,7 +24,7 @@
  * (R = relay rate on SQLite ÷ bare rate).
  */
 import { fork, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
@@ -92,6 +92,39 @@ async function rawJetStream(size: number): Promise<number> {
   }
 }
 
+/** CPU seconds a process has used so far, all its threads (schedstat: nanoseconds on a CPU). */
+function processCpu(pid: number): number {
+  let ns = 0;
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+  } catch {
+    return Number.NaN; // not on Linux, or the process is gone
+  }
+  return ns / 1e9;
+}
+
+/** The pid of `parent`'s child running `name` (the nats-server a relay or bare server started). */
+function childNamed(parent: number, name: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent && comm === name) return Number(entry);
+    } catch {
+      // gone already
+    }
+  }
+  return undefined;
+}
+
 function machineCpu(): { busy: number; total: number } {
   const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/).slice(1).map(Number);
   const total = f.reduce((a, b) => a + b, 0);
@@ -104,6 +137,8 @@ interface SendRun {
   clientCores: number;
   /** busy share of the whole machine (both cores) */
   machineBusy: number;
+  /** CPU microseconds per envelope of the server process, its nats-server and the load generator */
+  perEnvelope: { server: number; nats: number; client: number };
 }
 
 /**
@@ -111,7 +146,13 @@ interface SendRun {
  * as little as the raw baseline's client: plain node:http on kept-alive connections
  * (fetch costs several times more per request).
  */
-async function sendAll(url: string, headers: Record<string, string>, bodies: Buffer[]): Promise<SendRun> {
+async function sendAll(
+  url: string,
+  headers: Record<string, string>,
+  bodies: Buffer[],
+  serverPid: number,
+): Promise<SendRun> {
+  const natsPid = childNamed(serverPid, 'nats-server');
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const post = (body: Buffer) =>
     new Promise<void>((resolve, reject) => {
@@ -137,6 +178,8 @@ async function sendAll(url: string, headers: Record<string, string>, bodies: Buf
     });
   let next = 0;
   const machine0 = machineCpu();
+  const server0 = processCpu(serverPid);
+  const nats0 = natsPid === undefined ? Number.NaN : processCpu(natsPid);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
@@ -146,6 +189,8 @@ async function sendAll(url: string, headers: Record<string, string>, bodies: Buf
   );
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const server1 = processCpu(serverPid);
+  const nats1 = natsPid === undefined ? Number.NaN : processCpu(natsPid);
   const machine1 = machineCpu();
   agent.destroy();
   return {
@@ -153,6 +198,11 @@ async function sendAll(url: string, headers: Record<string, string>, bodies: Buf
     rate: rate(N, ms),
     clientCores: (cpu.user + cpu.system) / 1000 / ms,
     machineBusy: (machine1.busy - machine0.busy) / (machine1.total - machine0.total),
+    perEnvelope: {
+      server: ((server1 - server0) * 1e6) / N,
+      nats: ((nats1 - nats0) * 1e6) / N,
+      client: (cpu.user + cpu.system) / N,
+    },
   };
 }
 
@@ -224,7 +274,7 @@ async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun
     };
 
     // Throughput: the send path alone, as the baseline measures publishes alone.
-    const send = await sendAll(`${base}/api/v1/messages`, sender.auth, bodies);
+    const send = await sendAll(`${base}/api/v1/messages`, sender.auth, bodies, child.pid as number);
 
     // Latency: a second recipient follows its event stream while LATENCY_N envelopes are
     // sent in small batches; each is timed from its request to its arrival on the stream.
@@ -332,7 +382,12 @@ async function bareServer(): Promise<void> {
 
 async function bareRun(bodies: Buffer[]): Promise<SendRun> {
   const child = fork(fileURLToPath(import.meta.url), ['bare-server'], {
-    execArgv: ['--conditions=source', '--import', 'tsx'],
+    execArgv: [
+      ...(process.env.BENCH_BARE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      '--conditions=source',
+      '--import',
+      'tsx',
+    ],
   });
   process.once('exit', () => child.kill('SIGTERM'));
   try {
@@ -340,7 +395,7 @@ async function bareRun(bodies: Buffer[]): Promise<SendRun> {
       child.once('message', (m) => resolve(m as number));
       child.once('exit', () => reject(new Error('the bare server did not start')));
     });
-    return await sendAll(`http://127.0.0.1:${port}/send`, {}, bodies);
+    return await sendAll(`http://127.0.0.1:${port}/send`, {}, bodies, child.pid as number);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
@@ -357,8 +412,11 @@ if (process.argv[2] === 'bare-server') {
   const raw = process.env.BENCH_SKIP_RAW ? 1 : await rawJetStream(size);
   console.log(`raw JetStream publish (async, window ${WINDOW}): ${fmt(raw)} msg/s`);
   const relay = await relayRun();
+  const us = (x: number) => x.toFixed(1);
   const load = (r: SendRun) =>
-    `load generator ${r.clientCores.toFixed(2)} cores, machine ${(r.machineBusy * 100).toFixed(0)}% busy`;
+    `load generator ${r.clientCores.toFixed(2)} cores, machine ${(r.machineBusy * 100).toFixed(0)}% busy; ` +
+    `CPU µs/envelope: server ${us(r.perEnvelope.server)}, nats-server ${us(r.perEnvelope.nats)}, ` +
+    `load generator ${us(r.perEnvelope.client)}`;
   const bare = process.env.BENCH_SKIP_BARE ? undefined : await bareRun(relay.bodies);
   if (bare) {
     console.log(
