@@ -23,7 +23,7 @@ import type { AgentRow } from '../ledger/ledger.js';
 import type { EnvelopeRow, IgnoredRow, MessageStore, Recipient } from '../ledger/messages.js';
 import type { LedgerStores } from '../ledger/stores.js';
 import { PublishRefusedError } from '../messages/acked-publisher.js';
-import type { BusInbox } from '../messages/bus-inbox.js';
+import type { BusInbox, PublishItem } from '../messages/bus-inbox.js';
 import type { DeliveredWindow } from '../messages/delivered-window.js';
 import { type InboxEvent, newInstanceId } from '../messages/inbox-events.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
@@ -40,8 +40,8 @@ interface RecipientEntry {
   seen: Set<string>;
 }
 
-/** An envelope to publish and record, and its answer (duplicate once the ledger says so). */
-interface Outgoing {
+/** An envelope to publish (a PublishItem) and record, and its answer (duplicate once the ledger says so). */
+interface Outgoing extends PublishItem {
   bytes: Buffer;
   recipient: Recipient;
   messageId: string;
@@ -214,7 +214,18 @@ export class Messaging {
       entry.seen.add(h.message_id);
       // A recipient that blocked the sender gets nothing; the sender is not told.
       if (entry.blocked) continue;
-      toPublish.push({ bytes, recipient: entry.recipient, messageId: h.message_id, webhook: entry.webhook, result });
+      toPublish.push({
+        bytes,
+        recipient: entry.recipient,
+        messageId: h.message_id,
+        webhook: entry.webhook,
+        result,
+        recipientNumber: h.recipient,
+        data: bytes,
+        // The sender is part of the dedupe key: another sender's envelope under the same
+        // id (say, one published just before a crash, never recorded) is never taken for ours.
+        msgId: `${h.message_id}:${h.recipient}:${sender.id}`,
+      });
     }
     if (toPublish.length === 0) return { results };
     let reserved = new Map<string, { count: number; bytes: number }>();
@@ -309,16 +320,7 @@ export class Messaging {
   ): Promise<IgnoredRow[]> {
     let seqs: number[];
     try {
-      seqs = await this.#inbox.publish(
-        sender.tenant_id,
-        toPublish.map((p) => ({
-          recipientNumber: p.recipient.agent_number,
-          data: p.bytes,
-          // The sender is part of the dedupe key: another sender's envelope under the same
-          // id (say, one published just before a crash, never recorded) is never taken for ours.
-          msgId: `${p.messageId}:${p.recipient.agent_number}:${sender.id}`,
-        })),
-      );
+      seqs = await this.#inbox.publish(sender.tenant_id, toPublish);
     } catch (err) {
       if (err instanceof PublishRefusedError && err.storageFull) {
         throw new SvcError('tenant_storage_full', undefined, { detail: err.message, cause: err });
