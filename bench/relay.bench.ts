@@ -44,6 +44,7 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
 const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 2_000);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
 const BODY = 'x'.repeat(1024);
 
 const quiet = pino({ level: 'silent' });
@@ -151,6 +152,7 @@ async function sendAll(
   headers: Record<string, string>,
   bodies: Buffer[],
   serverPid: number,
+  envelopes = N,
 ): Promise<SendRun> {
   const natsPid = childNamed(serverPid, 'nats-server');
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
@@ -195,13 +197,13 @@ async function sendAll(
   agent.destroy();
   return {
     // Promise.all above rejects on any refused request, so all N envelopes went through.
-    rate: rate(N, ms),
+    rate: rate(envelopes, ms),
     clientCores: (cpu.user + cpu.system) / 1000 / ms,
     machineBusy: (machine1.busy - machine0.busy) / (machine1.total - machine0.total),
     perEnvelope: {
-      server: ((server1 - server0) * 1e6) / N,
-      nats: ((nats1 - nats0) * 1e6) / N,
-      client: (cpu.user + cpu.system) / N,
+      server: ((server1 - server0) * 1e6) / envelopes,
+      nats: ((nats1 - nats0) * 1e6) / envelopes,
+      client: (cpu.user + cpu.system) / envelopes,
     },
   };
 }
@@ -210,8 +212,8 @@ interface RelayRun {
   send: SendRun;
   p50: number;
   p99: number;
-  /** the request bodies sent, for the bare run */
-  bodies: Buffer[];
+  /** the request bodies sent (warm-up and measured), for the bare run */
+  bodies: { warm: Buffer[]; measured: Buffer[] };
 }
 
 async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun> {
@@ -259,10 +261,15 @@ async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun
     );
 
     // Sealed and serialized in advance: the client's crypto and JSON are not what this measures.
-    const envelopes = Array.from({ length: N }, () => sealFor(sender, recipient, BODY));
-    const bodies: Buffer[] = [];
-    for (let i = 0; i < N; i += BATCH)
-      bodies.push(Buffer.from(JSON.stringify({ envelopes: envelopes.slice(i, i + BATCH) })));
+    const batches = (n: number) => {
+      const envelopes = Array.from({ length: n }, () => sealFor(sender, recipient, BODY));
+      const out: Buffer[] = [];
+      for (let i = 0; i < n; i += BATCH)
+        out.push(Buffer.from(JSON.stringify({ envelopes: envelopes.slice(i, i + BATCH) })));
+      return out;
+    };
+    const warm = batches(WARMUP);
+    const bodies = batches(N);
     const post = async (body: string) => {
       const res = await fetch(`${base}/api/v1/messages`, {
         method: 'POST',
@@ -274,6 +281,9 @@ async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun
     };
 
     // Throughput: the send path alone, as the baseline measures publishes alone.
+    // Warm-up (not measured): the same kind of requests, other envelopes, so that both servers
+    // are measured with their code compiled by the JIT, not while it compiles.
+    if (WARMUP > 0) await sendAll(`${base}/api/v1/messages`, sender.auth, warm, child.pid as number, WARMUP);
     const send = await sendAll(`${base}/api/v1/messages`, sender.auth, bodies, child.pid as number);
 
     // Latency: a second recipient follows its event stream while LATENCY_N envelopes are
@@ -321,7 +331,7 @@ async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun
     );
     await Promise.race([delivered, new Promise((r) => setTimeout(r, 60_000))]);
     abort.abort();
-    return { send, p50: pct(latencies, 50), p99: pct(latencies, 99), bodies };
+    return { send, p50: pct(latencies, 50), p99: pct(latencies, 99), bodies: { warm, measured: bodies } };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
@@ -380,7 +390,7 @@ async function bareServer(): Promise<void> {
   process.send?.((app.server.address() as { port: number }).port);
 }
 
-async function bareRun(bodies: Buffer[]): Promise<SendRun> {
+async function bareRun(bodies: RelayRun['bodies']): Promise<SendRun> {
   const child = fork(fileURLToPath(import.meta.url), ['bare-server'], {
     execArgv: [
       ...(process.env.BENCH_BARE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
@@ -395,7 +405,9 @@ async function bareRun(bodies: Buffer[]): Promise<SendRun> {
       child.once('message', (m) => resolve(m as number));
       child.once('exit', () => reject(new Error('the bare server did not start')));
     });
-    return await sendAll(`http://127.0.0.1:${port}/send`, {}, bodies, child.pid as number);
+    const url = `http://127.0.0.1:${port}/send`;
+    if (WARMUP > 0) await sendAll(url, {}, bodies.warm, child.pid as number, WARMUP);
+    return await sendAll(url, {}, bodies.measured, child.pid as number);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
