@@ -179,6 +179,8 @@ async function sendAll(
       req.end(body);
     });
   let next = 0;
+  // BENCH_MARK: the measured window on the monotonic clock (µs), to cut a --cpu-prof profile to it
+  if (process.env.BENCH_MARK) console.error(`window start ${process.hrtime.bigint() / 1000n}`);
   const machine0 = machineCpu();
   const server0 = processCpu(serverPid);
   const nats0 = natsPid === undefined ? Number.NaN : processCpu(natsPid);
@@ -190,6 +192,7 @@ async function sendAll(
     }),
   );
   const ms = performance.now() - t0;
+  if (process.env.BENCH_MARK) console.error(`window end ${process.hrtime.bigint() / 1000n}`);
   const cpu = process.cpuUsage(cpu0);
   const server1 = processCpu(serverPid);
   const nats1 = natsPid === undefined ? Number.NaN : processCpu(natsPid);
