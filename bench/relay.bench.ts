@@ -1,24 +1,36 @@
 /**
  * bench:relay — envelopes through the relay (HTTP + access JWT + ledger + JetStream)
- * against raw JetStream publishes of the same size in the same run.
+ * against the floor of any HTTP relay on this machine and raw JetStream publishes.
  *
  *   relay:    a real `svc-relay dev` process; N sealed 1 KiB envelopes sent in batches of
  *             BATCH per request with CONCURRENCY requests in flight (the send path alone,
  *             as the baseline measures publishes alone). Then a second recipient follows
  *             its SSE stream while LATENCY_N envelopes go out in batches of 10, which gives
  *             send→delivery latency.
- *   baseline: a nats-server in the same operator/JetStream setup (our Bus), N raw
+ *   bare:     the floor: bare Fastify, in a process of its own, that reads the same request
+ *             bodies as bytes, checks nothing and publishes each envelope with an
+ *             acknowledgement through the relay's publisher (BENCH_SKIP_BARE to skip).
+ *   baseline: (information) a nats-server in the same operator/JetStream setup (our Bus), N raw
  *             publishes to the same kind of stream, the fastest way the client allows:
  *             no per-message promise, a reply inbox per message and one wildcard
  *             subscription counting acknowledgements, WINDOW publishes in flight.
- *   bare:     (information) the floor of any HTTP relay on this machine: bare Fastify that
- *             reads the same request bodies as bytes, checks nothing and publishes each
- *             envelope with an acknowledgement through the relay's publisher
- *             (BENCH_SKIP_BARE to skip).
- * The load generator (node:http, kept-alive) reports its own CPU and the machine's.
+ *
+ * Fair by construction: the relay and the bare server get the same request bodies from the
+ * same load generator (node:http, kept-alive), both run from source under tsx (its loader
+ * hooks cost only at start; nothing is transpiled per request), and both first get a
+ * warm-up pass of BENCH_WARMUP other envelopes (4,000 by default, batched the same way, not
+ * measured) so that neither is measured while the JIT compiles it. Each run prints the
+ * load generator's CPU, the machine's busy share, and the CPU per envelope of each process
+ * (server, its nats-server, load generator; from /proc schedstat, all threads), which says
+ * where the cost is. The machine has few cores and all three processes share them: check
+ * `uptime` first, other work on the machine moves every figure.
  *
  * Then the relay again with its ledger on PostgreSQL (a throwaway server from the test
  * harness; BENCH_SKIP_POSTGRES to skip, skipped with the reason where it is not installed).
+ *
+ * Profiling: BENCH_RELAY_NODE_ARGS / BENCH_BARE_NODE_ARGS (say "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof") go to the server processes; BENCH_MARK=1 prints the measured
+ * windows on the monotonic clock (µs, the clock of the profiles' timestamps) to stderr.
  *
  * `relay/jetstream ratio` (relay ÷ raw) for information; last line: `relay/floor ratio: R`
  * (R = relay rate on SQLite ÷ bare rate).
@@ -435,7 +447,7 @@ if (process.argv[2] === 'bare-server') {
   const bare = process.env.BENCH_SKIP_BARE ? undefined : await bareRun(relay.bodies);
   if (bare) {
     console.log(
-      `bare Fastify + publish only (information): ${fmt(bare.rate)} msg/s, ratio ${(bare.rate / raw).toFixed(2)} (${load(bare)})`,
+      `bare Fastify + publish (the floor):          ${fmt(bare.rate)} msg/s, floor/jetstream ${(bare.rate / raw).toFixed(2)} (${load(bare)})`,
     );
   }
   console.log(`relay send (HTTP + JWT + ledger + JetStream):   ${fmt(relay.send.rate)} msg/s (${load(relay.send)})`);
