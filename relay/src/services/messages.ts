@@ -231,7 +231,9 @@ export class Messaging {
     let reserved = new Map<string, { count: number; bytes: number }>();
     try {
       reserved = await this.#reserve(sender, toPublish);
-      const ignored = await this.#publishAndRecord(sender, toPublish, body.envelopes.length, now);
+      // (a full inbox's retry may have turned out to hold nothing new)
+      const ignored =
+        toPublish.length > 0 ? await this.#publishAndRecord(sender, toPublish, body.envelopes.length, now) : [];
       const kept = new Map([...reserved].map(([row, t]) => [row, { ...t }]));
       // rows that were there already (a retry) count once
       for (const r of ignored) {
