@@ -470,6 +470,15 @@ if (process.argv[2] === 'bare-server') {
     }
   }
   console.log(onPostgres);
+  if (bare) {
+    // Both runs are bound by the machine's CPU: the ratio of the CPU all three processes spend
+    // per envelope predicts relay/floor, and moves less than the rates when other work
+    // shares the machine.
+    const total = (r: SendRun) => r.perEnvelope.server + r.perEnvelope.nats + r.perEnvelope.client;
+    console.log(
+      `CPU per envelope, all three processes: floor ${us(total(bare))} µs, relay ${us(total(relay.send))} µs (floor ÷ relay ${(total(bare) / total(relay.send)).toFixed(2)}, information)`,
+    );
+  }
   console.log(`relay/jetstream ratio: ${(relay.send.rate / raw).toFixed(2)}`);
   console.log(`relay/floor ratio: ${bare ? (relay.send.rate / bare.rate).toFixed(2) : 'n/a (BENCH_SKIP_BARE)'}`);
   process.exit(0);
