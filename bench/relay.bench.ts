@@ -1,30 +1,42 @@
 /**
  * bench:relay — envelopes through the relay (HTTP + access JWT + ledger + JetStream)
- * against raw JetStream publishes of the same size in the same run.
+ * against the floor of any HTTP relay on this machine and raw JetStream publishes.
  *
  *   relay:    a real `svc-relay dev` process; N sealed 1 KiB envelopes sent in batches of
  *             BATCH per request with CONCURRENCY requests in flight (the send path alone,
  *             as the baseline measures publishes alone). Then a second recipient follows
  *             its SSE stream while LATENCY_N envelopes go out in batches of 10, which gives
  *             send→delivery latency.
- *   baseline: a nats-server in the same operator/JetStream setup (our Bus), N raw
+ *   bare:     the floor: bare Fastify, in a process of its own, that reads the same request
+ *             bodies as bytes, checks nothing and publishes each envelope with an
+ *             acknowledgement through the relay's publisher (BENCH_SKIP_BARE to skip).
+ *   baseline: (information) a nats-server in the same operator/JetStream setup (our Bus), N raw
  *             publishes to the same kind of stream, the fastest way the client allows:
  *             no per-message promise, a reply inbox per message and one wildcard
  *             subscription counting acknowledgements, WINDOW publishes in flight.
- *   bare:     (information) the floor of any HTTP relay on this machine: bare Fastify that
- *             reads the same request bodies as bytes, checks nothing and publishes each
- *             envelope with an acknowledgement through the relay's publisher
- *             (BENCH_SKIP_BARE to skip).
- * The load generator (node:http, kept-alive) reports its own CPU and the machine's.
+ *
+ * Fair by construction: the relay and the bare server get the same request bodies from the
+ * same load generator (node:http, kept-alive), both run from source under tsx (its loader
+ * hooks cost only at start; nothing is transpiled per request), and both first get a
+ * warm-up pass of BENCH_WARMUP other envelopes (4,000 by default, batched the same way, not
+ * measured) so that neither is measured while the JIT compiles it. Each run prints the
+ * load generator's CPU, the machine's busy share, and the CPU per envelope of each process
+ * (server, its nats-server, load generator; from /proc schedstat, all threads), which says
+ * where the cost is. The machine has few cores and all three processes share them: check
+ * `uptime` first, other work on the machine moves every figure.
  *
  * Then the relay again with its ledger on PostgreSQL (a throwaway server from the test
  * harness; BENCH_SKIP_POSTGRES to skip, skipped with the reason where it is not installed).
+ *
+ * Profiling: BENCH_RELAY_NODE_ARGS / BENCH_BARE_NODE_ARGS (say "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof") go to the server processes; BENCH_MARK=1 prints the measured
+ * windows on the monotonic clock (µs, the clock of the profiles' timestamps) to stderr.
  *
  * `relay/jetstream ratio` (relay ÷ raw) for information; last line: `relay/floor ratio: R`
  * (R = relay rate on SQLite ÷ bare rate).
  */
 import { fork, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
@@ -44,6 +56,7 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
 const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 2_000);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
 const BODY = 'x'.repeat(1024);
 
 const quiet = pino({ level: 'silent' });
@@ -92,6 +105,39 @@ async function rawJetStream(size: number): Promise<number> {
   }
 }
 
+/** CPU seconds a process has used so far, all its threads (schedstat: nanoseconds on a CPU). */
+function processCpu(pid: number): number {
+  let ns = 0;
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+  } catch {
+    return Number.NaN; // not on Linux, or the process is gone
+  }
+  return ns / 1e9;
+}
+
+/** The pid of `parent`'s child running `name` (the nats-server a relay or bare server started). */
+function childNamed(parent: number, name: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent && comm === name) return Number(entry);
+    } catch {
+      // gone already
+    }
+  }
+  return undefined;
+}
+
 function machineCpu(): { busy: number; total: number } {
   const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/).slice(1).map(Number);
   const total = f.reduce((a, b) => a + b, 0);
@@ -104,6 +150,8 @@ interface SendRun {
   clientCores: number;
   /** busy share of the whole machine (both cores) */
   machineBusy: number;
+  /** CPU microseconds per envelope of the server process, its nats-server and the load generator */
+  perEnvelope: { server: number; nats: number; client: number };
 }
 
 /**
@@ -111,7 +159,14 @@ interface SendRun {
  * as little as the raw baseline's client: plain node:http on kept-alive connections
  * (fetch costs several times more per request).
  */
-async function sendAll(url: string, headers: Record<string, string>, bodies: Buffer[]): Promise<SendRun> {
+async function sendAll(
+  url: string,
+  headers: Record<string, string>,
+  bodies: Buffer[],
+  serverPid: number,
+  envelopes = N,
+): Promise<SendRun> {
+  const natsPid = childNamed(serverPid, 'nats-server');
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const post = (body: Buffer) =>
     new Promise<void>((resolve, reject) => {
@@ -136,7 +191,11 @@ async function sendAll(url: string, headers: Record<string, string>, bodies: Buf
       req.end(body);
     });
   let next = 0;
+  // BENCH_MARK: the measured window on the monotonic clock (µs), to cut a --cpu-prof profile to it
+  if (process.env.BENCH_MARK) console.error(`window start ${process.hrtime.bigint() / 1000n}`);
   const machine0 = machineCpu();
+  const server0 = processCpu(serverPid);
+  const nats0 = natsPid === undefined ? Number.NaN : processCpu(natsPid);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
@@ -145,14 +204,22 @@ async function sendAll(url: string, headers: Record<string, string>, bodies: Buf
     }),
   );
   const ms = performance.now() - t0;
+  if (process.env.BENCH_MARK) console.error(`window end ${process.hrtime.bigint() / 1000n}`);
   const cpu = process.cpuUsage(cpu0);
+  const server1 = processCpu(serverPid);
+  const nats1 = natsPid === undefined ? Number.NaN : processCpu(natsPid);
   const machine1 = machineCpu();
   agent.destroy();
   return {
     // Promise.all above rejects on any refused request, so all N envelopes went through.
-    rate: rate(N, ms),
+    rate: rate(envelopes, ms),
     clientCores: (cpu.user + cpu.system) / 1000 / ms,
     machineBusy: (machine1.busy - machine0.busy) / (machine1.total - machine0.total),
+    perEnvelope: {
+      server: ((server1 - server0) * 1e6) / envelopes,
+      nats: ((nats1 - nats0) * 1e6) / envelopes,
+      client: (cpu.user + cpu.system) / envelopes,
+    },
   };
 }
 
@@ -160,8 +227,8 @@ interface RelayRun {
   send: SendRun;
   p50: number;
   p99: number;
-  /** the request bodies sent, for the bare run */
-  bodies: Buffer[];
+  /** the request bodies sent (warm-up and measured), for the bare run */
+  bodies: { warm: Buffer[]; measured: Buffer[] };
 }
 
 async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun> {
@@ -209,10 +276,15 @@ async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun
     );
 
     // Sealed and serialized in advance: the client's crypto and JSON are not what this measures.
-    const envelopes = Array.from({ length: N }, () => sealFor(sender, recipient, BODY));
-    const bodies: Buffer[] = [];
-    for (let i = 0; i < N; i += BATCH)
-      bodies.push(Buffer.from(JSON.stringify({ envelopes: envelopes.slice(i, i + BATCH) })));
+    const batches = (n: number) => {
+      const envelopes = Array.from({ length: n }, () => sealFor(sender, recipient, BODY));
+      const out: Buffer[] = [];
+      for (let i = 0; i < n; i += BATCH)
+        out.push(Buffer.from(JSON.stringify({ envelopes: envelopes.slice(i, i + BATCH) })));
+      return out;
+    };
+    const warm = batches(WARMUP);
+    const bodies = batches(N);
     const post = async (body: string) => {
       const res = await fetch(`${base}/api/v1/messages`, {
         method: 'POST',
@@ -224,7 +296,10 @@ async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun
     };
 
     // Throughput: the send path alone, as the baseline measures publishes alone.
-    const send = await sendAll(`${base}/api/v1/messages`, sender.auth, bodies);
+    // Warm-up (not measured): the same kind of requests, other envelopes, so that both servers
+    // are measured with their code compiled by the JIT, not while it compiles.
+    if (WARMUP > 0) await sendAll(`${base}/api/v1/messages`, sender.auth, warm, child.pid as number, WARMUP);
+    const send = await sendAll(`${base}/api/v1/messages`, sender.auth, bodies, child.pid as number);
 
     // Latency: a second recipient follows its event stream while LATENCY_N envelopes are
     // sent in small batches; each is timed from its request to its arrival on the stream.
@@ -271,7 +346,7 @@ async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun
     );
     await Promise.race([delivered, new Promise((r) => setTimeout(r, 60_000))]);
     abort.abort();
-    return { send, p50: pct(latencies, 50), p99: pct(latencies, 99), bodies };
+    return { send, p50: pct(latencies, 50), p99: pct(latencies, 99), bodies: { warm, measured: bodies } };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
@@ -330,9 +405,14 @@ async function bareServer(): Promise<void> {
   process.send?.((app.server.address() as { port: number }).port);
 }
 
-async function bareRun(bodies: Buffer[]): Promise<SendRun> {
+async function bareRun(bodies: RelayRun['bodies']): Promise<SendRun> {
   const child = fork(fileURLToPath(import.meta.url), ['bare-server'], {
-    execArgv: ['--conditions=source', '--import', 'tsx'],
+    execArgv: [
+      ...(process.env.BENCH_BARE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      '--conditions=source',
+      '--import',
+      'tsx',
+    ],
   });
   process.once('exit', () => child.kill('SIGTERM'));
   try {
@@ -340,7 +420,9 @@ async function bareRun(bodies: Buffer[]): Promise<SendRun> {
       child.once('message', (m) => resolve(m as number));
       child.once('exit', () => reject(new Error('the bare server did not start')));
     });
-    return await sendAll(`http://127.0.0.1:${port}/send`, {}, bodies);
+    const url = `http://127.0.0.1:${port}/send`;
+    if (WARMUP > 0) await sendAll(url, {}, bodies.warm, child.pid as number, WARMUP);
+    return await sendAll(url, {}, bodies.measured, child.pid as number);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
@@ -357,12 +439,15 @@ if (process.argv[2] === 'bare-server') {
   const raw = process.env.BENCH_SKIP_RAW ? 1 : await rawJetStream(size);
   console.log(`raw JetStream publish (async, window ${WINDOW}): ${fmt(raw)} msg/s`);
   const relay = await relayRun();
+  const us = (x: number) => x.toFixed(1);
   const load = (r: SendRun) =>
-    `load generator ${r.clientCores.toFixed(2)} cores, machine ${(r.machineBusy * 100).toFixed(0)}% busy`;
+    `load generator ${r.clientCores.toFixed(2)} cores, machine ${(r.machineBusy * 100).toFixed(0)}% busy; ` +
+    `CPU µs/envelope: server ${us(r.perEnvelope.server)}, nats-server ${us(r.perEnvelope.nats)}, ` +
+    `load generator ${us(r.perEnvelope.client)}`;
   const bare = process.env.BENCH_SKIP_BARE ? undefined : await bareRun(relay.bodies);
   if (bare) {
     console.log(
-      `bare Fastify + publish only (information): ${fmt(bare.rate)} msg/s, ratio ${(bare.rate / raw).toFixed(2)} (${load(bare)})`,
+      `bare Fastify + publish (the floor):          ${fmt(bare.rate)} msg/s, floor/jetstream ${(bare.rate / raw).toFixed(2)} (${load(bare)})`,
     );
   }
   console.log(`relay send (HTTP + JWT + ledger + JetStream):   ${fmt(relay.send.rate)} msg/s (${load(relay.send)})`);
@@ -385,6 +470,15 @@ if (process.argv[2] === 'bare-server') {
     }
   }
   console.log(onPostgres);
+  if (bare) {
+    // Both runs are bound by the machine's CPU: the ratio of the CPU all three processes spend
+    // per envelope predicts relay/floor, and moves less than the rates when other work
+    // shares the machine.
+    const total = (r: SendRun) => r.perEnvelope.server + r.perEnvelope.nats + r.perEnvelope.client;
+    console.log(
+      `CPU per envelope, all three processes: floor ${us(total(bare))} µs, relay ${us(total(relay.send))} µs (floor ÷ relay ${(total(bare) / total(relay.send)).toFixed(2)}, information)`,
+    );
+  }
   console.log(`relay/jetstream ratio: ${(relay.send.rate / raw).toFixed(2)}`);
   console.log(`relay/floor ratio: ${bare ? (relay.send.rate / bare.rate).toFixed(2) : 'n/a (BENCH_SKIP_BARE)'}`);
   process.exit(0);

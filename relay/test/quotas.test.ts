@@ -88,6 +88,21 @@ describe('per-recipient pending quota', () => {
     expect(await pendingIds(relay, dave)).toHaveLength(2);
   });
 
+  it('a retry into a full inbox, of envelopes it holds, is answered duplicate, not 507', async () => {
+    const frank = await relay.enroll('frank');
+    const batch = [sealFor(alice, frank, 'r1'), sealFor(alice, frank, 'r2'), sealFor(alice, frank, 'r3')];
+    expect((await send(alice, batch)).status).toBe(202); // the inbox is full with it
+    const retry = await send(alice, batch);
+    expect(retry.status).toBe(202);
+    expect(retry.body.results?.map((r) => r.status)).toEqual(['duplicate', 'duplicate', 'duplicate']);
+    // with a new envelope in it, the retry is refused whole: the new one does not fit
+    expect((await send(alice, [...batch, sealFor(alice, frank, 'r4')])).status).toBe(507);
+    // another sender's envelope under a held id is a conflict, full inbox or not
+    const forged = sealFor(carol, frank, 'same id', { message_id: batch[0]?.header.message_id });
+    expect((await send(carol, [forged])).status).toBe(409);
+    expect(await pendingIds(relay, frank)).toHaveLength(3);
+  });
+
   it('concurrent sends cannot slip past the limit together', async () => {
     const erin = await relay.enroll('erin');
     const answers = await Promise.all(

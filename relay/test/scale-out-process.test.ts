@@ -131,6 +131,17 @@ describe('two relays, one NATS, one ledger', () => {
     expect((await receipts(b, alice)).map((r) => r.message_id)).toContain(e.header.message_id);
   });
 
+  it('the same send on both instances at once: one accepted, one duplicate, stored once', async () => {
+    for (let i = 0; i < 4; i++) {
+      const e = sealFor(alice, bob, `both at once ${i}`);
+      const [x, y] = await Promise.all([send(a, alice, [e]), send(b, alice, [e])]);
+      expect([x.status, y.status]).toEqual([202, 202]);
+      expect([x.body.results[0]?.status, y.body.results[0]?.status].sort()).toEqual(['accepted', 'duplicate']);
+      expect((await pendingIds(b, bob)).filter((id) => id === e.header.message_id)).toHaveLength(1);
+      expect((await ack(a, bob, e.header.message_id)).status).toBe(200);
+    }
+  });
+
   it('the pending quota follows acknowledgements made on the other instance', async () => {
     // the quota is 2: A counts both, B takes them away
     const first = [sealFor(alice, bob, 'one'), sealFor(alice, bob, 'two')];

@@ -45,19 +45,29 @@ export function installAuthRateLimits(app: TypedApp, ctx: RelayContext): void {
     perSecond: limits.authPerAgentPerMinute / 60,
     now: ctx.now,
   });
-  const limited = (request: FastifyRequest) =>
-    request.method === 'POST' && Object.hasOwn(AGENT_KEYS, request.routeOptions.url ?? '');
-
-  app.addHook('onRequest', async (request) => {
-    if (!limited(request)) return;
+  const perAddressHook = async (request: FastifyRequest) => {
     const wait = perAddress.take(`ip:${request.ip}`);
     if (wait > 0) throw new RateLimitedError(wait, undefined, `too many requests from ${request.ip}`);
-  });
-  app.addHook('preHandler', async (request) => {
-    if (!limited(request)) return;
-    const key = AGENT_KEYS[request.routeOptions.url as string]?.(request);
-    if (key === undefined) return;
-    const wait = perAgent.take(key);
-    if (wait > 0) throw new RateLimitedError(wait, undefined, `too many requests for ${key}`);
+  };
+  // Only the limited routes get the hooks: every other request (a send) pays nothing for them.
+  app.addHook('onRoute', (route) => {
+    const keyOf = Object.hasOwn(AGENT_KEYS, route.url) ? AGENT_KEYS[route.url] : undefined;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (keyOf === undefined || !methods.includes('POST')) return;
+    const perAgentHook = async (request: FastifyRequest) => {
+      if (request.method !== 'POST') return;
+      const key = keyOf(request);
+      if (key === undefined) return;
+      const wait = perAgent.take(key);
+      if (wait > 0) throw new RateLimitedError(wait, undefined, `too many requests for ${key}`);
+    };
+    const onRequest = async (request: FastifyRequest) => {
+      if (request.method === 'POST') await perAddressHook(request);
+    };
+    route.onRequest = [onRequest, ...hooksOf(route.onRequest)];
+    route.preHandler = [perAgentHook, ...hooksOf(route.preHandler)];
   });
 }
+
+const hooksOf = <T>(hooks: T | T[] | undefined): T[] =>
+  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];

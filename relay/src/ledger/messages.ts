@@ -19,8 +19,11 @@ export interface EnvelopeRow {
 /** An envelope to record; `webhook`: also queue a webhook delivery (migration 005) in the same transaction. */
 export type NewEnvelopeRow = Omit<EnvelopeRow, 'acked_at'> & { webhook?: boolean };
 
+/** A row that was already there from the same sender; `recorded_seq`: the stream sequence it points at. */
+export type IgnoredRow = NewEnvelopeRow & { recorded_seq: number };
+
 /** Which rows were already there from the same sender, or the message id another sender holds. */
-export type InsertOutcome = { conflict: string } | { ignored: NewEnvelopeRow[] };
+export type InsertOutcome = { conflict: string } | { ignored: IgnoredRow[] };
 
 export interface ReceiptRow {
   id: number;
@@ -38,6 +41,18 @@ export interface Recipient {
 
 /** Rows per INSERT: 9 parameters each, far below either database's limit. */
 const INSERT_CHUNK = 500;
+
+/** The text of an n-row insert, written once per n (it is also the prepared-statement cache's key). */
+const insertTexts = new Map<number, string>();
+function insertText(n: number): string {
+  let text = insertTexts.get(n);
+  if (text === undefined) {
+    text = `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
+      VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING`;
+    insertTexts.set(n, text);
+  }
+  return text;
+}
 
 export class MessageStore {
   readonly #ledger: Ledger;
@@ -108,14 +123,17 @@ export class MessageStore {
 
   /**
    * One multi-row INSERT per chunk, not one statement per envelope: on PostgreSQL each
-   * statement is a round trip. RETURNING names the rows this insert created; the others
-   * were there already and are looked up one by one (a retry's duplicates: rare).
+   * statement is a round trip. Usually every row is new, which the count of rows changed
+   * says without RETURNING or a look-up first. When some were there already (a retry, or
+   * another instance got there first: rare) the chunk is undone to its savepoint and
+   * inserted again with RETURNING, which names the rows this insert created; the others
+   * are looked up one by one.
    */
-  async #insertMany(tx: Sql, rows: NewEnvelopeRow[]): Promise<NewEnvelopeRow[]> {
-    const ignored: NewEnvelopeRow[] = [];
+  async #insertMany(tx: Sql, rows: NewEnvelopeRow[]): Promise<IgnoredRow[]> {
+    const ignored: IgnoredRow[] = [];
     const created: NewEnvelopeRow[] = [];
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      const chunk = rows.slice(i, i + INSERT_CHUNK);
+      const chunk = rows.length <= INSERT_CHUNK ? rows : rows.slice(i, i + INSERT_CHUNK);
       const values: SqlValue[] = [];
       for (const r of chunk) {
         values.push(
@@ -130,24 +148,30 @@ export class MessageStore {
           r.accepted_at,
         );
       }
+      const insert = insertText(chunk.length);
+      await tx.exec('SAVEPOINT envelopes_chunk');
+      if ((await tx.run(insert, values)) === chunk.length) {
+        for (const r of chunk) created.push(r);
+        continue;
+      }
+      await tx.exec('ROLLBACK TO SAVEPOINT envelopes_chunk');
       const inserted = await tx.all<{ recipient_row: string; message_id: string }>(
-        `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
-         VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-         ON CONFLICT DO NOTHING RETURNING recipient_row, message_id`,
+        `${insert} RETURNING recipient_row, message_id`,
         values,
       );
       const made = new Set(inserted.map((r) => `${r.recipient_row}\u0000${r.message_id}`));
       for (const r of chunk) {
-        if (made.delete(`${r.recipient_row}\u0000${r.message_id}`)) created.push(r);
-        else if ((await this.find(r.recipient_row, r.message_id, tx))?.sender_row !== r.sender_row) {
-          throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
-        } else ignored.push(r);
+        if (made.delete(`${r.recipient_row}\u0000${r.message_id}`)) {
+          created.push(r);
+          continue;
+        }
+        const there = await this.find(r.recipient_row, r.message_id, tx);
+        if (there?.sender_row !== r.sender_row) throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
+        ignored.push({ ...r, recorded_seq: there.stream_seq });
       }
     }
-    await this.#webhooks.queueMany(
-      tx,
-      created.filter((r) => r.webhook),
-    );
+    const hooks = created.filter((r) => r.webhook);
+    if (hooks.length > 0) await this.#webhooks.queueMany(tx, hooks);
     return ignored;
   }
 

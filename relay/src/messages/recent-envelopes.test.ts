@@ -58,4 +58,23 @@ describe('RecentEnvelopes', () => {
     expect([r.get('a', 2), r.get('a', 3)]).toEqual([bytes(2, 10), bytes(3, 10)]);
     expect(r.usage).toEqual({ entries: 2, bytes: 20 });
   });
+
+  it('a sequence added again outlives the slot of its first copy', () => {
+    const r = new RecentEnvelopes(3, 100);
+    r.add('a', 1, bytes(1));
+    r.add('a', 1, bytes(2));
+    r.add('a', 2, bytes(3));
+    r.add('a', 3, bytes(4)); // the ring is full: the first copy's slot goes, not the second copy
+    expect([r.get('a', 1), r.get('a', 2), r.get('a', 3)]).toEqual([bytes(2), bytes(3), bytes(4)]);
+    expect(r.usage).toEqual({ entries: 3, bytes: 3 });
+  });
+
+  it('answers a view of the bytes it was given, not a copy', () => {
+    const body = new Uint8Array([9, 8, 7, 6, 5]);
+    const r = new RecentEnvelopes(10, 100);
+    r.add('a', 1, body.subarray(1, 4));
+    const got = r.get('a', 1) as Uint8Array;
+    expect(got).toEqual(new Uint8Array([8, 7, 6]));
+    expect(got.buffer).toBe(body.buffer);
+  });
 });

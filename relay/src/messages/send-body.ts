@@ -7,17 +7,22 @@
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import { MESSAGE_LIMITS, scanCanonicalEnvelopes } from '@svc/shared';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
+
+type Validator = ReturnType<FastifySchemaCompiler<FastifySchema>>;
+
 import { invalidUtf8 } from '../http/json-body.js';
 
-const canonicalBytes = new WeakMap<object, Buffer>();
+/** Where a fast-path body keeps its envelopes' bytes: a symbol, which the body schema does not see. */
+const CANONICAL = Symbol('canonical envelope bytes');
 
 /**
- * The canonical bytes of an envelope the fast path found (undefined for any other): a view
- * of the request body, so whoever keeps it past the request keeps the whole body alive.
+ * The canonical bytes of each envelope of a body the fast path parsed (undefined for any
+ * other body): views of the request body, so whoever keeps one past the request keeps the
+ * whole body alive.
  */
-export function canonicalBytesOf(envelope: object): Buffer | undefined {
-  return canonicalBytes.get(envelope);
+export function canonicalBytesOf(body: unknown): readonly Buffer[] | undefined {
+  return (body as { [CANONICAL]?: Buffer[] } | null)?.[CANONICAL];
 }
 
 /** Replaces the JSON parser of this (encapsulated) scope. */
@@ -36,10 +41,35 @@ export function installSendBodyParser(app: FastifyInstance): void {
       else done(invalidUtf8(), undefined);
       return;
     }
-    const envelopes = found.map(({ envelope, start, end }) => {
-      canonicalBytes.set(envelope, raw.subarray(start, end));
-      return envelope;
-    });
-    done(null, { envelopes });
+    const envelopes = new Array(found.length);
+    const bytes = new Array<Buffer>(found.length);
+    for (const [i, { envelope, start, end }] of found.entries()) {
+      envelopes[i] = envelope;
+      bytes[i] = raw.subarray(start, end);
+    }
+    done(null, { envelopes, [CANONICAL]: bytes });
   });
+}
+
+/**
+ * The send route's body validator: a body the fast path parsed was checked as strictly as
+ * the schema asks already, so it passes as it is; any other body goes to the scope's
+ * general validator (compiled on first use, when the scope's compiler exists).
+ */
+export function sendBodyValidator(scope: FastifyInstance): FastifySchemaCompiler<FastifySchema> {
+  return (route) => {
+    let general: Validator | undefined;
+    const validate: Validator = (data: unknown) => {
+      if (canonicalBytesOf(data) !== undefined) return true;
+      if (general === undefined) {
+        const compile = scope.validatorCompiler;
+        if (compile === undefined) throw new Error('the send route has no validator compiler');
+        general = compile(route);
+      }
+      const ok = general(data);
+      validate.errors = general.errors;
+      return ok;
+    };
+    return validate;
+  };
 }

@@ -20,18 +20,34 @@ import {
 import type { RelayBase } from '../context.js';
 import { RateLimitedError, TokenBuckets } from '../http/rate-limit.js';
 import type { AgentRow } from '../ledger/ledger.js';
-import type { EnvelopeRow, MessageStore, NewEnvelopeRow, Recipient } from '../ledger/messages.js';
+import type { EnvelopeRow, IgnoredRow, MessageStore, Recipient } from '../ledger/messages.js';
 import type { LedgerStores } from '../ledger/stores.js';
 import { PublishRefusedError } from '../messages/acked-publisher.js';
-import type { BusInbox } from '../messages/bus-inbox.js';
+import type { BusInbox, PublishItem } from '../messages/bus-inbox.js';
 import type { DeliveredWindow } from '../messages/delivered-window.js';
 import { type InboxEvent, newInstanceId } from '../messages/inbox-events.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
 import { PendingTotals } from '../messages/pending-totals.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
-import { canonicalBytesOf } from '../messages/send-body.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A recipient of a batch, looked up once per request; `seen`: the message ids sent to it so far. */
+interface RecipientEntry {
+  recipient: Recipient;
+  blocked: boolean;
+  webhook: boolean;
+  seen: Set<string>;
+}
+
+/** An envelope to publish (a PublishItem) and record, and its answer (duplicate once the ledger says so). */
+interface Outgoing extends PublishItem {
+  bytes: Buffer;
+  recipient: Recipient;
+  messageId: string;
+  webhook: boolean;
+  result: SendResponse['results'][number];
+}
 
 /** Envelopes just accepted, so a waiting reader gets them without a round trip to the stream. */
 const RECENT_MAX = 20_000;
@@ -47,11 +63,6 @@ export class Messaging {
   readonly #closing = new AbortController();
   /** This process among the relay instances sharing the bus and the ledger. */
   readonly #instance = newInstanceId();
-  /**
-   * (recipient, message id) pairs being published right now, with their sender: a second
-   * sender of the same id is refused before it publishes, since neither is in the ledger yet.
-   */
-  readonly #inFlight = new Map<string, { senderRow: string; requests: number }>();
   /** Quotas: envelopes a recipient may hold pending, envelopes a sender may send per second. */
   readonly #pendingTotals: PendingTotals;
   readonly #sendRate: TokenBuckets;
@@ -103,17 +114,32 @@ export class Messaging {
     this.#closing.abort();
   }
 
-  #check(sender: AgentRow, raw: unknown, index: number): { envelope: Envelope; bytes: Buffer } {
+  /**
+   * An envelope's checks against the sender's credentials. `canonical`: the envelope came
+   * from the body parser's fast path, which validated it as strictly as parseEnvelope and
+   * cut these bytes from the request.
+   */
+  #check(
+    sender: AgentRow,
+    raw: unknown,
+    index: number,
+    canonical: Buffer | undefined,
+  ): { envelope: Envelope; bytes: Buffer } {
     let envelope: Envelope;
-    try {
-      envelope = parseEnvelope(raw);
-    } catch (err) {
-      if (isEnvelopeError(err)) throw new SvcError('envelope_malformed', `envelopes[${index}]: ${err.message}`);
-      throw err;
+    let bytes: Buffer;
+    if (canonical !== undefined) {
+      envelope = raw as Envelope;
+      bytes = canonical;
+    } else {
+      try {
+        envelope = parseEnvelope(raw);
+      } catch (err) {
+        if (isEnvelopeError(err)) throw new SvcError('envelope_malformed', `envelopes[${index}]: ${err.message}`);
+        throw err;
+      }
+      // Canonical: written again (every field was just checked to be plain ASCII).
+      bytes = Buffer.from(encodeEnvelope(envelope), 'latin1');
     }
-    // Canonical: cut from the request by the fast path, or written again (every field was
-    // just checked to be plain ASCII).
-    const bytes = canonicalBytesOf(envelope) ?? Buffer.from(encodeEnvelope(envelope), 'latin1');
     if (bytes.length > MESSAGE_LIMITS.maxEnvelopeBytes) {
       throw new SvcError(
         'envelope_too_large',
@@ -136,7 +162,15 @@ export class Messaging {
     return { envelope, bytes };
   }
 
-  async send(sender: AgentRow, body: SendRequest): Promise<SendResponse> {
+  /**
+   * Sends a batch. The ledger is written once per request, after the publishes: JetStream
+   * deduplicates a retried publish (the dedupe key names message, recipient and sender) and
+   * the insert (ON CONFLICT DO NOTHING on the key recipient + message id) says which
+   * envelopes were recorded already, so nothing is looked up before publishing. A retry
+   * gets `duplicate`; another sender's id refuses the whole request (nothing recorded).
+   * `canonical`: the envelopes' bytes when the body parser's fast path found them.
+   */
+  async send(sender: AgentRow, body: SendRequest, canonical?: readonly Buffer[]): Promise<SendResponse> {
     const now = this.#ctx.now();
     const wait = this.#sendRate.take(sender.id, body.envelopes.length);
     if (wait > 0) {
@@ -147,96 +181,111 @@ export class Messaging {
     }
     // Check everything before anything is published: a refused request stores nothing.
     // A batch usually goes to few recipients: look each one (and its block list) up once.
-    const recipients = new Map<string, { recipient: Recipient; blocked: boolean; webhook: boolean }>();
-    const checked: Array<{
-      envelope: Envelope;
-      bytes: Buffer;
-      recipient: Recipient;
-      blocked: boolean;
-      webhook: boolean;
-    }> = [];
+    const recipients = new Map<string, RecipientEntry>();
+    const results: SendResponse['results'] = [];
+    const toPublish: Outgoing[] = [];
     for (const [i, raw] of body.envelopes.entries()) {
-      const { envelope, bytes } = this.#check(sender, raw, i);
-      const number = envelope.header.recipient;
-      let entry = recipients.get(number);
+      const { envelope, bytes } = this.#check(sender, raw, i, canonical?.[i]);
+      const h = envelope.header;
+      let entry = recipients.get(h.recipient);
       if (!entry) {
-        const recipient = await this.store.recipient(sender.tenant_id, number);
+        const recipient = await this.store.recipient(sender.tenant_id, h.recipient);
         if (!recipient)
-          throw new SvcError('unknown_recipient', `envelopes[${i}]: ${number} is not an agent of your tenant`);
+          throw new SvcError('unknown_recipient', `envelopes[${i}]: ${h.recipient} is not an agent of your tenant`);
         entry = {
           recipient,
           blocked: await this.#stores.relations.has('block', sender.tenant_id, recipient.agent_id, sender.agent_id),
           webhook: await this.#stores.webhooks.hasEndpoint(recipient.id),
+          seen: new Set(),
         };
-        recipients.set(number, entry);
+        recipients.set(h.recipient, entry);
       }
-      checked.push({ envelope, bytes, ...entry });
-    }
-    const results: SendResponse['results'] = [];
-    const toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string; webhook: boolean }> = [];
-    const seen = new Set<string>();
-    // What is already recorded, one query per recipient of the batch.
-    const known = new Map<string, Map<string, string>>();
-    for (const { recipient } of recipients.values()) {
-      const ids = checked.filter((c) => c.recipient.id === recipient.id).map((c) => c.envelope.header.message_id);
-      known.set(recipient.id, await this.store.existingSenders(recipient.id, ids));
-    }
-    for (const { envelope, bytes, recipient, blocked, webhook } of checked) {
-      const messageId = envelope.header.message_id;
-      const key = `${recipient.id}\u0000${messageId}`;
-      const existingSender = known.get(recipient.id)?.get(messageId);
-      const existing = existingSender === undefined ? undefined : { sender_row: existingSender };
-      const owner = existingSender ?? this.#inFlight.get(key)?.senderRow;
-      if (owner !== undefined && owner !== sender.id) {
-        throw new SvcError(
-          'message_id_conflict',
-          `message ${messageId} to ${recipient.agent_number} exists from another sender`,
-        );
+      const result: SendResponse['results'][number] = {
+        message_id: h.message_id,
+        recipient: h.recipient,
+        status: 'accepted',
+      };
+      results.push(result);
+      // the same id twice in one request: the second is a duplicate of the first
+      if (entry.seen.has(h.message_id)) {
+        result.status = 'duplicate';
+        continue;
       }
-      const duplicate = existing !== undefined || seen.has(key);
-      seen.add(key);
-      results.push({
-        message_id: messageId,
-        recipient: recipient.agent_number,
-        status: duplicate ? 'duplicate' : 'accepted',
-      });
+      entry.seen.add(h.message_id);
       // A recipient that blocked the sender gets nothing; the sender is not told.
-      if (duplicate || blocked) continue;
-      toPublish.push({ bytes, recipient, messageId, webhook });
+      if (entry.blocked) continue;
+      toPublish.push({
+        bytes,
+        recipient: entry.recipient,
+        messageId: h.message_id,
+        webhook: entry.webhook,
+        result,
+        recipientNumber: h.recipient,
+        data: bytes,
+        // The sender is part of the dedupe key: another sender's envelope under the same
+        // id (say, one published just before a crash, never recorded) is never taken for ours.
+        msgId: `${h.message_id}:${h.recipient}:${sender.id}`,
+      });
     }
-    if (toPublish.length > 0) {
-      // Checked (above) and claimed with no await in between, so two requests cannot both pass.
-      const claims = toPublish.map((p) => this.#claim(`${p.recipient.id}\u0000${p.messageId}`, sender.id));
-      let reserved = new Map<string, { count: number; bytes: number }>();
-      try {
-        reserved = await this.#reserve(toPublish);
-        const ignored = await this.#publishAndRecord(sender, toPublish, checked.length, now);
-        const kept = new Map([...reserved].map(([row, t]) => [row, { ...t }]));
-        // rows that were there already (a concurrent retry recorded them) count once
-        for (const r of ignored) {
-          this.#pendingTotals.unreserve(r.recipient_row, 1, r.size);
-          const k = kept.get(r.recipient_row);
-          if (k) {
-            k.count--;
-            k.bytes -= r.size;
-          }
+    if (toPublish.length === 0) return { results };
+    let reserved = new Map<string, { count: number; bytes: number }>();
+    try {
+      reserved = await this.#reserve(sender, toPublish);
+      // (a full inbox's retry may have turned out to hold nothing new)
+      const ignored =
+        toPublish.length > 0 ? await this.#publishAndRecord(sender, toPublish, body.envelopes.length, now) : [];
+      const kept = new Map([...reserved].map(([row, t]) => [row, { ...t }]));
+      // rows that were there already (a retry) count once
+      for (const r of ignored) {
+        this.#pendingTotals.unreserve(r.recipient_row, 1, r.size);
+        const k = kept.get(r.recipient_row);
+        if (k) {
+          k.count--;
+          k.bytes -= r.size;
         }
-        for (const [row, k] of kept) this.#pendingTotals.recorded(row, k.count, k.bytes);
-      } catch (err) {
-        for (const [row, t] of reserved) this.#pendingTotals.unreserve(row, t.count, t.bytes);
-        throw err;
-      } finally {
-        for (const key of claims) this.#release(key);
-        for (const row of reserved.keys()) this.#pendingTotals.settle(row);
       }
+      for (const [row, k] of kept) this.#pendingTotals.recorded(row, k.count, k.bytes);
+    } catch (err) {
+      for (const [row, t] of reserved) this.#pendingTotals.unreserve(row, t.count, t.bytes);
+      throw err;
+    } finally {
+      for (const row of reserved.keys()) this.#pendingTotals.settle(row);
     }
     return { results };
   }
 
-  /** Reserves each recipient's share of the batch against its pending quota, or reserves nothing. */
-  async #reserve(
-    toPublish: Array<{ bytes: Buffer; recipient: Recipient }>,
-  ): Promise<Map<string, { count: number; bytes: number }>> {
+  /**
+   * Reserves each recipient's share of the batch against its pending quota, or reserves
+   * nothing. A full inbox may be full of this very batch (a retry of a send that was
+   * recorded but whose answer was lost): what the ledger has already is taken out of the
+   * batch (as duplicates, or refused when another sender holds the id) and the rest tried again.
+   */
+  async #reserve(sender: AgentRow, toPublish: Outgoing[]): Promise<Map<string, { count: number; bytes: number }>> {
+    try {
+      return await this.#reserveAll(toPublish);
+    } catch (err) {
+      if (!(err instanceof SvcError) || err.code !== 'recipient_inbox_full') throw err;
+      let known = 0;
+      for (let i = toPublish.length - 1; i >= 0; i--) {
+        const p = toPublish[i] as Outgoing;
+        const owner = (await this.store.existingSenders(p.recipient.id, [p.messageId])).get(p.messageId);
+        if (owner === undefined) continue;
+        if (owner !== sender.id) {
+          throw new SvcError(
+            'message_id_conflict',
+            `message ${p.messageId} to ${p.recipient.agent_number} exists from another sender`,
+          );
+        }
+        p.result.status = 'duplicate';
+        toPublish.splice(i, 1);
+        known++;
+      }
+      if (known === 0) throw err;
+      return this.#reserveAll(toPublish);
+    }
+  }
+
+  async #reserveAll(toPublish: Outgoing[]): Promise<Map<string, { count: number; bytes: number }>> {
     const per = new Map<string, { number: string; count: number; bytes: number }>();
     for (const p of toPublish) {
       const t = per.get(p.recipient.id) ?? { number: p.recipient.agent_number, count: 0, bytes: 0 };
@@ -260,36 +309,20 @@ export class Messaging {
     return done;
   }
 
-  #claim(key: string, senderRow: string): string {
-    const held = this.#inFlight.get(key);
-    if (held) held.requests++;
-    else this.#inFlight.set(key, { senderRow, requests: 1 });
-    return key;
-  }
-
-  #release(key: string): void {
-    const held = this.#inFlight.get(key);
-    if (held && --held.requests === 0) this.#inFlight.delete(key);
-  }
-
+  /**
+   * Publishes, then records in one insert. Rows the ledger had already (a retry) are
+   * answered `duplicate`; a copy such a retry put in the stream that no row points at (the
+   * retry came after JetStream's deduplication window) is deleted.
+   */
   async #publishAndRecord(
     sender: AgentRow,
-    toPublish: Array<{ bytes: Buffer; recipient: Recipient; messageId: string; webhook: boolean }>,
-    checkedCount: number,
+    toPublish: Outgoing[],
+    bodyCount: number,
     now: number,
-  ): Promise<NewEnvelopeRow[]> {
+  ): Promise<IgnoredRow[]> {
     let seqs: number[];
     try {
-      seqs = await this.#inbox.publish(
-        sender.tenant_id,
-        toPublish.map((p) => ({
-          recipientNumber: p.recipient.agent_number,
-          data: p.bytes,
-          // The sender is part of the dedupe key: another sender's envelope under the same
-          // id (say, one published just before a crash, never recorded) is never taken for ours.
-          msgId: `${p.messageId}:${p.recipient.agent_number}:${sender.id}`,
-        })),
-      );
+      seqs = await this.#inbox.publish(sender.tenant_id, toPublish);
     } catch (err) {
       if (err instanceof PublishRefusedError && err.storageFull) {
         throw new SvcError('tenant_storage_full', undefined, { detail: err.message, cause: err });
@@ -311,22 +344,44 @@ export class Messaging {
       })),
     );
     if ('conflict' in outcome) {
-      // Another relay instance recorded it first: nothing of this request was recorded, and
-      // what it published is not referenced (it ages out of the stream).
+      // Another sender holds the id (recorded by an earlier request, or by another relay
+      // instance just now): nothing of this request was recorded, and what it published is
+      // not referenced (it ages out of the stream).
       throw new SvcError('message_id_conflict', `message ${outcome.conflict} exists from another sender`);
+    }
+    let old: Set<string> | undefined;
+    if (outcome.ignored.length > 0) {
+      old = new Set();
+      for (const r of outcome.ignored) {
+        old.add(`${r.recipient_row}\u0000${r.message_id}`);
+        if (r.recorded_seq !== r.stream_seq) {
+          this.#inbox
+            .delete(sender.tenant_id, r.stream_seq)
+            .catch((err: Error) =>
+              this.#ctx.logger.debug({ err: err.message, seq: r.stream_seq }, 'could not delete a retried copy'),
+            );
+        }
+      }
     }
     // The bytes may be views of the request body: kept as they are only when every
     // envelope of the request is kept, else copied, so that a few kept envelopes never
     // hold on to every byte of their requests.
-    const wholeBody = toPublish.length === checkedCount;
-    const rows = new Set<string>();
+    const wholeBody = toPublish.length === bodyCount && old === undefined;
+    let lastRow: string | undefined;
+    const rows: string[] = [];
     for (const [i, p] of toPublish.entries()) {
-      const kept = wholeBody ? p.bytes : Buffer.from(p.bytes);
-      this.#recent.add(sender.tenant_id, seqs[i] as number, kept);
-      this.notifier.notify(p.recipient.id);
-      rows.add(p.recipient.id);
+      if (old?.has(`${p.recipient.id}\u0000${p.messageId}`)) {
+        p.result.status = 'duplicate';
+        continue;
+      }
+      this.#recent.add(sender.tenant_id, seqs[i] as number, wholeBody ? p.bytes : Buffer.from(p.bytes));
+      if (p.recipient.id !== lastRow) {
+        lastRow = p.recipient.id;
+        if (!rows.includes(lastRow)) rows.push(lastRow);
+      }
     }
-    this.#announce(sender.tenant_id, 'recorded', [...rows]);
+    for (const row of rows) this.notifier.notify(row);
+    if (rows.length > 0) this.#announce(sender.tenant_id, 'recorded', rows);
     return outcome.ignored;
   }
 
@@ -340,7 +395,10 @@ export class Messaging {
           message_id: r.message_id,
           sender: r.sender_number,
           accepted_at: iso(r.accepted_at),
-          envelope: JSON.parse(Buffer.from(data).toString('utf8')) as PendingItem['envelope'],
+          // a view of the stored bytes, not a copy
+          envelope: JSON.parse(
+            Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'),
+          ) as PendingItem['envelope'],
         };
       }),
     );

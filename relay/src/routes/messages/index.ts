@@ -10,7 +10,7 @@ import {
   SendResponse,
 } from '@svc/shared';
 import type { RoutePlugin } from '../../http/scopes.js';
-import { installSendBodyParser } from '../../messages/send-body.js';
+import { canonicalBytesOf, installSendBodyParser, sendBodyValidator } from '../../messages/send-body.js';
 import type { TypedApp } from '../types.js';
 import { messageStreamRoute } from './stream.js';
 
@@ -25,13 +25,19 @@ export const messageRoutes: RoutePlugin = async (app, { ctx }) => {
       {
         // a full batch of maximal envelopes, plus the JSON around them
         bodyLimit: MESSAGE_LIMITS.maxEnvelopeBytes * 4 + 64 * 1024,
+        // a body the parser's fast path took was checked already
+        validatorCompiler: sendBodyValidator(scope),
+        // the answer is built by the service in exactly the schema's shape: JSON.stringify
+        // writes it for less than the schema's serializer
+        serializerCompiler: () => (data) => JSON.stringify(data),
         schema: {
           summary: 'Send sealed envelopes, one per recipient; the message id is the idempotency key',
           body: SendRequest,
           response: { 202: SendResponse },
         },
       },
-      async (request, reply) => reply.status(202).send(await messaging.send(request.agent.row, request.body)),
+      async (request, reply) =>
+        reply.status(202).send(await messaging.send(request.agent.row, request.body, canonicalBytesOf(request.body))),
     );
   });
 

@@ -1,0 +1,123 @@
+/**
+ * Idempotent sends without a ledger look-up before publishing: the relay publishes, then
+ * records with one insert that tells it which envelopes it had already. A retry gets
+ * `duplicate` and is stored once, in the ledger and in the stream, whether JetStream still
+ * remembers the first publish or its deduplication window has passed; another sender's
+ * id refuses the whole request, which records nothing.
+ */
+import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
+import { headers, nanos } from '@nats-io/transport-node';
+import { newMessageId } from '@svc/shared';
+import { until } from '@svc/test-harness';
+import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+let relay: BusRelay;
+let alice: TestAgent;
+let bob: TestAgent;
+let carol: TestAgent;
+let jsm: JetStreamManager;
+
+beforeAll(async () => {
+  relay = await inProcessBusRelay();
+  [alice, bob, carol] = await Promise.all([relay.enroll('alice'), relay.enroll('bob'), relay.enroll('carol')]);
+  jsm = await jetstreamManager(await relay.relay.context.bus.tenantConnection(alice.tenantId));
+}, 60_000);
+
+afterAll(async () => {
+  await relay?.close();
+});
+
+type Results = { results?: Array<{ message_id: string; recipient: string; status: string }>; error?: string };
+const send = (from: TestAgent, envelopes: unknown[]) =>
+  call<Results>(relay.url, 'POST', '/api/v1/messages', { envelopes }, from.auth);
+
+const pending = async (who: TestAgent) =>
+  (
+    await call<{ envelopes: Array<{ message_id: string; cursor: number; sender: string }> }>(
+      relay.url,
+      'GET',
+      '/api/v1/messages/pending?limit=100',
+      undefined,
+      who.auth,
+    )
+  ).body.envelopes;
+
+/** Envelopes in the tenant's stream addressed to this agent. */
+async function inStream(who: TestAgent): Promise<number> {
+  const subject = `msg.${who.number}`;
+  const info = await jsm.streams.info('SVC_MSGS', { subjects_filter: subject });
+  return info.state.subjects?.[subject] ?? 0;
+}
+
+describe('a retried send', () => {
+  it('gets duplicate for every envelope the relay has, stored once in the ledger and in the stream', async () => {
+    const batch = [sealFor(alice, bob, 'one'), sealFor(alice, bob, 'two')];
+    const before = await inStream(bob);
+    const first = await send(alice, batch);
+    expect(first.body.results?.map((r) => r.status)).toEqual(['accepted', 'accepted']);
+    // the retry, with one new envelope in it
+    const third = sealFor(alice, bob, 'three');
+    const retry = await send(alice, [...batch, third]);
+    expect(retry.status).toBe(202);
+    expect(retry.body.results).toEqual([
+      { message_id: batch[0]?.header.message_id, recipient: bob.number, status: 'duplicate' },
+      { message_id: batch[1]?.header.message_id, recipient: bob.number, status: 'duplicate' },
+      { message_id: third.header.message_id, recipient: bob.number, status: 'accepted' },
+    ]);
+    const ids = [...batch, third].map((e) => e.header.message_id);
+    const rows = (await pending(bob)).filter((e) => ids.includes(e.message_id));
+    expect(rows.map((r) => r.message_id)).toEqual(ids);
+    expect(await inStream(bob)).toBe(before + 3);
+  });
+
+  it('after JetStream forgot the first publish: duplicate, and the copy the retry published is deleted', async () => {
+    const original = (await jsm.streams.info('SVC_MSGS')).config;
+    const e = sealFor(alice, bob, 'retried late');
+    const before = await inStream(bob);
+    expect((await send(alice, [e])).body.results?.[0]?.status).toBe('accepted');
+    const [row] = (await pending(bob)).filter((p) => p.message_id === e.header.message_id);
+    try {
+      // a short deduplication window, and a probe published after the envelope tells when it has passed
+      await jsm.streams.update('SVC_MSGS', { ...original, duplicate_window: nanos(100) });
+      const probe = () => {
+        const h = headers();
+        h.set('Nats-Msg-Id', 'window-probe');
+        return relay.relay.context.bus
+          .tenantConnection(alice.tenantId)
+          .then((nc) => nc.request('msg.window-probe', 'x', { headers: h, timeout: 2000 }));
+      };
+      await probe();
+      await until(async () => (await probe()).json<{ duplicate?: boolean }>().duplicate !== true, 10_000, 'window');
+
+      const retry = await send(alice, [e]);
+      expect(retry.body.results?.[0]?.status).toBe('duplicate');
+      // the ledger still points at the first copy; the second is deleted (best-effort, just after the answer)
+      const rows = (await pending(bob)).filter((p) => p.message_id === e.header.message_id);
+      expect(rows).toEqual([row]);
+      await until(async () => (await inStream(bob)) === before + 1, 10_000, 'the retried copy to be deleted');
+    } finally {
+      await jsm.streams.update('SVC_MSGS', original);
+      await jsm.streams.purge('SVC_MSGS', { filter: 'msg.window-probe' });
+    }
+  });
+
+  it('the same id from another sender: 409 message_id_conflict, and nothing of that request is recorded', async () => {
+    const e = sealFor(alice, bob, 'first', { message_id: newMessageId() });
+    expect((await send(alice, [e])).status).toBe(202);
+    const fresh = sealFor(carol, bob, 'fresh');
+    const forged = sealFor(carol, bob, 'same id', { message_id: e.header.message_id });
+    expect(await send(carol, [fresh, forged])).toMatchObject({ status: 409, body: { error: 'message_id_conflict' } });
+    const rows = await pending(bob);
+    expect(rows.filter((r) => r.message_id === fresh.header.message_id)).toEqual([]);
+    expect(rows.filter((r) => r.message_id === e.header.message_id).map((r) => r.sender)).toEqual([alice.number]);
+    // and carol's retry of the fresh one alone goes through as new
+    expect((await send(carol, [fresh])).body.results?.[0]?.status).toBe('accepted');
+  });
+
+  it('the same id twice in one request: the second is a duplicate of the first', async () => {
+    const e = sealFor(alice, bob, 'twice');
+    expect((await send(alice, [e, e])).body.results?.map((r) => r.status)).toEqual(['accepted', 'duplicate']);
+  });
+});
