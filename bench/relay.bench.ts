@@ -377,7 +377,7 @@ async function bareServer(): Promise<void> {
     const text = raw.toString('latin1');
     const starts: number[] = [];
     for (let i = text.indexOf('{"ciphertext"'); i >= 0; i = text.indexOf('{"ciphertext"', i + 1)) starts.push(i);
-    const seqs = await Promise.all(
+    const acks = await Promise.all(
       starts.map((start, k) => {
         const end = k + 1 < starts.length ? (starts[k + 1] as number) - 1 : text.length - 2;
         const recipient = field(text, 'recipient', start);
@@ -389,7 +389,7 @@ async function bareServer(): Promise<void> {
         );
       }),
     );
-    return reply.status(202).send({ results: seqs.map((seq) => ({ seq })) });
+    return reply.status(202).send({ results: acks.map((a) => ({ seq: a.seq })) });
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   process.once('SIGTERM', () => {

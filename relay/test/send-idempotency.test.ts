@@ -108,12 +108,18 @@ describe('a retried send', () => {
     expect((await send(alice, [e])).status).toBe(202);
     const fresh = sealFor(carol, bob, 'fresh');
     const forged = sealFor(carol, bob, 'same id', { message_id: e.header.message_id });
+    const before = await inStream(bob);
     expect(await send(carol, [fresh, forged])).toMatchObject({ status: 409, body: { error: 'message_id_conflict' } });
     const rows = await pending(bob);
     expect(rows.filter((r) => r.message_id === fresh.header.message_id)).toEqual([]);
     expect(rows.filter((r) => r.message_id === e.header.message_id).map((r) => r.sender)).toEqual([alice.number]);
-    // and carol's retry of the fresh one alone goes through as new
+    // what the refused request published is out of the stream too (a named source reads the stream)
+    expect(await inStream(bob)).toBe(before);
+    // and carol's retry of the fresh one alone, inside JetStream's deduplication window (which
+    // answers with the deleted copy's sequence), is accepted and delivered
     expect((await send(carol, [fresh])).body.results?.[0]?.status).toBe('accepted');
+    expect((await pending(bob)).filter((r) => r.message_id === fresh.header.message_id)).toHaveLength(1);
+    expect(await inStream(bob)).toBe(before + 1);
   });
 
   it('the same id twice in one request: the second is a duplicate of the first', async () => {

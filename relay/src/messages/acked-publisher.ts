@@ -22,8 +22,15 @@ export class PublishRefusedError extends Error {
   }
 }
 
+/** A stored publish: its stream sequence, and whether JetStream had the message id already. */
+export interface PublishAck {
+  seq: number;
+  /** the id was seen within the stream's deduplication window: seq is the first publish's */
+  duplicate?: boolean;
+}
+
 interface Waiter {
-  resolve(seq: number): void;
+  resolve(ack: PublishAck): void;
   reject(err: Error): void;
   at: number;
 }
@@ -68,7 +75,7 @@ export class AckedPublisher {
         if (ack.error || typeof ack.seq !== 'number') {
           waiter.reject(new PublishRefusedError(ack.error?.description ?? 'no sequence', ack.error?.err_code));
         } else {
-          waiter.resolve(ack.seq);
+          waiter.resolve(ack as PublishAck); // the parsed acknowledgement itself: no copy per envelope
         }
       },
     });
@@ -105,12 +112,12 @@ export class AckedPublisher {
   }
 
   /** Publishes to the stream named, deduplicated on msgId; resolves with the stream sequence. */
-  publish(subject: string, data: Uint8Array, msgId: string, stream: string): Promise<number> {
+  publish(subject: string, data: Uint8Array, msgId: string, stream: string): Promise<PublishAck> {
     const token = (this.#next++).toString(36);
     const h = headers();
     h.set('Nats-Msg-Id', msgId);
     h.set('Nats-Expected-Stream', stream);
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<PublishAck>((resolve, reject) => {
       this.#waiting.set(token, { resolve, reject, at: Date.now() });
       try {
         this.#nc.publish(subject, data, { reply: `${this.#prefix}.${token}`, headers: h });

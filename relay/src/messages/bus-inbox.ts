@@ -6,7 +6,7 @@
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { ACKS_STREAM, MSGS_STREAM } from '../bus/index.js';
 import type { RelayBus } from '../context.js';
-import { AckedPublisher } from './acked-publisher.js';
+import { AckedPublisher, type PublishAck } from './acked-publisher.js';
 import { INBOX_EVENTS_SUBJECT, type InboxEvent, parseInboxEvent } from './inbox-events.js';
 
 interface TenantClients {
@@ -50,7 +50,7 @@ export class BusInbox {
   }
 
   /** Publishes all items at once; the acknowledgements come back on one subscription. */
-  async publish(tenantId: string, items: PublishItem[]): Promise<number[]> {
+  async publish(tenantId: string, items: PublishItem[]): Promise<PublishAck[]> {
     const { publisher } = await this.#tenant(tenantId);
     return Promise.all(
       items.map((it) => publisher.publish(`msg.${it.recipientNumber}`, it.data, it.msgId, MSGS_STREAM)),

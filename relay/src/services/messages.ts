@@ -3,6 +3,7 @@
  * id), the pending inbox (long-poll), acknowledgement with a receipt for the sender.
  * The relay checks shape, sender and bindings; it never sees plaintext.
  */
+import { randomUUID } from 'node:crypto';
 import {
   type Envelope,
   type EnvelopeHeader,
@@ -22,7 +23,7 @@ import { RateLimitedError, TokenBuckets } from '../http/rate-limit.js';
 import type { AgentRow } from '../ledger/ledger.js';
 import type { EnvelopeRow, IgnoredRow, MessageStore, Recipient } from '../ledger/messages.js';
 import type { LedgerStores } from '../ledger/stores.js';
-import { PublishRefusedError } from '../messages/acked-publisher.js';
+import { type PublishAck, PublishRefusedError } from '../messages/acked-publisher.js';
 import type { BusInbox, PublishItem } from '../messages/bus-inbox.js';
 import type { DeliveredWindow } from '../messages/delivered-window.js';
 import { type InboxEvent, newInstanceId } from '../messages/inbox-events.js';
@@ -320,15 +321,17 @@ export class Messaging {
     bodyCount: number,
     now: number,
   ): Promise<IgnoredRow[]> {
-    let seqs: number[];
+    let acks: PublishAck[];
     try {
-      seqs = await this.#inbox.publish(sender.tenant_id, toPublish);
+      acks = await this.#inbox.publish(sender.tenant_id, toPublish);
+      await this.#republishDeleted(sender.tenant_id, toPublish, acks);
     } catch (err) {
       if (err instanceof PublishRefusedError && err.storageFull) {
         throw new SvcError('tenant_storage_full', undefined, { detail: err.message, cause: err });
       }
       throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
     }
+    const seqs = acks.map((a) => a.seq);
     const outcome = await this.store.insertMany(
       toPublish.map((p, i) => ({
         recipient_row: p.recipient.id,
@@ -345,8 +348,9 @@ export class Messaging {
     );
     if ('conflict' in outcome) {
       // Another sender holds the id (recorded by an earlier request, or by another relay
-      // instance just now): nothing of this request was recorded, and what it published is
-      // not referenced (it ages out of the stream).
+      // instance just now): nothing of this request was recorded, so what it published is
+      // taken out of the stream again, or a named source (a leaf) would still deliver it.
+      await this.#deleteUnrecorded(sender.tenant_id, toPublish, acks);
       throw new SvcError('message_id_conflict', `message ${outcome.conflict} exists from another sender`);
     }
     let old: Set<string> | undefined;
@@ -383,6 +387,39 @@ export class Messaging {
     for (const row of rows) this.notifier.notify(row);
     if (rows.length > 0) this.#announce(sender.tenant_id, 'recorded', rows);
     return outcome.ignored;
+  }
+
+  /**
+   * A publish JetStream took for a duplicate lands on the first publish's sequence, which
+   * may be gone: the copy of a request refused for a conflict is deleted, and so is an
+   * acknowledged envelope. Such an envelope is published again under a fresh dedupe key, so
+   * that a recorded row never points at nothing. Rare: only retries are duplicates.
+   */
+  async #republishDeleted(tenantId: string, items: Outgoing[], acks: PublishAck[]): Promise<void> {
+    for (const [i, ack] of acks.entries()) {
+      if (!ack.duplicate || (await this.#inbox.get(tenantId, ack.seq)) !== null) continue;
+      const item = items[i] as Outgoing;
+      const [again] = await this.#inbox.publish(tenantId, [{ ...item, msgId: `${item.msgId}:${randomUUID()}` }]);
+      acks[i] = again as PublishAck;
+    }
+  }
+
+  /**
+   * Deletes what a refused request published, but never a sequence the ledger records: a
+   * duplicate acknowledgement points at an earlier publish, which the same sender's other
+   * request may have recorded.
+   */
+  async #deleteUnrecorded(tenantId: string, items: Outgoing[], acks: PublishAck[]): Promise<void> {
+    for (const [i, ack] of acks.entries()) {
+      const item = items[i] as Outgoing;
+      const row = await this.store.find(item.recipient.id, item.messageId);
+      if (row?.stream_seq === ack.seq) continue;
+      await this.#inbox
+        .delete(tenantId, ack.seq)
+        .catch((err: Error) =>
+          this.#ctx.logger.warn({ err: err.message, seq: ack.seq }, 'could not delete the copy of a refused send'),
+        );
+    }
   }
 
   async #load(rows: EnvelopeRow[]): Promise<PendingItem[]> {
