@@ -9,18 +9,8 @@
  * `postgresql` package; scripts/setup.sh installs it).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import {
-  chownSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort, tempDir, until } from './index.js';
@@ -180,13 +170,13 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     'shared_buffers=16MB',
   ]);
   const logFile = join(dir, 'postgres.log');
-  const logFd = openSync(logFile, 'a');
+  const logHandle = await open(logFile, 'a');
   const child: ChildProcess = spawn(cmd, args, {
     cwd: dir,
-    stdio: ['ignore', logFd, logFd],
+    stdio: ['ignore', logHandle.fd, logHandle.fd],
     detached: options.outliveProcess === true,
   });
-  closeSync(logFd);
+  await logHandle.close(); // the server has its own copy
   const log = () => readFileSync(logFile, 'utf8');
   let exited = false;
   const gone = new Promise<void>((resolve) =>
@@ -295,7 +285,7 @@ export async function serverOnDemand(runDir: string): Promise<OnDemandServer> {
     mkdirSync(dsnDir, { mode: 0o700 });
     const info: OnDemandServer = { adminUrl: server.adminUrl, dsnDir, pid: server.pid, dir: server.dir };
     writeFileSync(join(runDir, `${READY}.tmp`), JSON.stringify(info));
-    renameSync(join(runDir, `${READY}.tmp`), join(runDir, READY));
+    await rename(join(runDir, `${READY}.tmp`), join(runDir, READY)); // readers never see half of it
     return info;
   } catch (err) {
     writeFileSync(join(runDir, FAILED), String(err));
