@@ -18,6 +18,17 @@ import { build } from 'esbuild';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const BUNDLE_DIR = join(ROOT, 'cli', 'dist', 'bundle');
 
+/** What every command's bundle is: one CommonJS file for node, as the runners load it. */
+export const NODE_BUNDLE = {
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // the workspace packages from their TypeScript sources, as vitest and tsx read them
+  conditions: ['source'],
+};
+
 /**
  * Code that finds files next to itself (`new URL('../package.json', import.meta.url)`, the
  * daemon binary) sees the location its compiled module has in `<package>/dist/`, resolved
@@ -148,13 +159,7 @@ async function bundleSvc(outdir) {
   const result = await build({
     entryPoints: { svc: join(ROOT, 'cli', 'src', 'bin', 'svc.ts') },
     outdir,
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    // the workspace packages from their TypeScript sources, as vitest and tsx read them
-    conditions: ['source'],
+    ...NODE_BUNDLE,
     plugins: [keepModuleLocation(outdir), sharedWithoutCrypto, tuiLeftOut],
     // Loaded by the one command that needs them, so every other run's bundle stays small:
     // the terminal UI (tui.cjs, below; from node_modules when run from the sources) and the
@@ -172,12 +177,7 @@ async function bundleTui(outdir) {
   const result = await build({
     entryPoints: { tui: join(ROOT, 'tui', 'src', 'index.ts') },
     outdir,
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    conditions: ['source'],
+    ...NODE_BUNDLE,
     // React's development build checks and warns as it renders, at twice the size
     define: { 'process.env.NODE_ENV': '"production"' },
     plugins: [tuiWithoutTopLevelAwait],

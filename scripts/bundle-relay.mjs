@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { keepModuleLocation, ROOT } from './bundle-cli.mjs';
+import { keepModuleLocation, NODE_BUNDLE, ROOT } from './bundle-cli.mjs';
 
 export const RELAY_BUNDLE_DIR = join(ROOT, 'relay', 'dist', 'bundle');
 
@@ -20,13 +20,7 @@ export async function bundleRelay(outdir = RELAY_BUNDLE_DIR) {
   const result = await build({
     entryPoints: { 'svc-relay': join(ROOT, 'relay', 'src', 'bin', 'svc-relay.ts') },
     outdir,
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    // the workspace packages from their TypeScript sources, as vitest and tsx read them
-    conditions: ['source'],
+    ...NODE_BUNDLE,
     plugins: [keepModuleLocation(outdir)],
     // a native addon, and the PostgreSQL driver with its optional native binding
     external: ['better-sqlite3', 'pg', 'pg-native'],

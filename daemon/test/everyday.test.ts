@@ -4,18 +4,19 @@
  * relay answers), mute (archived, marked, never announced), deregistration (revokes on
  * the relay, so sends to the agent fail), and the read/check/send refusals.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
+import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonClient, DaemonEvent, DaemonEventStream } from '../src/client/index.js';
 
+let stage: DaemonsOnRelay<'alice' | 'bob'>;
+// the tests restart the relay and alice's daemon: these follow the current ones
 let relay: RelayProcess;
 let a: TestDaemon;
 let b: TestDaemon;
-const events: { a: DaemonEvent[]; b: DaemonEvent[] } = { a: [], b: [] };
+let events: Record<'a' | 'b', DaemonEvent[]>;
 const streams: DaemonEventStream[] = [];
 
 /** short, injected delays: the outbox retries every 50-200 ms, the heartbeat every 200 ms */
@@ -29,7 +30,7 @@ async function collect(client: DaemonClient, into: DaemonEvent[]): Promise<void>
   })();
 }
 
-const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme']);
+const grant = (agentId: string) => stage.grant(agentId);
 
 const connected = (d: TestDaemon, name: string) =>
   until(
@@ -39,23 +40,18 @@ const connected = (d: TestDaemon, name: string) =>
   );
 
 beforeAll(async () => {
-  [relay, a, b] = await Promise.all([
-    spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } }),
-    startDaemon(undefined, timing),
-    startDaemon(undefined, timing),
-  ]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await Promise.all([collect(a.client, events.a), collect(b.client, events.b)]);
-  for (const d of [a, b]) await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
-  await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
-  await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
-  await Promise.all([connected(a, 'alice'), connected(b, 'bob')]);
+  stage = await startDaemonsOnRelay({ agents: ['alice', 'bob'], daemon: timing });
+  ({ relay } = stage);
+  ({ alice: a, bob: b } = stage.daemons);
+  events = { a: stage.events.alice, b: stage.events.bob };
 }, 90_000);
 
 afterAll(async () => {
   for (const s of streams) s.close();
-  await Promise.all([a?.daemon.close(), b?.daemon.close()]);
+  // the restarted daemon and relay, then the stage (closing what it started is idempotent)
+  await a?.daemon.close();
   await relay?.stop();
+  await stage?.close();
 });
 
 describe('everyday behaviour', () => {
@@ -74,7 +70,7 @@ describe('everyday behaviour', () => {
   it('a deployment fetched without a name is named for the relay host, not its id', async () => {
     const c = await startDaemon(undefined, timing);
     try {
-      const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+      const { bundle } = stage;
       const first = await c.client.fetchDeployment({ url: relay.url, trust_bundle: bundle });
       expect(first.name).toBe(`127.0.0.1-${relay.port}`);
       const second = await c.client.fetchDeployment({ url: relay.url, trust_bundle: bundle });

@@ -113,6 +113,15 @@ describe('challenge sign-in', () => {
     expect(res.statusCode, res.body).toBe(201);
     return res.json() as { challenge_id: string; nonce: string };
   }
+  /** The agent's signature over challenge `c`. */
+  const answer = (agent: InProcessAgent, c: { challenge_id: string; nonce: string }) =>
+    signInSignature(agent.identity, {
+      challenge_id: c.challenge_id,
+      nonce: c.nonce,
+      agent_id: agent.agentId,
+      deployment_id: DEPLOYMENT,
+      tenant_id: agent.tenant,
+    });
   const signIn = (agent: InProcessAgent, challengeId: string, signature: string) =>
     relay.app.inject({
       method: 'POST',
@@ -135,25 +144,13 @@ describe('challenge sign-in', () => {
   it('a non-canonical base64url signature → 401 invalid_sign_in', async () => {
     const agent = await relay.enroll('acme', 'dave');
     const c = await challenge(agent);
-    const signature = signInSignature(agent.identity, {
-      challenge_id: c.challenge_id,
-      nonce: c.nonce,
-      agent_id: agent.agentId,
-      deployment_id: DEPLOYMENT,
-      tenant_id: agent.tenant,
-    });
+    const signature = answer(agent, c);
     const res = await signIn(agent, c.challenge_id, nonCanonical(signature));
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual({ error: 'invalid_sign_in', message: expect.any(String) });
     // the challenge was spent by the refused answer; a fresh one with the canonical signature works
     const again = await challenge(agent);
-    const ok = signInSignature(agent.identity, {
-      challenge_id: again.challenge_id,
-      nonce: again.nonce,
-      agent_id: agent.agentId,
-      deployment_id: DEPLOYMENT,
-      tenant_id: agent.tenant,
-    });
+    const ok = answer(agent, again);
     expect((await signIn(agent, again.challenge_id, ok)).statusCode).toBe(200);
   });
 });
@@ -161,10 +158,9 @@ describe('challenge sign-in', () => {
 describe('key rotation (PUT /api/v1/agents/me/keys)', () => {
   const xKey = () => (generateKeyPairSync('x25519').publicKey.export({ format: 'jwk' }) as { x: string }).x;
 
-  /** A version-2 upload signed by `signature` (default: the identity signature) and by the current key. */
-  function upload(agent: InProcessAgent, signing: string, encryption: string, signature?: string) {
-    const created_at = new Date().toISOString();
-    const bytes = keyRecordBytes({
+  /** The bytes of `agent`'s version-2 key record: what a rotation's two signatures cover. */
+  const recordBytes = (agent: InProcessAgent, signing: string, encryption: string, created_at: string) =>
+    keyRecordBytes({
       deployment_id: DEPLOYMENT,
       tenant_id: agent.tenant,
       agent_id: agent.agentId,
@@ -174,6 +170,11 @@ describe('key rotation (PUT /api/v1/agents/me/keys)', () => {
       encryption_public_key: encryption,
       created_at,
     });
+
+  /** A version-2 upload signed by `signature` (default: the identity signature) and by the current key. */
+  function upload(agent: InProcessAgent, signing: string, encryption: string, signature?: string) {
+    const created_at = new Date().toISOString();
+    const bytes = recordBytes(agent, signing, encryption, created_at);
     const previous = toBase64url(sign(null, bytes, agent.identity.signPrivate));
     return {
       signing_public_key: signing,
@@ -226,16 +227,7 @@ describe('key rotation (PUT /api/v1/agents/me/keys)', () => {
     const agent = await relay.enroll('acme', 'judy');
     const next = newIdentity();
     const created_at = new Date().toISOString();
-    const bytes = keyRecordBytes({
-      deployment_id: DEPLOYMENT,
-      tenant_id: agent.tenant,
-      agent_id: agent.agentId,
-      agent_number: agent.agentNumber,
-      version: 2,
-      signing_public_key: next.signPublic,
-      encryption_public_key: next.encPublic,
-      created_at,
-    });
+    const bytes = recordBytes(agent, next.signPublic, next.encPublic, created_at);
     await expectRefused(
       agent,
       {
@@ -253,16 +245,7 @@ describe('key rotation (PUT /api/v1/agents/me/keys)', () => {
     const agent = await relay.enroll('acme', 'ivan');
     const enc = xKey();
     const created_at = new Date().toISOString();
-    const bytes = keyRecordBytes({
-      deployment_id: DEPLOYMENT,
-      tenant_id: agent.tenant,
-      agent_id: agent.agentId,
-      agent_number: agent.agentNumber,
-      version: 2,
-      signing_public_key: agent.identity.signPublic,
-      encryption_public_key: enc,
-      created_at,
-    });
+    const bytes = recordBytes(agent, agent.identity.signPublic, enc, created_at);
     const signature = nonCanonical(toBase64url(sign(null, bytes, agent.identity.signPrivate)));
     await expectRefused(
       agent,

@@ -15,7 +15,8 @@ let edge: TestAgent;
 
 const claim = (agent: string) => call(relay.url, 'POST', '/api/v1/sources', { agent }, edge.auth);
 const jsm = async () => jetstreamManager(await relay.relay.context.bus.tenantConnection('default'));
-const reconcile = (...extra: string[]) =>
+/** `svc-relay nats reconcile-source-capacity` on this relay, as text; `reconcile` as JSON. */
+const reconcileText = (...extra: string[]) =>
   runRelayCli(
     [
       'nats',
@@ -24,12 +25,12 @@ const reconcile = (...extra: string[]) =>
       relay.dataDir,
       '--deployment-id',
       relay.relay.context.deployment.deploymentId,
-      '--json',
       ...extra,
     ],
     {},
     { bare: true },
   );
+const reconcile = (...extra: string[]) => reconcileText('--json', ...extra);
 
 beforeAll(async () => {
   relay = await inProcessBusRelay({ SVC_RELAY_TENANT_MAX_CONSUMERS: '2' });
@@ -103,18 +104,7 @@ describe('capacity figures', () => {
     // nothing changed
     expect((await m.consumers.info('SVC_MSGS', 'src_ghost')).name).toBe('src_ghost');
     expect(await relay.relay.context.stores.sources.countForTenant('default')).toBe(2);
-    const text = await runRelayCli(
-      [
-        'nats',
-        'reconcile-source-capacity',
-        '--data-dir',
-        relay.dataDir,
-        '--deployment-id',
-        relay.relay.context.deployment.deploymentId,
-      ],
-      {},
-      { bare: true },
-    );
+    const text = await reconcileText();
     expect(text.stdout).toContain('src_ghost: consumer on the bus, no ledger row; would: delete consumer src_ghost');
     expect(text.stdout).toContain('nothing changed; run again with --apply');
 

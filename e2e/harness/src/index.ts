@@ -5,9 +5,9 @@
  */
 import { type SpawnOptions, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findFreePort } from '@svc/shared/node';
 
 /** Ports this process handed out: the OS may offer a port again as soon as its listener closed. */
 const handedOut = new Set<number>();
@@ -15,31 +15,18 @@ const handedOut = new Set<number>();
 /**
  * A free loopback TCP port: one the OS hands out for a listener that closes at once, and
  * never one this process handed out before (a test that takes eleven ports at once got the
- * same one twice, and its second server could not listen). Not the relay's findFreePort:
- * importing @svc/relay for it cost each test file that runs the relay as a process ~0.9 s
- * of loading Fastify, NATS and the rest.
+ * same one twice, and its second server could not listen). The port finder is shared's,
+ * not @svc/relay's: importing the relay cost each test file that runs it as a process
+ * ~0.9 s of loading Fastify, NATS and the rest.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   for (;;) {
-    const port = await listenOnce(host);
+    const port = await findFreePort(host);
     if (!handedOut.has(port)) {
       handedOut.add(port);
       return port;
     }
   }
-}
-
-function listenOnce(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port ? resolve(port) : reject(new Error('could not pick a free port'))));
-    });
-  });
 }
 
 /** A fresh directory under the OS temp dir. */

@@ -1,14 +1,16 @@
 /**
  * A throwaway PostgreSQL server for tests: initdb into a temp dir, `postgres` on a free
  * port of 127.0.0.1 (its unix socket in the temp dir too), one database per caller, and
- * everything removed at stop(). Start it once per test file (beforeAll), not per test.
+ * everything removed at stop(). Tests take the run's shared one through testPostgres();
+ * a file that stops its server starts its own (once per file, beforeAll, not per test).
  * initdb and postgres refuse to run as root: as root they run as the `postgres` OS user
  * (or `nobody`) through setpriv, which execs, so the pid we hold is the server's own.
  * Binaries: SVC_TEST_PG_BIN, else the newest /usr/lib/postgresql/<n>/bin (Debian's
  * `postgresql` package; scripts/setup.sh installs it).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort, tempDir, until } from './index.js';
@@ -56,6 +58,8 @@ export interface PostgresDatabase {
 
 export interface PostgresServer {
   port: number;
+  /** the server's process id */
+  pid: number;
   /** postgres:// URL of the superuser on the `postgres` database (creates databases) */
   adminUrl: string;
   /** the server's temp dir (removed at stop) */
@@ -67,8 +71,16 @@ export interface PostgresServer {
 
 let databases = 0;
 
-/** Where the global setup tells the workers about the run's shared server (SVC_TEST_LEDGER=postgres). */
-export const SHARED_PG_ENV = { adminUrl: 'SVC_TEST_PG_ADMIN_URL', dsnDir: 'SVC_TEST_PG_DSN_DIR' } as const;
+/**
+ * Where the global setup tells the workers about the run's shared server: its URL and DSN
+ * dir when it started one (SVC_TEST_LEDGER=postgres), else a dir in which the first
+ * worker that asks starts one (`onDemandDir`, see testPostgres).
+ */
+export const SHARED_PG_ENV = {
+  adminUrl: 'SVC_TEST_PG_ADMIN_URL',
+  dsnDir: 'SVC_TEST_PG_DSN_DIR',
+  onDemandDir: 'SVC_TEST_PG_ON_DEMAND_DIR',
+} as const;
 
 /**
  * Creates an empty database on the server `adminUrl` names, and a DSN file for it in
@@ -99,6 +111,11 @@ export async function createDatabaseOn(
 export interface StartPostgresOptions {
   /** default 60: enough for one test file's relays */
   maxConnections?: number;
+  /**
+   * The server outlives this process (detached, its log in a file): a worker starts the
+   * run's shared server, and the global setup's teardown stops it by its pid.
+   */
+  outliveProcess?: boolean;
 }
 
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
@@ -148,14 +165,19 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     'full_page_writes=off',
     '-c',
     `max_connections=${options.maxConnections ?? 60}`,
-    // small: every test file that needs PostgreSQL starts its own, often several at once
+    // small: a file that stops its server starts its own, besides the run's shared one
     '-c',
     'shared_buffers=16MB',
   ]);
-  const log: string[] = [];
-  const child: ChildProcess = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.on('data', (d: Buffer) => log.push(d.toString()));
-  child.stderr?.on('data', (d: Buffer) => log.push(d.toString()));
+  const logFile = join(dir, 'postgres.log');
+  const logHandle = await open(logFile, 'a');
+  const child: ChildProcess = spawn(cmd, args, {
+    cwd: dir,
+    stdio: ['ignore', logHandle.fd, logHandle.fd],
+    detached: options.outliveProcess === true,
+  });
+  await logHandle.close(); // the server has its own copy
+  const log = () => readFileSync(logFile, 'utf8');
   let exited = false;
   const gone = new Promise<void>((resolve) =>
     child.once('exit', () => {
@@ -163,14 +185,16 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       resolve();
     }),
   );
-  // a test process that dies leaves no server behind (immediate shutdown)
+  // a test process that dies leaves no server behind (immediate shutdown), unless the
+  // server is meant to outlive it (then whoever stops it holds its pid)
   const onExit = () => child.kill('SIGQUIT');
-  process.once('exit', onExit);
+  if (options.outliveProcess) child.unref();
+  else process.once('exit', onExit);
   const admin = `postgres://${superuser}@127.0.0.1:${port}/postgres`;
   try {
     await until(
       async () => {
-        if (exited) throw new Error(`postgres exited at start:\n${log.join('')}`);
+        if (exited) throw new Error(`postgres exited at start:\n${log()}`);
         const c = new pg.Client({ connectionString: admin });
         try {
           await c.connect();
@@ -191,6 +215,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   }
   return {
     port,
+    pid: child.pid as number,
     adminUrl: admin,
     dir,
     createDatabase: (name) => createDatabaseOn(admin, name),
@@ -207,16 +232,111 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
 
 /**
  * A PostgreSQL server for a test file that only creates databases on it: the run's shared
- * one when the global setup started it (SVC_TEST_LEDGER=postgres; stop() then leaves it
- * running), else one of its own. A file that stops or breaks its server starts its own.
+ * one (stop() then leaves it running), else one of its own. Under SVC_TEST_LEDGER=postgres
+ * the global setup started the shared one; otherwise the first file of the run that asks
+ * starts it, so a run without PostgreSQL tests pays nothing for it (an initdb and a server
+ * per file cost ~1 s of CPU each). A file that stops or breaks its server starts its own
+ * (startPostgres).
  */
 export type TestPostgres = Pick<PostgresServer, 'createDatabase' | 'stop'>;
 
 export async function testPostgres(): Promise<TestPostgres> {
   const adminUrl = process.env[SHARED_PG_ENV.adminUrl];
   const dsnDir = process.env[SHARED_PG_ENV.dsnDir];
-  if (adminUrl && dsnDir) {
-    return { createDatabase: (name) => createDatabaseOn(adminUrl, name, dsnDir), stop: async () => undefined };
+  const onDemandDir = process.env[SHARED_PG_ENV.onDemandDir];
+  if (adminUrl && dsnDir) return shared(adminUrl, dsnDir);
+  if (onDemandDir) {
+    onDemand ??= serverOnDemand(onDemandDir);
+    const info = await onDemand;
+    return shared(info.adminUrl, info.dsnDir);
   }
   return startPostgres();
+}
+
+const shared = (adminUrl: string, dsnDir: string): TestPostgres => ({
+  createDatabase: (name) => createDatabaseOn(adminUrl, name, dsnDir),
+  stop: async () => undefined,
+});
+
+interface OnDemandServer {
+  adminUrl: string;
+  dsnDir: string;
+  pid: number;
+  dir: string;
+}
+
+/** This worker's way to the run's on-demand server (one look-up per worker). */
+let onDemand: Promise<OnDemandServer> | undefined;
+
+const READY = 'server.json';
+const FAILED = 'failed';
+
+/** The run's on-demand server: started by the first worker to take the lock, awaited by the rest. */
+export async function serverOnDemand(runDir: string): Promise<OnDemandServer> {
+  try {
+    mkdirSync(join(runDir, 'starting')); // atomic: exactly one worker of the run gets it
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return await until(() => readOnDemand(runDir), 60_000, "the run's PostgreSQL server", 50);
+  }
+  try {
+    const server = await startPostgres({ maxConnections: 400, outliveProcess: true });
+    const dsnDir = join(runDir, 'dsn');
+    mkdirSync(dsnDir, { mode: 0o700 });
+    const info: OnDemandServer = { adminUrl: server.adminUrl, dsnDir, pid: server.pid, dir: server.dir };
+    writeFileSync(join(runDir, `${READY}.tmp`), JSON.stringify(info));
+    await rename(join(runDir, `${READY}.tmp`), join(runDir, READY)); // readers never see half of it
+    return info;
+  } catch (err) {
+    writeFileSync(join(runDir, FAILED), String(err));
+    throw err;
+  }
+}
+
+function readOnDemand(runDir: string): OnDemandServer | undefined {
+  if (existsSync(join(runDir, FAILED))) throw new Error(readFileSync(join(runDir, FAILED), 'utf8'));
+  if (!existsSync(join(runDir, READY))) return undefined;
+  return JSON.parse(readFileSync(join(runDir, READY), 'utf8')) as OnDemandServer;
+}
+
+/** Whether `pid` runs (an exited server its parent has not reaped yet does not). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true; // no /proc: signal 0 is all we know
+  }
+};
+
+/**
+ * Stops the server a worker started in `runDir` (if one did) and removes it and `runDir`:
+ * the global setup's teardown.
+ */
+export async function stopServerOnDemand(runDir: string): Promise<void> {
+  // a worker may still be starting it when the run ends early
+  if (existsSync(join(runDir, 'starting'))) {
+    await until(() => existsSync(join(runDir, READY)) || existsSync(join(runDir, FAILED)), 60_000, 'postgres started');
+  }
+  const info = existsSync(join(runDir, READY)) ? readOnDemand(runDir) : undefined;
+  if (info) {
+    if (alive(info.pid)) process.kill(info.pid, 'SIGINT'); // fast shutdown
+    await until(() => !alive(info.pid), 30_000, 'postgres stopped', 50);
+    rmSync(info.dir, { recursive: true, force: true });
+  }
+  rmSync(runDir, { recursive: true, force: true });
+}
+
+/** For a process exit without teardown: kills the on-demand server at once (immediate shutdown). */
+export function killServerOnDemand(runDir: string): void {
+  try {
+    const info = readOnDemand(runDir);
+    if (info && alive(info.pid)) process.kill(info.pid, 'SIGQUIT');
+  } catch {
+    // no server, or it failed to start: nothing to kill
+  }
 }

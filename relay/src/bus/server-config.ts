@@ -1,5 +1,4 @@
 import { chmod, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { encodeUser } from '@nats-io/jwt';
 import { credsFile, operatorJwt, systemAccountJwt } from './jwts.js';
@@ -219,19 +218,5 @@ export function clientUrl(host: string, port: number): string {
   return host.includes(':') ? `nats://[${host}]:${port}` : `nats://${host}:${port}`;
 }
 
-/**
- * Asks the OS for a free port. nats-server's own random port (-1) would need the port
- * to be read back from a ports file; picking it first keeps the URL known up front.
- */
-export async function findFreePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port ? resolve(port) : reject(new Error('could not pick a free port'))));
-    });
-  });
-}
+/** The client port when none is configured: picked first, so the URL is known up front. */
+export { findFreePort } from '@svc/shared/node';

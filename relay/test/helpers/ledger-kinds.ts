@@ -1,7 +1,6 @@
 /**
- * Runs a ledger test suite on both databases: SQLite (in memory) and PostgreSQL (one
- * throwaway server per test file from the test harness, or the run's shared one under
- * SVC_TEST_LEDGER=postgres; a fresh database per `fresh()`).
+ * Runs a ledger test suite on both databases: SQLite (in memory) and PostgreSQL (the
+ * run's one throwaway server from the test harness; a fresh database per `fresh()`).
  * Where the PostgreSQL binaries are missing its half is skipped, with the reason in its name.
  */
 import { postgresUnavailable, type TestPostgres, testPostgres } from '@svc/test-harness/postgres';

@@ -7,6 +7,7 @@ export {
   sealEnvelope,
   verifyEnvelope,
 } from './envelope.js';
+export { findFreePort } from './free-port.js';
 export {
   nativeHpke,
   x25519Generate,
