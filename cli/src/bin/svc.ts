@@ -4,6 +4,9 @@
  * `svc statusline` and `svc wake-hook` run again and again inside a coding assistant, so
  * they skip the command tree too.
  */
+import { endQuietlyOnClosedPipe } from '@svc/shared/node';
+
+endQuietlyOnClosedPipe();
 const argv = process.argv.slice(2);
 
 async function main(): Promise<number> {
