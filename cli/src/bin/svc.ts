@@ -4,7 +4,7 @@
  * `svc statusline` and `svc wake-hook` run again and again inside a coding assistant, so
  * they skip the command tree too.
  */
-import { endQuietlyOnClosedPipe } from '@svc/shared/node';
+import { endQuietlyOnClosedPipe } from '../closed-pipe.js';
 
 endQuietlyOnClosedPipe();
 const argv = process.argv.slice(2);

@@ -1,6 +1,5 @@
 // Node-only code of @svc/shared (imports node:*); the browser-safe code is in `..`.
 
-export { endQuietlyOnClosedPipe } from './closed-pipe.js';
 export * from './ed25519.js';
 export {
   deriveIdentityKeys,
