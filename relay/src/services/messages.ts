@@ -43,7 +43,8 @@ interface RecipientEntry {
 
 /** An envelope to publish (a PublishItem) and record, and its answer (duplicate once the ledger says so). */
 interface Outgoing extends PublishItem {
-  bytes: Buffer;
+  /** the canonical envelope bytes (published, and kept for readers) */
+  data: Buffer;
   recipient: Recipient;
   messageId: string;
   webhook: boolean;
@@ -216,7 +217,6 @@ export class Messaging {
       // A recipient that blocked the sender gets nothing; the sender is not told.
       if (entry.blocked) continue;
       toPublish.push({
-        bytes,
         recipient: entry.recipient,
         messageId: h.message_id,
         webhook: entry.webhook,
@@ -291,7 +291,7 @@ export class Messaging {
     for (const p of toPublish) {
       const t = per.get(p.recipient.id) ?? { number: p.recipient.agent_number, count: 0, bytes: 0 };
       t.count++;
-      t.bytes += p.bytes.length;
+      t.bytes += p.data.length;
       per.set(p.recipient.id, t);
     }
     const done = new Map<string, { count: number; bytes: number }>();
@@ -341,7 +341,7 @@ export class Messaging {
         sender_row: sender.id,
         sender_number: sender.agent_number,
         stream_seq: seqs[i] as number,
-        size: p.bytes.length,
+        size: p.data.length,
         accepted_at: now,
         webhook: p.webhook,
       })),
@@ -358,13 +358,7 @@ export class Messaging {
       old = new Set();
       for (const r of outcome.ignored) {
         old.add(`${r.recipient_row}\u0000${r.message_id}`);
-        if (r.recorded_seq !== r.stream_seq) {
-          this.#inbox
-            .delete(sender.tenant_id, r.stream_seq)
-            .catch((err: Error) =>
-              this.#ctx.logger.debug({ err: err.message, seq: r.stream_seq }, 'could not delete a retried copy'),
-            );
-        }
+        if (r.recorded_seq !== r.stream_seq) void this.#deleteCopy(sender.tenant_id, r.stream_seq);
       }
     }
     // The bytes may be views of the request body: kept as they are only when every
@@ -378,7 +372,7 @@ export class Messaging {
         p.result.status = 'duplicate';
         continue;
       }
-      this.#recent.add(sender.tenant_id, seqs[i] as number, wholeBody ? p.bytes : Buffer.from(p.bytes));
+      this.#recent.add(sender.tenant_id, seqs[i] as number, wholeBody ? p.data : Buffer.from(p.data));
       if (p.recipient.id !== lastRow) {
         lastRow = p.recipient.id;
         if (!rows.includes(lastRow)) rows.push(lastRow);
@@ -413,13 +407,15 @@ export class Messaging {
     for (const [i, ack] of acks.entries()) {
       const item = items[i] as Outgoing;
       const row = await this.store.find(item.recipient.id, item.messageId);
-      if (row?.stream_seq === ack.seq) continue;
-      await this.#inbox
-        .delete(tenantId, ack.seq)
-        .catch((err: Error) =>
-          this.#ctx.logger.warn({ err: err.message, seq: ack.seq }, 'could not delete the copy of a refused send'),
-        );
+      if (row?.stream_seq !== ack.seq) await this.#deleteCopy(tenantId, ack.seq);
     }
+  }
+
+  /** Deletes a published copy no ledger row points at; best-effort (it ages out of the stream otherwise). */
+  #deleteCopy(tenantId: string, seq: number): Promise<void> {
+    return this.#inbox
+      .delete(tenantId, seq)
+      .catch((err: Error) => this.#ctx.logger.warn({ err: err.message, seq }, 'could not delete an unrecorded copy'));
   }
 
   async #load(rows: EnvelopeRow[]): Promise<PendingItem[]> {
