@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The relay suite (relay/src, relay/test) with every relay the test harness builds on a
 # PostgreSQL ledger: scripts/test.sh (setup, build, vitest) with SVC_TEST_LEDGER=postgres,
-# whose global setup starts one throwaway PostgreSQL server for the run. Extra arguments go
+# on the run's one throwaway PostgreSQL server. Extra arguments go
 # to vitest.
 set -euo pipefail
 cd "$(dirname "$0")/.."

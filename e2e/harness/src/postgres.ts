@@ -72,13 +72,10 @@ export interface PostgresServer {
 let databases = 0;
 
 /**
- * Where the global setup tells the workers about the run's shared server: its URL and DSN
- * dir when it started one (SVC_TEST_LEDGER=postgres), else a dir in which the first
- * worker that asks starts one (`onDemandDir`, see testPostgres).
+ * Where the global setup tells the workers about the run's shared server: a dir in which
+ * the first worker that asks starts it (`onDemandDir`, see testPostgres).
  */
 export const SHARED_PG_ENV = {
-  adminUrl: 'SVC_TEST_PG_ADMIN_URL',
-  dsnDir: 'SVC_TEST_PG_DSN_DIR',
   onDemandDir: 'SVC_TEST_PG_ON_DEMAND_DIR',
 } as const;
 
@@ -232,19 +229,15 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
 
 /**
  * A PostgreSQL server for a test file that only creates databases on it: the run's shared
- * one (stop() then leaves it running), else one of its own. Under SVC_TEST_LEDGER=postgres
- * the global setup started the shared one; otherwise the first file of the run that asks
- * starts it, so a run without PostgreSQL tests pays nothing for it (an initdb and a server
- * per file cost ~1 s of CPU each). A file that stops or breaks its server starts its own
- * (startPostgres).
+ * one (stop() then leaves it running), else one of its own. The first file of the run that
+ * asks starts the shared one, so a run without PostgreSQL tests pays nothing for it (an
+ * initdb and a server per file cost ~1 s of CPU each). A file that stops or breaks its
+ * server starts its own (startPostgres); so does a test process outside vitest.
  */
 export type TestPostgres = Pick<PostgresServer, 'createDatabase' | 'stop'>;
 
 export async function testPostgres(): Promise<TestPostgres> {
-  const adminUrl = process.env[SHARED_PG_ENV.adminUrl];
-  const dsnDir = process.env[SHARED_PG_ENV.dsnDir];
   const onDemandDir = process.env[SHARED_PG_ENV.onDemandDir];
-  if (adminUrl && dsnDir) return shared(adminUrl, dsnDir);
   if (onDemandDir) {
     onDemand ??= serverOnDemand(onDemandDir);
     const info = await onDemand;

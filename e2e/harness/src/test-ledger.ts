@@ -3,7 +3,7 @@
  * spawnRelay and the fleets, and the svc-relay commands runRelayCli runs on a data dir):
  * SQLite by default (ledger.db in the data dir, as a relay has it out of the box), or
  * with SVC_TEST_LEDGER=postgres (`npm run test:relay:postgres`) a PostgreSQL database of
- * its own on the one throwaway server the global setup starts for the vitest run.
+ * its own on the run's one throwaway server (testPostgres).
  *
  * A data dir maps to one database, named for its path: a relay restarted on its data dir,
  * the operator commands run on it and the instances of a fleet sharing it find the same
@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createDatabaseOn, SHARED_PG_ENV } from './postgres.js';
+import { SHARED_PG_ENV, testPostgres } from './postgres.js';
 
 export type TestLedgerKind = 'sqlite' | 'postgres';
 
@@ -47,9 +47,7 @@ export async function ledgerEnv(
   given: { SVC_RELAY_LEDGER_DSN_FILE?: string } = {},
 ): Promise<Record<string, string>> {
   if (!onPostgres() || given.SVC_RELAY_LEDGER_DSN_FILE !== undefined) return {};
-  const adminUrl = process.env[SHARED_PG_ENV.adminUrl];
-  const dsnDir = process.env[SHARED_PG_ENV.dsnDir];
-  if (!adminUrl || !dsnDir) {
+  if (!process.env[SHARED_PG_ENV.onDemandDir]) {
     throw new Error(
       'SVC_TEST_LEDGER=postgres, but no PostgreSQL server: run through vitest (its global setup starts it)',
     );
@@ -58,7 +56,9 @@ export async function ledgerEnv(
   let dsnFile = databases.get(dir);
   if (!dsnFile) {
     const name = `svc_${createHash('sha256').update(dir).digest('hex').slice(0, 24)}`;
-    dsnFile = createDatabaseOn(adminUrl, name, dsnDir).then((db) => db.dsnFile);
+    dsnFile = testPostgres()
+      .then((server) => server.createDatabase(name))
+      .then((db) => db.dsnFile);
     databases.set(dir, dsnFile);
   }
   return { SVC_RELAY_LEDGER_DSN_FILE: await dsnFile };
