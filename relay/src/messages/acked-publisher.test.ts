@@ -1,7 +1,8 @@
 /**
  * A publish whose bus connection drops fails at once (the client retries elsewhere), not
- * at the acknowledgement timeout. A real nats-server; a subscriber that never answers
- * stands for a stream whose acknowledgement is lost with the connection.
+ * at the acknowledgement timeout; one whose acknowledgement is lost on a live connection
+ * is sent again. A real nats-server; subscribers stand for the stream: one never answers
+ * (its acknowledgement is lost with the connection), one answers only the second copy.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -30,10 +31,41 @@ async function connectWhenUp(servers: string): Promise<NatsConnection> {
   }
 }
 
-it('rejects the publishes waiting for an acknowledgement when the connection drops', async () => {
+let url: string;
+
+async function startServer(): Promise<void> {
   const port = await findFreePort('127.0.0.1');
   server = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-  const url = `nats://127.0.0.1:${port}`;
+  url = `nats://127.0.0.1:${port}`;
+}
+
+it('sends an unanswered publish again, with the same message id, and resolves with the answer to the copy', async () => {
+  await startServer();
+  const [nc, stream] = await Promise.all([connectWhenUp(url), connectWhenUp(url)]);
+  const copies: string[] = [];
+  stream.subscribe('msg.>', {
+    callback: (_err, msg) => {
+      copies.push(msg.headers?.get('Nats-Msg-Id') ?? '');
+      // the first copy's acknowledgement is lost; the second is answered as JetStream does
+      if (copies.length === 2) msg.respond(JSON.stringify({ stream: 'SVC_MSGS', seq: 7, duplicate: true }));
+    },
+  });
+  await stream.flush();
+  // the timeout is far beyond the test's own: only the resend can answer in time
+  const publisher = new AckedPublisher(nc, 600_000, 100);
+  await expect(publisher.publish('msg.1', new Uint8Array([1]), 'id-1', 'SVC_MSGS')).resolves.toEqual({
+    stream: 'SVC_MSGS',
+    seq: 7,
+    duplicate: true,
+  });
+  expect(copies).toEqual(['id-1', 'id-1']);
+  publisher.close();
+  for (const c of [nc, stream]) await c.close();
+  server?.kill('SIGKILL');
+});
+
+it('rejects the publishes waiting for an acknowledgement when the connection drops', async () => {
+  await startServer();
   const [nc, silent] = await Promise.all([connectWhenUp(url), connectWhenUp(url)]);
   silent.subscribe('msg.>', { callback: () => undefined }); // receives, never acknowledges
   await silent.flush();

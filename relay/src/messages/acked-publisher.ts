@@ -4,7 +4,7 @@
  * the stream's acknowledgements back. This is the fastest way the NATS client allows
  * (the per-message request of `js.publish` was the relay's bottleneck).
  */
-import { createInbox, headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { createInbox, headers, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 
 /** The stream answered and refused the message (as opposed to not answering at all). */
 export class PublishRefusedError extends Error {
@@ -32,8 +32,19 @@ export interface PublishAck {
 interface Waiter {
   resolve(ack: PublishAck): void;
   reject(err: Error): void;
+  /** when first published (the timeout counts from here) and when last sent */
   at: number;
+  sentAt: number;
+  subject: string;
+  data: Uint8Array;
+  headers: MsgHdrs;
 }
+
+/**
+ * How long a bus answer may take before the question is asked again (at most half the
+ * timeout). Answers are lost when a node dies; what is asked again is idempotent.
+ */
+export const ASK_AGAIN_MS = 500;
 
 interface PubAck {
   stream?: string;
@@ -51,7 +62,8 @@ export class AckedPublisher {
   readonly #timeoutMs: number;
   #next = 0;
 
-  constructor(nc: NatsConnection, timeoutMs: number) {
+  /** resendMs: how long an unanswered publish waits before it is sent again (capped at half the timeout) */
+  constructor(nc: NatsConnection, timeoutMs: number, resendMs = ASK_AGAIN_MS) {
     this.#nc = nc;
     this.#timeoutMs = timeoutMs;
     this.#sub = nc.subscribe(`${this.#prefix}.*`, {
@@ -80,17 +92,8 @@ export class AckedPublisher {
       },
     });
     // One timer for all outstanding publishes instead of one per message.
-    this.#sweeper = setInterval(
-      () => {
-        const limit = Date.now() - this.#timeoutMs;
-        for (const [token, w] of this.#waiting) {
-          if (w.at > limit) break; // insertion order = age order
-          this.#waiting.delete(token);
-          w.reject(new Error(`no JetStream acknowledgement within ${this.#timeoutMs} ms`));
-        }
-      },
-      Math.min(1000, this.#timeoutMs),
-    );
+    const every = Math.min(resendMs, this.#timeoutMs / 2);
+    this.#sweeper = setInterval(() => this.#sweep(every), every / 2);
     this.#sweeper.unref();
     void this.#failOnDisconnect();
   }
@@ -118,14 +121,47 @@ export class AckedPublisher {
     h.set('Nats-Msg-Id', msgId);
     h.set('Nats-Expected-Stream', stream);
     return new Promise<PublishAck>((resolve, reject) => {
-      this.#waiting.set(token, { resolve, reject, at: Date.now() });
+      const now = Date.now();
+      this.#waiting.set(token, { resolve, reject, at: now, sentAt: now, subject, data, headers: h });
       try {
-        this.#nc.publish(subject, data, { reply: `${this.#prefix}.${token}`, headers: h });
+        this.#send(token, subject, data, h);
       } catch (err) {
         this.#waiting.delete(token);
         reject(err as Error);
       }
     });
+  }
+
+  #send(token: string, subject: string, data: Uint8Array, h: MsgHdrs): void {
+    this.#nc.publish(subject, data, { reply: `${this.#prefix}.${token}`, headers: h });
+  }
+
+  /**
+   * Times out the publishes past the timeout, and sends again the ones unanswered for
+   * resendMs. An acknowledgement can be lost without the connection dropping: a publish
+   * made while the client reconnects (a node died) goes out on the new connection, and
+   * nats-server may drop its acknowledgement (seen in the kill test, every few runs). The
+   * resend is safe: JetStream deduplicates on the message id and acknowledges the first
+   * copy's sequence; whichever acknowledgement comes first answers the publish.
+   */
+  #sweep(resendMs: number): void {
+    const now = Date.now();
+    const expired = now - this.#timeoutMs;
+    const stale = now - resendMs;
+    for (const [token, w] of this.#waiting) {
+      if (w.at > stale) break; // insertion order = age order: the rest are younger
+      if (w.at <= expired) {
+        this.#waiting.delete(token);
+        w.reject(new Error(`no JetStream acknowledgement within ${this.#timeoutMs} ms`));
+      } else if (w.sentAt <= stale) {
+        w.sentAt = now;
+        try {
+          this.#send(token, w.subject, w.data, w.headers);
+        } catch {
+          // closed or draining: the timeout answers it
+        }
+      }
+    }
   }
 
   close(): void {

@@ -3,14 +3,15 @@
  * SVC_MSGS stream under `msg.<agent_number>`, read back by sequence with direct get
  * (no consumer per reader), deleted on acknowledgement. Receipts go to SVC_ACKS.
  */
-import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
+import { TimeoutError } from '@nats-io/transport-node';
 import { ACKS_STREAM, MSGS_STREAM } from '../bus/index.js';
 import type { RelayBus } from '../context.js';
-import { AckedPublisher, type PublishAck } from './acked-publisher.js';
+import { AckedPublisher, ASK_AGAIN_MS, type PublishAck } from './acked-publisher.js';
 import { INBOX_EVENTS_SUBJECT, type InboxEvent, parseInboxEvent } from './inbox-events.js';
 
 interface TenantClients {
-  js: JetStreamClient;
+  /** its requests time out after one attempt (#retried asks again) */
   jsm: JetStreamManager;
   publisher: AckedPublisher;
 }
@@ -22,14 +23,35 @@ export interface PublishItem {
   msgId: string;
 }
 
+/** What the inbox needs of the bus: a connection per tenant. */
+type TenantConnections = Pick<RelayBus, 'tenantConnection'>;
+
 export class BusInbox {
-  readonly #bus: RelayBus;
+  readonly #bus: TenantConnections;
   readonly #timeoutMs: number;
+  readonly #attemptMs: number;
   readonly #clients = new Map<string, Promise<TenantClients>>();
 
-  constructor(bus: RelayBus, timeoutMs = 5000) {
+  constructor(bus: TenantConnections, timeoutMs = 5000) {
     this.#bus = bus;
     this.#timeoutMs = timeoutMs;
+    this.#attemptMs = Math.min(ASK_AGAIN_MS, timeoutMs / 2);
+  }
+
+  /**
+   * Runs an idempotent bus request, asking again while it times out: attempts of
+   * attemptMs fill the timeout. An answer is lost when the node that would carry it dies;
+   * the next attempt goes through the connection the client has reconnected on.
+   */
+  async #retried<T>(attempt: () => Promise<T>): Promise<T> {
+    const attempts = Math.max(1, Math.floor(this.#timeoutMs / this.#attemptMs));
+    for (let i = 1; ; i++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!(err instanceof TimeoutError) || i >= attempts) throw err;
+      }
+    }
   }
 
   #tenant(tenantId: string): Promise<TenantClients> {
@@ -38,9 +60,8 @@ export class BusInbox {
       c = (async () => {
         const nc = await this.#bus.tenantConnection(tenantId);
         return {
-          js: jetstream(nc, { timeout: this.#timeoutMs }),
-          jsm: await jetstreamManager(nc, { timeout: this.#timeoutMs }),
-          publisher: new AckedPublisher(nc, this.#timeoutMs),
+          jsm: await this.#retried(() => jetstreamManager(nc, { timeout: this.#attemptMs })),
+          publisher: new AckedPublisher(nc, this.#timeoutMs, this.#attemptMs),
         };
       })();
       c.catch(() => this.#clients.delete(tenantId));
@@ -66,13 +87,13 @@ export class BusInbox {
   async get(tenantId: string, seq: number): Promise<Uint8Array | null> {
     const { jsm } = await this.#tenant(tenantId);
     try {
-      const m = await jsm.direct.getMessage(MSGS_STREAM, { seq });
+      const m = await this.#retried(() => jsm.direct.getMessage(MSGS_STREAM, { seq }));
       if (m) return m.data;
     } catch (err) {
       if (!notFound(err)) throw err;
     }
     try {
-      const m = await jsm.streams.getMessage(MSGS_STREAM, { seq });
+      const m = await this.#retried(() => jsm.streams.getMessage(MSGS_STREAM, { seq }));
       return m ? m.data : null;
     } catch (err) {
       if (notFound(err)) return null;
@@ -83,7 +104,7 @@ export class BusInbox {
   async delete(tenantId: string, seq: number): Promise<void> {
     const { jsm } = await this.#tenant(tenantId);
     try {
-      await jsm.streams.deleteMessage(MSGS_STREAM, seq, false);
+      await this.#retried(() => jsm.streams.deleteMessage(MSGS_STREAM, seq, false));
     } catch (err) {
       if (!notFound(err)) throw err;
     }
@@ -125,11 +146,8 @@ export class BusInbox {
   }
 
   async publishReceipt(tenantId: string, senderNumber: string, receipt: object, msgId: string): Promise<void> {
-    const { js } = await this.#tenant(tenantId);
-    await js.publish(`ack.${senderNumber}`, JSON.stringify(receipt), {
-      msgID: msgId,
-      expect: { streamName: ACKS_STREAM },
-    });
+    const { publisher } = await this.#tenant(tenantId);
+    await publisher.publish(`ack.${senderNumber}`, Buffer.from(JSON.stringify(receipt)), msgId, ACKS_STREAM);
   }
 }
 
