@@ -262,8 +262,13 @@ describe('webhook delivery', () => {
     const envelope = sealFor(a('alice'), a('hank'), 'survive a crash');
     expect((await send(a('alice'), [envelope])).status).toBe(202);
     const [first] = (await waitForHits('/hank', 1)) as [WebhookHit];
+    // its outcome recorded, not only its claim (which counts it at once): a relay closed
+    // before it records the outcome abandons the attempt, uncounted
     await until(
-      async () => (await ledgerRow(hitEvent(first).id))?.attempts === 1,
+      async () => {
+        const row = await ledgerRow(hitEvent(first).id);
+        return row?.attempts === 1 && row.last_status === 503;
+      },
       15_000,
       'the first attempt to be recorded',
     );

@@ -33,10 +33,11 @@ async function connectWhenUp(servers: string): Promise<NatsConnection> {
 
 let url: string;
 
-async function startServer(): Promise<void> {
+async function startServer(): Promise<ChildProcess> {
   const port = await findFreePort('127.0.0.1');
   server = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
   url = `nats://127.0.0.1:${port}`;
+  return server;
 }
 
 it('sends an unanswered publish again, with the same message id, and resolves with the answer to the copy', async () => {
@@ -65,7 +66,7 @@ it('sends an unanswered publish again, with the same message id, and resolves wi
 });
 
 it('rejects the publishes waiting for an acknowledgement when the connection drops', async () => {
-  await startServer();
+  const started = await startServer();
   const [nc, silent] = await Promise.all([connectWhenUp(url), connectWhenUp(url)]);
   silent.subscribe('msg.>', { callback: () => undefined }); // receives, never acknowledges
   await silent.flush();
@@ -75,8 +76,8 @@ it('rejects the publishes waiting for an acknowledgement when the connection dro
   // handled from now on: it may reject while the server is still exiting
   const rejected = expect(pending).rejects.toThrow(/connection dropped/);
   await nc.flush();
-  const exited = new Promise((resolve) => server?.once('exit', resolve));
-  server.kill('SIGKILL');
+  const exited = new Promise((resolve) => started.once('exit', resolve));
+  started.kill('SIGKILL');
   await exited;
   await rejected;
   publisher.close();
