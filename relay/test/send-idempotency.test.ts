@@ -122,6 +122,51 @@ describe('a retried send', () => {
     expect(await inStream(bob)).toBe(before + 1);
   });
 
+  it('a refused request never deletes the copy a concurrent retry by the same sender records', async () => {
+    // carol holds an id; alice's batch carrying it is refused while alice retries the batch's other envelope
+    const taken = sealFor(carol, bob, 'carol holds this id');
+    expect((await send(carol, [taken])).status).toBe(202);
+    const raced: string[] = [];
+    await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const x = sealFor(alice, bob, 'raced');
+        const clash = sealFor(alice, bob, 'clash', { message_id: taken.header.message_id });
+        raced.push(x.header.message_id);
+        const [refused, retried] = await Promise.all([
+          send(alice, [x, clash]),
+          new Promise((r) => setTimeout(r, Math.random() * 4)).then(() => send(alice, [x])),
+        ]);
+        expect(refused.status).toBe(409);
+        expect(retried.body.results?.[0]?.status).toBe('accepted');
+      }),
+    );
+    const rows: Array<{ message_id: string; cursor: number }> = [];
+    for (let after = 0; ; ) {
+      const page = await call<{ envelopes: Array<{ message_id: string; cursor: number }>; more: boolean }>(
+        relay.url,
+        'GET',
+        `/api/v1/messages/pending?limit=100&after=${after}`,
+        undefined,
+        bob.auth,
+      );
+      rows.push(...page.body.envelopes.filter((e) => raced.includes(e.message_id)));
+      after = page.body.envelopes.at(-1)?.cursor ?? after;
+      if (!page.body.more) break;
+    }
+    expect(rows.map((r) => r.message_id).sort()).toEqual([...raced].sort());
+    // each recorded envelope's copy is in the stream (pending answers from the relay's
+    // memory of recent envelopes, which would hide a deleted copy)
+    const missing: number[] = [];
+    for (const r of rows) {
+      const there = await jsm.streams.getMessage('SVC_MSGS', { seq: r.cursor }).then(
+        (m) => m !== null,
+        () => false,
+      );
+      if (!there) missing.push(r.cursor);
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('the same id twice in one request: the second is a duplicate of the first', async () => {
     const e = sealFor(alice, bob, 'twice');
     expect((await send(alice, [e, e])).body.results?.map((r) => r.status)).toEqual(['accepted', 'duplicate']);

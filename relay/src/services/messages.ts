@@ -311,9 +311,13 @@ export class Messaging {
   }
 
   /**
-   * Publishes, then records in one insert. Rows the ledger had already (a retry) are
-   * answered `duplicate`; a copy such a retry put in the stream that no row points at (the
-   * retry came after JetStream's deduplication window) is deleted.
+   * Publishes, then records in one insert. Every copy this request leaves in the stream is
+   * its own: a publish JetStream takes for a duplicate (a retry within its deduplication
+   * window, or a resend of this very publish) points at a first copy another request may
+   * record or delete, so the envelope is published again under a key of this request's own.
+   * Cleaning up is then safe without look-ups or locks: a refused request deletes all its
+   * copies, a retry deletes the copy the ledger does not point at, and a first copy is
+   * deleted once the ledger points elsewhere (no request can record it after that).
    */
   async #publishAndRecord(
     sender: AgentRow,
@@ -321,10 +325,13 @@ export class Messaging {
     bodyCount: number,
     now: number,
   ): Promise<IgnoredRow[]> {
+    const tenant = sender.tenant_id;
     let acks: PublishAck[];
+    /** item index → the first copy's sequence, for the publishes JetStream took for duplicates */
+    let firstCopies: Map<number, number> | undefined;
     try {
-      acks = await this.#inbox.publish(sender.tenant_id, toPublish);
-      await this.#republishDeleted(sender.tenant_id, toPublish, acks);
+      acks = await this.#inbox.publish(tenant, toPublish);
+      firstCopies = await this.#ownCopies(tenant, toPublish, acks);
     } catch (err) {
       if (err instanceof PublishRefusedError && err.storageFull) {
         throw new SvcError('tenant_storage_full', undefined, { detail: err.message, cause: err });
@@ -336,7 +343,7 @@ export class Messaging {
       toPublish.map((p, i) => ({
         recipient_row: p.recipient.id,
         message_id: p.messageId,
-        tenant_id: sender.tenant_id,
+        tenant_id: tenant,
         recipient_number: p.recipient.agent_number,
         sender_row: sender.id,
         sender_number: sender.agent_number,
@@ -348,67 +355,88 @@ export class Messaging {
     );
     if ('conflict' in outcome) {
       // Another sender holds the id (recorded by an earlier request, or by another relay
-      // instance just now): nothing of this request was recorded, so what it published is
-      // taken out of the stream again, or a named source (a leaf) would still deliver it.
-      await this.#deleteUnrecorded(sender.tenant_id, toPublish, acks);
+      // instance just now): nothing of this request was recorded, so its copies go, or a
+      // named source (a leaf) would still deliver them. First copies are their owners' to tidy.
+      await Promise.all(seqs.map((seq) => this.#deleteCopy(tenant, seq)));
       throw new SvcError('message_id_conflict', `message ${outcome.conflict} exists from another sender`);
     }
-    let old: Set<string> | undefined;
+    /** the sequences the ledger already had, for the rows this request did not record */
+    let recorded: Map<string, number> | undefined;
     if (outcome.ignored.length > 0) {
-      old = new Set();
+      recorded = new Map();
+      const tidy: Promise<void>[] = [];
       for (const r of outcome.ignored) {
-        old.add(`${r.recipient_row}\u0000${r.message_id}`);
-        if (r.recorded_seq !== r.stream_seq) void this.#deleteCopy(sender.tenant_id, r.stream_seq);
+        recorded.set(`${r.recipient_row}\u0000${r.message_id}`, r.recorded_seq);
+        if (r.recorded_seq !== r.stream_seq) tidy.push(this.#deleteCopy(tenant, r.stream_seq));
       }
+      await Promise.all(tidy);
     }
+    if (firstCopies) await this.#tidyFirstCopies(tenant, toPublish, seqs, firstCopies, recorded);
     // The bytes may be views of the request body: kept as they are only when every
     // envelope of the request is kept, else copied, so that a few kept envelopes never
     // hold on to every byte of their requests.
-    const wholeBody = toPublish.length === bodyCount && old === undefined;
+    const wholeBody = toPublish.length === bodyCount && recorded === undefined;
     let lastRow: string | undefined;
     const rows: string[] = [];
     for (const [i, p] of toPublish.entries()) {
-      if (old?.has(`${p.recipient.id}\u0000${p.messageId}`)) {
+      if (recorded?.has(`${p.recipient.id}\u0000${p.messageId}`)) {
         p.result.status = 'duplicate';
         continue;
       }
-      this.#recent.add(sender.tenant_id, seqs[i] as number, wholeBody ? p.data : Buffer.from(p.data));
+      this.#recent.add(tenant, seqs[i] as number, wholeBody ? p.data : Buffer.from(p.data));
       if (p.recipient.id !== lastRow) {
         lastRow = p.recipient.id;
         if (!rows.includes(lastRow)) rows.push(lastRow);
       }
     }
     for (const row of rows) this.notifier.notify(row);
-    if (rows.length > 0) this.#announce(sender.tenant_id, 'recorded', rows);
+    if (rows.length > 0) this.#announce(tenant, 'recorded', rows);
     return outcome.ignored;
   }
 
   /**
-   * A publish JetStream took for a duplicate lands on the first publish's sequence, which
-   * may be gone: the copy of a request refused for a conflict is deleted, and so is an
-   * acknowledged envelope. Such an envelope is published again under a fresh dedupe key, so
-   * that a recorded row never points at nothing. Rare: only retries are duplicates.
+   * Publishes again, under a key of this request's own, each envelope whose publish
+   * JetStream took for a duplicate, and says which first copies those were. Rare: only
+   * retries (and resends after a lost acknowledgement) are duplicates.
    */
-  async #republishDeleted(tenantId: string, items: Outgoing[], acks: PublishAck[]): Promise<void> {
-    for (const [i, ack] of acks.entries()) {
-      if (!ack.duplicate || (await this.#inbox.get(tenantId, ack.seq)) !== null) continue;
-      const item = items[i] as Outgoing;
-      const [again] = await this.#inbox.publish(tenantId, [{ ...item, msgId: `${item.msgId}:${randomUUID()}` }]);
-      acks[i] = again as PublishAck;
+  async #ownCopies(tenantId: string, items: Outgoing[], acks: PublishAck[]): Promise<Map<number, number> | undefined> {
+    const dup: number[] = [];
+    for (const [i, ack] of acks.entries()) if (ack.duplicate) dup.push(i);
+    if (dup.length === 0) return undefined;
+    const again = await this.#inbox.publish(
+      tenantId,
+      dup.map((i) => {
+        const item = items[i] as Outgoing;
+        return { ...item, msgId: `${item.msgId}:${randomUUID()}` };
+      }),
+    );
+    const first = new Map<number, number>();
+    for (const [k, i] of dup.entries()) {
+      first.set(i, (acks[i] as PublishAck).seq);
+      acks[i] = again[k] as PublishAck;
     }
+    return first;
   }
 
   /**
-   * Deletes what a refused request published, but never a sequence the ledger records: a
-   * duplicate acknowledgement points at an earlier publish, which the same sender's other
-   * request may have recorded.
+   * Deletes the first copies the ledger does not point at. The ledger holds one row per
+   * envelope and never points it elsewhere: once this request's insert has written or found
+   * that row, a first copy it does not name is recorded by nobody, ever.
    */
-  async #deleteUnrecorded(tenantId: string, items: Outgoing[], acks: PublishAck[]): Promise<void> {
-    for (const [i, ack] of acks.entries()) {
+  async #tidyFirstCopies(
+    tenantId: string,
+    items: Outgoing[],
+    seqs: number[],
+    firstCopies: Map<number, number>,
+    recorded: Map<string, number> | undefined,
+  ): Promise<void> {
+    const tidy: Promise<void>[] = [];
+    for (const [i, first] of firstCopies) {
       const item = items[i] as Outgoing;
-      const row = await this.store.find(item.recipient.id, item.messageId);
-      if (row?.stream_seq !== ack.seq) await this.#deleteCopy(tenantId, ack.seq);
+      const inLedger = recorded?.get(`${item.recipient.id}\u0000${item.messageId}`) ?? seqs[i];
+      if (inLedger !== first) tidy.push(this.#deleteCopy(tenantId, first));
     }
+    await Promise.all(tidy);
   }
 
   /** Deletes a published copy no ledger row points at; best-effort (it ages out of the stream otherwise). */
