@@ -17,6 +17,7 @@ import type { RelayBase, RelayBus, RelayContext } from './context.js';
 import { hasDeployment, initDeployment, loadDeployment } from './deployment/deployment.js';
 import type { LedgerLocation } from './ledger/database.js';
 import { Ledger } from './ledger/ledger.js';
+import { SqliteDatabase } from './ledger/sqlite.js';
 import { createStores } from './ledger/stores.js';
 import { createLogger, subsystem } from './logger.js';
 import { BusInbox } from './messages/bus-inbox.js';
@@ -175,6 +176,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
         url = await app.listen({ host: config.host, port: config.port });
         logger.info({ url, deployment_id: deployment.deploymentId, tenants: config.tenants }, 'relay listening');
         webhooks.start();
+        if (ledger.sql instanceof SqliteDatabase) ledger.sql.checkpointInBackground();
         let cleaning = false;
         timer = setInterval(() => {
           if (cleaning || !ledger.isOpen) return;

@@ -8,6 +8,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SvcError } from '@svc/shared';
 import Database from 'better-sqlite3';
+import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import type { Sql, SqlDatabase, SqlParams } from './sql.js';
 
 export type Db = Database.Database;
@@ -78,6 +79,7 @@ export class SqliteDatabase implements SqlDatabase {
   #transactions = 0;
   /** the queries of the running transaction: straight on the connection */
   readonly #direct: Sql;
+  #checkpointer: Checkpointer | undefined;
 
   constructor(db: Db) {
     this.db = db;
@@ -99,7 +101,22 @@ export class SqliteDatabase implements SqlDatabase {
 
   async close(): Promise<void> {
     await this.#queue;
+    await this.#checkpointer?.stop();
+    // the last connection to close checkpoints what is left
     if (this.db.open) this.db.close();
+  }
+
+  /**
+   * Moves WAL checkpoints to a worker thread (see checkpointer.ts): for the relay server,
+   * not for a command that opens the ledger for a moment. Should the worker fail, this
+   * connection checkpoints by itself again, as SQLite does by default.
+   */
+  checkpointInBackground(everyMs = 250): void {
+    if (this.#checkpointer || this.db.memory || !this.db.open) return;
+    this.#checkpointer = startCheckpointer(this.db.name, everyMs, () => {
+      if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
+    });
+    this.db.pragma('wal_autocheckpoint = 0');
   }
 
   /** A prepared statement, compiled once per SQL text (preparing costs more than running). */
