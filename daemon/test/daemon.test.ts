@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -100,10 +101,9 @@ describe('daemon shell', () => {
     expect(pid).not.toBe(process.pid);
     // a second ensureDaemon finds the running one
     expect((await (await ensureDaemon({ home })).status()).pid).toBe(pid);
-    // the CLI-style child refuses to be a second instance
-    const { command, args, cwd } = daemonCommand();
-    const second = spawn(command, args, {
-      cwd,
+    // a second daemon for the same home refuses to run (the built one: the same code, without
+    // the source loader's second or so of start-up)
+    const second = spawn(process.execPath, [fileURLToPath(new URL('../dist/bin/svc-daemon.js', import.meta.url))], {
       env: { ...process.env, SVC_HOME: home },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

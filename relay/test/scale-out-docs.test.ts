@@ -63,18 +63,17 @@ it('the shipped NATS cluster and relay files start two relays on three nodes wit
     100,
   );
 
-  for (const [i, file] of ['relay-1.env', 'relay-2.env'].entries()) {
-    const env = envFile(join(dir, 'relay', file));
-    relays.push(
-      await spawnRelay({
-        cwd: dir,
-        dataDir: join(dir, 'relay-data'),
-        port: port.get(8801 + i) as number,
-        env,
-        init: i === 0,
-      }),
-    );
-  }
+  // as the walkthrough does: the deployment is created once, then both instances start at once
+  const envs = ['relay-1.env', 'relay-2.env'].map((file) => envFile(join(dir, 'relay', file)));
+  const created = await runRelayCli(['deployment', 'init'], envs[0], { cwd: dir, bare: true });
+  expect(created.code, created.stderr).toBe(0);
+  const started = await Promise.allSettled(
+    envs.map((env, i) =>
+      spawnRelay({ cwd: dir, dataDir: join(dir, 'relay-data'), port: port.get(8801 + i) as number, env, init: false }),
+    ),
+  );
+  for (const s of started) if (s.status === 'fulfilled') relays.push(s.value);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
   for (const r of relays) expect((await fetch(`${r.url}/readyz`)).status).toBe(200);
 
   const jsz = (await (await fetch(`${nodes[0]?.monitorUrl}/jsz?accounts=true&streams=true&config=true`)).json()) as {

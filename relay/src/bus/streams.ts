@@ -59,8 +59,9 @@ export function tenantStreamConfigs(
   ];
 }
 
-// JetStream API error: stream not found.
+// JetStream API errors: stream not found; a stream of that name exists with another configuration.
 const STREAM_NOT_FOUND = 10059;
+const STREAM_NAME_IN_USE = 10058;
 
 /** Creates the tenant's streams, or brings existing ones to the expected settings. */
 export async function ensureTenantStreams(
@@ -96,9 +97,15 @@ export async function ensureTenantStreams(
       if (!(err instanceof JetStreamApiError) || err.code !== STREAM_NOT_FOUND) throw err;
     }
     if (!have) {
-      await jsm.streams.add(want);
-      logger.info({ stream: want.name }, 'bus: stream created');
-      continue;
+      try {
+        await jsm.streams.add(want);
+        logger.info({ stream: want.name }, 'bus: stream created');
+        continue;
+      } catch (err) {
+        // another relay instance created it at the same moment (instances may start together)
+        if (!(err instanceof JetStreamApiError) || err.code !== STREAM_NAME_IN_USE) throw err;
+        have = (await jsm.streams.info(want.name)).config;
+      }
     }
     if (want.num_replicas !== undefined && have.num_replicas !== want.num_replicas) {
       // Replicas alone first, and never silently kept: fewer copies than configured is data
