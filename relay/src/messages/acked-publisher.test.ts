@@ -10,12 +10,12 @@ import { afterAll, expect, it } from 'vitest';
 import { findFreePort } from '../bus/index.js';
 import { AckedPublisher } from './acked-publisher.js';
 
-let server: ChildProcess | undefined;
+const servers: ChildProcess[] = [];
 const connections: NatsConnection[] = [];
 
 afterAll(async () => {
   for (const nc of connections) await nc.close().catch(() => undefined);
-  server?.kill('SIGKILL');
+  for (const s of servers) s.kill('SIGKILL');
 });
 
 async function connectWhenUp(servers: string): Promise<NatsConnection> {
@@ -35,13 +35,14 @@ let url: string;
 
 async function startServer(): Promise<ChildProcess> {
   const port = await findFreePort('127.0.0.1');
-  server = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  const server = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  servers.push(server);
   url = `nats://127.0.0.1:${port}`;
   return server;
 }
 
 it('sends an unanswered publish again, with the same message id, and resolves with the answer to the copy', async () => {
-  await startServer();
+  const started = await startServer();
   const [nc, stream] = await Promise.all([connectWhenUp(url), connectWhenUp(url)]);
   const copies: string[] = [];
   stream.subscribe('msg.>', {
@@ -62,7 +63,7 @@ it('sends an unanswered publish again, with the same message id, and resolves wi
   expect(copies).toEqual(['id-1', 'id-1']);
   publisher.close();
   for (const c of [nc, stream]) await c.close();
-  server?.kill('SIGKILL');
+  started.kill('SIGKILL');
 });
 
 it('rejects the publishes waiting for an acknowledgement when the connection drops', async () => {
