@@ -63,15 +63,35 @@ it('the shipped NATS cluster and relay files start two relays on three nodes wit
     100,
   );
 
-  // as the walkthrough does: the deployment is created once, then both instances start at once
+  // the deployment is created once; the second instance starts once the first has created
+  // the tenant's streams (as the walkthrough waits), while the first still starts its HTTP side
   const envs = ['relay-1.env', 'relay-2.env'].map((file) => envFile(join(dir, 'relay', file)));
   const created = await runRelayCli(['deployment', 'init'], envs[0], { cwd: dir, bare: true });
   expect(created.code, created.stderr).toBe(0);
-  const started = await Promise.allSettled(
-    envs.map((env, i) =>
-      spawnRelay({ cwd: dir, dataDir: join(dir, 'relay-data'), port: port.get(8801 + i) as number, env, init: false }),
-    ),
+  const start = (i: number) =>
+    spawnRelay({
+      cwd: dir,
+      dataDir: join(dir, 'relay-data'),
+      port: port.get(8801 + i) as number,
+      env: envs[i],
+      init: false,
+    });
+  const first = start(0);
+  first.catch(() => undefined); // awaited below
+  await until(
+    async () => {
+      const r = await fetch(`${nodes[0]?.monitorUrl}/jsz?accounts=true&streams=true`).catch(() => undefined);
+      const body = (await r?.json().catch(() => undefined)) as
+        | { account_details?: Array<{ stream_detail?: Array<{ name: string }> }> }
+        | undefined;
+      const names = (body?.account_details ?? []).flatMap((a) => (a.stream_detail ?? []).map((s) => s.name));
+      return names.includes('SVC_MSGS') && names.includes('SVC_ACKS');
+    },
+    60_000,
+    "the first instance's streams",
+    50,
   );
+  const started = await Promise.allSettled([first, start(1)]);
   for (const s of started) if (s.status === 'fulfilled') relays.push(s.value);
   for (const s of started) if (s.status === 'rejected') throw s.reason;
   for (const r of relays) expect((await fetch(`${r.url}/readyz`)).status).toBe(200);

@@ -6,7 +6,7 @@ import {
   StorageType,
   type StreamConfig,
 } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
+import { nanos, TimeoutError } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 
 export const MSGS_STREAM = 'SVC_MSGS';
@@ -102,9 +102,16 @@ export async function ensureTenantStreams(
         logger.info({ stream: want.name }, 'bus: stream created');
         continue;
       } catch (err) {
-        // another relay instance created it at the same moment (instances may start together)
-        if (!(err instanceof JetStreamApiError) || err.code !== STREAM_NAME_IN_USE) throw err;
-        have = (await jsm.streams.info(want.name)).config;
+        // Another relay instance created it at the same moment (instances may start
+        // together): the add is refused, or in a cluster not answered while the first
+        // creation runs. The stream is then there.
+        const raced =
+          err instanceof TimeoutError || (err instanceof JetStreamApiError && err.code === STREAM_NAME_IN_USE);
+        if (!raced) throw err;
+        const info = await jsm.streams.info(want.name).catch(() => {
+          throw err;
+        });
+        have = info.config;
       }
     }
     if (want.num_replicas !== undefined && have.num_replicas !== want.num_replicas) {
