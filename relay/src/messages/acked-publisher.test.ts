@@ -1,8 +1,8 @@
 /**
  * A publish whose bus connection drops fails at once (the client retries elsewhere), not
- * at the acknowledgement timeout; one whose acknowledgement is lost on a live connection
- * is sent again. A real nats-server; subscribers stand for the stream: one never answers
- * (its acknowledgement is lost with the connection), one answers only the second copy.
+ * at the acknowledgement timeout; one made while the client reconnects is sent again once
+ * it has, and only then: a slow answer on a steady connection is not multiplied. A real
+ * nats-server; a subscriber stands for the stream.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -32,38 +32,63 @@ async function connectWhenUp(servers: string): Promise<NatsConnection> {
 }
 
 let url: string;
+let port: number;
 
-async function startServer(): Promise<ChildProcess> {
-  const port = await findFreePort('127.0.0.1');
+async function startServer(onPort?: number): Promise<ChildProcess> {
+  port = onPort ?? (await findFreePort('127.0.0.1'));
   const server = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
   servers.push(server);
   url = `nats://127.0.0.1:${port}`;
   return server;
 }
 
-it('sends an unanswered publish again, with the same message id, and resolves with the answer to the copy', async () => {
-  const started = await startServer();
-  const [nc, stream] = await Promise.all([connectWhenUp(url), connectWhenUp(url)]);
+const exitOf = (server: ChildProcess) => new Promise((resolve) => server.once('exit', resolve));
+
+/** A stand-in for the stream: answers every copy as JetStream does, or none. */
+function standInStream(nc: NatsConnection, answers: boolean): string[] {
   const copies: string[] = [];
-  stream.subscribe('msg.>', {
+  nc.subscribe('msg.>', {
     callback: (_err, msg) => {
       copies.push(msg.headers?.get('Nats-Msg-Id') ?? '');
-      // the first copy's acknowledgement is lost; the second is answered as JetStream does
-      if (copies.length === 2) msg.respond(JSON.stringify({ stream: 'SVC_MSGS', seq: 7, duplicate: true }));
+      if (answers) msg.respond(JSON.stringify({ stream: 'SVC_MSGS', seq: 7 }));
     },
   });
-  await stream.flush();
+  return copies;
+}
+
+it('sends a publish made while reconnecting (which the NATS client discards) once it has reconnected', async () => {
+  const first = await startServer();
+  await connectWhenUp(url); // the server is up
+  const nc = await connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 300, reconnectJitter: 0 });
+  connections.push(nc);
   // the timeout is far beyond the test's own: only the resend can answer in time
-  const publisher = new AckedPublisher(nc, 600_000, 100);
-  await expect(publisher.publish('msg.1', new Uint8Array([1]), 'id-1', 'SVC_MSGS')).resolves.toEqual({
-    stream: 'SVC_MSGS',
-    seq: 7,
-    duplicate: true,
-  });
-  expect(copies).toEqual(['id-1', 'id-1']);
+  const publisher = new AckedPublisher(nc, 600_000);
+  const disconnected = (async () => {
+    for await (const s of nc.status()) if (s.type === 'disconnect') return;
+  })();
+  first.kill('SIGKILL');
+  await Promise.all([exitOf(first), disconnected]);
+  const pending = publisher.publish('msg.1', new Uint8Array([1]), 'id-1', 'SVC_MSGS');
+  await startServer(port);
+  const stream = await connectWhenUp(url);
+  const copies = standInStream(stream, true);
+  await stream.flush();
+  await expect(pending).resolves.toEqual({ stream: 'SVC_MSGS', seq: 7 });
+  expect(copies).toEqual(['id-1']);
   publisher.close();
-  for (const c of [nc, stream]) await c.close();
-  started.kill('SIGKILL');
+});
+
+it('on a steady connection an unanswered publish is not sent again: it times out', async () => {
+  await startServer();
+  const [nc, stream] = await Promise.all([connectWhenUp(url), connectWhenUp(url)]);
+  const copies = standInStream(stream, false);
+  await stream.flush();
+  const publisher = new AckedPublisher(nc, 600);
+  await expect(publisher.publish('msg.1', new Uint8Array([1]), 'id-1', 'SVC_MSGS')).rejects.toThrow(
+    /no JetStream acknowledgement within 600 ms/,
+  );
+  expect(copies).toEqual(['id-1']);
+  publisher.close();
 });
 
 it('rejects the publishes waiting for an acknowledgement when the connection drops', async () => {
@@ -77,7 +102,7 @@ it('rejects the publishes waiting for an acknowledgement when the connection dro
   // handled from now on: it may reject while the server is still exiting
   const rejected = expect(pending).rejects.toThrow(/connection dropped/);
   await nc.flush();
-  const exited = new Promise((resolve) => started.once('exit', resolve));
+  const exited = exitOf(started);
   started.kill('SIGKILL');
   await exited;
   await rejected;

@@ -32,17 +32,16 @@ export interface PublishAck {
 interface Waiter {
   resolve(ack: PublishAck): void;
   reject(err: Error): void;
-  /** when first published (the timeout counts from here) and when last sent */
+  /** when published (the timeout counts from here) */
   at: number;
-  sentAt: number;
   subject: string;
   data: Uint8Array;
   headers: MsgHdrs;
 }
 
 /**
- * How long a bus answer may take before the question is asked again (at most half the
- * timeout). Answers are lost when a node dies; what is asked again is idempotent.
+ * How long a bus request waits before it is asked again, when the connection reconnected
+ * meanwhile (see BusInbox): the question went out on a connection that is gone.
  */
 export const ASK_AGAIN_MS = 500;
 
@@ -62,8 +61,7 @@ export class AckedPublisher {
   readonly #timeoutMs: number;
   #next = 0;
 
-  /** resendMs: how long an unanswered publish waits before it is sent again (capped at half the timeout) */
-  constructor(nc: NatsConnection, timeoutMs: number, resendMs = ASK_AGAIN_MS) {
+  constructor(nc: NatsConnection, timeoutMs: number) {
     this.#nc = nc;
     this.#timeoutMs = timeoutMs;
     this.#sub = nc.subscribe(`${this.#prefix}.*`, {
@@ -92,24 +90,35 @@ export class AckedPublisher {
       },
     });
     // One timer for all outstanding publishes instead of one per message.
-    const every = Math.min(resendMs, this.#timeoutMs / 2);
-    this.#sweeper = setInterval(() => this.#sweep(every), every / 2);
+    this.#sweeper = setInterval(() => this.#sweep(), Math.min(1000, this.#timeoutMs));
     this.#sweeper.unref();
-    void this.#failOnDisconnect();
+    void this.#followConnection();
   }
 
   /**
    * A publish whose connection dropped gets no acknowledgement (the node died, or the
    * acknowledgement went with the connection): it fails at once instead of at the timeout,
    * and the client's retry (same message id: JetStream deduplicates it) goes through
-   * another node. Publishes made while reconnecting are sent on the new connection and wait.
+   * another node. A publish made while the client reconnects never leaves this process: the
+   * NATS client discards what it buffered when it dials again (its prepare()). Those are sent
+   * again once it has reconnected (a stall of the whole timeout in the kill test, every few
+   * runs); a copy that did go out is deduplicated by JetStream on the message id.
    */
-  async #failOnDisconnect(): Promise<void> {
+  async #followConnection(): Promise<void> {
     for await (const s of this.#nc.status()) {
-      if (s.type !== 'disconnect') continue;
-      for (const [token, w] of this.#waiting) {
-        this.#waiting.delete(token);
-        w.reject(new Error('the bus connection dropped before the JetStream acknowledgement'));
+      if (s.type === 'disconnect') {
+        for (const [token, w] of this.#waiting) {
+          this.#waiting.delete(token);
+          w.reject(new Error('the bus connection dropped before the JetStream acknowledgement'));
+        }
+      } else if (s.type === 'reconnect') {
+        for (const [token, w] of this.#waiting) {
+          try {
+            this.#send(token, w.subject, w.data, w.headers);
+          } catch {
+            // closed or draining: the timeout answers it
+          }
+        }
       }
     }
   }
@@ -121,8 +130,7 @@ export class AckedPublisher {
     h.set('Nats-Msg-Id', msgId);
     h.set('Nats-Expected-Stream', stream);
     return new Promise<PublishAck>((resolve, reject) => {
-      const now = Date.now();
-      this.#waiting.set(token, { resolve, reject, at: now, sentAt: now, subject, data, headers: h });
+      this.#waiting.set(token, { resolve, reject, at: Date.now(), subject, data, headers: h });
       try {
         this.#send(token, subject, data, h);
       } catch (err) {
@@ -136,31 +144,12 @@ export class AckedPublisher {
     this.#nc.publish(subject, data, { reply: `${this.#prefix}.${token}`, headers: h });
   }
 
-  /**
-   * Times out the publishes past the timeout, and sends again the ones unanswered for
-   * resendMs. An acknowledgement can be lost without the connection dropping: a publish
-   * made while the client reconnects (a node died) goes out on the new connection, and
-   * nats-server may drop its acknowledgement (seen in the kill test, every few runs). The
-   * resend is safe: JetStream deduplicates on the message id and acknowledges the first
-   * copy's sequence; whichever acknowledgement comes first answers the publish.
-   */
-  #sweep(resendMs: number): void {
-    const now = Date.now();
-    const expired = now - this.#timeoutMs;
-    const stale = now - resendMs;
+  #sweep(): void {
+    const expired = Date.now() - this.#timeoutMs;
     for (const [token, w] of this.#waiting) {
-      if (w.at > stale) break; // insertion order = age order: the rest are younger
-      if (w.at <= expired) {
-        this.#waiting.delete(token);
-        w.reject(new Error(`no JetStream acknowledgement within ${this.#timeoutMs} ms`));
-      } else if (w.sentAt <= stale) {
-        w.sentAt = now;
-        try {
-          this.#send(token, w.subject, w.data, w.headers);
-        } catch {
-          // closed or draining: the timeout answers it
-        }
-      }
+      if (w.at > expired) break; // insertion order = age order: the rest are younger
+      this.#waiting.delete(token);
+      w.reject(new Error(`no JetStream acknowledgement within ${this.#timeoutMs} ms`));
     }
   }
 

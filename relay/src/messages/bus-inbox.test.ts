@@ -1,7 +1,7 @@
 /**
  * A bus request whose answer is lost (the node carrying it died) is asked again before
- * the timeout. A real nats-server with JetStream; a subscriber stands for the stream's
- * direct get and drops the first request, as a dying node would.
+ * the timeout, and a bus that does not answer is not flooded. A real nats-server with
+ * JetStream; subscribers stand for the stream's direct get and lose requests.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
@@ -29,7 +29,7 @@ it('asks a direct get again when its answer is lost, and returns the answer to t
   );
   nc = conn;
   const requests: string[] = [];
-  conn.subscribe('$JS.API.DIRECT.GET.SVC_MSGS', {
+  const sub = conn.subscribe('$JS.API.DIRECT.GET.SVC_MSGS', {
     callback: (_err, msg) => {
       requests.push(msg.string());
       if (requests.length === 1) return; // the answer is lost
@@ -42,9 +42,20 @@ it('asks a direct get again when its answer is lost, and returns the answer to t
     },
   });
   await conn.flush();
-  // a timeout of 1 s: attempts of half a second, so a second attempt fits in it
+  // a timeout of 1 s: a first attempt of half a second, then one more with the rest
   const inbox = new BusInbox({ tenantConnection: async () => conn }, 1000);
   const data = await inbox.get('acme', 5);
   expect(Buffer.from(data ?? []).toString()).toBe('the envelope');
   expect(requests.map((r) => JSON.parse(r))).toEqual([{ seq: 5 }, { seq: 5 }]);
+  sub.unsubscribe();
+});
+
+it('asks a bus that does not answer twice at most (no storm of requests), then times out', async () => {
+  const conn = nc as NatsConnection;
+  const requests: string[] = [];
+  conn.subscribe('$JS.API.DIRECT.GET.SVC_MSGS', { callback: (_err, msg) => void requests.push(msg.string()) });
+  await conn.flush();
+  const inbox = new BusInbox({ tenantConnection: async () => conn }, 1000);
+  await expect(inbox.get('acme', 6)).rejects.toThrow(/timeout/);
+  expect(requests).toHaveLength(2);
 });

@@ -11,9 +11,12 @@ import { AckedPublisher, ASK_AGAIN_MS, type PublishAck } from './acked-publisher
 import { INBOX_EVENTS_SUBJECT, type InboxEvent, parseInboxEvent } from './inbox-events.js';
 
 interface TenantClients {
-  /** its requests time out after one attempt (#retried asks again) */
-  jsm: JetStreamManager;
+  /** its requests time out after attemptMs; `rest`'s after the rest of the timeout */
+  quick: JetStreamManager;
+  rest: JetStreamManager;
   publisher: AckedPublisher;
+  /** how many times the connection reconnected (a node died, or the network dropped) */
+  reconnects: number;
 }
 
 export interface PublishItem {
@@ -25,6 +28,9 @@ export interface PublishItem {
 
 /** What the inbox needs of the bus: a connection per tenant. */
 type TenantConnections = Pick<RelayBus, 'tenantConnection'>;
+
+/** Requests asked again because the connection kept reconnecting: a bound, not a policy. */
+const MAX_ASKS_AFTER_RECONNECTS = 5;
 
 export class BusInbox {
   readonly #bus: TenantConnections;
@@ -39,19 +45,23 @@ export class BusInbox {
   }
 
   /**
-   * Runs an idempotent bus request, asking again while it times out: attempts of
-   * attemptMs fill the timeout. An answer is lost when the node that would carry it dies;
-   * the next attempt goes through the connection the client has reconnected on.
+   * Runs an idempotent bus request. A request made while the connection reconnects never
+   * leaves the client (it discards what it buffered), and one in flight when a node dies
+   * loses its answer: a request unanswered after attemptMs is asked again when the
+   * connection reconnected meanwhile, and otherwise waited for once more, with the rest of
+   * the timeout. A slow bus is never asked more than twice.
    */
-  async #retried<T>(attempt: () => Promise<T>): Promise<T> {
-    const attempts = Math.max(1, Math.floor(this.#timeoutMs / this.#attemptMs));
-    for (let i = 1; ; i++) {
+  async #retried<T>(clients: TenantClients, attempt: (jsm: JetStreamManager) => Promise<T>): Promise<T> {
+    for (let i = 0; i < MAX_ASKS_AFTER_RECONNECTS; i++) {
+      const reconnects = clients.reconnects;
       try {
-        return await attempt();
+        return await attempt(clients.quick);
       } catch (err) {
-        if (!(err instanceof TimeoutError) || i >= attempts) throw err;
+        if (!(err instanceof TimeoutError)) throw err;
+        if (clients.reconnects === reconnects) break;
       }
     }
+    return attempt(clients.rest);
   }
 
   #tenant(tenantId: string): Promise<TenantClients> {
@@ -59,10 +69,17 @@ export class BusInbox {
     if (!c) {
       c = (async () => {
         const nc = await this.#bus.tenantConnection(tenantId);
-        return {
-          jsm: await this.#retried(() => jetstreamManager(nc, { timeout: this.#attemptMs })),
-          publisher: new AckedPublisher(nc, this.#timeoutMs, this.#attemptMs),
+        const opts = (timeout: number) => ({ timeout, checkAPI: false });
+        const clients: TenantClients = {
+          quick: await jetstreamManager(nc, opts(this.#attemptMs)),
+          rest: await jetstreamManager(nc, opts(this.#timeoutMs - this.#attemptMs)),
+          publisher: new AckedPublisher(nc, this.#timeoutMs),
+          reconnects: 0,
         };
+        void (async () => {
+          for await (const s of nc.status()) if (s.type === 'reconnect') clients.reconnects++;
+        })();
+        return clients;
       })();
       c.catch(() => this.#clients.delete(tenantId));
       this.#clients.set(tenantId, c);
@@ -85,15 +102,15 @@ export class BusInbox {
    * stream leader, which has every stored message.
    */
   async get(tenantId: string, seq: number): Promise<Uint8Array | null> {
-    const { jsm } = await this.#tenant(tenantId);
+    const clients = await this.#tenant(tenantId);
     try {
-      const m = await this.#retried(() => jsm.direct.getMessage(MSGS_STREAM, { seq }));
+      const m = await this.#retried(clients, (jsm) => jsm.direct.getMessage(MSGS_STREAM, { seq }));
       if (m) return m.data;
     } catch (err) {
       if (!notFound(err)) throw err;
     }
     try {
-      const m = await this.#retried(() => jsm.streams.getMessage(MSGS_STREAM, { seq }));
+      const m = await this.#retried(clients, (jsm) => jsm.streams.getMessage(MSGS_STREAM, { seq }));
       return m ? m.data : null;
     } catch (err) {
       if (notFound(err)) return null;
@@ -102,9 +119,9 @@ export class BusInbox {
   }
 
   async delete(tenantId: string, seq: number): Promise<void> {
-    const { jsm } = await this.#tenant(tenantId);
+    const clients = await this.#tenant(tenantId);
     try {
-      await this.#retried(() => jsm.streams.deleteMessage(MSGS_STREAM, seq, false));
+      await this.#retried(clients, (jsm) => jsm.streams.deleteMessage(MSGS_STREAM, seq, false));
     } catch (err) {
       if (!notFound(err)) throw err;
     }
