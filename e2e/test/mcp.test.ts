@@ -324,12 +324,17 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     // serves a key bob never pinned
     const a2 = newHome('mcp-alice-2');
     try {
-      const revoked = await runRelayCli(['agent', 'revoke', '--agent-id', 'alice', '--tenant', 'acme'], relay.env);
-      expect(revoked.code, revoked.stderr).toBe(0);
-      const g = await runRelayCli(['grant', '--agent-id', 'alice', '--tenant', 'acme', '--json'], relay.env);
-      const code = (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
       const bundle = join(relay.dataDir, 'deployment', 'trust-bundle.json');
-      await svcJson(a2, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']);
+      // the new machine fetches the deployment while the operator revokes and grants
+      const [code] = await Promise.all([
+        (async () => {
+          const revoked = await runRelayCli(['agent', 'revoke', '--agent-id', 'alice', '--tenant', 'acme'], relay.env);
+          expect(revoked.code, revoked.stderr).toBe(0);
+          const g = await runRelayCli(['grant', '--agent-id', 'alice', '--tenant', 'acme', '--json'], relay.env);
+          return (JSON.parse(g.stdout) as { enrollment_code: string }).enrollment_code;
+        })(),
+        svcJson(a2, ['deployment', 'fetch', '--url', relay.url, '--trust', bundle, '--name', 'dev', '--json']),
+      ]);
       await svcJson(a2, ['register', '--enrollment-grant', code, '--json']);
       const fp2 = (await svcJson<{ agent_number: string }>(a2, ['whoami', '--json'])).agent_number;
       expect(fp2).toBe('alice');
@@ -346,6 +351,8 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
         30_000,
         'bob holds the envelope signed by the new key',
       );
+      // it never comes out of wait_for_messages (asked now, checked below: a second's wait)
+      const waiting = call<Messages>(clients.b!, 'wait_for_messages', { timeout_seconds: 1 });
       expect(keys.peers).toEqual([
         expect.objectContaining({ agent_number: 'alice', trust: 'changed', key_fingerprint: fingerprints.alice }),
       ]);
@@ -361,8 +368,7 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
       expect(held.verified.key_fingerprint).not.toBe(fingerprints.alice);
       expect(held.body).toMatchObject({ untrusted: true, content: null });
       expect(JSON.stringify(inbox)).not.toContain('new laptop');
-      // and it never comes out of wait_for_messages
-      const waited = await call<Messages>(clients.b!, 'wait_for_messages', { timeout_seconds: 1 });
+      const waited = await waiting;
       expect(waited.messages.map((m) => m.message_id)).not.toContain(held.message_id);
     } finally {
       await svc(a2, ['--no-autostart', 'stop']).catch(() => undefined);
