@@ -19,6 +19,9 @@ export interface EnvelopeRow {
 /** An envelope to record; `webhook`: also queue a webhook delivery (migration 005) in the same transaction. */
 export type NewEnvelopeRow = Omit<EnvelopeRow, 'acked_at'> & { webhook?: boolean };
 
+/** One envelope's key in the ledger (recipient row and message id) as a single string, for sets and maps. */
+export const envelopeKey = (recipientRow: string, messageId: string): string => `${recipientRow}\u0000${messageId}`;
+
 /** A row that was already there from the same sender; `recorded_seq`: the stream sequence it points at. */
 export type IgnoredRow = NewEnvelopeRow & { recorded_seq: number };
 
@@ -159,9 +162,9 @@ export class MessageStore {
         `${insert} RETURNING recipient_row, message_id`,
         values,
       );
-      const made = new Set(inserted.map((r) => `${r.recipient_row}\u0000${r.message_id}`));
+      const made = new Set(inserted.map((r) => envelopeKey(r.recipient_row, r.message_id)));
       for (const r of chunk) {
-        if (made.delete(`${r.recipient_row}\u0000${r.message_id}`)) {
+        if (made.delete(envelopeKey(r.recipient_row, r.message_id))) {
           created.push(r);
           continue;
         }

@@ -21,7 +21,13 @@ import {
 import type { RelayBase } from '../context.js';
 import { RateLimitedError, TokenBuckets } from '../http/rate-limit.js';
 import type { AgentRow } from '../ledger/ledger.js';
-import type { EnvelopeRow, IgnoredRow, MessageStore, Recipient } from '../ledger/messages.js';
+import {
+  type EnvelopeRow,
+  envelopeKey,
+  type IgnoredRow,
+  type MessageStore,
+  type Recipient,
+} from '../ledger/messages.js';
 import type { LedgerStores } from '../ledger/stores.js';
 import { type PublishAck, PublishRefusedError } from '../messages/acked-publisher.js';
 import type { BusInbox, PublishItem } from '../messages/bus-inbox.js';
@@ -366,7 +372,7 @@ export class Messaging {
       recorded = new Map();
       const tidy: Promise<void>[] = [];
       for (const r of outcome.ignored) {
-        recorded.set(`${r.recipient_row}\u0000${r.message_id}`, r.recorded_seq);
+        recorded.set(envelopeKey(r.recipient_row, r.message_id), r.recorded_seq);
         if (r.recorded_seq !== r.stream_seq) tidy.push(this.#deleteCopy(tenant, r.stream_seq));
       }
       await Promise.all(tidy);
@@ -379,7 +385,7 @@ export class Messaging {
     let lastRow: string | undefined;
     const rows: string[] = [];
     for (const [i, p] of toPublish.entries()) {
-      if (recorded?.has(`${p.recipient.id}\u0000${p.messageId}`)) {
+      if (recorded?.has(envelopeKey(p.recipient.id, p.messageId))) {
         p.result.status = 'duplicate';
         continue;
       }
@@ -433,7 +439,7 @@ export class Messaging {
     const tidy: Promise<void>[] = [];
     for (const [i, first] of firstCopies) {
       const item = items[i] as Outgoing;
-      const inLedger = recorded?.get(`${item.recipient.id}\u0000${item.messageId}`) ?? seqs[i];
+      const inLedger = recorded?.get(envelopeKey(item.recipient.id, item.messageId)) ?? seqs[i];
       if (inLedger !== first) tidy.push(this.#deleteCopy(tenantId, first));
     }
     await Promise.all(tidy);
