@@ -39,12 +39,6 @@ interface Waiter {
   headers: MsgHdrs;
 }
 
-/**
- * How long a bus request waits before it is asked again, when the connection reconnected
- * meanwhile (see BusInbox): the question went out on a connection that is gone.
- */
-export const ASK_AGAIN_MS = 500;
-
 interface PubAck {
   stream?: string;
   seq?: number;
@@ -60,6 +54,7 @@ export class AckedPublisher {
   readonly #sweeper: NodeJS.Timeout;
   readonly #timeoutMs: number;
   #next = 0;
+  #reconnects = 0;
 
   constructor(nc: NatsConnection, timeoutMs: number) {
     this.#nc = nc;
@@ -112,6 +107,7 @@ export class AckedPublisher {
           w.reject(new Error('the bus connection dropped before the JetStream acknowledgement'));
         }
       } else if (s.type === 'reconnect') {
+        this.#reconnects++;
         for (const [token, w] of this.#waiting) {
           try {
             this.#send(token, w.subject, w.data, w.headers);
@@ -121,6 +117,11 @@ export class AckedPublisher {
         }
       }
     }
+  }
+
+  /** How many times the connection has reconnected (a node died, or the network dropped). */
+  get reconnects(): number {
+    return this.#reconnects;
   }
 
   /** Publishes to the stream named, deduplicated on msgId; resolves with the stream sequence. */

@@ -7,16 +7,15 @@ import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import { TimeoutError } from '@nats-io/transport-node';
 import { ACKS_STREAM, MSGS_STREAM } from '../bus/index.js';
 import type { RelayBus } from '../context.js';
-import { AckedPublisher, ASK_AGAIN_MS, type PublishAck } from './acked-publisher.js';
+import { AckedPublisher, type PublishAck } from './acked-publisher.js';
 import { INBOX_EVENTS_SUBJECT, type InboxEvent, parseInboxEvent } from './inbox-events.js';
 
 interface TenantClients {
   /** its requests time out after attemptMs; `rest`'s after the rest of the timeout */
   quick: JetStreamManager;
   rest: JetStreamManager;
+  /** it follows the connection: its reconnect count says when a question went out on a connection now gone */
   publisher: AckedPublisher;
-  /** how many times the connection reconnected (a node died, or the network dropped) */
-  reconnects: number;
 }
 
 export interface PublishItem {
@@ -28,6 +27,12 @@ export interface PublishItem {
 
 /** What the inbox needs of the bus: a connection per tenant. */
 type TenantConnections = Pick<RelayBus, 'tenantConnection'>;
+
+/**
+ * How long a bus request waits before it is asked again, when the connection reconnected
+ * meanwhile: the question went out on a connection that is gone.
+ */
+const ASK_AGAIN_MS = 500;
 
 /** Requests asked again because the connection kept reconnecting: a bound, not a policy. */
 const MAX_ASKS_AFTER_RECONNECTS = 5;
@@ -53,12 +58,12 @@ export class BusInbox {
    */
   async #retried<T>(clients: TenantClients, attempt: (jsm: JetStreamManager) => Promise<T>): Promise<T> {
     for (let i = 0; i < MAX_ASKS_AFTER_RECONNECTS; i++) {
-      const reconnects = clients.reconnects;
+      const reconnects = clients.publisher.reconnects;
       try {
         return await attempt(clients.quick);
       } catch (err) {
         if (!(err instanceof TimeoutError)) throw err;
-        if (clients.reconnects === reconnects) break;
+        if (clients.publisher.reconnects === reconnects) break;
       }
     }
     return attempt(clients.rest);
@@ -70,16 +75,11 @@ export class BusInbox {
       c = (async () => {
         const nc = await this.#bus.tenantConnection(tenantId);
         const opts = (timeout: number) => ({ timeout, checkAPI: false });
-        const clients: TenantClients = {
+        return {
           quick: await jetstreamManager(nc, opts(this.#attemptMs)),
           rest: await jetstreamManager(nc, opts(this.#timeoutMs - this.#attemptMs)),
           publisher: new AckedPublisher(nc, this.#timeoutMs),
-          reconnects: 0,
         };
-        void (async () => {
-          for await (const s of nc.status()) if (s.type === 'reconnect') clients.reconnects++;
-        })();
-        return clients;
       })();
       c.catch(() => this.#clients.delete(tenantId));
       this.#clients.set(tenantId, c);
