@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RecentEnvelopes } from './recent-envelopes.js';
 
-const bytes = (n: number, size = 1) => new Uint8Array(size).fill(n);
+const bytes = (n: number, size = 1) => Buffer.alloc(size, n);
 
 describe('RecentEnvelopes', () => {
   it('keeps tenants apart: the same sequence in two tenants is two entries', () => {
@@ -35,16 +35,22 @@ describe('RecentEnvelopes', () => {
     ]);
   });
 
-  it('holds at most maxBytes, dropping the oldest first, and never keeps an envelope larger than that', () => {
-    const r = new RecentEnvelopes(100, 10);
+  it('holds at most maxBytes, a chunk at a time, dropping the oldest first, and never keeps an envelope larger than a chunk', () => {
+    // three chunks of 4 bytes
+    const r = new RecentEnvelopes(100, 12, 4);
     r.add('a', 1, bytes(1, 4));
     r.add('a', 2, bytes(2, 4));
     r.add('a', 3, bytes(3, 4));
-    expect(r.get('a', 1)).toBeUndefined();
-    expect(r.usage).toEqual({ entries: 2, bytes: 8 });
-    r.add('a', 4, bytes(4, 11));
-    expect(r.get('a', 4)).toBeUndefined();
-    expect(r.usage).toEqual({ entries: 2, bytes: 8 });
+    expect(r.usage).toEqual({ entries: 3, bytes: 12 });
+    // the first chunk is written over: its entry goes
+    r.add('a', 4, bytes(4, 2));
+    expect([r.get('a', 1), r.get('a', 2), r.get('a', 4)]).toEqual([undefined, bytes(2, 4), bytes(4, 2)]);
+    // room left in that chunk: nothing else goes
+    r.add('a', 5, bytes(5, 2));
+    expect(r.usage).toEqual({ entries: 4, bytes: 12 });
+    r.add('a', 6, bytes(6, 5));
+    expect(r.get('a', 6)).toBeUndefined();
+    expect(r.usage).toEqual({ entries: 4, bytes: 12 });
   });
 
   it('an entry deleted early (acknowledged) releases its bytes once, and its slot is skipped later', () => {
@@ -69,12 +75,17 @@ describe('RecentEnvelopes', () => {
     expect(r.usage).toEqual({ entries: 3, bytes: 3 });
   });
 
-  it('answers a view of the bytes it was given, not a copy', () => {
+  it('keeps a copy: neither the buffer it was given nor its chunk written over later changes what a reader got', () => {
     const body = new Uint8Array([9, 8, 7, 6, 5]);
-    const r = new RecentEnvelopes(10, 100);
+    const r = new RecentEnvelopes(10, 6, 3);
     r.add('a', 1, body.subarray(1, 4));
+    body.fill(0);
     const got = r.get('a', 1) as Uint8Array;
-    expect(got).toEqual(new Uint8Array([8, 7, 6]));
-    expect(got.buffer).toBe(body.buffer);
+    expect(got).toEqual(Buffer.from([8, 7, 6]));
+    expect(got.buffer).not.toBe(body.buffer);
+    r.add('a', 2, bytes(2, 3));
+    r.add('a', 3, bytes(3, 3)); // the chunk of entry 1 again
+    expect(r.get('a', 1)).toBeUndefined();
+    expect(got).toEqual(Buffer.from([8, 7, 6]));
   });
 });

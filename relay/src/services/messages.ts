@@ -59,7 +59,7 @@ interface Outgoing extends PublishItem {
 
 /** Envelopes just accepted, so a waiting reader gets them without a round trip to the stream. */
 const RECENT_MAX = 20_000;
-const RECENT_MAX_BYTES = 64 * 1024 * 1024;
+const RECENT_MAX_BYTES = 32 * 1024 * 1024;
 
 export class Messaging {
   readonly #ctx: RelayBase;
@@ -240,7 +240,7 @@ export class Messaging {
       reserved = await this.#reserve(sender, toPublish);
       // (a full inbox's retry may have turned out to hold nothing new)
       const ignored =
-        toPublish.length > 0 ? await this.#publishAndRecord(sender, toPublish, body.envelopes.length, now) : [];
+        toPublish.length > 0 ? await this.#publishAndRecord(sender, toPublish, now) : [];
       const kept = new Map([...reserved].map(([row, t]) => [row, { ...t }]));
       // rows that were there already (a retry) count once
       for (const r of ignored) {
@@ -328,7 +328,6 @@ export class Messaging {
   async #publishAndRecord(
     sender: AgentRow,
     toPublish: Outgoing[],
-    bodyCount: number,
     now: number,
   ): Promise<IgnoredRow[]> {
     const tenant = sender.tenant_id;
@@ -378,10 +377,6 @@ export class Messaging {
       await Promise.all(tidy);
     }
     if (firstCopies) await this.#tidyFirstCopies(tenant, toPublish, seqs, firstCopies, recorded);
-    // The bytes may be views of the request body: kept as they are only when every
-    // envelope of the request is kept, else copied, so that a few kept envelopes never
-    // hold on to every byte of their requests.
-    const wholeBody = toPublish.length === bodyCount && recorded === undefined;
     let lastRow: string | undefined;
     const rows: string[] = [];
     for (const [i, p] of toPublish.entries()) {
@@ -389,7 +384,7 @@ export class Messaging {
         p.result.status = 'duplicate';
         continue;
       }
-      this.#recent.add(tenant, seqs[i] as number, wholeBody ? p.data : Buffer.from(p.data));
+      this.#recent.add(tenant, seqs[i] as number, p.data);
       if (p.recipient.id !== lastRow) {
         lastRow = p.recipient.id;
         if (!rows.includes(lastRow)) rows.push(lastRow);
