@@ -191,19 +191,44 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
     it('a message id is accepted once: the same sender at once records one row, another sender conflicts', async () => {
       const [r, s1, s2] = [await enroll(a, 'rcpt'), await enroll(a, 'snd1'), await enroll(a, 'snd2')];
       for (let i = 0; i < 10; i++) {
+        // each publish has a stream sequence of its own: the retry's copy is another one
         const same = await Promise.all([
-          createStores(a).messages.insertMany([envelope(r, s1, `same${i}`)]),
-          createStores(b).messages.insertMany([envelope(r, s1, `same${i}`)]),
+          createStores(a).messages.insertMany([envelope(r, s1, `same${i}`, 4 * i + 1)]),
+          createStores(b).messages.insertMany([envelope(r, s1, `same${i}`, 4 * i + 2)]),
         ]);
         expect(same.map((o) => ('ignored' in o ? o.ignored.length : 'conflict')).sort()).toEqual([0, 1]);
         const other = await Promise.all([
-          createStores(a).messages.insertMany([envelope(r, s1, `other${i}`)]),
-          createStores(b).messages.insertMany([envelope(r, s2, `other${i}`)]),
+          createStores(a).messages.insertMany([envelope(r, s1, `other${i}`, 4 * i + 3)]),
+          createStores(b).messages.insertMany([envelope(r, s2, `other${i}`, 4 * i + 4)]),
         ]);
         expect(other.filter((o) => 'conflict' in o)).toEqual([{ conflict: `other${i}` }]);
       }
       const totals = await createStores(b).messages.pendingTotals(r);
       expect(totals).toEqual({ count: 20, bytes: 200 });
+    });
+
+    it('a batch with a retried envelope records the new ones and names the retry; one with another sender’s id records nothing', async () => {
+      const [r, s1, s2] = [await enroll(a, 'mixr'), await enroll(a, 'mixs1'), await enroll(a, 'mixs2')];
+      const ma = createStores(a).messages;
+      expect(await ma.insertMany([envelope(r, s1, 'm1', 101)])).toEqual({ ignored: [] });
+      // m1 again (its copy has another sequence), with two new ones around it
+      const retry = await createStores(b).messages.insertMany([
+        envelope(r, s1, 'm0', 102),
+        envelope(r, s1, 'm1', 103),
+        envelope(r, s1, 'm2', 104),
+      ]);
+      expect(retry).toEqual({ ignored: [{ ...envelope(r, s1, 'm1', 103), recorded_seq: 101 }] });
+      expect((await ma.pending(r, 0, 10)).map((e) => [e.message_id, e.stream_seq])).toEqual([
+        ['m1', 101],
+        ['m0', 102],
+        ['m2', 104],
+      ]);
+      // another sender's batch holding m2: refused whole, its new envelope not recorded either
+      expect(await ma.insertMany([envelope(r, s2, 'm3', 105), envelope(r, s2, 'm2', 106)])).toEqual({
+        conflict: 'm2',
+      });
+      expect(await ma.find(r, 'm3')).toBeUndefined();
+      expect((await ma.find(r, 'm2'))?.sender_row).toBe(s1);
     });
 
     it('acknowledges once and keeps receipts in order', async () => {

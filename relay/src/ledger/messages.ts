@@ -57,6 +57,25 @@ function insertText(n: number): string {
   return text;
 }
 
+/** The text of an n-row insert that fails on another sender's row (#insertAlone), written once per n. */
+const upsertTexts = new Map<number, string>();
+function upsertText(n: number): string {
+  let text = upsertTexts.get(n);
+  if (text === undefined) {
+    text = `${insertText(n).replace(/ ON CONFLICT DO NOTHING$/, '')}
+      ON CONFLICT (recipient_row, message_id) DO UPDATE SET sender_row = NULL
+        WHERE envelopes.sender_row <> excluded.sender_row`;
+    upsertTexts.set(n, text);
+  }
+  return text;
+}
+
+/** SQLite's or PostgreSQL's NOT NULL violation (how #insertAlone learns that another sender holds an id). */
+const isNotNullViolation = (err: unknown): boolean => {
+  const code = (err as { code?: string }).code;
+  return code === 'SQLITE_CONSTRAINT_NOTNULL' || code === '23502';
+};
+
 export class MessageStore {
   readonly #ledger: Ledger;
   readonly #webhooks: WebhookStore;
@@ -114,14 +133,62 @@ export class MessageStore {
    * A new row marked `webhook` gets its webhook delivery queued in the same transaction.
    * The key (recipient, message id) is the primary key: of two instances inserting it at
    * once, PostgreSQL makes the second wait for the first and then find its row.
+   * Each row's stream_seq is its own publish's: no row recorded already points at it.
    */
   async insertMany(rows: NewEnvelopeRow[]): Promise<InsertOutcome> {
+    if (rows.length <= INSERT_CHUNK && !rows.some((r) => r.webhook)) {
+      const alone = await this.#insertAlone(rows);
+      if (alone) return alone;
+    }
     try {
       return { ignored: await this.#sql.transaction((tx) => this.#insertMany(tx, rows)) };
     } catch (err) {
       if (err instanceof TakenByAnotherSender) return { conflict: err.messageId };
       throw err;
     }
+  }
+
+  /**
+   * The usual send in one statement, with no transaction around it (one round trip to the
+   * ledger, or to its writer thread): new rows are inserted; a row already there from the
+   * same sender is left as it is; a row there from another sender fails the whole statement
+   * (its sender would become NULL), which then records nothing, and undefined sends the
+   * batch the long way, which names the message id. When fewer rows changed than were
+   * given, the others were there already (a retry): each is looked up for the sequence it
+   * points at, which is never this request's own (each publish has its own sequence).
+   */
+  async #insertAlone(rows: NewEnvelopeRow[]): Promise<InsertOutcome | undefined> {
+    const values: SqlValue[] = [];
+    for (const r of rows) {
+      values.push(
+        r.recipient_row,
+        r.message_id,
+        r.tenant_id,
+        r.recipient_number,
+        r.sender_row,
+        r.sender_number,
+        r.stream_seq,
+        r.size,
+        r.accepted_at,
+      );
+    }
+    let changed: number;
+    try {
+      changed = await this.#sql.run(upsertText(rows.length), values);
+    } catch (err) {
+      if (isNotNullViolation(err)) return undefined;
+      throw err;
+    }
+    const ignored: IgnoredRow[] = [];
+    if (changed === rows.length) return { ignored };
+    for (const r of rows) {
+      // rows are never pointed elsewhere: what is found now is what the statement found
+      const there = await this.find(r.recipient_row, r.message_id);
+      if (there !== undefined && Number(there.stream_seq) !== r.stream_seq) {
+        ignored.push({ ...r, recorded_seq: Number(there.stream_seq) });
+      }
+    }
+    return { ignored };
   }
 
   /**
