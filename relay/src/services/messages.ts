@@ -239,8 +239,7 @@ export class Messaging {
     try {
       reserved = await this.#reserve(sender, toPublish);
       // (a full inbox's retry may have turned out to hold nothing new)
-      const ignored =
-        toPublish.length > 0 ? await this.#publishAndRecord(sender, toPublish, now) : [];
+      const ignored = toPublish.length > 0 ? await this.#publishAndRecord(sender, toPublish, now) : [];
       const kept = new Map([...reserved].map(([row, t]) => [row, { ...t }]));
       // rows that were there already (a retry) count once
       for (const r of ignored) {
@@ -325,11 +324,7 @@ export class Messaging {
    * copies, a retry deletes the copy the ledger does not point at, and a first copy is
    * deleted once the ledger points elsewhere (no request can record it after that).
    */
-  async #publishAndRecord(
-    sender: AgentRow,
-    toPublish: Outgoing[],
-    now: number,
-  ): Promise<IgnoredRow[]> {
+  async #publishAndRecord(sender: AgentRow, toPublish: Outgoing[], now: number): Promise<IgnoredRow[]> {
     const tenant = sender.tenant_id;
     let acks: PublishAck[];
     /** item index → the first copy's sequence, for the publishes JetStream took for duplicates */
