@@ -5,7 +5,9 @@
  * nats-server; a subscriber stands for the stream.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
+import { tempDir } from '@svc/test-harness';
 import { afterAll, expect, it } from 'vitest';
 import { findFreePort } from '../bus/index.js';
 import { AckedPublisher } from './acked-publisher.js';
@@ -106,5 +108,29 @@ it('rejects the publishes waiting for an acknowledgement when the connection dro
   started.kill('SIGKILL');
   await exited;
   await rejected;
+  publisher.close();
+});
+
+it('JetStream reads its headers: the message id deduplicates, the expected stream refuses another', async () => {
+  const jsPort = await findFreePort('127.0.0.1');
+  const store = tempDir('svc-acked-js-');
+  servers.push(spawn('nats-server', ['-a', '127.0.0.1', '-p', String(jsPort), '-js', '-sd', store], { stdio: 'ignore' }));
+  const nc = await connectWhenUp(`nats://127.0.0.1:${jsPort}`);
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name: 'SVC_MSGS', subjects: ['msg.>'], duplicate_window: nanos(60_000) });
+  const publisher = new AckedPublisher(nc, 5000);
+  const first = await publisher.publish('msg.1', new Uint8Array([1]), 'id-1', 'SVC_MSGS');
+  expect(first).toMatchObject({ stream: 'SVC_MSGS', seq: 1 });
+  expect(first.duplicate).toBeFalsy();
+  expect(await publisher.publish('msg.1', new Uint8Array([2]), 'id-1', 'SVC_MSGS')).toMatchObject({
+    seq: 1,
+    duplicate: true,
+  });
+  expect(await publisher.publish('msg.1', new Uint8Array([3]), 'id-2', 'SVC_MSGS')).toMatchObject({ seq: 2 });
+  await expect(publisher.publish('msg.1', new Uint8Array([4]), 'id-3', 'SVC_ACKS')).rejects.toThrow(
+    /expected stream does not match/i,
+  );
+  expect(() => publisher.publish('msg.1', new Uint8Array([5]), 'id-4\r\nX: y', 'SVC_MSGS')).toThrow(/\\r or \\n/);
+  expect((await jsm.streams.info('SVC_MSGS')).state.messages).toBe(2);
   publisher.close();
 });
