@@ -57,6 +57,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
 const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 2_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const BODY = 'x'.repeat(1024);
 
 const quiet = pino({ level: 'silent' });
@@ -223,15 +224,19 @@ async function sendAll(
   };
 }
 
-interface RelayRun {
-  send: SendRun;
-  p50: number;
-  p99: number;
-  /** the request bodies sent (warm-up and measured), for the bare run */
-  bodies: { warm: Buffer[]; measured: Buffer[] };
+/** A relay process, started, with its sender and recipient enrolled. */
+interface StartedRelay {
+  url: string;
+  auth: Record<string, string>;
+  pid: number;
+  /** n sealed envelopes to the recipient, serialized in advance in request bodies of BATCH */
+  bodies(n: number): Buffer[];
+  /** send→delivery latency on a second recipient's event stream */
+  latency(): Promise<{ p50: number; p99: number }>;
+  stop(): Promise<void>;
 }
 
-async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun> {
+async function startRelay(extraEnv: Record<string, string> = {}): Promise<StartedRelay> {
   const dir = tempDir('svc-bench-relay-');
   const port = await freePort();
   const env = {
@@ -254,6 +259,11 @@ async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun
   // never leave a relay (and its nats-server) behind, whatever happens here
   const reap = () => child.kill('SIGTERM');
   process.once('exit', reap);
+  const stop = async () => {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  };
   let out = '';
   child.stdout.on('data', (d) => {
     out += d;
@@ -268,89 +278,81 @@ async function relayRun(extraEnv: Record<string, string> = {}): Promise<RelayRun
     const banner = JSON.parse(out) as { enrollment_code?: string };
     if (!banner.enrollment_code) throw new Error(`svc-relay dev did not start: ${out}`);
     const sender = await enrollAgent(base, banner.enrollment_code);
-    const grant = await runRelayCli(['grant', '--agent-id', 'bench-recipient', '--json'], env);
-    if (grant.code !== 0) throw new Error(`svc-relay grant failed: ${grant.stderr}${grant.stdout}`);
-    const recipient: TestAgent = await enrollAgent(
-      base,
-      (JSON.parse(grant.stdout) as { enrollment_code: string }).enrollment_code,
-    );
-
-    // Sealed and serialized in advance: the client's crypto and JSON are not what this measures.
-    const batches = (n: number) => {
-      const envelopes = Array.from({ length: n }, () => sealFor(sender, recipient, BODY));
-      const out: Buffer[] = [];
-      for (let i = 0; i < n; i += BATCH)
-        out.push(Buffer.from(JSON.stringify({ envelopes: envelopes.slice(i, i + BATCH) })));
-      return out;
+    const enroll = async (agentId: string) => {
+      const grant = await runRelayCli(['grant', '--agent-id', agentId, '--json'], env);
+      if (grant.code !== 0) throw new Error(`svc-relay grant failed: ${grant.stderr}${grant.stdout}`);
+      return enrollAgent(base, (JSON.parse(grant.stdout) as { enrollment_code: string }).enrollment_code);
     };
-    const warm = batches(WARMUP);
-    const bodies = batches(N);
-    const post = async (body: string) => {
-      const res = await fetch(`${base}/api/v1/messages`, {
-        method: 'POST',
-        headers: { ...sender.auth, 'content-type': 'application/json' },
-        body,
-      });
-      if (res.status !== 202) throw new Error(`send failed: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
+    const recipient: TestAgent = await enroll('bench-recipient');
+    return {
+      url: `${base}/api/v1/messages`,
+      auth: sender.auth,
+      pid: child.pid as number,
+      // Sealed and serialized in advance: the client's crypto and JSON are not what this measures.
+      bodies: (n) => {
+        const envelopes = Array.from({ length: n }, () => sealFor(sender, recipient, BODY));
+        const out: Buffer[] = [];
+        for (let i = 0; i < n; i += BATCH)
+          out.push(Buffer.from(JSON.stringify({ envelopes: envelopes.slice(i, i + BATCH) })));
+        return out;
+      },
+      latency: async () => {
+        // A second recipient follows its event stream while LATENCY_N envelopes are sent in
+        // small batches; each is timed from its request to its arrival on the stream.
+        const follower = await enroll(`bench-follower-${Date.now()}`);
+        const timed = Array.from({ length: LATENCY_N }, () => sealFor(sender, follower, BODY));
+        const sentAt = new Map<string, number>();
+        const latencies: number[] = [];
+        const abort = new AbortController();
+        const stream = await fetch(`${base}/api/v1/messages/stream`, { headers: follower.auth, signal: abort.signal });
+        const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+        const delivered = (async () => {
+          const decoder = new TextDecoder();
+          let buffer = '';
+          while (latencies.length < LATENCY_N) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buffer += decoder.decode(value, { stream: true });
+            for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+              const event = buffer.slice(0, i);
+              buffer = buffer.slice(i + 2);
+              const m = /"message_id":"([^"]+)"/.exec(event);
+              const t = m ? sentAt.get(m[1] as string) : undefined;
+              if (t !== undefined) latencies.push(performance.now() - t);
+            }
+          }
+        })();
+        const post = async (body: string) => {
+          const res = await fetch(`${base}/api/v1/messages`, {
+            method: 'POST',
+            headers: { ...sender.auth, 'content-type': 'application/json' },
+            body,
+          });
+          if (res.status !== 202) throw new Error(`send failed: ${res.status} ${await res.text()}`);
+          await res.arrayBuffer();
+        };
+        let k = 0;
+        await Promise.all(
+          Array.from({ length: 2 }, async () => {
+            while (k < timed.length) {
+              const batch = timed.slice(k, k + 10);
+              k += batch.length;
+              const body = JSON.stringify({ envelopes: batch });
+              const now = performance.now();
+              for (const e of batch) sentAt.set(e.header.message_id, now);
+              await post(body);
+            }
+          }),
+        );
+        await Promise.race([delivered, new Promise((r) => setTimeout(r, 60_000))]);
+        abort.abort();
+        return { p50: pct(latencies, 50), p99: pct(latencies, 99) };
+      },
+      stop,
     };
-
-    // Throughput: the send path alone, as the baseline measures publishes alone.
-    // Warm-up (not measured): the same kind of requests, other envelopes, so that both servers
-    // are measured with their code compiled by the JIT, not while it compiles.
-    if (WARMUP > 0) await sendAll(`${base}/api/v1/messages`, sender.auth, warm, child.pid as number, WARMUP);
-    const send = await sendAll(`${base}/api/v1/messages`, sender.auth, bodies, child.pid as number);
-
-    // Latency: a second recipient follows its event stream while LATENCY_N envelopes are
-    // sent in small batches; each is timed from its request to its arrival on the stream.
-    const grant2 = await runRelayCli(['grant', '--agent-id', 'bench-follower', '--json'], env);
-    if (grant2.code !== 0) throw new Error(`svc-relay grant failed: ${grant2.stderr}${grant2.stdout}`);
-    const follower = await enrollAgent(
-      base,
-      (JSON.parse(grant2.stdout) as { enrollment_code: string }).enrollment_code,
-    );
-    const timed = Array.from({ length: LATENCY_N }, () => sealFor(sender, follower, BODY));
-    const sentAt = new Map<string, number>();
-    const latencies: number[] = [];
-    const abort = new AbortController();
-    const stream = await fetch(`${base}/api/v1/messages/stream`, { headers: follower.auth, signal: abort.signal });
-    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-    const delivered = (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      while (latencies.length < LATENCY_N) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
-          const event = buffer.slice(0, i);
-          buffer = buffer.slice(i + 2);
-          const m = /"message_id":"([^"]+)"/.exec(event);
-          const t = m ? sentAt.get(m[1] as string) : undefined;
-          if (t !== undefined) latencies.push(performance.now() - t);
-        }
-      }
-    })();
-    let k = 0;
-    await Promise.all(
-      Array.from({ length: 2 }, async () => {
-        while (k < timed.length) {
-          const batch = timed.slice(k, k + 10);
-          k += batch.length;
-          const body = JSON.stringify({ envelopes: batch });
-          const now = performance.now();
-          for (const e of batch) sentAt.set(e.header.message_id, now);
-          await post(body);
-        }
-      }),
-    );
-    await Promise.race([delivered, new Promise((r) => setTimeout(r, 60_000))]);
-    abort.abort();
-    return { send, p50: pct(latencies, 50), p99: pct(latencies, 99), bodies: { warm, measured: bodies } };
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    rmSync(dir, { recursive: true, force: true });
+  } catch (err) {
+    await stop();
+    throw err;
   }
 }
 
@@ -405,7 +407,8 @@ async function bareServer(): Promise<void> {
   process.send?.((app.server.address() as { port: number }).port);
 }
 
-async function bareRun(bodies: RelayRun['bodies']): Promise<SendRun> {
+/** The bare server, started, in a process of its own. */
+async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const child = fork(fileURLToPath(import.meta.url), ['bare-server'], {
     execArgv: [
       ...(process.env.BENCH_BARE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
@@ -415,17 +418,19 @@ async function bareRun(bodies: RelayRun['bodies']): Promise<SendRun> {
     ],
   });
   process.once('exit', () => child.kill('SIGTERM'));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+  };
   try {
     const port = await new Promise<number>((resolve, reject) => {
       child.once('message', (m) => resolve(m as number));
       child.once('exit', () => reject(new Error('the bare server did not start')));
     });
-    const url = `http://127.0.0.1:${port}/send`;
-    if (WARMUP > 0) await sendAll(url, {}, bodies.warm, child.pid as number, WARMUP);
-    return await sendAll(url, {}, bodies.measured, child.pid as number);
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    return { url: `http://127.0.0.1:${port}/send`, pid: child.pid as number, stop };
+  } catch (err) {
+    await stop();
+    throw err;
   }
 }
 
@@ -434,52 +439,105 @@ if (process.argv[2] === 'bare-server') {
 } else {
   const size = JSON.stringify({ header: {}, enc: '', ciphertext: 'x'.repeat(1400), signature: '' }).length;
   console.log(
-    `bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed), batch ${BATCH}, ${CONCURRENCY} requests in flight`,
+    `bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed) per round, ${ROUNDS} rounds, batch ${BATCH}, ${CONCURRENCY} requests in flight`,
   );
   const raw = process.env.BENCH_SKIP_RAW ? 1 : await rawJetStream(size);
   console.log(`raw JetStream publish (async, window ${WINDOW}): ${fmt(raw)} msg/s`);
-  const relay = await relayRun();
   const us = (x: number) => x.toFixed(1);
   const load = (r: SendRun) =>
     `load generator ${r.clientCores.toFixed(2)} cores, machine ${(r.machineBusy * 100).toFixed(0)}% busy; ` +
     `CPU µs/envelope: server ${us(r.perEnvelope.server)}, nats-server ${us(r.perEnvelope.nats)}, ` +
     `load generator ${us(r.perEnvelope.client)}`;
-  const bare = process.env.BENCH_SKIP_BARE ? undefined : await bareRun(relay.bodies);
-  if (bare) {
+  const total = (r: SendRun) => r.perEnvelope.server + r.perEnvelope.nats + r.perEnvelope.client;
+  const middle = (runs: SendRun[]) => [...runs].sort((x, y) => x.rate - y.rate)[runs.length >> 1] as SendRun;
+
+  // Both servers run side by side, warmed up, and are measured in turns on the same request
+  // bodies (fresh envelopes each round): the machine's speed drifts from second to second
+  // here, and alternating rounds give both the same drift. The ratio is the median round's.
+  const relay = await startRelay();
+  const bare = process.env.BENCH_SKIP_BARE ? undefined : await startBare();
+  const relayRuns: SendRun[] = [];
+  const bareRuns: SendRun[] = [];
+  const ratios: number[] = [];
+  try {
+    // Warm-up (not measured): other envelopes, so that neither is measured while the JIT compiles it.
+    if (WARMUP > 0) {
+      const warm = relay.bodies(WARMUP);
+      await sendAll(relay.url, relay.auth, warm, relay.pid, WARMUP);
+      if (bare) await sendAll(bare.url, {}, warm, bare.pid, WARMUP);
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      const bodies = relay.bodies(N);
+      const measureRelay = async () => relayRuns.push(await sendAll(relay.url, relay.auth, bodies, relay.pid));
+      const measureBare = async () => {
+        if (bare) bareRuns.push(await sendAll(bare.url, {}, bodies, bare.pid));
+      };
+      if (round % 2 === 0) {
+        await measureRelay();
+        await measureBare();
+      } else {
+        await measureBare();
+        await measureRelay();
+      }
+      const r = relayRuns[round] as SendRun;
+      const b = bareRuns[round];
+      if (b) ratios.push(r.rate / b.rate);
+      console.log(
+        `  round ${round + 1}: relay ${fmt(r.rate)} msg/s${b ? `, floor ${fmt(b.rate)} msg/s, relay/floor ${(r.rate / b.rate).toFixed(2)}` : ''}`,
+      );
+    }
+    const b = bare ? middle(bareRuns) : undefined;
+    if (b) {
+      console.log(
+        `bare Fastify + publish (the floor):          ${fmt(b.rate)} msg/s, floor/jetstream ${(b.rate / raw).toFixed(2)} (median round; ${load(b)})`,
+      );
+    }
+    const r = middle(relayRuns);
+    console.log(`relay send (HTTP + JWT + ledger + JetStream):   ${fmt(r.rate)} msg/s (median round; ${load(r)})`);
+    const latency = await relay.latency();
     console.log(
-      `bare Fastify + publish (the floor):          ${fmt(bare.rate)} msg/s, floor/jetstream ${(bare.rate / raw).toFixed(2)} (${load(bare)})`,
+      `send→delivery latency on the event stream: p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms`,
     );
+    if (b) {
+      // Both runs are bound by the machine's CPU: the ratio of the CPU all three processes spend
+      // per envelope predicts relay/floor, and moves less than the rates when other work
+      // shares the machine.
+      console.log(
+        `CPU per envelope, all three processes: floor ${us(total(b))} µs, relay ${us(total(r))} µs (floor ÷ relay ${(total(b) / total(r)).toFixed(2)}, information)`,
+      );
+    }
+  } finally {
+    await relay.stop();
+    await bare?.stop();
   }
-  console.log(`relay send (HTTP + JWT + ledger + JetStream):   ${fmt(relay.send.rate)} msg/s (${load(relay.send)})`);
-  console.log(
-    `send→delivery latency on the event stream: p50 ${relay.p50.toFixed(1)} ms, p99 ${relay.p99.toFixed(1)} ms`,
-  );
-  let onPostgres: string | undefined;
+
+  const floorRate = bare ? middle(bareRuns).rate : undefined;
   const pgMissing = process.env.BENCH_SKIP_POSTGRES ? 'BENCH_SKIP_POSTGRES' : postgresUnavailable();
-  if (pgMissing) onPostgres = `relay on a PostgreSQL ledger: skipped (${pgMissing})`;
+  if (pgMissing) console.log(`relay on a PostgreSQL ledger: skipped (${pgMissing})`);
   else {
     const server = await startPostgres();
     try {
       const db = await server.createDatabase();
-      const pgRun = await relayRun({ SVC_RELAY_LEDGER_DSN_FILE: db.dsnFile });
-      onPostgres = `relay send on a PostgreSQL ledger:              ${fmt(pgRun.send.rate)} msg/s (${load(pgRun.send)})${
-        bare ? `, relay/floor ${(pgRun.send.rate / bare.rate).toFixed(2)}` : ''
-      }`;
+      const pg = await startRelay({ SVC_RELAY_LEDGER_DSN_FILE: db.dsnFile });
+      try {
+        if (WARMUP > 0) await sendAll(pg.url, pg.auth, pg.bodies(WARMUP), pg.pid, WARMUP);
+        const runs: SendRun[] = [];
+        for (let round = 0; round < ROUNDS; round++) runs.push(await sendAll(pg.url, pg.auth, pg.bodies(N), pg.pid));
+        const m = middle(runs);
+        console.log(
+          `relay send on a PostgreSQL ledger:              ${fmt(m.rate)} msg/s (median round; ${load(m)})${
+            floorRate ? `, relay/floor ${(m.rate / floorRate).toFixed(2)}` : ''
+          }`,
+        );
+      } finally {
+        await pg.stop();
+      }
     } finally {
       await server.stop();
     }
   }
-  console.log(onPostgres);
-  if (bare) {
-    // Both runs are bound by the machine's CPU: the ratio of the CPU all three processes spend
-    // per envelope predicts relay/floor, and moves less than the rates when other work
-    // shares the machine.
-    const total = (r: SendRun) => r.perEnvelope.server + r.perEnvelope.nats + r.perEnvelope.client;
-    console.log(
-      `CPU per envelope, all three processes: floor ${us(total(bare))} µs, relay ${us(total(relay.send))} µs (floor ÷ relay ${(total(bare) / total(relay.send)).toFixed(2)}, information)`,
-    );
-  }
-  console.log(`relay/jetstream ratio: ${(relay.send.rate / raw).toFixed(2)}`);
-  console.log(`relay/floor ratio: ${bare ? (relay.send.rate / bare.rate).toFixed(2) : 'n/a (BENCH_SKIP_BARE)'}`);
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1] as number;
+  console.log(`relay/jetstream ratio: ${(middle(relayRuns).rate / raw).toFixed(2)}`);
+  console.log(`relay/floor ratio: ${ratios.length > 0 ? median(ratios).toFixed(2) : 'n/a (BENCH_SKIP_BARE)'}`);
   process.exit(0);
 }
