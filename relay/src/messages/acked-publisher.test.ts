@@ -114,7 +114,9 @@ it('rejects the publishes waiting for an acknowledgement when the connection dro
 it('JetStream reads its headers: the message id deduplicates, the expected stream refuses another', async () => {
   const jsPort = await findFreePort('127.0.0.1');
   const store = tempDir('svc-acked-js-');
-  servers.push(spawn('nats-server', ['-a', '127.0.0.1', '-p', String(jsPort), '-js', '-sd', store], { stdio: 'ignore' }));
+  servers.push(
+    spawn('nats-server', ['-a', '127.0.0.1', '-p', String(jsPort), '-js', '-sd', store], { stdio: 'ignore' }),
+  );
   const nc = await connectWhenUp(`nats://127.0.0.1:${jsPort}`);
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: 'SVC_MSGS', subjects: ['msg.>'], duplicate_window: nanos(60_000) });

@@ -4,7 +4,13 @@
  * the stream's acknowledgements back. This is the fastest way the NATS client allows
  * (the per-message request of `js.publish` was the relay's bottleneck).
  */
-import { createInbox, type MsgHdrs, MsgHdrsImpl, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import {
+  createInbox,
+  type MsgHdrs,
+  MsgHdrsImpl,
+  type NatsConnection,
+  type Subscription,
+} from '@nats-io/transport-node';
 
 /**
  * The two headers of a JetStream publish, set without nats.js's per-key work (a canonical
