@@ -32,8 +32,12 @@
  * --cpu-prof-dir=/tmp/prof") go to the server processes; BENCH_MARK=1 prints the measured
  * windows on the monotonic clock (µs, the clock of the profiles' timestamps) to stderr.
  *
+ * The relay and the floor run side by side and are measured in turns, BENCH_ROUNDS rounds
+ * (3 by default) on the same bodies, fresh envelopes each round: this machine's speed drifts
+ * between runs taken seconds apart, and alternating gives both the same drift.
+ *
  * `relay/jetstream ratio` (relay ÷ raw) for information; last line: `relay/floor ratio: R`
- * (R = relay rate on SQLite ÷ bare rate).
+ * (R = relay rate on SQLite ÷ bare rate, the median round's).
  */
 import { fork, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
