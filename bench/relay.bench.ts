@@ -54,6 +54,7 @@ import { pino } from 'pino';
 import { Bus, MSGS_STREAM } from '../relay/src/bus/index.js';
 import { connectWithCreds } from '../relay/src/bus/system-client.js';
 import { AckedPublisher } from '../relay/src/messages/acked-publisher.js';
+import { median } from './common.js';
 
 const N = Number(process.env.BENCH_N ?? 20_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
@@ -540,7 +541,6 @@ if (process.argv[2] === 'bare-server') {
       await server.stop();
     }
   }
-  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1] as number;
   console.log(`relay/jetstream ratio: ${(middle(relayRuns).rate / raw).toFixed(2)}`);
   console.log(`relay/floor ratio: ${ratios.length > 0 ? median(ratios).toFixed(2) : 'n/a (BENCH_SKIP_BARE)'}`);
   process.exit(0);

@@ -57,6 +57,25 @@ function insertText(n: number): string {
   return text;
 }
 
+/** The values of insertText's (and upsertText's) rows, in their column order. */
+function insertValues(rows: readonly NewEnvelopeRow[]): SqlValue[] {
+  const values: SqlValue[] = [];
+  for (const r of rows) {
+    values.push(
+      r.recipient_row,
+      r.message_id,
+      r.tenant_id,
+      r.recipient_number,
+      r.sender_row,
+      r.sender_number,
+      r.stream_seq,
+      r.size,
+      r.accepted_at,
+    );
+  }
+  return values;
+}
+
 /** The text of an n-row insert that fails on another sender's row (#insertAlone), written once per n. */
 const upsertTexts = new Map<number, string>();
 function upsertText(n: number): string {
@@ -150,7 +169,7 @@ export class MessageStore {
 
   /**
    * The usual send in one statement, with no transaction around it (one round trip to the
-   * ledger, or to its writer thread): new rows are inserted; a row already there from the
+   * ledger): new rows are inserted; a row already there from the
    * same sender is left as it is; a row there from another sender fails the whole statement
    * (its sender would become NULL), which then records nothing, and undefined sends the
    * batch the long way, which names the message id. When fewer rows changed than were
@@ -158,23 +177,9 @@ export class MessageStore {
    * points at, which is never this request's own (each publish has its own sequence).
    */
   async #insertAlone(rows: NewEnvelopeRow[]): Promise<InsertOutcome | undefined> {
-    const values: SqlValue[] = [];
-    for (const r of rows) {
-      values.push(
-        r.recipient_row,
-        r.message_id,
-        r.tenant_id,
-        r.recipient_number,
-        r.sender_row,
-        r.sender_number,
-        r.stream_seq,
-        r.size,
-        r.accepted_at,
-      );
-    }
     let changed: number;
     try {
-      changed = await this.#sql.run(upsertText(rows.length), values);
+      changed = await this.#sql.run(upsertText(rows.length), insertValues(rows));
     } catch (err) {
       if (isNotNullViolation(err)) return undefined;
       throw err;
@@ -184,8 +189,8 @@ export class MessageStore {
     for (const r of rows) {
       // rows are never pointed elsewhere: what is found now is what the statement found
       const there = await this.find(r.recipient_row, r.message_id);
-      if (there !== undefined && Number(there.stream_seq) !== r.stream_seq) {
-        ignored.push({ ...r, recorded_seq: Number(there.stream_seq) });
+      if (there !== undefined && there.stream_seq !== r.stream_seq) {
+        ignored.push({ ...r, recorded_seq: there.stream_seq });
       }
     }
     return { ignored };
@@ -204,20 +209,7 @@ export class MessageStore {
     const created: NewEnvelopeRow[] = [];
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const chunk = rows.length <= INSERT_CHUNK ? rows : rows.slice(i, i + INSERT_CHUNK);
-      const values: SqlValue[] = [];
-      for (const r of chunk) {
-        values.push(
-          r.recipient_row,
-          r.message_id,
-          r.tenant_id,
-          r.recipient_number,
-          r.sender_row,
-          r.sender_number,
-          r.stream_seq,
-          r.size,
-          r.accepted_at,
-        );
-      }
+      const values = insertValues(chunk);
       const insert = insertText(chunk.length);
       await tx.exec('SAVEPOINT envelopes_chunk');
       if ((await tx.run(insert, values)) === chunk.length) {
