@@ -176,7 +176,8 @@ export function parseEnvelope(value: unknown): Envelope {
 /**
  * The last result of parsing each input object (a receiver verifies, then opens, the same
  * object). It is frozen, and reused only while every field of the input still holds the
- * exact validated value, so a later change to the input is always parsed afresh.
+ * exact validated value, so a later change to the input is always parsed afresh. Its
+ * values never refer to their keys (see scanCanonicalEnvelopes).
  */
 const parsedMemo = new WeakMap<object, Envelope>();
 
@@ -326,7 +327,13 @@ const SEND_BODY_CLOSE = ']}';
  * bytes again. Returns null for anything else (other spacing or key order, escapes, a
  * field parseEnvelope would refuse, more than `max` envelopes): the caller then takes the
  * general path, JSON.parse plus parseEnvelope, which also words the error. Envelopes it
- * returns are the frozen values `parseEnvelope` would give, and known to it as parsed.
+ * returns are the frozen values `parseEnvelope` would give.
+ *
+ * They are not entered in parseEnvelope's memo: a memo entry whose value is its own key
+ * keeps the envelope, and through its strings the whole request body, alive until a full
+ * collection (V8's young-generation collector holds ephemeron values strongly). The relay
+ * does not parse them again, and the promotion of every body cost it more than its ledger
+ * write (bench:relay).
  */
 export function scanCanonicalEnvelopes(text: string, max: number): ScannedEnvelope[] | null {
   if (!text.startsWith(SEND_BODY_OPEN) || !text.endsWith(SEND_BODY_CLOSE)) return null;
@@ -401,7 +408,6 @@ function scannedEnvelope(m: RegExpExecArray): Envelope | null {
     ciphertext,
     signature,
   );
-  parsedMemo.set(envelope, envelope);
   return envelope;
 }
 
