@@ -34,7 +34,14 @@
  *
  * The relay and the floor run side by side and are measured in turns, BENCH_ROUNDS rounds
  * (3 by default) on the same bodies, fresh envelopes each round: this machine's speed drifts
- * between runs taken seconds apart, and alternating gives both the same drift.
+ * between runs taken seconds apart, and alternating gives both the same drift. Each measured
+ * run starts after BENCH_REST_MS (3,000 by default) of rest: without it, whichever went
+ * second in a round ran 10–25% slower than in rounds where it went first.
+ *
+ * BENCH_AGAINST=<another checkout, built> compares this relay with that one instead (say, the
+ * commit before a change): both run side by side from their own sources, BENCH_ROUNDS
+ * alternating rounds, and the last line is `this/other ratio: R`, the median over pairs of
+ * rounds (one in each order) of the pair's geometric mean. Nothing else is measured.
  *
  * `relay/jetstream ratio` (relay ÷ raw) for information; last line: `relay/floor ratio: R`
  * (R = relay rate on SQLite ÷ bare rate, the median round's).
@@ -42,13 +49,13 @@
 import { fork, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { createInbox, headers } from '@nats-io/transport-node';
-import { freePort, tempDir } from '@svc/test-harness';
+import { freePort, runChild, tempDir } from '@svc/test-harness';
 import { enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
-import { runRelayCli } from '@svc/test-harness/relay-process';
 import Fastify from 'fastify';
 import { pino } from 'pino';
 import { Bus, MSGS_STREAM } from '../relay/src/bus/index.js';
@@ -63,7 +70,12 @@ const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
 const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 2_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const REST_MS = Number(process.env.BENCH_REST_MS ?? 3_000);
+const AGAINST = process.env.BENCH_AGAINST;
 const BODY = 'x'.repeat(1024);
+
+/** How the relays run: from their TypeScript sources (the floor does too). */
+const SOURCE_ARGS = ['--conditions=source', '--import', 'tsx'];
 
 const quiet = pino({ level: 'silent' });
 const rate = (n: number, ms: number) => (n / ms) * 1000;
@@ -171,6 +183,7 @@ async function sendAll(
   bodies: Buffer[],
   serverPid: number,
   envelopes = N,
+  rest = REST_MS,
 ): Promise<SendRun> {
   const natsPid = childNamed(serverPid, 'nats-server');
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
@@ -197,6 +210,7 @@ async function sendAll(
       req.end(body);
     });
   let next = 0;
+  await new Promise((r) => setTimeout(r, rest));
   // BENCH_MARK: the measured window on the monotonic clock (µs), to cut a --cpu-prof profile to it
   if (process.env.BENCH_MARK) console.error(`window start ${process.hrtime.bigint() / 1000n}`);
   const machine0 = machineCpu();
@@ -241,7 +255,10 @@ interface StartedRelay {
   stop(): Promise<void>;
 }
 
-async function startRelay(extraEnv: Record<string, string> = {}): Promise<StartedRelay> {
+async function startRelay(
+  extraEnv: Record<string, string> = {},
+  bin = fileURLToPath(new URL('../relay/src/bin/svc-relay.ts', import.meta.url)),
+): Promise<StartedRelay> {
   const dir = tempDir('svc-bench-relay-');
   const port = await freePort();
   const env = {
@@ -253,11 +270,11 @@ async function startRelay(extraEnv: Record<string, string> = {}): Promise<Starte
     SVC_RELAY_SEND_RATE_PER_AGENT: '10000000',
     SVC_RELAY_SEND_BURST_PER_AGENT: '10000000',
     SVC_RELAY_RECIPIENT_MAX_PENDING: '10000000',
+    SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES: String(1024 ** 4),
     ...extraEnv,
   };
-  const bin = fileURLToPath(new URL('../relay/src/bin/svc-relay.ts', import.meta.url));
   const nodeArgs = process.env.BENCH_RELAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, '--conditions=source', '--import', 'tsx', bin, 'dev', '--json'], {
+  const child = spawn(process.execPath, [...nodeArgs, ...SOURCE_ARGS, bin, 'dev', '--json'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', process.env.BENCH_RELAY_LOG ? 'inherit' : 'ignore'],
   });
@@ -284,7 +301,10 @@ async function startRelay(extraEnv: Record<string, string> = {}): Promise<Starte
     if (!banner.enrollment_code) throw new Error(`svc-relay dev did not start: ${out}`);
     const sender = await enrollAgent(base, banner.enrollment_code);
     const enroll = async (agentId: string) => {
-      const grant = await runRelayCli(['grant', '--agent-id', agentId, '--json'], env);
+      // the grant comes from the same sources as the relay (another checkout's, with BENCH_AGAINST)
+      const grant = await runChild(process.execPath, [...SOURCE_ARGS, bin, 'grant', '--agent-id', agentId, '--json'], {
+        env: { ...process.env, ...env },
+      });
       if (grant.code !== 0) throw new Error(`svc-relay grant failed: ${grant.stderr}${grant.stdout}`);
       return enrollAgent(base, (JSON.parse(grant.stdout) as { enrollment_code: string }).enrollment_code);
     };
@@ -439,8 +459,45 @@ async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<
   }
 }
 
+/**
+ * BENCH_AGAINST: this relay against another checkout's, in alternating rounds. The order
+ * within a round still matters a little, so the ratio is taken over pairs of rounds.
+ */
+async function against(dir: string): Promise<void> {
+  const bin = resolve(dir, 'relay/src/bin/svc-relay.ts');
+  console.log(`bench:relay — this relay against ${dir}: N=${N} per round, ${ROUNDS} rounds, batch ${BATCH}`);
+  const relays = [await startRelay(), await startRelay({}, bin)] as const;
+  try {
+    for (const r of relays) await sendAll(r.url, r.auth, r.bodies(WARMUP), r.pid, WARMUP, 0);
+    const ratios: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const bodies = relays.map((r) => r.bodies(N));
+      const runs: SendRun[] = [];
+      for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+        const r = relays[i] as StartedRelay;
+        runs[i] = await sendAll(r.url, r.auth, bodies[i] as Buffer[], r.pid);
+      }
+      const [mine, other] = runs as [SendRun, SendRun];
+      ratios.push(mine.rate / other.rate);
+      console.log(
+        `  round ${round + 1}: this ${fmt(mine.rate)} msg/s (server ${mine.perEnvelope.server.toFixed(1)} µs/envelope), ` +
+          `other ${fmt(other.rate)} msg/s (server ${other.perEnvelope.server.toFixed(1)} µs/envelope), ratio ${(mine.rate / other.rate).toFixed(2)}`,
+      );
+    }
+    const pairs: number[] = [];
+    for (let i = 0; i + 1 < ratios.length; i += 2)
+      pairs.push(Math.sqrt((ratios[i] as number) * (ratios[i + 1] as number)));
+    console.log(`this/other ratio: ${median(pairs.length > 0 ? pairs : ratios).toFixed(2)}`);
+  } finally {
+    for (const r of relays) await r.stop();
+  }
+}
+
 if (process.argv[2] === 'bare-server') {
   await bareServer();
+} else if (AGAINST) {
+  await against(AGAINST);
+  process.exit(0);
 } else {
   const size = JSON.stringify({ header: {}, enc: '', ciphertext: 'x'.repeat(1400), signature: '' }).length;
   console.log(
@@ -468,8 +525,8 @@ if (process.argv[2] === 'bare-server') {
     // Warm-up (not measured): other envelopes, so that neither is measured while the JIT compiles it.
     if (WARMUP > 0) {
       const warm = relay.bodies(WARMUP);
-      await sendAll(relay.url, relay.auth, warm, relay.pid, WARMUP);
-      if (bare) await sendAll(bare.url, {}, warm, bare.pid, WARMUP);
+      await sendAll(relay.url, relay.auth, warm, relay.pid, WARMUP, 0);
+      if (bare) await sendAll(bare.url, {}, warm, bare.pid, WARMUP, 0);
     }
     for (let round = 0; round < ROUNDS; round++) {
       const bodies = relay.bodies(N);
@@ -525,7 +582,7 @@ if (process.argv[2] === 'bare-server') {
       const db = await server.createDatabase();
       const pg = await startRelay({ SVC_RELAY_LEDGER_DSN_FILE: db.dsnFile });
       try {
-        if (WARMUP > 0) await sendAll(pg.url, pg.auth, pg.bodies(WARMUP), pg.pid, WARMUP);
+        if (WARMUP > 0) await sendAll(pg.url, pg.auth, pg.bodies(WARMUP), pg.pid, WARMUP, 0);
         const runs: SendRun[] = [];
         for (let round = 0; round < ROUNDS; round++) runs.push(await sendAll(pg.url, pg.auth, pg.bodies(N), pg.pid));
         const m = middle(runs);
