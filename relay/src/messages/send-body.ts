@@ -6,7 +6,7 @@
  * which give the same answers and word the errors.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import { MESSAGE_LIMITS, scanCanonicalEnvelopes } from '@svc/shared';
+import { MESSAGE_LIMITS, type ScanText, scanCanonicalEnvelopes } from '@svc/shared';
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
 
 type Validator = ReturnType<FastifySchemaCompiler<FastifySchema>>;
@@ -25,18 +25,29 @@ export function canonicalBytesOf(body: unknown): readonly Buffer[] | undefined {
   return (body as { [CANONICAL]?: Buffer[] } | null)?.[CANONICAL];
 }
 
+/**
+ * A body's bytes as the scan's latin1 text: byte offsets are text offsets, and only each
+ * envelope becomes a string (the whole body as one string was a large allocation per request).
+ */
+function latin1Text(raw: Buffer): ScanText {
+  return {
+    length: raw.length,
+    charCodeAt: (index) => raw[index] ?? Number.NaN,
+    indexOf: (search, position) => raw.indexOf(search, position, 'latin1'),
+    slice: (start, end) => raw.toString('latin1', start, end),
+  };
+}
+
 /** Replaces the JSON parser of this (encapsulated) scope. */
 export function installSendBodyParser(app: FastifyInstance): void {
   const general = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const raw = body as Buffer;
-    // Byte offsets equal string offsets in latin1; non-ASCII text never scans.
-    const text = raw.toString('latin1');
-    const found = scanCanonicalEnvelopes(text, MESSAGE_LIMITS.maxEnvelopesPerRequest);
+    const found = scanCanonicalEnvelopes(latin1Text(raw), MESSAGE_LIMITS.maxEnvelopesPerRequest);
     if (!found) {
       // Only a body that left the fast path (which takes ASCII only) pays for the UTF-8 check.
-      if (isAscii(raw)) general(request, text, done);
+      if (isAscii(raw)) general(request, raw.toString('latin1'), done);
       else if (isUtf8(raw)) general(request, raw.toString('utf8'), done);
       else done(invalidUtf8(), undefined);
       return;

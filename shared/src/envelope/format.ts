@@ -302,8 +302,21 @@ export interface ScannedEnvelope {
   end: number;
 }
 
+/**
+ * What the scan reads: a string, or bytes read as latin1 text (one character per byte;
+ * non-ASCII never scans), so that a caller holding a large body as bytes turns only each
+ * envelope into a string, never the whole body at once.
+ */
+export interface ScanText {
+  readonly length: number;
+  charCodeAt(index: number): number;
+  indexOf(search: string, position: number): number;
+  slice(start: number, end: number): string;
+}
+
 const inner = (pattern: RegExp): string => pattern.source.slice(1, -1); // without ^ and $
 const B64_CHARS = '[A-Za-z0-9_-]';
+const SIGNATURE_CHARS = 86;
 /**
  * One envelope in exactly its canonical form, built from the same patterns parseEnvelope
  * uses. Sticky: it matches only at lastIndex.
@@ -314,9 +327,13 @@ const CANONICAL_ENVELOPE = new RegExp(
     `"conversation_type":"(${CONVERSATION_TYPES.join('|')})","deployment_id":"(${inner(ENVELOPE_ID_PATTERN)})",` +
     `"message_id":"(${inner(UUID_V7_PATTERN)})","recipient":"(${inner(AGENT_NUMBER_PATTERN)})",` +
     `"sender":"(${inner(AGENT_NUMBER_PATTERN)})","sent_at":"(${inner(SENT_AT_PATTERN)})",` +
-    `"tenant_id":"(${inner(ENVELOPE_ID_PATTERN)})","v":${ENVELOPE_VERSION}\\},"signature":"(${B64_CHARS}{86})"\\}`,
+    `"tenant_id":"(${inner(ENVELOPE_ID_PATTERN)})","v":${ENVELOPE_VERSION}\\},"signature":"(${B64_CHARS}{${SIGNATURE_CHARS}})"\\}`,
   'y',
 );
+/** The last field of a canonical envelope; no other field's value can hold a quote, so no other can hold this. */
+const SIGNATURE_FIELD = '"signature":"';
+/** From the start of the signature field to the envelope's end: the field, the value, `"}`. */
+const SIGNATURE_TO_END = SIGNATURE_FIELD.length + SIGNATURE_CHARS + 2;
 const SEND_BODY_OPEN = '{"envelopes":[';
 const SEND_BODY_CLOSE = ']}';
 
@@ -329,25 +346,39 @@ const SEND_BODY_CLOSE = ']}';
  * general path, JSON.parse plus parseEnvelope, which also words the error. Envelopes it
  * returns are the frozen values `parseEnvelope` would give.
  *
+ * Each envelope is cut at its signature field's known length and checked on its own, so
+ * that bytes are turned into text one envelope at a time (a 150 KiB body as one string
+ * cost the relay more than the pattern did). A cut in the wrong place only fails the check.
+ *
  * They are not entered in parseEnvelope's memo: a memo entry whose value is its own key
- * keeps the envelope, and through its strings the whole request body, alive until a full
- * collection (V8's young-generation collector holds ephemeron values strongly). The relay
- * does not parse them again, and the promotion of every body cost it more than its ledger
- * write (bench:relay).
+ * keeps the envelope, and through its strings its text, alive until a full collection
+ * (V8's young-generation collector keeps the values of a WeakMap's entries alive). The
+ * relay does not parse them again, and the promotion of every body cost it more than its
+ * ledger write (bench:relay).
  */
-export function scanCanonicalEnvelopes(text: string, max: number): ScannedEnvelope[] | null {
-  if (!text.startsWith(SEND_BODY_OPEN) || !text.endsWith(SEND_BODY_CLOSE)) return null;
+export function scanCanonicalEnvelopes(text: ScanText, max: number): ScannedEnvelope[] | null {
   const last = text.length - SEND_BODY_CLOSE.length;
+  if (
+    last < SEND_BODY_OPEN.length ||
+    text.slice(0, SEND_BODY_OPEN.length) !== SEND_BODY_OPEN ||
+    text.slice(last, text.length) !== SEND_BODY_CLOSE
+  ) {
+    return null;
+  }
   const found: ScannedEnvelope[] = [];
   let at = SEND_BODY_OPEN.length;
   for (;;) {
     if (found.length === max) return null;
-    CANONICAL_ENVELOPE.lastIndex = at;
-    const m = CANONICAL_ENVELOPE.exec(text);
-    if (!m) return null;
+    const signature = text.indexOf(SIGNATURE_FIELD, at);
+    if (signature < 0) return null;
+    const end = signature + SIGNATURE_TO_END;
+    if (end > last) return null;
+    const one = text.slice(at, end);
+    CANONICAL_ENVELOPE.lastIndex = 0;
+    const m = CANONICAL_ENVELOPE.exec(one);
+    if (!m || CANONICAL_ENVELOPE.lastIndex !== one.length) return null;
     const envelope = scannedEnvelope(m);
     if (!envelope) return null;
-    const end = CANONICAL_ENVELOPE.lastIndex;
     found.push({ envelope, start: at, end });
     if (end === last) return found;
     if (text.charCodeAt(end) !== 44 /* , */) return null;

@@ -37,8 +37,8 @@ it('once the caller drops what the scan found, young-generation collections free
   const gc = runInNewContext('gc') as (options: { type: 'minor' | 'major'; execution: 'sync' }) => void;
   const bytes = Buffer.from(JSON.stringify({ envelopes: Array.from({ length: 150 }, (_, i) => envelope(i)) }));
   const scan = () => {
-    // ~670 KB read from bytes, as the relay reads a body: a young large object, promoted as
-    // a whole if it survives a scavenge
+    // ~670 KB of text: a young large object, promoted as a whole if it survives a scavenge
+    // (the relay scans its bodies' bytes, an envelope at a time; a string is the harder case)
     const text = bytes.toString('latin1');
     // (no expect() on what was found: an assertion may hold its subject)
     if (scanCanonicalEnvelopes(text, 1000)?.length !== 150) throw new Error('the body did not scan');
