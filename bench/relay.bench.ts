@@ -38,10 +38,11 @@
  * run starts after BENCH_REST_MS (3,000 by default) of rest: without it, whichever went
  * second in a round ran 10–25% slower than in rounds where it went first.
  *
- * BENCH_AGAINST=<another checkout, built> compares this relay with that one instead (say, the
- * commit before a change): both run side by side from their own sources, BENCH_ROUNDS
- * alternating rounds, and the last line is `this/other ratio: R`, the median over pairs of
- * rounds (one in each order) of the pair's geometric mean. Nothing else is measured.
+ * BENCH_AGAINST=<another checkout, its packages installed> compares this relay with that
+ * one instead (say, the commit before a change): both run side by side from their own
+ * sources, BENCH_ROUNDS alternating rounds, and the last line is `this/other ratio: R`, the
+ * median over pairs of rounds (one in each order) of the pair's geometric mean. Nothing
+ * else is measured.
  *
  * `relay/jetstream ratio` (relay ÷ raw) for information; last line: `relay/floor ratio: R`
  * (R = relay rate on SQLite ÷ bare rate, the median round's).
