@@ -36,24 +36,33 @@ it('once the caller drops what the scan found, young-generation collections free
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as (options: { type: 'minor' | 'major'; execution: 'sync' }) => void;
   const bytes = Buffer.from(JSON.stringify({ envelopes: Array.from({ length: 150 }, (_, i) => envelope(i)) }));
-  const scan = () => {
+  /** The text's size if it was a young large object, or undefined (the attempt then says nothing). */
+  const scan = (): number | undefined => {
+    const young = space('new_large_object_space');
     // ~670 KB of text: a young large object, promoted as a whole if it survives a scavenge
     // (the relay scans its bodies' bytes, an envelope at a time; a string is the harder case)
     const text = bytes.toString('latin1');
+    if (space('new_large_object_space') - young < text.length) return undefined;
     // (no expect() on what was found: an assertion may hold its subject)
     if (scanCanonicalEnvelopes(text, 1000)?.length !== 150) throw new Error('the body did not scan');
     // V8 keeps the subject of the last regular expression match (RegExp.$1 and the like)
     // until the next match anywhere, which in the relay is a moment later
     /./.exec('.');
-    // the test means something only if the body was a young large object
-    if (space('new_large_object_space') < text.length) throw new Error('the body is not a young large object');
     return text.length;
   };
-  gc({ type: 'major', execution: 'sync' });
-  const before = space('large_object_space');
-  const size = scan();
-  await new Promise((r) => setTimeout(r, 0));
-  gc({ type: 'minor', execution: 'sync' });
-  gc({ type: 'minor', execution: 'sync' });
-  expect(space('large_object_space') - before).toBeLessThan(size / 2);
+  // Anything else in this process may keep a young object alive for a moment (the suite
+  // runs test files side by side): an attempt that sees the body freed settles it, and a
+  // scan that kept its body keeps it every time.
+  const attempts: string[] = [];
+  while (attempts.length < 3 && !attempts.includes('freed')) {
+    gc({ type: 'major', execution: 'sync' });
+    const before = space('large_object_space');
+    const size = scan();
+    await new Promise((r) => setTimeout(r, 0));
+    gc({ type: 'minor', execution: 'sync' });
+    gc({ type: 'minor', execution: 'sync' });
+    if (size === undefined) attempts.push('not young');
+    else attempts.push(space('large_object_space') - before < size / 2 ? 'freed' : 'promoted');
+  }
+  expect(attempts).toContain('freed');
 });
