@@ -55,7 +55,7 @@ import { fileURLToPath } from 'node:url';
 
 import { createInbox, headers } from '@nats-io/transport-node';
 import { freePort, runChild, tempDir } from '@svc/test-harness';
-import { enrollAgent, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { enrollAgent, openMessageStream, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
 import Fastify from 'fastify';
 import { pino } from 'pino';
@@ -329,25 +329,18 @@ async function startRelay(
         const timed = Array.from({ length: LATENCY_N }, () => sealFor(sender, follower, BODY));
         const sentAt = new Map<string, number>();
         const latencies: number[] = [];
-        const abort = new AbortController();
-        const stream = await fetch(`${base}/api/v1/messages/stream`, { headers: follower.auth, signal: abort.signal });
-        const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-        const delivered = (async () => {
-          const decoder = new TextDecoder();
-          let buffer = '';
-          while (latencies.length < LATENCY_N) {
-            const { value, done } = await reader.read();
-            if (done) break;
-            buffer += decoder.decode(value, { stream: true });
-            for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
-              const event = buffer.slice(0, i);
-              buffer = buffer.slice(i + 2);
-              const m = /"message_id":"([^"]+)"/.exec(event);
-              const t = m ? sentAt.get(m[1] as string) : undefined;
-              if (t !== undefined) latencies.push(performance.now() - t);
-            }
-          }
-        })();
+        let allIn: () => void = () => undefined;
+        const delivered = new Promise<void>((resolve) => {
+          allIn = resolve;
+        });
+        const stream = openMessageStream(base, follower.auth, undefined, {
+          onEnvelope: (e) => {
+            const t = sentAt.get(e.message_id);
+            if (t !== undefined) latencies.push(performance.now() - t);
+            if (latencies.length >= LATENCY_N) allIn();
+          },
+        });
+        await stream.opened;
         const post = async (body: string) => {
           const res = await fetch(`${base}/api/v1/messages`, {
             method: 'POST',
@@ -371,7 +364,7 @@ async function startRelay(
           }),
         );
         await Promise.race([delivered, new Promise((r) => setTimeout(r, 60_000))]);
-        abort.abort();
+        stream.close();
         return { p50: pct(latencies, 50), p99: pct(latencies, 99) };
       },
       stop,

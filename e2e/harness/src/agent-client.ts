@@ -194,12 +194,13 @@ export interface MessageStream {
  * Opens GET /api/v1/messages/stream and collects its events in the background. With
  * `reconnect`, a stream that ends or fails is opened again with Last-Event-ID (the last
  * cursor), the way the daemon resumes; `bases` are tried in turn (instances of one relay).
+ * `onEnvelope` hears each envelope event as it is read (bench:relay times arrivals with it).
  */
 export function openMessageStream(
   base: string | string[],
   auth: Record<string, string>,
   lastEventId?: number,
-  opts: { reconnect?: boolean } = {},
+  opts: { reconnect?: boolean; onEnvelope?: (event: Extract<StreamEvent, { kind: 'envelope' }>) => void } = {},
 ): MessageStream {
   const bases = Array.isArray(base) ? base : [base];
   const abort = new AbortController();
@@ -233,9 +234,13 @@ export function openMessageStream(
         }
         const data = /^data: (.*)$/m.exec(block)?.[1];
         if (/^event: envelope$/m.test(block) && data) {
-          const item = JSON.parse(data) as Omit<Extract<StreamEvent, { kind: 'envelope' }>, 'kind'>;
-          events.push({ kind: 'envelope', ...item });
-          cursor = item.cursor;
+          const event = {
+            kind: 'envelope' as const,
+            ...(JSON.parse(data) as Omit<Extract<StreamEvent, { kind: 'envelope' }>, 'kind'>),
+          };
+          events.push(event);
+          cursor = event.cursor;
+          opts.onEnvelope?.(event);
         } else if (/^event: error$/m.test(block)) events.push({ kind: 'error', data: data ?? '' });
         else if (block.startsWith(': keepalive')) events.push({ kind: 'keepalive' });
       }
