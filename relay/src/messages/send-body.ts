@@ -6,7 +6,8 @@
  * which give the same answers and word the errors.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import { MESSAGE_LIMITS, type ScanText, scanCanonicalEnvelopes } from '@svc/shared';
+import { MESSAGE_LIMITS, scanCanonicalEnvelopes } from '@svc/shared';
+import { latin1Text } from '@svc/shared/node';
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
 
 type Validator = ReturnType<FastifySchemaCompiler<FastifySchema>>;
@@ -23,19 +24,6 @@ const CANONICAL = Symbol('canonical envelope bytes');
  */
 export function canonicalBytesOf(body: unknown): readonly Buffer[] | undefined {
   return (body as { [CANONICAL]?: Buffer[] } | null)?.[CANONICAL];
-}
-
-/**
- * A body's bytes as the scan's latin1 text: byte offsets are text offsets, and only each
- * envelope becomes a string (the whole body as one string was a large allocation per request).
- */
-function latin1Text(raw: Buffer): ScanText {
-  return {
-    length: raw.length,
-    charCodeAt: (index) => raw[index] ?? Number.NaN,
-    indexOf: (search, position) => raw.indexOf(search, position, 'latin1'),
-    slice: (start, end) => raw.toString('latin1', start, end),
-  };
 }
 
 /** Replaces the JSON parser of this (encapsulated) scope. */

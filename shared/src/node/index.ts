@@ -15,6 +15,7 @@ export {
   x25519PublicFromPrivate,
 } from './hpke.js';
 export { generatePrivateKey } from './key-objects.js';
+export { latin1Text } from './scan-text.js';
 export {
   signWebhook,
   type VerifyWebhookOptions,

@@ -8,14 +8,9 @@
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import {
-  type Envelope,
-  encodeEnvelope,
-  parseEnvelope,
-  type ScanText,
-  scanCanonicalEnvelopes,
-} from '../envelope/format.js';
+import { type Envelope, encodeEnvelope, parseEnvelope, scanCanonicalEnvelopes } from '../envelope/format.js';
 import { newMessageId } from '../envelope/message-id.js';
+import { latin1Text } from './scan-text.js';
 
 const b64 = (n: number, fill = 7) => Buffer.alloc(n, fill).toString('base64url');
 
@@ -44,15 +39,7 @@ const body = (envs: Envelope[]) => JSON.stringify({ envelopes: envs });
 const space = (name: string) => getHeapSpaceStatistics().find((s) => s.space_name === name)?.space_used_size ?? 0;
 
 /** Text as bytes read as latin1, as the relay gives its bodies to the scan. */
-function asBytes(text: string): ScanText {
-  const raw = Buffer.from(text, 'latin1');
-  return {
-    length: raw.length,
-    charCodeAt: (i) => raw[i] ?? Number.NaN,
-    indexOf: (search, position) => raw.indexOf(search, position, 'latin1'),
-    slice: (start, end) => raw.toString('latin1', start, end),
-  };
-}
+const asBytes = (text: string) => latin1Text(Buffer.from(text, 'latin1'));
 
 /** The general path's verdict: the parsed envelopes, or null when anything is refused. */
 function general(text: string, max: number): Envelope[] | null {
