@@ -6,6 +6,7 @@ import { migration005 } from './005-webhook-deliveries.js';
 import { migration006 } from './006-challenge-bounds.js';
 import { migration007 } from './007-signed-enrollment-record.js';
 import { migration008 } from './008-named-sources.js';
+import { migration009 } from './009-envelope-agent-keys.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
@@ -18,5 +19,6 @@ export const MIGRATIONS: readonly Migration[] = [
   migration006,
   migration007,
   migration008,
+  migration009,
 ];
 export type { Migration } from './types.js';
