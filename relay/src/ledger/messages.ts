@@ -45,19 +45,29 @@ export interface Recipient {
 /** Rows per INSERT: 9 parameters each, far below either database's limit. */
 const INSERT_CHUNK = 500;
 
-/** The text of an n-row insert, written once per n (it is also the prepared-statement cache's key). */
-const insertTexts = new Map<number, string>();
-function insertText(n: number): string {
-  let text = insertTexts.get(n);
+/** What an insert does with a row already there (the key: recipient row and message id). */
+const ON_CONFLICT = {
+  /** leaves it as it is */
+  keep: 'ON CONFLICT DO NOTHING',
+  /** leaves it as it is when the same sender's; another sender's fails the statement (#insertAlone) */
+  keepOwn: `ON CONFLICT (recipient_row, message_id) DO UPDATE SET sender_row = NULL
+        WHERE envelopes.sender_row <> excluded.sender_row`,
+} as const;
+
+/** The text of an n-row insert, written once per n and conflict (it is also the prepared-statement cache's key). */
+const insertTexts = new Map<string, string>();
+function insertText(n: number, onConflict: keyof typeof ON_CONFLICT): string {
+  const key = `${onConflict} ${n}`;
+  let text = insertTexts.get(key);
   if (text === undefined) {
     text = `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
-      VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING`;
-    insertTexts.set(n, text);
+      VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_CONFLICT[onConflict]}`;
+    insertTexts.set(key, text);
   }
   return text;
 }
 
-/** The values of insertText's (and upsertText's) rows, in their column order. */
+/** The values of insertText's rows, in their column order. */
 function insertValues(rows: readonly NewEnvelopeRow[]): SqlValue[] {
   const values: SqlValue[] = [];
   for (const r of rows) {
@@ -74,19 +84,6 @@ function insertValues(rows: readonly NewEnvelopeRow[]): SqlValue[] {
     );
   }
   return values;
-}
-
-/** The text of an n-row insert that fails on another sender's row (#insertAlone), written once per n. */
-const upsertTexts = new Map<number, string>();
-function upsertText(n: number): string {
-  let text = upsertTexts.get(n);
-  if (text === undefined) {
-    text = `${insertText(n).replace(/ ON CONFLICT DO NOTHING$/, '')}
-      ON CONFLICT (recipient_row, message_id) DO UPDATE SET sender_row = NULL
-        WHERE envelopes.sender_row <> excluded.sender_row`;
-    upsertTexts.set(n, text);
-  }
-  return text;
 }
 
 /** SQLite's or PostgreSQL's NOT NULL violation (how #insertAlone learns that another sender holds an id). */
@@ -179,7 +176,7 @@ export class MessageStore {
   async #insertAlone(rows: NewEnvelopeRow[]): Promise<InsertOutcome | undefined> {
     let changed: number;
     try {
-      changed = await this.#sql.run(upsertText(rows.length), insertValues(rows));
+      changed = await this.#sql.run(insertText(rows.length, 'keepOwn'), insertValues(rows));
     } catch (err) {
       if (isNotNullViolation(err)) return undefined;
       throw err;
@@ -210,7 +207,7 @@ export class MessageStore {
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const chunk = rows.length <= INSERT_CHUNK ? rows : rows.slice(i, i + INSERT_CHUNK);
       const values = insertValues(chunk);
-      const insert = insertText(chunk.length);
+      const insert = insertText(chunk.length, 'keep');
       await tx.exec('SAVEPOINT envelopes_chunk');
       if ((await tx.run(insert, values)) === chunk.length) {
         for (const r of chunk) created.push(r);
