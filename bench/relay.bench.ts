@@ -47,7 +47,7 @@
  * `relay/jetstream ratio` (relay ÷ raw) for information; last line: `relay/floor ratio: R`
  * (R = relay rate on SQLite ÷ bare rate, the median round's).
  */
-import { fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { resolve } from 'node:path';
@@ -279,12 +279,9 @@ async function startRelay(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', process.env.BENCH_RELAY_LOG ? 'inherit' : 'ignore'],
   });
-  // never leave a relay (and its nats-server) behind, whatever happens here
-  const reap = () => child.kill('SIGTERM');
-  process.once('exit', reap);
+  const stopChild = stopper(child);
   const stop = async () => {
-    child.kill('SIGTERM');
-    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+    await stopChild();
     rmSync(dir, { recursive: true, force: true });
   };
   let out = '';
@@ -426,21 +423,24 @@ async function bareServer(): Promise<void> {
   process.send?.((app.server.address() as { port: number }).port);
 }
 
-/** The bare server, started, in a process of its own. */
-async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = fork(fileURLToPath(import.meta.url), ['bare-server'], {
-    execArgv: [
-      ...(process.env.BENCH_BARE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-      '--conditions=source',
-      '--import',
-      'tsx',
-    ],
-  });
+/**
+ * How to stop a server process of the bench; it is also stopped when the bench exits, so
+ * that none (nor its nats-server) is left behind, whatever happens here.
+ */
+function stopper(child: ChildProcess): () => Promise<void> {
   process.once('exit', () => child.kill('SIGTERM'));
-  const stop = async () => {
+  return async () => {
     child.kill('SIGTERM');
     if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
   };
+}
+
+/** The bare server, started, in a process of its own. */
+async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const child = fork(fileURLToPath(import.meta.url), ['bare-server'], {
+    execArgv: [...(process.env.BENCH_BARE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...SOURCE_ARGS],
+  });
+  const stop = stopper(child);
   try {
     const port = await new Promise<number>((resolve, reject) => {
       child.once('message', (m) => resolve(m as number));
