@@ -250,6 +250,66 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
       expect(await ma.pendingTotals(r)).toEqual({ count: 1, bytes: 10 });
     });
 
+    it('pending totals agree with the envelopes after sends, retries, refusals, webhooks, acks and a revocation', async () => {
+      const [r1, r2, s1, s2] = [
+        await enroll(a, 'totr1'),
+        await enroll(a, 'totr2'),
+        await enroll(a, 'tots1'),
+        await enroll(a, 'tots2'),
+      ];
+      const [ma, mb] = [createStores(a).messages, createStores(b).messages];
+      const sized = (rcpt: string, snd: string, id: string, size: number, webhook = false) => ({
+        ...envelope(rcpt, snd, id, ++seq),
+        size,
+        webhook,
+      });
+      const counted = async (row: string) =>
+        a.sql.get<{ count: number; bytes: number }>(
+          'SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
+          [row],
+        );
+      const agree = async (expected: Record<string, [number, number]>) => {
+        for (const [row, [count, bytes]] of Object.entries(expected)) {
+          expect(await counted(row)).toEqual({ count, bytes });
+          expect(await ma.pendingTotals(row)).toEqual({ count, bytes });
+          expect(await mb.pendingTotals(row)).toEqual({ count, bytes });
+        }
+      };
+      // both instances at once, to both recipients in each batch, in either order
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 ? ma : mb).insertMany(
+            i % 2
+              ? [sized(r1, s1, `t${i}`, i + 1), sized(r2, s1, `t${i}`, 100)]
+              : [sized(r2, s1, `t${i}`, 100), sized(r1, s1, `t${i}`, i + 1)],
+          ),
+        ),
+      );
+      await agree({ [r1]: [8, 36], [r2]: [8, 800] });
+      // a retry with new envelopes around it (one statement), then through a webhook (a transaction)
+      await ma.insertMany([sized(r1, s1, 't0', 1), sized(r1, s1, 'u1', 1000)]);
+      await mb.insertMany([sized(r1, s1, 'u1', 1000, true), sized(r1, s1, 'u2', 2000, true)]);
+      await agree({ [r1]: [10, 3036], [r2]: [8, 800] });
+      // another sender's id refuses the batch: nothing of it is counted
+      expect(await ma.insertMany([sized(r2, s2, 'u3', 5), sized(r2, s2, 't1', 5)])).toEqual({ conflict: 't1' });
+      expect(await mb.insertMany([sized(r2, s2, 'u3', 5, true), sized(r2, s2, 't1', 5, true)])).toEqual({
+        conflict: 't1',
+      });
+      await agree({ [r1]: [10, 3036], [r2]: [8, 800] });
+      // an envelope acknowledged on both instances at once leaves once
+      const u2 = await ma.find(r1, 'u2');
+      expect(u2).toBeDefined();
+      if (u2) await Promise.all([ma.acknowledge(u2, NOW), mb.acknowledge(u2, NOW)]);
+      const t3 = await ma.find(r1, 't3');
+      if (t3) await mb.acknowledge(t3, NOW);
+      await agree({ [r1]: [8, 1032], [r2]: [8, 800] });
+      // a revoked incarnation's index is dropped, and its totals with it
+      await mb.forgetRecipient(r2);
+      await agree({ [r1]: [8, 1032], [r2]: [0, 0] });
+      // (the webhook deliveries queued here would be due in the next test)
+      await a.sql.run('DELETE FROM webhook_deliveries WHERE recipient_row = ?', [r1]);
+    });
+
     it('a webhook delivery is leased by one instance at a time, and taken over when the lease ends', async () => {
       const [r, s] = [await enroll(a, 'hookr'), await enroll(a, 'hooks')];
       const [wa, wb] = [createStores(a), createStores(b)];

@@ -54,17 +54,47 @@ const ON_CONFLICT = {
         WHERE envelopes.sender_row <> excluded.sender_row`,
 } as const;
 
-/** The text of an n-row insert, written once per n and conflict (it is also the prepared-statement cache's key). */
+const ADD_TO_TOTALS = 'INSERT INTO pending_totals (recipient_row, pending_count, pending_bytes)';
+const ADDED_TO_TOTALS = `ON CONFLICT (recipient_row) DO UPDATE SET
+  pending_count = pending_totals.pending_count + excluded.pending_count,
+  pending_bytes = pending_totals.pending_bytes + excluded.pending_bytes`;
+
+/**
+ * The text of an n-row insert, written once per n and form (it is also the prepared-statement
+ * cache's key). `counted` (PostgreSQL): the same statement also adds the rows it created to
+ * their recipients' pending totals (migration 010), and returns how many it created as `n`.
+ * Totals rows are locked in recipient order (bytewise, as JavaScript sorts them in addToTotals),
+ * so two writers never wait on each other in a circle.
+ */
 const insertTexts = new Map<string, string>();
-function insertText(n: number, onConflict: keyof typeof ON_CONFLICT): string {
-  const key = `${onConflict} ${n}`;
+function insertText(n: number, onConflict: keyof typeof ON_CONFLICT, counted = false): string {
+  const key = `${onConflict} ${n} ${counted}`;
   let text = insertTexts.get(key);
   if (text === undefined) {
     text = `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
       VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_CONFLICT[onConflict]}`;
+    if (counted) {
+      text = `WITH created AS (${text} RETURNING recipient_row, size),
+        counted AS (${ADD_TO_TOTALS} SELECT recipient_row, count(*), sum(size) FROM created
+          GROUP BY recipient_row ORDER BY recipient_row COLLATE "C" ${ADDED_TO_TOTALS})
+        SELECT count(*) AS n FROM created`;
+    }
     insertTexts.set(key, text);
   }
   return text;
+}
+
+/** Changes to recipients' pending totals (PostgreSQL, migration 010): recipient row → count and bytes to add. */
+type TotalsChange = Map<string, { count: number; bytes: number }>;
+
+/** Adds (or, negative, takes out) each recipient's change to its pending totals, in recipient order. */
+async function addToTotals(q: Sql, change: TotalsChange): Promise<void> {
+  if (change.size === 0) return;
+  const rows = [...change].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  await q.run(
+    `${ADD_TO_TOTALS} VALUES ${rows.map(() => '(?, ?, ?)').join(', ')} ${ADDED_TO_TOTALS}`,
+    rows.flatMap(([row, t]) => [row, t.count, t.bytes]),
+  );
 }
 
 /** The values of insertText's rows, in their column order. */
@@ -105,6 +135,11 @@ export class MessageStore {
     return this.#ledger.sql;
   }
 
+  /** PostgreSQL keeps each recipient's pending totals in a row (migration 010); SQLite counts its envelopes. */
+  get #totalsKept(): boolean {
+    return this.#sql.dialect === 'postgres';
+  }
+
   /** The active agent with this number in the tenant (a send's recipient). */
   recipient(tenantId: string, agentNumber: string): Promise<Recipient | undefined> {
     return this.#sql.get<Recipient>(
@@ -116,7 +151,9 @@ export class MessageStore {
   /** Count and bytes of the recipient's unacknowledged envelopes. */
   async pendingTotals(recipientRow: string): Promise<{ count: number; bytes: number }> {
     const r = await this.#sql.get<{ count: number; bytes: number }>(
-      'SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
+      this.#totalsKept
+        ? 'SELECT pending_count AS count, pending_bytes AS bytes FROM pending_totals WHERE recipient_row = ?'
+        : 'SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
       [recipientRow],
     );
     return r ?? { count: 0, bytes: 0 };
@@ -176,7 +213,9 @@ export class MessageStore {
   async #insertAlone(rows: NewEnvelopeRow[]): Promise<InsertOutcome | undefined> {
     let changed: number;
     try {
-      changed = await this.#sql.run(insertText(rows.length, 'keepOwn'), insertValues(rows));
+      changed = this.#totalsKept
+        ? ((await this.#sql.get<{ n: number }>(insertText(rows.length, 'keepOwn', true), insertValues(rows)))?.n ?? 0)
+        : await this.#sql.run(insertText(rows.length, 'keepOwn'), insertValues(rows));
     } catch (err) {
       if (isNotNullViolation(err)) return undefined;
       throw err;
@@ -231,6 +270,16 @@ export class MessageStore {
     }
     const hooks = created.filter((r) => r.webhook);
     if (hooks.length > 0) await this.#webhooks.queueMany(tx, hooks);
+    if (this.#totalsKept) {
+      const change: TotalsChange = new Map();
+      for (const r of created) {
+        const t = change.get(r.recipient_row) ?? { count: 0, bytes: 0 };
+        t.count++;
+        t.bytes += r.size;
+        change.set(r.recipient_row, t);
+      }
+      await addToTotals(tx, change);
+    }
     return ignored;
   }
 
@@ -249,6 +298,7 @@ export class MessageStore {
         [now, row.recipient_row, row.message_id],
       );
       if (changed !== 1) return false;
+      if (this.#totalsKept) await addToTotals(tx, new Map([[row.recipient_row, { count: -1, bytes: -row.size }]]));
       await tx.run(
         'INSERT INTO receipts (tenant_id, sender_row, message_id, recipient_number, acked_at) VALUES (?, ?, ?, ?, ?)',
         [row.tenant_id, row.sender_row, row.message_id, row.recipient_number, now],
@@ -266,7 +316,10 @@ export class MessageStore {
 
   /** Drops the index of a revoked incarnation (its envelopes were purged from the stream). */
   async forgetRecipient(recipientRow: string): Promise<void> {
-    await this.#sql.run('DELETE FROM envelopes WHERE recipient_row = ?', [recipientRow]);
+    await this.#sql.transaction(async (tx) => {
+      await tx.run('DELETE FROM envelopes WHERE recipient_row = ?', [recipientRow]);
+      if (this.#totalsKept) await tx.run('DELETE FROM pending_totals WHERE recipient_row = ?', [recipientRow]);
+    });
   }
 }
 

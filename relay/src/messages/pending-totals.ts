@@ -11,9 +11,13 @@
  * requests in flight at once.
  *
  * Shared ledger (PostgreSQL, several relays): another instance's sends and acks change the
- * totals, so nothing is cached: each reservation reads the ledger's totals and adds this
- * process's reservations not yet recorded. Two instances sending at once may each pass the
- * limit by at most their own batch; an acknowledgement on any instance frees room at once.
+ * totals, so nothing is cached: each reservation reads the ledger's totals (one row per
+ * recipient, kept with the envelopes: migration 010) and adds this process's reservations
+ * not yet recorded. A reservation is held before the read: of two at once, the later sees
+ * the earlier; one recorded while the read is in flight may be counted twice, never
+ * missed, so a request refused while others were checking is tried once more after they
+ * are. Two instances sending at once may each pass the limit by at most their own batch;
+ * an acknowledgement on any instance frees room at once.
  */
 import { SvcError } from '@svc/shared';
 import type { MessageStore } from '../ledger/messages.js';
@@ -30,6 +34,8 @@ interface Totals {
   bytes: number;
 }
 
+const isFull = (err: unknown): boolean => err instanceof SvcError && err.code === 'recipient_inbox_full';
+
 export class PendingTotals {
   readonly #store: MessageStore;
   readonly #quota: PendingQuota;
@@ -40,6 +46,8 @@ export class PendingTotals {
   readonly #open = new Map<string, number>();
   /** own ledger: recipients changed by another instance while requests here were open: re-read once they settle */
   readonly #stale = new Set<string>();
+  /** shared ledger: reservations reading the ledger's totals, per recipient */
+  readonly #checking = new Map<string, Set<Promise<unknown>>>();
 
   constructor(store: MessageStore, quota: PendingQuota, opts: { shared?: boolean } = {}) {
     this.#store = store;
@@ -67,27 +75,60 @@ export class PendingTotals {
   /** Counts the envelopes in, or throws 507 recipient_inbox_full (and counts nothing). */
   async reserve(recipientRow: string, recipientNumber: string, count: number, bytes: number): Promise<void> {
     if (!this.enabled) return;
-    let t: Totals;
-    let held: Totals;
-    if (this.#shared) {
-      const recorded = await this.#store.pendingTotals(recipientRow);
-      held = this.#totals.get(recipientRow) ?? { count: 0, bytes: 0 };
-      t = { count: recorded.count + held.count, bytes: recorded.bytes + held.bytes };
-    } else {
-      // checked and counted with no await between: two requests at once cannot both slip under
-      t = await this.#of(recipientRow);
-      held = t;
+    if (this.#shared) return this.#reserveShared(recipientRow, recipientNumber, count, bytes, true);
+    // checked and counted with no await between: two requests at once cannot both slip under
+    const t = await this.#of(recipientRow);
+    this.#check(t, recipientNumber, count, bytes);
+    t.count += count;
+    t.bytes += bytes;
+    this.#open.set(recipientRow, (this.#open.get(recipientRow) ?? 0) + 1);
+  }
+
+  async #reserveShared(
+    row: string,
+    recipientNumber: string,
+    count: number,
+    bytes: number,
+    again: boolean,
+  ): Promise<void> {
+    const held = this.#totals.get(row) ?? { count: 0, bytes: 0 };
+    const others = { ...held };
+    held.count += count;
+    held.bytes += bytes;
+    this.#totals.set(row, held);
+    const checking = this.#checking.get(row) ?? new Set<Promise<unknown>>();
+    this.#checking.set(row, checking);
+    const before = [...checking];
+    const read = this.#store.pendingTotals(row);
+    checking.add(read);
+    let recorded: Totals;
+    try {
+      recorded = await read;
+      this.#check(
+        { count: recorded.count + others.count, bytes: recorded.bytes + others.bytes },
+        recipientNumber,
+        count,
+        bytes,
+      );
+    } catch (err) {
+      this.#take(row, count, bytes);
+      if (!again || before.length === 0 || !isFull(err)) throw err;
+      // others' reservations counted here may have been refused: once they are decided, again
+      await Promise.allSettled(before);
+      return this.#reserveShared(row, recipientNumber, count, bytes, false);
+    } finally {
+      checking.delete(read);
+      if (checking.size === 0 && this.#checking.get(row) === checking) this.#checking.delete(row);
     }
+  }
+
+  #check(t: Totals, recipientNumber: string, count: number, bytes: number): void {
     const { maxCount, maxBytes } = this.#quota;
     if ((maxCount > 0 && t.count + count > maxCount) || (maxBytes > 0 && t.bytes + bytes > maxBytes)) {
       throw new SvcError('recipient_inbox_full', undefined, {
         detail: `${recipientNumber} holds ${t.count} pending envelopes (${t.bytes} bytes)`,
       });
     }
-    held.count += count;
-    held.bytes += bytes;
-    this.#totals.set(recipientRow, held);
-    if (!this.#shared) this.#open.set(recipientRow, (this.#open.get(recipientRow) ?? 0) + 1);
   }
 
   /** The request that reserved is done (recorded, or unreserved): its share is in the ledger or gone. */

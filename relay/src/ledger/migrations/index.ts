@@ -7,6 +7,7 @@ import { migration006 } from './006-challenge-bounds.js';
 import { migration007 } from './007-signed-enrollment-record.js';
 import { migration008 } from './008-named-sources.js';
 import { migration009 } from './009-envelope-agent-keys.js';
+import { migration010 } from './010-pending-totals.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
@@ -20,5 +21,6 @@ export const MIGRATIONS: readonly Migration[] = [
   migration007,
   migration008,
   migration009,
+  migration010,
 ];
 export type { Migration } from './types.js';
