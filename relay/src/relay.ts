@@ -101,6 +101,7 @@ function startBus(config: RelayConfig, logger: Logger, now: () => number): Promi
     tenants: config.tenants,
     logger: subsystem(logger, 'relay:bus'),
     natsUrl: config.nats.url,
+    ownPorts: [config.port],
     operatorSeedFile: config.nats.operatorSeedFile,
     systemCredsFile: config.nats.systemCredsFile,
     streamReplicas: config.nats.streamReplicas,

@@ -40,6 +40,11 @@ export interface BusOptions {
   host?: string;
   /** Managed mode client port; default: a free port picked at start. */
   port?: number;
+  /**
+   * Managed mode: ports the relay listens on itself (its HTTP port), which the picked port
+   * must not be: they are free until the relay listens, after the server has started.
+   */
+  ownPorts?: readonly number[];
   /** Managed mode executable, default `nats-server` looked up on PATH. */
   natsServerBin?: string;
   /** Timeout for $SYS claim pushes and JetStream API calls, default 2000 ms. */
@@ -180,7 +185,8 @@ export class Bus {
       // Fail before writing anything when the binary is missing.
       const bin = await resolveNatsServerBin(opts.natsServerBin ?? 'nats-server');
       const host = opts.host ?? '127.0.0.1';
-      const port = opts.port ?? (await findFreePort(host));
+      const taken = new Set([...(opts.ownPorts ?? []), ...(opts.leafnodes ? [opts.leafnodes.port] : [])]);
+      const port = opts.port ?? (await findFreePort(host, taken));
       const leafnodes = opts.leafnodes && {
         ...opts.leafnodes,
         // Edges are told this address; without it the hub would gossip ones they may not reach.

@@ -8,7 +8,7 @@ export {
   sealEnvelope,
   verifyEnvelope,
 } from './envelope.js';
-export { findFreePort } from './free-port.js';
+export { findFreePort, type PortsTaken } from './free-port.js';
 export {
   nativeHpke,
   x25519Generate,
