@@ -174,10 +174,12 @@ describe('scanCanonicalEnvelopes', () => {
       return text.length;
     };
     // Anything else in this process may keep a young object alive for a moment (the suite
-    // runs test files side by side): an attempt that sees the body freed settles it, and a
-    // scan that kept its body keeps it every time.
+    // runs test files side by side; a major collection that another file's garbage starts
+    // while the body is allocated marks it live, seen 3 attempts in a row once in CI): an
+    // attempt that sees the body freed settles it, and a scan that kept its body keeps it
+    // every time, however many attempts.
     const attempts: string[] = [];
-    while (attempts.length < 3 && !attempts.includes('freed')) {
+    while (attempts.length < 10 && !attempts.includes('freed')) {
       gc({ type: 'major', execution: 'sync' });
       const before = space('large_object_space');
       const size = scan();
