@@ -172,3 +172,53 @@ describe('a retried send', () => {
     expect((await send(alice, [e, e])).body.results?.map((r) => r.status)).toEqual(['accepted', 'duplicate']);
   });
 });
+
+/**
+ * The relay keeps the envelopes it just accepted in memory only for recipients whose reader
+ * reads or waits on this relay (or did within the grace period): those are read in a
+ * moment. Seen from outside: an envelope whose stream copy is gone is still served from
+ * memory when it was kept, and is missing (read from the stream, where it no longer is)
+ * when not.
+ */
+describe('envelopes kept in memory', () => {
+  const pendingIds = async (who: TestAgent, wait = 0) =>
+    (
+      await call<{ envelopes: Array<{ message_id: string }> }>(
+        relay.url,
+        'GET',
+        `/api/v1/messages/pending?limit=100&wait=${wait}`,
+        undefined,
+        who.auth,
+      )
+    ).body.envelopes.map((e) => e.message_id);
+
+  /** Sends one envelope, then deletes its copy from the stream behind the relay's back. */
+  async function sendAndDropCopy(to: TestAgent): Promise<string> {
+    const e = sealFor(alice, to, 'hello');
+    expect((await send(alice, [e])).body.results?.[0]?.status).toBe('accepted');
+    const copy = await jsm.streams.getMessage('SVC_MSGS', { last_by_subj: `msg.${to.number}` });
+    expect(copy).not.toBeNull();
+    await jsm.streams.deleteMessage('SVC_MSGS', copy?.seq as number);
+    return e.header.message_id;
+  }
+
+  it('are not kept for a recipient nobody follows: its reader later gets them from the stream', async () => {
+    const dave = await relay.enroll('dave');
+    const id = await sendAndDropCopy(dave);
+    expect(await pendingIds(dave)).not.toContain(id);
+  });
+
+  it('are kept for a recipient whose reader just read its inbox here', async () => {
+    const erin = await relay.enroll('erin');
+    expect(await pendingIds(erin)).toEqual([]); // a read that found nothing, without waiting
+    const id = await sendAndDropCopy(erin);
+    expect(await pendingIds(erin)).toContain(id);
+  });
+
+  it('are kept for a recipient whose reader just waited here', async () => {
+    const frank = await relay.enroll('frank');
+    expect(await pendingIds(frank, 1)).toEqual([]); // a long-poll that found nothing
+    const id = await sendAndDropCopy(frank);
+    expect(await pendingIds(frank)).toContain(id);
+  });
+});

@@ -57,7 +57,10 @@ interface Outgoing extends PublishItem {
   result: SendResponse['results'][number];
 }
 
-/** Envelopes just accepted, so a waiting reader gets them without a round trip to the stream. */
+/**
+ * Envelopes just accepted for followed recipients, so a waiting reader gets them without a
+ * round trip to the stream.
+ */
 const RECENT_MAX = 20_000;
 const RECENT_MAX_BYTES = 32 * 1024 * 1024;
 
@@ -66,7 +69,7 @@ export class Messaging {
   readonly #stores: LedgerStores;
   readonly store: MessageStore;
   readonly #inbox: BusInbox;
-  readonly notifier = new InboxNotifier();
+  readonly notifier: InboxNotifier;
   readonly #recent = new RecentEnvelopes(RECENT_MAX, RECENT_MAX_BYTES);
   readonly #closing = new AbortController();
   /** This process among the relay instances sharing the bus and the ledger. */
@@ -80,6 +83,7 @@ export class Messaging {
     this.#stores = ctx.stores;
     this.store = ctx.stores.messages;
     this.#inbox = ctx.inbox;
+    this.notifier = new InboxNotifier(ctx.now);
     const { limits } = ctx.config;
     this.#pendingTotals = new PendingTotals(
       this.store,
@@ -373,17 +377,22 @@ export class Messaging {
     }
     if (firstCopies) await this.#tidyFirstCopies(tenant, toPublish, seqs, firstCopies, recorded);
     let lastRow: string | undefined;
+    let followed = false;
     const rows: string[] = [];
     for (const [i, p] of toPublish.entries()) {
       if (recorded?.has(envelopeKey(p.recipient.id, p.messageId))) {
         p.result.status = 'duplicate';
         continue;
       }
-      this.#recent.add(tenant, seqs[i] as number, p.data);
       if (p.recipient.id !== lastRow) {
         lastRow = p.recipient.id;
+        followed = this.notifier.followed(lastRow);
         if (!rows.includes(lastRow)) rows.push(lastRow);
       }
+      // Kept only for a recipient whose reader reads or waits here (or just did): it reads
+      // them in a moment. The others' envelopes are read later, or by another instance, from the
+      // stream, and would only push a waiting reader's out of the bounded memory.
+      if (followed) this.#recent.add(tenant, seqs[i] as number, p.data);
     }
     for (const row of rows) this.notifier.notify(row);
     if (rows.length > 0) this.#announce(tenant, 'recorded', rows);
@@ -471,6 +480,7 @@ export class Messaging {
     agent: AgentRow,
     opts: { after: number; limit: number; waitMs: number; signal?: AbortSignal; window?: DeliveredWindow },
   ): Promise<PendingResponse> {
+    this.notifier.read(agent.id);
     const deadline = Date.now() + opts.waitMs;
     const window = opts.window;
     for (;;) {
