@@ -21,7 +21,8 @@
  * warm-up pass of BENCH_WARMUP other envelopes (4,000 by default, batched the same way, not
  * measured) so that neither is measured while the JIT compiles it. Each run prints the
  * load generator's CPU, the machine's busy share, and the CPU per envelope of each process
- * (server, its nats-server, load generator; from /proc schedstat, all threads), which says
+ * (server, its nats-server, load generator; from /proc schedstat, all threads) and of the
+ * server's main thread alone (the rest is V8's collector and compiler threads), which says
  * where the cost is. The machine has few cores and all three processes share them: check
  * `uptime` first, other work on the machine moves every figure.
  *
@@ -33,7 +34,7 @@
  * windows on the monotonic clock (µs, the clock of the profiles' timestamps) to stderr.
  *
  * The relay and the floor run side by side and are measured in turns, BENCH_ROUNDS rounds
- * (3 by default) on the same bodies, fresh envelopes each round: this machine's speed drifts
+ * (5 by default) on the same bodies, fresh envelopes each round: this machine's speed drifts
  * between runs taken seconds apart, and alternating gives both the same drift. Each measured
  * run starts after BENCH_REST_MS (3,000 by default) of rest: without it, whichever went
  * second in a round ran 10–25% slower than in rounds where it went first.
@@ -70,7 +71,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
 const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 2_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const REST_MS = Number(process.env.BENCH_REST_MS ?? 3_000);
 const AGAINST = process.env.BENCH_AGAINST;
 const BODY = 'x'.repeat(1024);
@@ -124,6 +125,15 @@ async function rawJetStream(size: number): Promise<number> {
   }
 }
 
+/** CPU seconds a process's main thread has used so far (its event loop; the thread id is the pid). */
+function mainThreadCpu(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** CPU seconds a process has used so far, all its threads (schedstat: nanoseconds on a CPU). */
 function processCpu(pid: number): number {
   let ns = 0;
@@ -169,8 +179,12 @@ interface SendRun {
   clientCores: number;
   /** busy share of the whole machine (both cores) */
   machineBusy: number;
-  /** CPU microseconds per envelope of the server process, its nats-server and the load generator */
-  perEnvelope: { server: number; nats: number; client: number };
+  /**
+   * CPU microseconds per envelope of the server process (serverMain: its main thread; the
+   * rest is V8's collector and compiler threads and, in the relay, the ledger's checkpoints),
+   * its nats-server and the load generator
+   */
+  perEnvelope: { server: number; serverMain: number; nats: number; client: number };
 }
 
 /**
@@ -216,6 +230,7 @@ async function sendAll(
   if (process.env.BENCH_MARK) console.error(`window start ${process.hrtime.bigint() / 1000n}`);
   const machine0 = machineCpu();
   const server0 = processCpu(serverPid);
+  const main0 = mainThreadCpu(serverPid);
   const nats0 = natsPid === undefined ? Number.NaN : processCpu(natsPid);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -228,6 +243,7 @@ async function sendAll(
   if (process.env.BENCH_MARK) console.error(`window end ${process.hrtime.bigint() / 1000n}`);
   const cpu = process.cpuUsage(cpu0);
   const server1 = processCpu(serverPid);
+  const main1 = mainThreadCpu(serverPid);
   const nats1 = natsPid === undefined ? Number.NaN : processCpu(natsPid);
   const machine1 = machineCpu();
   agent.destroy();
@@ -238,6 +254,7 @@ async function sendAll(
     machineBusy: (machine1.busy - machine0.busy) / (machine1.total - machine0.total),
     perEnvelope: {
       server: ((server1 - server0) * 1e6) / envelopes,
+      serverMain: ((main1 - main0) * 1e6) / envelopes,
       nats: ((nats1 - nats0) * 1e6) / envelopes,
       client: (cpu.user + cpu.system) / envelopes,
     },
@@ -457,6 +474,9 @@ async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<
  * BENCH_AGAINST: this relay against another checkout's, in alternating rounds. The order
  * within a round still matters a little, so the ratio is taken over pairs of rounds.
  */
+const cpuOf = (r: SendRun) =>
+  `server ${r.perEnvelope.server.toFixed(1)} µs/envelope, main thread ${r.perEnvelope.serverMain.toFixed(1)}`;
+
 async function against(dir: string): Promise<void> {
   const bin = resolve(dir, 'relay/src/bin/svc-relay.ts');
   console.log(`bench:relay — this relay against ${dir}: N=${N} per round, ${ROUNDS} rounds, batch ${BATCH}`);
@@ -474,8 +494,8 @@ async function against(dir: string): Promise<void> {
       const [mine, other] = runs as [SendRun, SendRun];
       ratios.push(mine.rate / other.rate);
       console.log(
-        `  round ${round + 1}: this ${fmt(mine.rate)} msg/s (server ${mine.perEnvelope.server.toFixed(1)} µs/envelope), ` +
-          `other ${fmt(other.rate)} msg/s (server ${other.perEnvelope.server.toFixed(1)} µs/envelope), ratio ${(mine.rate / other.rate).toFixed(2)}`,
+        `  round ${round + 1}: this ${fmt(mine.rate)} msg/s (${cpuOf(mine)}), ` +
+          `other ${fmt(other.rate)} msg/s (${cpuOf(other)}), ratio ${(mine.rate / other.rate).toFixed(2)}`,
       );
     }
     const pairs: number[] = [];
@@ -502,7 +522,8 @@ if (process.argv[2] === 'bare-server') {
   const us = (x: number) => x.toFixed(1);
   const load = (r: SendRun) =>
     `load generator ${r.clientCores.toFixed(2)} cores, machine ${(r.machineBusy * 100).toFixed(0)}% busy; ` +
-    `CPU µs/envelope: server ${us(r.perEnvelope.server)}, nats-server ${us(r.perEnvelope.nats)}, ` +
+    `CPU µs/envelope: server ${us(r.perEnvelope.server)} (main thread ${us(r.perEnvelope.serverMain)}), ` +
+    `nats-server ${us(r.perEnvelope.nats)}, ` +
     `load generator ${us(r.perEnvelope.client)}`;
   const total = (r: SendRun) => r.perEnvelope.server + r.perEnvelope.nats + r.perEnvelope.client;
   const middle = (runs: SendRun[]) => [...runs].sort((x, y) => x.rate - y.rate)[runs.length >> 1] as SendRun;
@@ -593,6 +614,12 @@ if (process.argv[2] === 'bare-server') {
     }
   }
   console.log(`relay/jetstream ratio: ${(middle(relayRuns).rate / raw).toFixed(2)}`);
+  if (ratios.length > 1) {
+    const sorted = [...ratios].sort((x, y) => x - y);
+    console.log(
+      `relay/floor by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (from ${(sorted[0] as number).toFixed(2)} to ${(sorted.at(-1) as number).toFixed(2)})`,
+    );
+  }
   console.log(`relay/floor ratio: ${ratios.length > 0 ? median(ratios).toFixed(2) : 'n/a (BENCH_SKIP_BARE)'}`);
   process.exit(0);
 }
