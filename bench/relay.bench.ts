@@ -125,22 +125,26 @@ async function rawJetStream(size: number): Promise<number> {
   }
 }
 
+/** Nanoseconds a thread of a process has spent on a CPU so far (schedstat); throws when it is gone. */
+const threadCpuNs = (pid: number, tid: number | string): number =>
+  Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+
 /** CPU seconds a process's main thread has used so far (its event loop; the thread id is the pid). */
 function mainThreadCpu(pid: number): number {
   try {
-    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+    return threadCpuNs(pid, pid) / 1e9;
   } catch {
-    return Number.NaN;
+    return Number.NaN; // not on Linux, or the process is gone
   }
 }
 
-/** CPU seconds a process has used so far, all its threads (schedstat: nanoseconds on a CPU). */
+/** CPU seconds a process has used so far, all its threads. */
 function processCpu(pid: number): number {
   let ns = 0;
   try {
     for (const task of readdirSync(`/proc/${pid}/task`)) {
       try {
-        ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+        ns += threadCpuNs(pid, task);
       } catch {
         // the thread ended between the listing and the read
       }
@@ -470,13 +474,14 @@ async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<
   }
 }
 
+/** A server's CPU per envelope, all threads and its main thread alone. */
+const serverCpu = (r: SendRun) =>
+  `server ${r.perEnvelope.server.toFixed(1)} (main thread ${r.perEnvelope.serverMain.toFixed(1)})`;
+
 /**
  * BENCH_AGAINST: this relay against another checkout's, in alternating rounds. The order
  * within a round still matters a little, so the ratio is taken over pairs of rounds.
  */
-const cpuOf = (r: SendRun) =>
-  `server ${r.perEnvelope.server.toFixed(1)} µs/envelope, main thread ${r.perEnvelope.serverMain.toFixed(1)}`;
-
 async function against(dir: string): Promise<void> {
   const bin = resolve(dir, 'relay/src/bin/svc-relay.ts');
   console.log(`bench:relay — this relay against ${dir}: N=${N} per round, ${ROUNDS} rounds, batch ${BATCH}`);
@@ -494,8 +499,8 @@ async function against(dir: string): Promise<void> {
       const [mine, other] = runs as [SendRun, SendRun];
       ratios.push(mine.rate / other.rate);
       console.log(
-        `  round ${round + 1}: this ${fmt(mine.rate)} msg/s (${cpuOf(mine)}), ` +
-          `other ${fmt(other.rate)} msg/s (${cpuOf(other)}), ratio ${(mine.rate / other.rate).toFixed(2)}`,
+        `  round ${round + 1}: this ${fmt(mine.rate)} msg/s (CPU µs/envelope: ${serverCpu(mine)}), ` +
+          `other ${fmt(other.rate)} msg/s (CPU µs/envelope: ${serverCpu(other)}), ratio ${(mine.rate / other.rate).toFixed(2)}`,
       );
     }
     const pairs: number[] = [];
@@ -522,8 +527,7 @@ if (process.argv[2] === 'bare-server') {
   const us = (x: number) => x.toFixed(1);
   const load = (r: SendRun) =>
     `load generator ${r.clientCores.toFixed(2)} cores, machine ${(r.machineBusy * 100).toFixed(0)}% busy; ` +
-    `CPU µs/envelope: server ${us(r.perEnvelope.server)} (main thread ${us(r.perEnvelope.serverMain)}), ` +
-    `nats-server ${us(r.perEnvelope.nats)}, ` +
+    `CPU µs/envelope: ${serverCpu(r)}, nats-server ${us(r.perEnvelope.nats)}, ` +
     `load generator ${us(r.perEnvelope.client)}`;
   const total = (r: SendRun) => r.perEnvelope.server + r.perEnvelope.nats + r.perEnvelope.client;
   const middle = (runs: SendRun[]) => [...runs].sort((x, y) => x.rate - y.rate)[runs.length >> 1] as SendRun;
@@ -615,9 +619,8 @@ if (process.argv[2] === 'bare-server') {
   }
   console.log(`relay/jetstream ratio: ${(middle(relayRuns).rate / raw).toFixed(2)}`);
   if (ratios.length > 1) {
-    const sorted = [...ratios].sort((x, y) => x - y);
     console.log(
-      `relay/floor by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (from ${(sorted[0] as number).toFixed(2)} to ${(sorted.at(-1) as number).toFixed(2)})`,
+      `relay/floor by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (from ${Math.min(...ratios).toFixed(2)} to ${Math.max(...ratios).toFixed(2)})`,
     );
   }
   console.log(`relay/floor ratio: ${ratios.length > 0 ? median(ratios).toFixed(2) : 'n/a (BENCH_SKIP_BARE)'}`);
