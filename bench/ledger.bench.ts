@@ -1,0 +1,144 @@
+/**
+ * bench:ledger — what recording accepted envelopes costs the relay's SQLite ledger, against
+ * the least that any durable "this message id was accepted once" record costs.
+ *
+ *   ledger:   MessageStore.insertMany as the send path calls it: BATCH rows per call (one
+ *             request's envelopes to one recipient), message ids made as clients make them
+ *             (UUIDv7, ordered by time), on a migrated ledger file whose WAL checkpoints run
+ *             in a worker thread, as in the relay server.
+ *   baseline: the same multi-row INSERTs of the same ids, through better-sqlite3 directly on
+ *             the same connection and file, into a table that holds only the key (recipient
+ *             row, message id) and nothing else: no other column, no pending index, no upsert.
+ *
+ * The rows are built before the clock starts (the relay builds them from values it holds);
+ * the two take turns, BENCH_ROUNDS rounds (5 by default) of BENCH_N rows each (20,000), after
+ * a warm-up of each. Timed on the wall clock: better-sqlite3 is synchronous, so a call is
+ * CPU on this thread unless the machine is busy; check `uptime` first.
+ *
+ * This is a lens on one piece of bench:relay (its ledger share, without HTTP, NATS or
+ * noise from three processes), for trying ledger designs. Last line: `ledger/baseline
+ * ratio: R` (µs per row of the ledger ÷ of the baseline, the median round's).
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { newMessageId } from '@svc/shared';
+import { tempDir } from '@svc/test-harness';
+import { Ledger } from '../relay/src/ledger/ledger.js';
+import type { NewEnvelopeRow } from '../relay/src/ledger/messages.js';
+import type { SqliteDatabase } from '../relay/src/ledger/sqlite.js';
+import { createStores } from '../relay/src/ledger/stores.js';
+import { insertAgent, insertGrant } from '../relay/test/helpers/ledger-rows.js';
+import { median } from './common.js';
+
+const N = Number(process.env.BENCH_N ?? 20_000);
+const BATCH = Number(process.env.BENCH_BATCH ?? 100);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
+
+const RECIPIENT = 'recipient-row';
+const SENDER = 'sender-row';
+
+let seq = 0;
+/** n rows in calls of BATCH, with fresh message ids and stream sequences. */
+function batches(n: number): NewEnvelopeRow[][] {
+  const out: NewEnvelopeRow[][] = [];
+  for (let i = 0; i < n; i += BATCH) {
+    const b: NewEnvelopeRow[] = [];
+    for (let k = 0; k < Math.min(BATCH, n - i); k++) {
+      b.push({
+        recipient_row: RECIPIENT,
+        message_id: newMessageId(),
+        tenant_id: 't',
+        recipient_number: 'recipient-number',
+        sender_row: SENDER,
+        sender_number: 'sender-number',
+        stream_seq: ++seq,
+        size: 1453,
+        accepted_at: Date.now(),
+      });
+    }
+    out.push(b);
+  }
+  return out;
+}
+
+const dir = tempDir('svc-bench-ledger-');
+const ledger = await Ledger.open(join(dir, 'ledger.db'));
+try {
+  const sql = ledger.sql as SqliteDatabase;
+  sql.checkpointInBackground();
+  await insertGrant(sql);
+  await insertAgent(sql, RECIPIENT, { agentId: 'recipient-number' });
+  await insertAgent(sql, SENDER, { agentId: 'sender-number' });
+  const messages = createStores(ledger).messages;
+
+  sql.db.exec(
+    'CREATE TABLE bench_keys (recipient_row TEXT NOT NULL, message_id TEXT NOT NULL, PRIMARY KEY (recipient_row, message_id)) STRICT, WITHOUT ROWID',
+  );
+  const keyInserts = new Map<number, ReturnType<typeof sql.db.prepare>>();
+  const keyInsert = (n: number) => {
+    let st = keyInserts.get(n);
+    if (!st) {
+      st = sql.db.prepare(`INSERT INTO bench_keys VALUES ${Array.from({ length: n }, () => '(?, ?)').join(', ')}`);
+      keyInserts.set(n, st);
+    }
+    return st;
+  };
+
+  /** µs per row to record these batches in the ledger */
+  const viaLedger = async (bs: NewEnvelopeRow[][]): Promise<number> => {
+    const t0 = performance.now();
+    for (const b of bs) {
+      const outcome = await messages.insertMany(b);
+      // every id is new: a row the ledger did not record would make the figure a lie
+      if ('conflict' in outcome || outcome.ignored.length > 0) throw new Error('bench:ledger: a row was not recorded');
+    }
+    return ((performance.now() - t0) * 1000) / bs.reduce((s, b) => s + b.length, 0);
+  };
+  /** µs per row to record only their keys */
+  const viaKeys = (bs: NewEnvelopeRow[][]): number => {
+    const values = bs.map((b) => b.flatMap((r) => [r.recipient_row, r.message_id]));
+    const t0 = performance.now();
+    for (const v of values) {
+      if (keyInsert(v.length / 2).run(v).changes !== v.length / 2)
+        throw new Error('bench:ledger: a key was not recorded');
+    }
+    return ((performance.now() - t0) * 1000) / bs.reduce((s, b) => s + b.length, 0);
+  };
+
+  console.log(`bench:ledger — SQLite, ${N} rows per round in calls of ${BATCH}, ${ROUNDS} rounds`);
+  await viaLedger(batches(WARMUP));
+  viaKeys(batches(WARMUP));
+  const ledgerUs: number[] = [];
+  const keysUs: number[] = [];
+  const ratios: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const forLedger = batches(N);
+    const forKeys = batches(N);
+    // turns: whichever goes first in a round goes second in the next
+    let l: number;
+    let k: number;
+    if (r % 2 === 0) {
+      l = await viaLedger(forLedger);
+      k = viaKeys(forKeys);
+    } else {
+      k = viaKeys(forKeys);
+      l = await viaLedger(forLedger);
+    }
+    ledgerUs.push(l);
+    keysUs.push(k);
+    ratios.push(l / k);
+    console.log(
+      `  round ${r + 1}: ledger ${l.toFixed(2)} µs/row, baseline ${k.toFixed(2)} µs/row, ratio ${(l / k).toFixed(2)}`,
+    );
+  }
+  const rows = (await sql.get<{ n: number }>('SELECT count(*) AS n FROM envelopes'))?.n;
+  console.log(
+    `ledger (MessageStore.insertMany):        ${median(ledgerUs).toFixed(2)} µs/row (median; ${rows} rows in the table at the end)`,
+  );
+  console.log(`baseline (key-only table, same file):    ${median(keysUs).toFixed(2)} µs/row (median)`);
+  console.log(`ledger/baseline ratio: ${median(ratios).toFixed(2)}`);
+} finally {
+  await ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+}
