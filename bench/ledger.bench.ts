@@ -1,31 +1,37 @@
 /**
- * bench:ledger — what recording accepted envelopes costs the relay's SQLite ledger, against
- * the least that any durable "this message id was accepted once" record costs.
+ * bench:ledger — what recording accepted envelopes costs the relay's ledger, against the
+ * least that any durable "this message id was accepted once" record costs in the same
+ * database.
  *
  *   ledger:   MessageStore.insertMany as the send path calls it: BATCH rows per call (one
  *             request's envelopes to one recipient), message ids made as clients make them
- *             (UUIDv7, ordered by time), on a migrated ledger file whose WAL checkpoints run
- *             in a worker thread, as in the relay server.
- *   baseline: the same multi-row INSERTs of the same ids, through better-sqlite3 directly on
- *             the same connection and file, into a table that holds only the key (recipient
- *             row, message id) and nothing else: no other column, no pending index, no upsert.
+ *             (UUIDv7, ordered by time), on a migrated ledger.
+ *   baseline: the same multi-row INSERTs of the same ids, through the same connection, into
+ *             a table that holds only the key (recipient row, message id) and nothing else:
+ *             no other column, no pending index or totals, no upsert.
  *
- * The rows are built before the clock starts (the relay builds them from values it holds);
- * the two take turns, BENCH_ROUNDS rounds (5 by default) of BENCH_N rows each (20,000), after
- * a warm-up of each. Timed on the wall clock: better-sqlite3 is synchronous, so a call is
- * CPU on this thread unless the machine is busy; check `uptime` first.
+ * SQLite first (a file whose WAL checkpoints run in a worker thread, as in the relay
+ * server), then PostgreSQL (a throwaway server from the test harness; BENCH_SKIP_POSTGRES
+ * to skip, skipped with the reason where it is not installed). The rows are built before
+ * the clock starts (the relay builds them from values it holds); the two take turns,
+ * BENCH_ROUNDS rounds (5 by default) of BENCH_N rows each (20,000), after a warm-up of
+ * each, one call at a time. Timed on the wall clock: on SQLite that is CPU on this thread
+ * unless the machine is busy (check `uptime` first); on PostgreSQL it includes the round
+ * trip and the server's work, which is what a send waits for.
  *
  * This is a lens on one piece of bench:relay (its ledger share, without HTTP, NATS or
  * noise from three processes), for trying ledger designs. Last line: `ledger/baseline
- * ratio: R` (µs per row of the ledger ÷ of the baseline, the median round's).
+ * ratio: R` (µs per row of the ledger ÷ of the baseline on SQLite, the median round's).
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { newMessageId } from '@svc/shared';
 import { tempDir } from '@svc/test-harness';
+import { postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
+import type { LedgerLocation } from '../relay/src/ledger/database.js';
 import { Ledger } from '../relay/src/ledger/ledger.js';
 import type { NewEnvelopeRow } from '../relay/src/ledger/messages.js';
-import type { SqliteDatabase } from '../relay/src/ledger/sqlite.js';
+import { SqliteDatabase } from '../relay/src/ledger/sqlite.js';
 import { createStores } from '../relay/src/ledger/stores.js';
 import { insertAgent, insertGrant } from '../relay/test/helpers/ledger-rows.js';
 import { median } from './common.js';
@@ -62,83 +68,107 @@ function batches(n: number): NewEnvelopeRow[][] {
   return out;
 }
 
-const dir = tempDir('svc-bench-ledger-');
-const ledger = await Ledger.open(join(dir, 'ledger.db'));
-try {
-  const sql = ledger.sql as SqliteDatabase;
-  sql.checkpointInBackground();
-  await insertGrant(sql);
-  await insertAgent(sql, RECIPIENT, { agentId: 'recipient-number' });
-  await insertAgent(sql, SENDER, { agentId: 'sender-number' });
-  const messages = createStores(ledger).messages;
-
-  sql.db.exec(
-    'CREATE TABLE bench_keys (recipient_row TEXT NOT NULL, message_id TEXT NOT NULL, PRIMARY KEY (recipient_row, message_id)) STRICT, WITHOUT ROWID',
-  );
-  const keyInserts = new Map<number, ReturnType<typeof sql.db.prepare>>();
-  const keyInsert = (n: number) => {
-    let st = keyInserts.get(n);
-    if (!st) {
-      st = sql.db.prepare(`INSERT INTO bench_keys VALUES ${Array.from({ length: n }, () => '(?, ?)').join(', ')}`);
-      keyInserts.set(n, st);
-    }
-    return st;
-  };
-
-  /** µs per row to record these batches in the ledger */
-  const viaLedger = async (bs: NewEnvelopeRow[][]): Promise<number> => {
-    const t0 = performance.now();
-    for (const b of bs) {
-      const outcome = await messages.insertMany(b);
-      // every id is new: a row the ledger did not record would make the figure a lie
-      if ('conflict' in outcome || outcome.ignored.length > 0) throw new Error('bench:ledger: a row was not recorded');
-    }
-    return ((performance.now() - t0) * 1000) / bs.reduce((s, b) => s + b.length, 0);
-  };
-  /** µs per row to record only their keys */
-  const viaKeys = (bs: NewEnvelopeRow[][]): number => {
-    const values = bs.map((b) => b.flatMap((r) => [r.recipient_row, r.message_id]));
-    const t0 = performance.now();
-    for (const v of values) {
-      if (keyInsert(v.length / 2).run(v).changes !== v.length / 2)
-        throw new Error('bench:ledger: a key was not recorded');
-    }
-    return ((performance.now() - t0) * 1000) / bs.reduce((s, b) => s + b.length, 0);
-  };
-
-  console.log(`bench:ledger — SQLite, ${N} rows per round in calls of ${BATCH}, ${ROUNDS} rounds`);
-  await viaLedger(batches(WARMUP));
-  viaKeys(batches(WARMUP));
-  const ledgerUs: number[] = [];
-  const keysUs: number[] = [];
-  const ratios: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const forLedger = batches(N);
-    const forKeys = batches(N);
-    // turns: whichever goes first in a round goes second in the next
-    let l: number;
-    let k: number;
-    if (r % 2 === 0) {
-      l = await viaLedger(forLedger);
-      k = viaKeys(forKeys);
-    } else {
-      k = viaKeys(forKeys);
-      l = await viaLedger(forLedger);
-    }
-    ledgerUs.push(l);
-    keysUs.push(k);
-    ratios.push(l / k);
-    console.log(
-      `  round ${r + 1}: ledger ${l.toFixed(2)} µs/row, baseline ${k.toFixed(2)} µs/row, ratio ${(l / k).toFixed(2)}`,
-    );
+/** The key-only insert of n rows, one text per n (it is also the prepared-statement cache's key). */
+const keyTexts = new Map<number, string>();
+function keyText(n: number): string {
+  let text = keyTexts.get(n);
+  if (text === undefined) {
+    text = `INSERT INTO bench_keys (recipient_row, message_id) VALUES ${Array.from({ length: n }, () => '(?, ?)').join(', ')}`;
+    keyTexts.set(n, text);
   }
-  const rows = (await sql.get<{ n: number }>('SELECT count(*) AS n FROM envelopes'))?.n;
-  console.log(
-    `ledger (MessageStore.insertMany):        ${median(ledgerUs).toFixed(2)} µs/row (median; ${rows} rows in the table at the end)`,
-  );
-  console.log(`baseline (key-only table, same file):    ${median(keysUs).toFixed(2)} µs/row (median)`);
-  console.log(`ledger/baseline ratio: ${median(ratios).toFixed(2)}`);
+  return text;
+}
+
+const perRow = (t0: number, bs: NewEnvelopeRow[][]) =>
+  ((performance.now() - t0) * 1000) / bs.reduce((s, b) => s + b.length, 0);
+
+/** Measures one database; returns the median round's ledger/baseline ratio. */
+async function measure(label: string, location: LedgerLocation): Promise<number> {
+  const ledger = await Ledger.open(location);
+  try {
+    const sql = ledger.sql;
+    if (sql instanceof SqliteDatabase) sql.checkpointInBackground();
+    await insertGrant(sql);
+    await insertAgent(sql, RECIPIENT, { agentId: 'recipient-number' });
+    await insertAgent(sql, SENDER, { agentId: 'sender-number' });
+    await sql.exec(
+      'CREATE TABLE bench_keys (recipient_row TEXT NOT NULL, message_id TEXT NOT NULL, PRIMARY KEY (recipient_row, message_id))',
+    );
+    const messages = createStores(ledger).messages;
+
+    /** µs per row to record these batches in the ledger */
+    const viaLedger = async (bs: NewEnvelopeRow[][]): Promise<number> => {
+      const t0 = performance.now();
+      for (const b of bs) {
+        const outcome = await messages.insertMany(b);
+        // every id is new: a row the ledger did not record would make the figure a lie
+        if ('conflict' in outcome || outcome.ignored.length > 0)
+          throw new Error('bench:ledger: a row was not recorded');
+      }
+      return perRow(t0, bs);
+    };
+    /** µs per row to record only their keys */
+    const viaKeys = async (bs: NewEnvelopeRow[][]): Promise<number> => {
+      const values = bs.map((b) => b.flatMap((r) => [r.recipient_row, r.message_id]));
+      const t0 = performance.now();
+      for (const v of values) {
+        if ((await sql.run(keyText(v.length / 2), v)) !== v.length / 2)
+          throw new Error('bench:ledger: a key was not recorded');
+      }
+      return perRow(t0, bs);
+    };
+
+    await viaLedger(batches(WARMUP));
+    await viaKeys(batches(WARMUP));
+    const ledgerUs: number[] = [];
+    const keysUs: number[] = [];
+    const ratios: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const forLedger = batches(N);
+      const forKeys = batches(N);
+      // turns: whichever goes first in a round goes second in the next
+      let l: number;
+      let k: number;
+      if (r % 2 === 0) {
+        l = await viaLedger(forLedger);
+        k = await viaKeys(forKeys);
+      } else {
+        k = await viaKeys(forKeys);
+        l = await viaLedger(forLedger);
+      }
+      ledgerUs.push(l);
+      keysUs.push(k);
+      ratios.push(l / k);
+      console.log(
+        `  ${label} round ${r + 1}: ledger ${l.toFixed(2)} µs/row, baseline ${k.toFixed(2)} µs/row, ratio ${(l / k).toFixed(2)}`,
+      );
+    }
+    const rows = (await sql.get<{ n: number }>('SELECT count(*) AS n FROM envelopes'))?.n;
+    console.log(
+      `${label}: ledger (MessageStore.insertMany) ${median(ledgerUs).toFixed(2)} µs/row, baseline (key-only table) ${median(keysUs).toFixed(2)} µs/row (medians; ${rows} rows recorded), ledger/baseline ${median(ratios).toFixed(2)}`,
+    );
+    return median(ratios);
+  } finally {
+    await ledger.close();
+  }
+}
+
+console.log(`bench:ledger — ${N} rows per round in calls of ${BATCH}, ${ROUNDS} rounds`);
+const dir = tempDir('svc-bench-ledger-');
+let sqliteRatio: number;
+try {
+  sqliteRatio = await measure('SQLite', { sqlite: join(dir, 'ledger.db') });
 } finally {
-  await ledger.close();
   rmSync(dir, { recursive: true, force: true });
 }
+const pgMissing = process.env.BENCH_SKIP_POSTGRES ? 'BENCH_SKIP_POSTGRES' : postgresUnavailable();
+if (pgMissing) console.log(`PostgreSQL: skipped (${pgMissing})`);
+else {
+  const server = await startPostgres();
+  try {
+    await measure('PostgreSQL', { dsnFile: (await server.createDatabase()).dsnFile });
+  } finally {
+    await server.stop();
+  }
+}
+console.log(`ledger/baseline ratio: ${sqliteRatio.toFixed(2)}`);

@@ -2,8 +2,10 @@
  * The ledger's WAL checkpoints run in a worker thread: the connection that commits no
  * longer copies pages back into the database file, and the worker does, on a real file.
  */
+import { spawnSync } from 'node:child_process';
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { tempDir, until } from '@svc/test-harness';
 import { afterEach, expect, it } from 'vitest';
 import { SqliteDatabase } from './sqlite.js';
@@ -55,4 +57,23 @@ it('a worker that cannot open the file hands checkpoints back to the connection'
   rmSync(db.db.name);
   db.checkpointInBackground(50);
   await until(() => db.db.pragma('wal_autocheckpoint', { simple: true }) === 1000, 10_000, 'checkpoints handed back');
+});
+
+it('closing waits for the worker to close its connection, even when nothing else keeps the process alive', () => {
+  const file = join(tempDir('svc-checkpoint-'), 'ledger.db');
+  // A process whose last work is closing the ledger (a command, a bench): the worker is
+  // unreferenced so that it never holds a process open, and a close that waits for it
+  // without referencing it again ends the process there, with code 13, mid-close.
+  const script = `
+    const { SqliteDatabase } = await import(${JSON.stringify(new URL('./sqlite.ts', import.meta.url).href)});
+    const db = SqliteDatabase.open(${JSON.stringify(file)});
+    db.checkpointInBackground(50);
+    await db.close();
+    console.log('closed');`;
+  const child = spawnSync(
+    process.execPath,
+    ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script],
+    { cwd: fileURLToPath(new URL('../../..', import.meta.url)), encoding: 'utf8', timeout: 60_000 },
+  );
+  expect({ status: child.status, stdout: child.stdout.trim() }).toEqual({ status: 0, stdout: 'closed' });
 });

@@ -61,6 +61,9 @@ export function startCheckpointer(file: string, everyMs: number, onFailure: (rea
         stopping = true;
         worker.postMessage('stop'); // a no-op if it has exited already
       }
+      // Waited for, it holds the process open again: otherwise a process with nothing else
+      // left (a command, a bench) would end here, mid-close, with code 13.
+      worker.ref();
       await exited;
     },
   };
