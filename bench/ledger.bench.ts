@@ -6,9 +6,10 @@
  *   ledger:   MessageStore.insertMany as the send path calls it: BATCH rows per call (one
  *             request's envelopes to one recipient), message ids made as clients make them
  *             (UUIDv7, ordered by time), on a migrated ledger.
- *   baseline: the same multi-row INSERTs of the same ids, through the same connection, into
- *             a table that holds only the key (recipient row, message id) and nothing else:
- *             no other column, no pending index or totals, no upsert.
+ *   baseline: one INSERT per call of the same ids, through the same connection, into a
+ *             table that holds only the key (recipient row, message id) and nothing else:
+ *             no other column, no pending index or totals, no upsert (a multi-row VALUES on
+ *             SQLite; on PostgreSQL one JSON parameter, as the ledger's insert takes them).
  *
  * SQLite first (a file whose WAL checkpoints run in a worker thread, as in the relay
  * server), then PostgreSQL (a throwaway server from the test harness; BENCH_SKIP_POSTGRES
@@ -68,7 +69,7 @@ function batches(n: number): NewEnvelopeRow[][] {
   return out;
 }
 
-/** The key-only insert of n rows, one text per n (it is also the prepared-statement cache's key). */
+/** SQLite's key-only insert of n rows, one text per n (it is also the prepared-statement cache's key). */
 const keyTexts = new Map<number, string>();
 function keyText(n: number): string {
   let text = keyTexts.get(n);
@@ -78,6 +79,9 @@ function keyText(n: number): string {
   }
   return text;
 }
+/** PostgreSQL's: the keys as one JSON parameter, one text for any n, prepared once per connection (as the ledger's insert is). */
+const PG_KEYS = `INSERT INTO bench_keys (recipient_row, message_id)
+  SELECT recipient_row, message_id FROM jsonb_to_recordset(?::jsonb) AS r(recipient_row text, message_id text)`;
 
 const perRow = (t0: number, bs: NewEnvelopeRow[][]) =>
   ((performance.now() - t0) * 1000) / bs.reduce((s, b) => s + b.length, 0);
@@ -109,11 +113,18 @@ async function measure(label: string, location: LedgerLocation): Promise<number>
     };
     /** µs per row to record only their keys */
     const viaKeys = async (bs: NewEnvelopeRow[][]): Promise<number> => {
-      const values = bs.map((b) => b.flatMap((r) => [r.recipient_row, r.message_id]));
+      const calls = bs.map((b) =>
+        sql.dialect === 'postgres'
+          ? {
+              text: PG_KEYS,
+              values: [JSON.stringify(b.map((r) => ({ recipient_row: r.recipient_row, message_id: r.message_id })))],
+              n: b.length,
+            }
+          : { text: keyText(b.length), values: b.flatMap((r) => [r.recipient_row, r.message_id]), n: b.length },
+      );
       const t0 = performance.now();
-      for (const v of values) {
-        if ((await sql.run(keyText(v.length / 2), v)) !== v.length / 2)
-          throw new Error('bench:ledger: a key was not recorded');
+      for (const c of calls) {
+        if ((await sql.run(c.text, c.values)) !== c.n) throw new Error('bench:ledger: a key was not recorded');
       }
       return perRow(t0, bs);
     };

@@ -59,30 +59,37 @@ const ADDED_TO_TOTALS = `ON CONFLICT (recipient_row) DO UPDATE SET
   pending_count = pending_totals.pending_count + excluded.pending_count,
   pending_bytes = pending_totals.pending_bytes + excluded.pending_bytes`;
 
-/**
- * The text of an n-row insert, written once per n and form (it is also the prepared-statement
- * cache's key). `counted` (PostgreSQL): the same statement also adds the rows it created to
- * their recipients' pending totals (migration 010), and returns how many it created as `n`.
- * Totals rows are locked in recipient order (bytewise, as JavaScript sorts them in addToTotals),
- * so two writers never wait on each other in a circle.
- */
+/** The text of an n-row insert, written once per n and form (it is also the prepared-statement cache's key). */
 const insertTexts = new Map<string, string>();
-function insertText(n: number, onConflict: keyof typeof ON_CONFLICT, counted = false): string {
-  const key = `${onConflict} ${n} ${counted}`;
+function insertText(n: number, onConflict: keyof typeof ON_CONFLICT): string {
+  const key = `${onConflict} ${n}`;
   let text = insertTexts.get(key);
   if (text === undefined) {
     text = `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
       VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_CONFLICT[onConflict]}`;
-    if (counted) {
-      text = `WITH created AS (${text} RETURNING recipient_row, size),
-        counted AS (${ADD_TO_TOTALS} SELECT recipient_row, count(*), sum(size) FROM created
-          GROUP BY recipient_row ORDER BY recipient_row COLLATE "C" ${ADDED_TO_TOTALS})
-        SELECT count(*) AS n FROM created`;
-    }
     insertTexts.set(key, text);
   }
   return text;
 }
+
+/**
+ * PostgreSQL's usual send insert: insertText's `keepOwn` that also adds the rows it created
+ * to their recipients' pending totals (migration 010) and returns how many it created as
+ * `n`. Totals rows are locked in recipient order (bytewise, as JavaScript sorts them in
+ * addToTotals), so two writers never wait on each other in a circle. The rows come as one
+ * JSON parameter, so that the text is the same for any number of rows and each connection
+ * prepares it once (postgres.ts): as a multi-row VALUES its text changed with the batch
+ * size, and parsing and planning it cost more than running it (bench:ledger).
+ */
+const COUNTED_INSERT = `WITH created AS (
+    INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at)
+    SELECT recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at
+      FROM jsonb_to_recordset(?::jsonb) AS r(recipient_row text, message_id text, tenant_id text, recipient_number text,
+        sender_row text, sender_number text, stream_seq bigint, size bigint, accepted_at bigint)
+    ${ON_CONFLICT.keepOwn} RETURNING recipient_row, size),
+  counted AS (${ADD_TO_TOTALS} SELECT recipient_row, count(*), sum(size) FROM created
+    GROUP BY recipient_row ORDER BY recipient_row COLLATE "C" ${ADDED_TO_TOTALS})
+  SELECT count(*) AS n FROM created`;
 
 /** Changes to recipients' pending totals (PostgreSQL, migration 010): recipient row → count and bytes to add. */
 type TotalsChange = Map<string, { count: number; bytes: number }>;
@@ -214,7 +221,7 @@ export class MessageStore {
     let changed: number;
     try {
       changed = this.#totalsKept
-        ? ((await this.#sql.get<{ n: number }>(insertText(rows.length, 'keepOwn', true), insertValues(rows)))?.n ?? 0)
+        ? ((await this.#sql.get<{ n: number }>(COUNTED_INSERT, [JSON.stringify(rows)]))?.n ?? 0)
         : await this.#sql.run(insertText(rows.length, 'keepOwn'), insertValues(rows));
     } catch (err) {
       if (isNotNullViolation(err)) return undefined;

@@ -58,14 +58,72 @@ export function readDsnFile(file: string): string {
   return text;
 }
 
+/**
+ * Statements with at most this many parameters run as named prepared statements: each
+ * connection parses and plans one once, not at every call (on the send path, parsing and
+ * planning the envelope insert cost more than running it: bench:ledger). Every such text
+ * the relay writes is fixed or one of a few short forms, so what each connection keeps is
+ * bounded; texts with more parameters (a multi-row insert of many rows) run unnamed.
+ */
+const PREPARED_MAX_PARAMS = 64;
+
+interface Prepared {
+  name: string;
+  text: string;
+  /** how many `?` the SQL has; undefined when it names its parameters (`@name`) */
+  positional: number | undefined;
+}
+
+/** SQL text → its prepared statement's name and PostgreSQL text, the same on every connection. */
+const prepared = new Map<string, Prepared>();
+let preparedNames = 0;
+
+/** "cached plan must not change result type": a table of a prepared statement changed under it. */
+const planChanged = (err: unknown): boolean =>
+  (err as { code?: string }).code === '0A000' && /cached plan must not change result type/.test((err as Error).message);
+
+function queryConfig(sql: string, params: SqlParams | undefined): pg.QueryConfig {
+  const known = prepared.get(sql);
+  if (known?.positional !== undefined && (params === undefined || Array.isArray(params))) {
+    const list = (params ?? []) as SqlParams & unknown[];
+    const values = new Array(known.positional);
+    for (let i = 0; i < known.positional; i++) values[i] = list[i] ?? null;
+    return { name: known.name, text: known.text, values };
+  }
+  const { text, values } = toPostgres(sql, params);
+  if (values.length === 0 || values.length > PREPARED_MAX_PARAMS) return { text, values };
+  let p = known;
+  if (p === undefined) {
+    p = {
+      name: `svc_${++preparedNames}`,
+      text,
+      positional: params === undefined || Array.isArray(params) ? values.length : undefined,
+    };
+    prepared.set(sql, p);
+  }
+  return { name: p.name, text, values };
+}
+
 class Queries implements Sql {
   constructor(private readonly q: pg.Pool | pg.PoolClient) {}
 
   async #query<T>(sql: string, params?: SqlParams): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
-    const { text, values } = toPostgres(sql, params);
+    const config = queryConfig(sql, params);
     try {
-      return await this.q.query<T & pg.QueryResultRow>(text, values);
+      return await this.q.query<T & pg.QueryResultRow>(config);
     } catch (err) {
+      if (config.name !== undefined && planChanged(err)) {
+        // The schema changed under it (a migration by another process): later calls prepare
+        // it afresh, under a new name; outside a transaction this one is retried unprepared.
+        prepared.delete(sql);
+        if (this.q instanceof pg.Pool) {
+          try {
+            return await this.q.query<T & pg.QueryResultRow>(config.text, config.values);
+          } catch (again) {
+            throw toLedgerError(again);
+          }
+        }
+      }
       throw toLedgerError(err);
     }
   }
