@@ -29,6 +29,9 @@ parentPort.on('message', () => {
 });
 `;
 
+/** How long stop() waits for the worker to close its connection before ending it. */
+const STOP_WAIT_MS = 5_000;
+
 export interface Checkpointer {
   /** Stops checkpointing and closes the worker's connection. */
   stop(): Promise<void>;
@@ -62,9 +65,15 @@ export function startCheckpointer(file: string, everyMs: number, onFailure: (rea
         worker.postMessage('stop'); // a no-op if it has exited already
       }
       // Waited for, it holds the process open again: otherwise a process with nothing else
-      // left (a command, a bench) would end here, mid-close, with code 13.
+      // left (a command, a bench) would end here, mid-close, with code 13. A worker that
+      // does not close within STOP_WAIT_MS (stuck in a checkpoint) is ended instead.
       worker.ref();
-      await exited;
+      const timer = setTimeout(() => void worker.terminate(), STOP_WAIT_MS);
+      try {
+        await exited;
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

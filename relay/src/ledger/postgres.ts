@@ -3,8 +3,9 @@
  * The DSN (a postgres:// URL with its password) is read from a file and never logged.
  * BIGINT and numeric results come back as JavaScript numbers (the ledger's integers are
  * millisecond times, counts and sizes, all far below 2^53). Transactions run at READ
- * COMMITTED on one pooled client; a serialization failure or deadlock retries the whole
- * transaction. Connection trouble surfaces as `ledger_closed`, like a closed SQLite file.
+ * COMMITTED on one pooled client; a serialization failure, a deadlock or a prepared statement
+ * whose table changed under it retries the whole transaction. Connection trouble surfaces
+ * as `ledger_closed`, like a closed SQLite file.
  */
 import { readFileSync } from 'node:fs';
 import { SvcError } from '@svc/shared';
@@ -60,10 +61,11 @@ export function readDsnFile(file: string): string {
 
 /**
  * Statements with at most this many parameters run as named prepared statements: each
- * connection parses and plans one once, not at every call (on the send path, parsing and
- * planning the envelope insert cost more than running it: bench:ledger). Every such text
- * the relay writes is fixed or one of a few short forms, so what each connection keeps is
- * bounded; texts with more parameters (a multi-row insert of many rows) run unnamed.
+ * connection parses one once, not at every call, and PostgreSQL's plan cache may keep its
+ * plan (on the send path, parsing and planning the envelope insert cost more than running
+ * it: bench:ledger). Every such text the relay writes is fixed or one of a few short forms,
+ * so what each connection keeps is bounded; texts with more parameters (a multi-row insert
+ * of many rows) run unnamed.
  */
 const PREPARED_MAX_PARAMS = 64;
 
@@ -84,8 +86,8 @@ const planChanged = (err: unknown): boolean =>
 
 function queryConfig(sql: string, params: SqlParams | undefined): pg.QueryConfig {
   const known = prepared.get(sql);
-  if (known?.positional !== undefined && (params === undefined || Array.isArray(params))) {
-    const list = (params ?? []) as SqlParams & unknown[];
+  if (known?.positional !== undefined && Array.isArray(params)) {
+    const list = params as SqlParams & unknown[];
     const values = new Array(known.positional);
     for (let i = 0; i < known.positional; i++) values[i] = list[i] ?? null;
     return { name: known.name, text: known.text, values };
@@ -105,7 +107,11 @@ function queryConfig(sql: string, params: SqlParams | undefined): pg.QueryConfig
 }
 
 class Queries implements Sql {
-  constructor(private readonly q: pg.Pool | pg.PoolClient) {}
+  /** `alone`: each statement commits by itself (no transaction), so one can be run again */
+  constructor(
+    private readonly q: pg.Pool | pg.PoolClient,
+    private readonly alone: boolean,
+  ) {}
 
   async #query<T>(sql: string, params?: SqlParams): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
     const config = queryConfig(sql, params);
@@ -114,9 +120,10 @@ class Queries implements Sql {
     } catch (err) {
       if (config.name !== undefined && planChanged(err)) {
         // The schema changed under it (a migration by another process): later calls prepare
-        // it afresh, under a new name; outside a transaction this one is retried unprepared.
+        // it afresh, under a new name. Alone, this one is retried unprepared (the error comes
+        // before it runs); in a transaction, transaction() runs the whole body again.
         prepared.delete(sql);
-        if (this.q instanceof pg.Pool) {
+        if (this.alone) {
           try {
             return await this.q.query<T & pg.QueryResultRow>(config.text, config.values);
           } catch (again) {
@@ -155,7 +162,7 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
   #open = true;
 
   private constructor(pool: pg.Pool) {
-    super(pool);
+    super(pool, true);
     this.pool = pool;
   }
 
@@ -188,7 +195,7 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
       let broken = false;
       try {
         await client.query('BEGIN');
-        const value = await fn(new Queries(client));
+        const value = await fn(new Queries(client, false));
         await client.query('COMMIT');
         return value;
       } catch (err) {
@@ -196,7 +203,7 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
           broken = true;
         });
         const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code ?? '';
-        if (RETRIED.has(code) && attempt < 5) continue;
+        if ((RETRIED.has(code) || planChanged(err)) && attempt < 5) continue;
         throw toLedgerError(err);
       } finally {
         client.release(broken);
@@ -212,7 +219,7 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
     try {
       await client.query('SELECT pg_advisory_lock($1)', [key]);
       try {
-        return await fn(new Queries(client));
+        return await fn(new Queries(client, true));
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
       }
