@@ -114,6 +114,34 @@ describe('scanCanonicalEnvelopes', () => {
     }
   });
 
+  it('refuses a ciphertext with any byte outside base64url, wherever it is, from bytes as from text', () => {
+    // Read from bytes, the ciphertext's alphabet is checked by Node's base64 decoder, which
+    // skips what is not base64 (scan-text.ts): this pins that every other byte value is
+    // still refused, at either end and inside, in place of a character or added, at every
+    // length modulo 4.
+    const base64url = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_');
+    let refused = 0;
+    for (const bytes of [16, 17, 18, 19]) {
+      const e = { ...envelope(1), ciphertext: b64(bytes, 0x5a) };
+      const canonical = body([e]);
+      const ct = e.ciphertext;
+      expect(scanCanonicalEnvelopes(asBytes(canonical), 2)).not.toBeNull();
+      for (let code = 0; code < 256; code++) {
+        const ch = String.fromCharCode(code);
+        if (base64url.has(ch)) continue;
+        for (const at of [0, 1, ct.length >> 1, ct.length - 2, ct.length - 1]) {
+          for (const bad of [ct.slice(0, at) + ch + ct.slice(at + 1), ct.slice(0, at) + ch + ct.slice(at)]) {
+            const text = canonical.replace(`"ciphertext":"${ct}"`, `"ciphertext":"${bad}"`);
+            expect(scanCanonicalEnvelopes(asBytes(text), 2), `byte ${code} at ${at} of ${bad.length}`).toBeNull();
+            expect(scanCanonicalEnvelopes(text, 2), `byte ${code} at ${at} of ${bad.length}`).toBeNull();
+            refused++;
+          }
+        }
+      }
+    }
+    expect(refused).toBe(4 * 192 * 5 * 2);
+  });
+
   it('agrees with the general path on thousands of mutated bodies', () => {
     const random = prng(20261122);
     const alphabet = 'aA0_-.:@"{},[]\\ 7Zz9T';
