@@ -140,6 +140,15 @@ describe('scanCanonicalEnvelopes', () => {
       }
     }
     expect(refused).toBe(4 * 192 * 5 * 2);
+    // a ciphertext longer than the decoder's scratch space is decoded into a buffer of its own
+    const big = { ...envelope(1), ciphertext: b64(70_000, 0x5a) };
+    const canonical = body([big]);
+    expect(scanCanonicalEnvelopes(asBytes(canonical), 2)?.[0]?.envelope).toEqual(big);
+    for (const ch of ['+', '/', '=', ' ', '"', '\u0080', '\u00ff']) {
+      const bad = `${big.ciphertext.slice(0, 50_000)}${ch}${big.ciphertext.slice(50_001)}`;
+      const text = canonical.replace(`"ciphertext":"${big.ciphertext}"`, `"ciphertext":"${bad}"`);
+      expect(scanCanonicalEnvelopes(asBytes(text), 2), JSON.stringify(ch)).toBeNull();
+    }
   });
 
   it('agrees with the general path on thousands of mutated bodies', () => {
