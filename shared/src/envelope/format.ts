@@ -316,7 +316,7 @@ export interface ScanText {
    * Optional: how many bytes `text` decodes to as base64, with a decoder that skips every
    * character outside the base64 and base64url alphabets (Node's Buffer). With it the
    * ciphertext, most of an envelope, is checked by the native decoder instead of a
-   * character class (see isCanonicalBase64url).
+   * character class (see isBase64urlText).
    */
   decodedLength?(text: string): number;
 }
@@ -344,17 +344,15 @@ const CANONICAL_AFTER_CIPHERTEXT = new RegExp(
 
 /**
  * Whether `text` holds only base64url characters. With a decoder that skips what is not
- * base64 (`decodedLength`), a text of a length base64url can have decodes to floor(3n/4)
- * bytes exactly when no character was skipped; the decoder also takes `+` and `/` (the
- * other alphabet), which are looked for. Checked for every byte value at several places
- * and lengths (scan.test.ts). Without one: the character class.
+ * base64 (`decodedLength`), a text decodes to the length its characters give
+ * (alphabetCheckedByteLength) exactly when none was skipped; the decoder also takes `+` and
+ * `/` (the other alphabet), which are looked for. Checked for every byte value at several
+ * places and lengths (scan.test.ts). Without one: the character class. (A text that
+ * alphabetCheckedByteLength refuses, -1, is refused here too; sealedPartsProblem would.)
  */
 function isBase64urlText(text: string, decodedLength: ((text: string) => number) | undefined): boolean {
   if (decodedLength === undefined) return B64URL_PATTERN.test(text);
-  const n = text.length;
-  return (
-    n % 4 !== 1 && text.indexOf('+') < 0 && text.indexOf('/') < 0 && decodedLength(text) === Math.floor((n * 3) / 4)
-  );
+  return text.indexOf('+') < 0 && text.indexOf('/') < 0 && decodedLength(text) === alphabetCheckedByteLength(text);
 }
 /** The last field of a canonical envelope; no other field's value can hold a quote, so no other can hold this. */
 const SIGNATURE_FIELD = '"signature":"';
