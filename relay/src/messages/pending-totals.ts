@@ -34,7 +34,8 @@ interface Totals {
   bytes: number;
 }
 
-const isFull = (err: unknown): boolean => err instanceof SvcError && err.code === 'recipient_inbox_full';
+/** Whether a reservation was refused for a full inbox (507 recipient_inbox_full). */
+export const isFull = (err: unknown): boolean => err instanceof SvcError && err.code === 'recipient_inbox_full';
 
 export class PendingTotals {
   readonly #store: MessageStore;

@@ -34,7 +34,7 @@ import type { BusInbox, PublishItem } from '../messages/bus-inbox.js';
 import type { DeliveredWindow } from '../messages/delivered-window.js';
 import { type InboxEvent, newInstanceId } from '../messages/inbox-events.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
-import { PendingTotals } from '../messages/pending-totals.js';
+import { isFull, PendingTotals } from '../messages/pending-totals.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -274,7 +274,7 @@ export class Messaging {
     try {
       return await this.#reserveAll(toPublish);
     } catch (err) {
-      if (!(err instanceof SvcError) || err.code !== 'recipient_inbox_full') throw err;
+      if (!isFull(err)) throw err;
       let known = 0;
       for (let i = toPublish.length - 1; i >= 0; i--) {
         const p = toPublish[i] as Outgoing;
