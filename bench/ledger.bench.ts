@@ -25,6 +25,7 @@
  * noise from three processes), for trying ledger designs. Last line: `ledger/baseline
  * ratio: R` (µs per row of the ledger ÷ of the baseline on SQLite, the median round's).
  */
+import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { newMessageId } from '@svc/shared';
@@ -43,8 +44,10 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
 
-const RECIPIENT = 'recipient-row';
-const SENDER = 'sender-row';
+// shaped as the relay's: agent rows are UUIDs, agent numbers are names their owners chose
+const RECIPIENT = randomUUID();
+const SENDER = randomUUID();
+const TENANT = 'default';
 
 let seq = 0;
 /** n rows in calls of BATCH, with fresh message ids and stream sequences. */
@@ -56,7 +59,7 @@ function batches(n: number): NewEnvelopeRow[][] {
       b.push({
         recipient_row: RECIPIENT,
         message_id: newMessageId(),
-        tenant_id: 't',
+        tenant_id: TENANT,
         recipient_number: 'recipient-number',
         sender_row: SENDER,
         sender_number: 'sender-number',
@@ -94,8 +97,8 @@ async function measure(label: string, location: LedgerLocation): Promise<number>
     const sql = ledger.sql;
     if (sql instanceof SqliteDatabase) sql.checkpointInBackground();
     await insertGrant(sql);
-    await insertAgent(sql, RECIPIENT, { agentId: 'recipient-number' });
-    await insertAgent(sql, SENDER, { agentId: 'sender-number' });
+    await insertAgent(sql, RECIPIENT, { agentId: 'recipient-number', tenant: TENANT });
+    await insertAgent(sql, SENDER, { agentId: 'sender-number', tenant: TENANT });
     await sql.exec(
       'CREATE TABLE bench_keys (recipient_row TEXT NOT NULL, message_id TEXT NOT NULL, PRIMARY KEY (recipient_row, message_id))',
     );

@@ -231,6 +231,48 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
       expect((await ma.find(r, 'm2'))?.sender_row).toBe(s1);
     });
 
+    it('records every column as given, whether a batch’s rows share recipient and sender or each differs', async () => {
+      const [r1, r2, s1, s2] = [
+        await enroll(a, 'colr1'),
+        await enroll(a, 'colr2'),
+        await enroll(a, 'cols1'),
+        await enroll(a, 'cols2'),
+      ];
+      const row = (recipient: string, sender: string, id: string, n: number, shared = {}) => ({
+        ...envelope(recipient, sender, id, 900 + n),
+        size: 10 * n,
+        recipient_number: `num-${recipient}`,
+        sender_number: `num-${sender}`,
+        tenant_id: 't',
+        ...shared,
+      });
+      const ma = createStores(a).messages;
+      // one request's envelopes to one recipient (SQLite binds what they share once) …
+      const one = [row(r1, s1, 'c1', 1), row(r1, s1, 'c2', 2), row(r1, s1, 'c3', 3)];
+      // … and batches where each column in turn differs between rows
+      const mixed = [
+        [row(r1, s1, 'd1', 4), row(r2, s1, 'd2', 5)],
+        [row(r1, s1, 'd3', 6), row(r1, s2, 'd4', 7)],
+        [row(r1, s1, 'd5', 8), row(r1, s1, 'd6', 9, { accepted_at: NOW + 1 })],
+        [row(r1, s1, 'd7', 10), row(r1, s1, 'd8', 11, { recipient_number: 'other' })],
+        [row(r1, s1, 'd9', 12), row(r1, s1, 'd10', 13, { sender_number: 'other' })],
+        [row(r1, s1, 'd11', 14), row(r1, s1, 'd12', 15, { tenant_id: 'other' })],
+      ];
+      let filler = 0;
+      for (const batch of [one, ...mixed]) {
+        expect(await ma.insertMany(batch)).toEqual({ ignored: [] });
+        // again with fillers past one statement's 500 rows: the transaction's insert, in chunks
+        const long = [
+          ...batch.map((r) => ({ ...r, message_id: `${r.message_id}t`, stream_seq: r.stream_seq + 100 })),
+          ...Array.from({ length: 500 }, () => row(r2, s2, `f${++filler}`, 1)),
+        ];
+        expect(await ma.insertMany(long)).toEqual({ ignored: [] });
+        for (const r of [...batch, ...long.slice(0, batch.length), ...long.slice(-2)]) {
+          expect(await ma.find(r.recipient_row, r.message_id)).toEqual({ ...r, acked_at: null });
+        }
+      }
+    });
+
     it('acknowledges once and keeps receipts in order', async () => {
       const [r, s] = [await enroll(a, 'ackr'), await enroll(a, 'acks')];
       const [ma, mb] = [createStores(a).messages, createStores(b).messages];
