@@ -85,7 +85,7 @@ const insertTexts = new Map<string, string>();
  * sequence and size (one request's envelopes to one recipient: the usual send): the shared
  * values are bound once, and each row binds only its own three. better-sqlite3 copies every
  * string it binds, and binding the same five strings (two of them UUIDs) again for every row
- * cost 0.2–0.9 µs per row (bench:ledger: ledger/baseline 1.57–2.01 before, 1.38–1.39 after).
+ * cost 0.2–0.9 µs per row (bench:ledger, five runs of each: 4.2–4.9 µs per row, 3.8–4.2 now).
  * Otherwise, and on PostgreSQL (which would type the parameters of such a VALUES list as
  * text), one tuple of nine per row.
  */
