@@ -80,21 +80,36 @@ const shareAll = (rows: readonly NewEnvelopeRow[]): boolean => {
 /** The texts of inserts, written once per form and number of rows (each is also the prepared-statement cache's key). */
 const insertTexts = new Map<string, string>();
 
+/** PostgreSQL: the rows of an insert as one JSON parameter, whatever their number. */
+const JSON_ROWS = `SELECT ${COLUMNS}
+      FROM jsonb_to_recordset(?::jsonb) AS r(recipient_row text, message_id text, tenant_id text, recipient_number text,
+        sender_row text, sender_number text, stream_seq bigint, size bigint, accepted_at bigint)`;
+
 /**
- * An insert of these rows and its values. SQLite, rows that share all but their message id,
- * sequence and size (one request's envelopes to one recipient: the usual send): the shared
- * values are bound once, and each row binds only its own three. better-sqlite3 copies every
- * string it binds, and binding the same five strings (two of them UUIDs) again for every row
- * cost 0.2–0.9 µs per row (bench:ledger, five runs of each: 4.2–4.9 µs per row, 3.8–4.2 now).
- * Otherwise, and on PostgreSQL (which would type the parameters of such a VALUES list as
- * text), one tuple of nine per row.
+ * An insert of these rows and its values.
+ * - PostgreSQL: the rows as one JSON parameter, so that the text is the same for any number
+ *   of rows and each connection prepares it once (postgres.ts). As a multi-row VALUES its
+ *   text changed with the number of rows, and parsing and planning it cost more than running
+ *   it (bench:ledger).
+ * - SQLite, rows that share all but their message id, sequence and size (one request's
+ *   envelopes to one recipient: the usual send): the shared values are bound once, and each
+ *   row binds only its own three. better-sqlite3 copies every string it binds, and binding
+ *   the same five strings (two of them UUIDs) again for every row cost 0.2–0.9 µs per row
+ *   (bench:ledger, five runs of each: 4.2–4.9 µs per row, 3.8–4.2 now).
+ * - SQLite otherwise: one tuple of nine values per row.
  */
 function envelopeInsert(
   dialect: Dialect,
   rows: readonly NewEnvelopeRow[],
   onConflict: keyof typeof ON_CONFLICT,
 ): { text: string; values: SqlValue[] } {
-  const shared = dialect === 'sqlite' && rows.length > 1 && shareAll(rows);
+  if (dialect === 'postgres') {
+    return {
+      text: `INSERT INTO envelopes (${COLUMNS}) ${JSON_ROWS} ${ON_CONFLICT[onConflict]}`,
+      values: [JSON.stringify(rows)],
+    };
+  }
+  const shared = rows.length > 1 && shareAll(rows);
   const key = `${shared ? 'shared' : 'rows'} ${onConflict} ${rows.length}`;
   let text = insertTexts.get(key);
   if (text === undefined) {
@@ -134,16 +149,10 @@ function envelopeInsert(
  * PostgreSQL's usual send insert: envelopeInsert's `keepOwn` that also adds the rows it created
  * to their recipients' pending totals (migration 010) and returns how many it created as
  * `n`. Totals rows are locked in recipient order (bytewise, as JavaScript sorts them in
- * addToTotals), so two writers never wait on each other in a circle. The rows come as one
- * JSON parameter, so that the text is the same for any number of rows and each connection
- * prepares it once (postgres.ts): as a multi-row VALUES its text changed with the batch
- * size, and parsing and planning it cost more than running it (bench:ledger).
+ * addToTotals), so two writers never wait on each other in a circle.
  */
 const COUNTED_INSERT = `WITH created AS (
-    INSERT INTO envelopes (${COLUMNS})
-    SELECT recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at
-      FROM jsonb_to_recordset(?::jsonb) AS r(recipient_row text, message_id text, tenant_id text, recipient_number text,
-        sender_row text, sender_number text, stream_seq bigint, size bigint, accepted_at bigint)
+    INSERT INTO envelopes (${COLUMNS}) ${JSON_ROWS}
     ${ON_CONFLICT.keepOwn} RETURNING recipient_row, size),
   counted AS (${ADD_TO_TOTALS} SELECT recipient_row, count(*), sum(size) FROM created
     GROUP BY recipient_row ORDER BY recipient_row COLLATE "C" ${ADDED_TO_TOTALS})

@@ -45,6 +45,11 @@ const withAttempt = (params: SqlValue[], attempt: number | undefined): SqlValue[
   attempt === undefined ? params : [...params, attempt];
 
 const QUEUE_CHUNK = 500;
+const QUEUE_INSERT =
+  'INSERT INTO webhook_deliveries (id, recipient_row, message_id, state, attempts, next_attempt_at, created_at, updated_at)';
+const QUEUE_JSON = `${QUEUE_INSERT}
+  SELECT id, recipient_row, message_id, 'pending', 0, at, at, at
+  FROM jsonb_to_recordset(?::jsonb) AS r(id text, recipient_row text, message_id text, at bigint) ON CONFLICT DO NOTHING`;
 
 export class WebhookStore {
   readonly #ledger: Ledger;
@@ -65,6 +70,20 @@ export class WebhookStore {
     tx: Sql,
     envelopes: ReadonlyArray<{ recipient_row: string; message_id: string; accepted_at: number }>,
   ): Promise<void> {
+    if (this.#sql.dialect === 'postgres') {
+      // one JSON parameter, one text for any number (prepared once per connection, as the envelopes' insert)
+      await tx.run(QUEUE_JSON, [
+        JSON.stringify(
+          envelopes.map((e) => ({
+            id: newWebhookEventId(),
+            recipient_row: e.recipient_row,
+            message_id: e.message_id,
+            at: e.accepted_at,
+          })),
+        ),
+      ]);
+      return;
+    }
     for (let i = 0; i < envelopes.length; i += QUEUE_CHUNK) {
       const chunk = envelopes.slice(i, i + QUEUE_CHUNK);
       const values: SqlValue[] = [];
@@ -72,8 +91,7 @@ export class WebhookStore {
         values.push(newWebhookEventId(), e.recipient_row, e.message_id, e.accepted_at, e.accepted_at, e.accepted_at);
       }
       await tx.run(
-        `INSERT INTO webhook_deliveries (id, recipient_row, message_id, state, attempts, next_attempt_at, created_at, updated_at)
-         VALUES ${chunk.map(() => "(?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')} ON CONFLICT DO NOTHING`,
+        `${QUEUE_INSERT} VALUES ${chunk.map(() => "(?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')} ON CONFLICT DO NOTHING`,
         values,
       );
     }
