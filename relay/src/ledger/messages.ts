@@ -80,10 +80,14 @@ const shareAll = (rows: readonly NewEnvelopeRow[]): boolean => {
 /** The texts of inserts, written once per form and number of rows (each is also the prepared-statement cache's key). */
 const insertTexts = new Map<string, string>();
 
-/** PostgreSQL: the rows of an insert as one JSON parameter, whatever their number. */
+/** PostgreSQL's insert of any number of rows, given as one JSON parameter, for each ON_CONFLICT form. */
 const JSON_ROWS = `SELECT ${COLUMNS}
       FROM jsonb_to_recordset(?::jsonb) AS r(recipient_row text, message_id text, tenant_id text, recipient_number text,
         sender_row text, sender_number text, stream_seq bigint, size bigint, accepted_at bigint)`;
+const JSON_INSERT: Record<keyof typeof ON_CONFLICT, string> = {
+  keep: `INSERT INTO envelopes (${COLUMNS}) ${JSON_ROWS} ${ON_CONFLICT.keep}`,
+  keepOwn: `INSERT INTO envelopes (${COLUMNS}) ${JSON_ROWS} ${ON_CONFLICT.keepOwn}`,
+};
 
 /**
  * An insert of these rows and its values.
@@ -103,12 +107,7 @@ function envelopeInsert(
   rows: readonly NewEnvelopeRow[],
   onConflict: keyof typeof ON_CONFLICT,
 ): { text: string; values: SqlValue[] } {
-  if (dialect === 'postgres') {
-    return {
-      text: `INSERT INTO envelopes (${COLUMNS}) ${JSON_ROWS} ${ON_CONFLICT[onConflict]}`,
-      values: [JSON.stringify(rows)],
-    };
-  }
+  if (dialect === 'postgres') return { text: JSON_INSERT[onConflict], values: [JSON.stringify(rows)] };
   const shared = rows.length > 1 && shareAll(rows);
   const key = `${shared ? 'shared' : 'rows'} ${onConflict} ${rows.length}`;
   let text = insertTexts.get(key);
@@ -151,9 +150,7 @@ function envelopeInsert(
  * `n`. Totals rows are locked in recipient order (bytewise, as JavaScript sorts them in
  * addToTotals), so two writers never wait on each other in a circle.
  */
-const COUNTED_INSERT = `WITH created AS (
-    INSERT INTO envelopes (${COLUMNS}) ${JSON_ROWS}
-    ${ON_CONFLICT.keepOwn} RETURNING recipient_row, size),
+const COUNTED_INSERT = `WITH created AS (${JSON_INSERT.keepOwn} RETURNING recipient_row, size),
   counted AS (${ADD_TO_TOTALS} SELECT recipient_row, count(*), sum(size) FROM created
     GROUP BY recipient_row ORDER BY recipient_row COLLATE "C" ${ADDED_TO_TOTALS})
   SELECT count(*) AS n FROM created`;
