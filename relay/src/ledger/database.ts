@@ -52,17 +52,36 @@ async function migrateOn(
   const ran: number[] = [];
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (applied.has(m.version)) continue;
-    await inTransaction(async (tx) => {
-      await tx.exec(dialect === 'postgres' ? (m.postgres ?? m.up) : m.up);
-      await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
-        m.version,
-        m.name,
-        Date.now(),
-      ]);
-    });
+    const unchecked = dialect === 'sqlite' && m.withoutForeignKeys === true;
+    // (a no-op inside a transaction: it is set before this one begins)
+    if (unchecked) await conn.exec('PRAGMA foreign_keys = OFF');
+    try {
+      await inTransaction(async (tx) => {
+        await tx.exec(dialect === 'postgres' ? (m.postgres ?? m.up) : m.up);
+        if (unchecked) await refuseBrokenForeignKeys(tx, m);
+        await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+          m.version,
+          m.name,
+          Date.now(),
+        ]);
+      });
+    } finally {
+      if (unchecked) await conn.exec('PRAGMA foreign_keys = ON');
+    }
     ran.push(m.version);
   }
   return ran;
+}
+
+/** SQLite: fails the migration (which rolls it back) when any row's foreign key points at nothing. */
+async function refuseBrokenForeignKeys(tx: Sql, m: Migration): Promise<void> {
+  const broken = await tx.all<{ table: string; parent: string }>('PRAGMA foreign_key_check');
+  if (broken.length === 0) return;
+  const first = broken[0] as { table: string; parent: string };
+  throw new SvcError(
+    'config_invalid',
+    `ledger migration ${m.version} (${m.name}) left ${broken.length} row(s) whose foreign key points at nothing (first: ${first.table} → ${first.parent}); nothing was changed`,
+  );
 }
 
 /** Applies the migrations not yet applied, in order; returns the versions it ran. */

@@ -6,6 +6,7 @@ import type { SqlDatabase } from '../sql.js';
 import { MIGRATIONS } from './index.js';
 
 const before = MIGRATIONS.filter((m) => m.version < 10);
+const upTo10 = MIGRATIONS.filter((m) => m.version <= 10);
 
 describe('migration 010-pending-totals', () => {
   eachLedger(({ kind, fresh }) => {
@@ -27,7 +28,7 @@ describe('migration 010-pending-totals', () => {
       await envelope('m3', 'r1', 40, 5);
       await envelope('m4', 'r2', 7);
       await envelope('m5', 'r3', 9, 5);
-      expect(await migrate(db, MIGRATIONS)).toEqual([10]);
+      expect(await migrate(db, upTo10)).toEqual([10]);
       expect(await db.get('SELECT count(*) AS n FROM envelopes')).toEqual({ n: 5 });
     });
 

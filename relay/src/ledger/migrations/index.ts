@@ -8,6 +8,7 @@ import { migration007 } from './007-signed-enrollment-record.js';
 import { migration008 } from './008-named-sources.js';
 import { migration009 } from './009-envelope-agent-keys.js';
 import { migration010 } from './010-pending-totals.js';
+import { migration011 } from './011-sqlite-envelope-agent-keys.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
@@ -22,5 +23,6 @@ export const MIGRATIONS: readonly Migration[] = [
   migration008,
   migration009,
   migration010,
+  migration011,
 ];
 export type { Migration } from './types.js';
