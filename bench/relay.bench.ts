@@ -479,11 +479,11 @@ async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<
 /**
  * The ratio of a run of alternating rounds: the median, over pairs of rounds (one in each
  * order), of the pair's geometric mean. Whichever server goes first in a round tends to run
- * faster, rest or no rest (two runs of this relay against a copy of itself, 10 rounds
- * each, 2026-11-24: the rounds where this one went first averaged 1.06 in both, those where
- * the copy did 0.84 and 0.86), so a round's ratio leans with its order, and the median of
- * an odd number of rounds leans toward the order that had one round more. Fewer than two
- * rounds: the median of those.
+ * faster, rest or no rest (three runs of this relay against a copy of itself, 10 rounds
+ * each, 2026-11-24: the rounds where this one went first averaged 1.05–1.06, those where
+ * the copy did 0.84, 0.86 and 1.01), so a round's ratio leans with its order, and the
+ * median of an odd number of rounds leans toward the order that had one round more. Fewer
+ * than two rounds: the median of those.
  */
 function pairedRatio(ratios: number[]): number {
   const pairs: number[] = [];
