@@ -6,7 +6,7 @@
  * which give the same answers and word the errors.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import { MESSAGE_LIMITS, scanCanonicalEnvelopes } from '@svc/shared';
+import { type Envelope, MESSAGE_LIMITS, scanCanonicalEnvelopes } from '@svc/shared';
 import { latin1Text } from '@svc/shared/node';
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
 
@@ -20,7 +20,9 @@ const CANONICAL = Symbol('canonical envelope bytes');
 /**
  * The canonical bytes of each envelope of a body the fast path parsed (undefined for any
  * other body): views of the request body, so whoever keeps one past the request keeps the
- * whole body alive.
+ * whole body alive. Such a body's envelopes hold their checked header only, which is all the
+ * relay reads of them: the sealed parts' text, kept for the request's life, was most of what
+ * each collection of the young generation had to copy (see "Benchmarks" in docs/messaging.md).
  */
 export function canonicalBytesOf(body: unknown): readonly Buffer[] | undefined {
   return (body as { [CANONICAL]?: Buffer[] } | null)?.[CANONICAL];
@@ -40,10 +42,10 @@ export function installSendBodyParser(app: FastifyInstance): void {
       else done(invalidUtf8(), undefined);
       return;
     }
-    const envelopes = new Array(found.length);
+    const envelopes = new Array<Pick<Envelope, 'header'>>(found.length);
     const bytes = new Array<Buffer>(found.length);
     for (const [i, { envelope, start, end }] of found.entries()) {
-      envelopes[i] = envelope;
+      envelopes[i] = { header: envelope.header };
       bytes[i] = raw.subarray(start, end);
     }
     done(null, { envelopes, [CANONICAL]: bytes });

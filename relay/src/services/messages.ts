@@ -128,27 +128,29 @@ export class Messaging {
 
   /**
    * An envelope's checks against the sender's credentials. `canonical`: the envelope came
-   * from the body parser's fast path, which validated it as strictly as parseEnvelope and
-   * cut these bytes from the request.
+   * from the body parser's fast path, which validated it as strictly as parseEnvelope, cut
+   * these bytes from the request and kept its header only (send-body.ts).
    */
   #check(
     sender: AgentRow,
     raw: unknown,
     index: number,
     canonical: Buffer | undefined,
-  ): { envelope: Envelope; bytes: Buffer } {
-    let envelope: Envelope;
+  ): { header: EnvelopeHeader; bytes: Buffer } {
+    let h: EnvelopeHeader;
     let bytes: Buffer;
     if (canonical !== undefined) {
-      envelope = raw as Envelope;
+      h = (raw as Pick<Envelope, 'header'>).header;
       bytes = canonical;
     } else {
+      let envelope: Envelope;
       try {
         envelope = parseEnvelope(raw);
       } catch (err) {
         if (isEnvelopeError(err)) throw new SvcError('envelope_malformed', `envelopes[${index}]: ${err.message}`);
         throw err;
       }
+      h = envelope.header;
       // Canonical: written again (every field was just checked to be plain ASCII).
       bytes = Buffer.from(encodeEnvelope(envelope), 'latin1');
     }
@@ -158,7 +160,6 @@ export class Messaging {
         `envelopes[${index}] is ${bytes.length} bytes; the limit is ${MESSAGE_LIMITS.maxEnvelopeBytes}`,
       );
     }
-    const h: EnvelopeHeader = envelope.header;
     if (h.sender !== sender.agent_number) {
       throw new SvcError(
         'sender_mismatch',
@@ -171,7 +172,7 @@ export class Messaging {
         `envelopes[${index}]: deployment or tenant differs from your credentials`,
       );
     }
-    return { envelope, bytes };
+    return { header: h, bytes };
   }
 
   /**
@@ -197,8 +198,7 @@ export class Messaging {
     const results: SendResponse['results'] = [];
     const toPublish: Outgoing[] = [];
     for (const [i, raw] of body.envelopes.entries()) {
-      const { envelope, bytes } = this.#check(sender, raw, i, canonical?.[i]);
-      const h = envelope.header;
+      const { header: h, bytes } = this.#check(sender, raw, i, canonical?.[i]);
       let entry = recipients.get(h.recipient);
       if (!entry) {
         const recipient = await this.store.recipient(sender.tenant_id, h.recipient);

@@ -374,7 +374,9 @@ const SEND_BODY_CLOSE = ']}';
  * that bytes are turned into text one envelope at a time (a 150 KiB body as one string
  * cost the relay more than the pattern did). A cut in the wrong place only fails the check.
  * The ciphertext, most of each envelope, is checked on its own (by the text's decoder when
- * it has one: a quarter of the scan's time in the relay), the rest by one pattern.
+ * it has one: a quarter of the scan's time in the relay), the rest by one pattern. They are
+ * cut as two strings, so that a caller that keeps only the header keeps only the rest's
+ * text alive, not the ciphertext's (the relay: see send-body.ts).
  *
  * They are not entered in parseEnvelope's memo: a memo entry whose value is its own key
  * keeps the envelope, and through its strings its text, alive until a full collection
@@ -399,15 +401,16 @@ export function scanCanonicalEnvelopes(text: ScanText, max: number): ScannedEnve
     if (signature < 0) return null;
     const end = signature + SIGNATURE_TO_END;
     if (end > last) return null;
-    const one = text.slice(at, end);
-    if (!one.startsWith(CIPHERTEXT_OPEN)) return null;
-    const ciphertextEnd = one.indexOf(ENC_FIELD, CIPHERTEXT_OPEN.length);
-    if (ciphertextEnd < 0) return null;
-    const ciphertext = one.slice(CIPHERTEXT_OPEN.length, ciphertextEnd);
+    if (text.slice(at, at + CIPHERTEXT_OPEN.length) !== CIPHERTEXT_OPEN) return null;
+    const ciphertextEnd = text.indexOf(ENC_FIELD, at + CIPHERTEXT_OPEN.length);
+    if (ciphertextEnd < 0 || ciphertextEnd > end) return null;
+    const ciphertext = text.slice(at + CIPHERTEXT_OPEN.length, ciphertextEnd);
     if (!isBase64urlText(ciphertext, text.decodedLength)) return null;
-    CANONICAL_AFTER_CIPHERTEXT.lastIndex = ciphertextEnd;
-    const m = CANONICAL_AFTER_CIPHERTEXT.exec(one);
-    if (!m || CANONICAL_AFTER_CIPHERTEXT.lastIndex !== one.length) return null;
+    // the rest is a string of its own: the header's values, cut from it, keep it alive, not the ciphertext
+    const rest = text.slice(ciphertextEnd, end);
+    CANONICAL_AFTER_CIPHERTEXT.lastIndex = 0;
+    const m = CANONICAL_AFTER_CIPHERTEXT.exec(rest);
+    if (!m || CANONICAL_AFTER_CIPHERTEXT.lastIndex !== rest.length) return null;
     const envelope = scannedEnvelope(ciphertext, m);
     if (!envelope) return null;
     found.push({ envelope, start: at, end });
