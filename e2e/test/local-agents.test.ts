@@ -5,7 +5,7 @@
  * sealed envelopes as relay agents.
  */
 import type { ArchivedMessage, LocalAgent, LocalStackStatus, SentMessage } from '@svc/daemon/client';
-import { freePort, processAlive, tail, until } from '@svc/test-harness';
+import { freePort, signalIfAlive, tail, until } from '@svc/test-harness';
 import { daemonLog, daemonPid, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -15,7 +15,7 @@ let daemon: number | undefined;
 
 afterAll(async () => {
   await svc(home, ['--no-autostart', 'stop']).catch(() => undefined);
-  for (const pid of [natsPid, daemon]) if (pid && processAlive(pid)) process.kill(pid, 'SIGKILL');
+  for (const pid of [natsPid, daemon]) if (pid) signalIfAlive(pid, 'SIGKILL');
 });
 
 describe('svc register --local', () => {

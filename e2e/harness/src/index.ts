@@ -88,6 +88,21 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Sends `signal` to `pid` unless it is gone; whether it was sent. A process can exit between
+ * any check of it and the kill (a teardown failed on that once: `kill ESRCH`), so a gone
+ * process is an answer here, not an error.
+ */
+export function signalIfAlive(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
 /** Alive and not a zombie (a reparented child nobody reaps counts as gone). */
 export function running(pid: number): boolean {
   if (!processAlive(pid)) return false;

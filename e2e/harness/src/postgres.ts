@@ -13,7 +13,7 @@ import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, wr
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort, tempDir, until } from './index.js';
+import { freePort, signalIfAlive, tempDir, until } from './index.js';
 
 function binDir(): string | undefined {
   const env = process.env.SVC_TEST_PG_BIN;
@@ -317,7 +317,7 @@ export async function stopServerOnDemand(runDir: string): Promise<void> {
   }
   const info = existsSync(join(runDir, READY)) ? readOnDemand(runDir) : undefined;
   if (info) {
-    if (alive(info.pid)) process.kill(info.pid, 'SIGINT'); // fast shutdown
+    signalIfAlive(info.pid, 'SIGINT'); // fast shutdown
     await until(() => !alive(info.pid), 30_000, 'postgres stopped', 50);
     rmSync(info.dir, { recursive: true, force: true });
   }
@@ -328,7 +328,7 @@ export async function stopServerOnDemand(runDir: string): Promise<void> {
 export function killServerOnDemand(runDir: string): void {
   try {
     const info = readOnDemand(runDir);
-    if (info && alive(info.pid)) process.kill(info.pid, 'SIGQUIT');
+    if (info) signalIfAlive(info.pid, 'SIGQUIT');
   } catch {
     // no server, or it failed to start: nothing to kill
   }

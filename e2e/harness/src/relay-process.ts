@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RELAY_BIN } from './bins.js';
-import { type ChildResult, freePort, processAlive, runChild, tempDir } from './index.js';
+import { type ChildResult, freePort, runChild, signalIfAlive, tempDir } from './index.js';
 import { ledgerEnv } from './test-ledger.js';
 
 const NODE_ARGS = [RELAY_BIN];
@@ -177,7 +177,7 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
 function reapNats(dataDir: string): void {
   try {
     const pid = Number(readFileSync(join(dataDir, 'nats', 'nats-server.pid'), 'utf8').trim());
-    if (pid > 0 && processAlive(pid)) process.kill(pid, 'SIGTERM');
+    if (pid > 0) signalIfAlive(pid, 'SIGTERM');
   } catch {
     // no pid file: nothing to reap
   }
