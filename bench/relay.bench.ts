@@ -13,7 +13,8 @@
  *   baseline: (information) a nats-server in the same operator/JetStream setup (our Bus), N raw
  *             publishes to the same kind of stream, the fastest way the client allows:
  *             no per-message promise, a reply inbox per message and one wildcard
- *             subscription counting acknowledgements, WINDOW publishes in flight.
+ *             subscription counting acknowledgements, WINDOW publishes in flight
+ *             (BENCH_SKIP_RAW to skip it, and the ratios against it).
  *
  * Fair by construction: the relay and the bare server get the same request bodies from the
  * same load generator (node:http, kept-alive), both run from source under tsx (its loader
@@ -537,8 +538,12 @@ if (process.argv[2] === 'bare-server') {
   console.log(
     `bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed) per round, ${ROUNDS} rounds, batch ${BATCH}, ${CONCURRENCY} requests in flight`,
   );
-  const raw = process.env.BENCH_SKIP_RAW ? 1 : await rawJetStream(size);
-  console.log(`raw JetStream publish (async, window ${WINDOW}): ${fmt(raw)} msg/s`);
+  const raw = process.env.BENCH_SKIP_RAW ? undefined : await rawJetStream(size);
+  console.log(
+    `raw JetStream publish (async, window ${WINDOW}): ${raw ? `${fmt(raw)} msg/s` : 'skipped (BENCH_SKIP_RAW)'}`,
+  );
+  /** `name` ratio against raw JetStream, or nothing when the baseline was skipped */
+  const perRaw = (name: string, rate: number) => (raw ? `, ${name} ${(rate / raw).toFixed(2)}` : '');
   const us = (x: number) => x.toFixed(1);
   const load = (r: SendRun) =>
     `load generator ${r.clientCores.toFixed(2)} cores, machine ${(r.machineBusy * 100).toFixed(0)}% busy; ` +
@@ -549,7 +554,8 @@ if (process.argv[2] === 'bare-server') {
 
   // Both servers run side by side, warmed up, and are measured in turns on the same request
   // bodies (fresh envelopes each round): the machine's speed drifts from second to second
-  // here, and alternating rounds give both the same drift. The ratio is the median round's.
+  // here, and alternating rounds give both the same drift. The ratio is taken over pairs of
+  // rounds, one in each order (pairedRatio).
   const relay = await startRelay();
   const bare = process.env.BENCH_SKIP_BARE ? undefined : await startBare();
   const relayRuns: SendRun[] = [];
@@ -585,7 +591,7 @@ if (process.argv[2] === 'bare-server') {
     const b = bare ? middle(bareRuns) : undefined;
     if (b) {
       console.log(
-        `bare Fastify + publish (the floor):          ${fmt(b.rate)} msg/s, floor/jetstream ${(b.rate / raw).toFixed(2)} (median round; ${load(b)})`,
+        `bare Fastify + publish (the floor):          ${fmt(b.rate)} msg/s${perRaw('floor/jetstream', b.rate)} (median round; ${load(b)})`,
       );
     }
     const r = middle(relayRuns);
@@ -632,7 +638,7 @@ if (process.argv[2] === 'bare-server') {
       await server.stop();
     }
   }
-  console.log(`relay/jetstream ratio: ${(middle(relayRuns).rate / raw).toFixed(2)}`);
+  console.log(`relay/jetstream ratio: ${raw ? (middle(relayRuns).rate / raw).toFixed(2) : 'n/a (BENCH_SKIP_RAW)'}`);
   if (ratios.length > 1) {
     console.log(
       `relay/floor by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (from ${Math.min(...ratios).toFixed(2)} to ${Math.max(...ratios).toFixed(2)})`,
