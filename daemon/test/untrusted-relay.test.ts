@@ -215,14 +215,75 @@ describe('a hostile relay cannot substitute or redirect a peer key', () => {
     proxy.keys.delete('dave');
   });
 
-  it("a changed signing key (carol's keys relabelled as bob's) is held for acceptance, never sealed to", async () => {
+  it("a changed signing key whose record it does not sign (carol's keys relabelled as bob's) is refused, never sealed to or offered", async () => {
     const real = await realEntry('bob');
     const before = proxy.posted.length;
     serveForBob({ ...real, current: { ...carol.entry.current, version: 3 } });
     await expect(a.client.send('alice', { to: 'bob', content: 'x' })).rejects.toMatchObject({
-      code: 'peer_key_changed',
+      code: 'peer_key_invalid',
     });
     expect(proxy.posted.length).toBe(before);
+    expect((await a.client.keys('alice')).peers.find((p) => p.agent_number === 'bob')?.changed).toBeUndefined();
+    proxy.keys.clear();
+  });
+
+  it('a new signing key is accepted only with the encryption key its own record signs', async () => {
+    // bob enrolls again on a new machine: a new identity, its version 1 signed by itself
+    const real = await realEntry('bob');
+    const bob2 = deriveIdentityKeys(ed25519Generate().privateKey, 0);
+    const record = {
+      version: 1,
+      signing_public_key: toBase64url(bob2.signPublic),
+      encryption_public_key: toBase64url(bob2.encPublic),
+      created_at: new Date().toISOString(),
+    };
+    const sign = (r: typeof record) => toBase64url(ed25519Sign(bob2.signPrivate, keyRecordBytes({ ...real, ...r })));
+    const genuine = { ...record, signature: sign(record), previous_signature: null };
+    const entryWith = (current: object) => ({ ...real, current, history: [current] });
+    const paired = { ...record, encryption_public_key: evilEncryption, previous_signature: null };
+    const bobHas = async () => (await a.client.keys('alice')).peers.find((p) => p.agent_number === 'bob');
+    const before = proxy.posted.length;
+
+    // the relay pairs bob's new signing key with its own encryption key: unsigned, or under
+    // the signature of the genuine record
+    for (const forged of [
+      { ...paired, signature: null },
+      { ...paired, signature: genuine.signature },
+    ]) {
+      serveForBob(entryWith(forged));
+      await expect(a.client.send('alice', { to: 'bob', content: 'x' })).rejects.toMatchObject({
+        code: 'peer_key_invalid',
+      });
+      expect((await bobHas())?.changed).toBeUndefined();
+    }
+    // the genuine record: offered for acceptance, nothing sent until then
+    serveForBob(entryWith(genuine));
+    await expect(a.client.send('alice', { to: 'bob', content: 'x' })).rejects.toMatchObject({
+      code: 'peer_key_changed',
+    });
+    expect((await bobHas())?.changed?.signing_public_key).toBe(record.signing_public_key);
+    // when the owner accepts, the relay swaps the encryption key again: refused, still pending
+    serveForBob(entryWith({ ...paired, signature: null }));
+    await expect(a.client.acceptPeerKey('alice', 'bob')).rejects.toMatchObject({ code: 'peer_key_invalid' });
+    expect((await bobHas())?.changed?.signing_public_key).toBe(record.signing_public_key);
+    // or serves yet another key than the one the owner checked: refused
+    const bob3 = deriveIdentityKeys(ed25519Generate().privateKey, 0);
+    const record3 = { ...record, signing_public_key: toBase64url(bob3.signPublic) };
+    const signature3 = toBase64url(ed25519Sign(bob3.signPrivate, keyRecordBytes({ ...real, ...record3 })));
+    serveForBob(entryWith({ ...record3, signature: signature3, previous_signature: null }));
+    await expect(a.client.acceptPeerKey('alice', 'bob')).rejects.toMatchObject({ code: 'peer_key_changed' });
+    expect(proxy.posted.length).toBe(before);
+    // the genuine record again: a new check shows bob2's key, and accepting it seals to bob2's own key
+    serveForBob(entryWith(genuine));
+    await expect(a.client.send('alice', { to: 'bob', content: 'x' })).rejects.toMatchObject({
+      code: 'peer_key_changed',
+    });
+    const accepted = await a.client.acceptPeerKey('alice', 'bob');
+    expect(accepted).toMatchObject({ signing_public_key: record.signing_public_key });
+    const sent = await aliceSends('to your new machine');
+    const expected = { expectedRecipient: 'bob', expectedDeploymentId: deploymentId, expectedTenantId: 'acme' };
+    expect(new TextDecoder().decode(openEnvelope(sent, bob2.encPrivate, expected))).toBe('to your new machine');
+    expect(() => openEnvelope(sent, evil.encPrivate, expected)).toThrow();
     proxy.keys.clear();
   });
 });

@@ -182,7 +182,7 @@ export const ERROR_CATALOG = {
   peer_key_invalid: {
     status: 502,
     message:
-      "The relay served a peer key that cannot be used safely (small-order or malformed); nothing was sent. Ask the relay's operator to check it.",
+      "The relay served a peer key that cannot be used safely (small-order, malformed, or a new key its record is not signed by); nothing was sent. Ask the relay's operator to check it.",
   },
   deployment_stale: {
     status: 409,

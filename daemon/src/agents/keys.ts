@@ -3,6 +3,7 @@ import { type KeyRecord, keyRecordBytes, toBase64url } from '@svc/shared';
 import { deriveIdentityKeys, ed25519Sign } from '@svc/shared/node';
 import type { KeyStatus, PeerKey } from '../client/api.js';
 import { DaemonError } from '../errors.js';
+import { Peers } from '../session/peers.js';
 import type { AgentSession } from '../session/session.js';
 import { loadSeed } from '../vault/index.js';
 
@@ -87,11 +88,26 @@ export async function acceptPeerKey(session: AgentSession, number: string): Prom
   const pin = session.archive.getPeer(number);
   if (!pin) throw new DaemonError('not_found', `No pinned key for ${number}.`);
   if (!pin.changed) return publicPeer(pin);
-  const { entry } = await session.peers.refresh(number).catch(() => ({ entry: undefined }));
-  const accepted = session.archive.acceptPeerChange(
-    number,
-    entry && entry.current.signing_public_key === pin.changed.signing_public_key ? entry.current.version : null,
-  );
+  // The owner checked this key's fingerprint: it is taken with the encryption key of a record
+  // it signs, read from the directory now and checked again (what was recorded as changed
+  // by an older daemon was not), and only if the directory still serves that key.
+  const seen = pin.changed.signing_public_key;
+  const { entry } = await session.peers.refresh(number);
+  const cur = entry.current;
+  if (cur.signing_public_key !== seen) {
+    throw new DaemonError(
+      'peer_key_changed',
+      `The signing key of ${number} changed again since it was shown; check \`svc keys status\` again.`,
+    );
+  }
+  const problem = Peers.keyProblem(cur) ?? (Peers.recordSignedBy(entry, cur, seen) ? undefined : 'not signed by it');
+  if (problem) {
+    throw new DaemonError(
+      'peer_key_invalid',
+      `The relay served the new key of ${number} with a record that cannot be trusted (${problem}); nothing was accepted. Ask the relay's operator to check it.`,
+    );
+  }
+  const accepted = session.archive.acceptPeerChange(number, cur);
   session.log.info({ agent: session.name, peer: number }, 'peer key accepted');
   for (const held of session.archive.held(number)) {
     await session.inbound.process(

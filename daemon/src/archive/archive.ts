@@ -313,16 +313,28 @@ export class Archive {
       .run(signing, encryption, new Date().toISOString(), agentNumber);
   }
 
-  /** Replaces the pin with the changed key; returns the new pin. */
-  acceptPeerChange(agentNumber: string, keyVersion: number | null): PeerPin | undefined {
+  /**
+   * Replaces the pin with the changed key, if that is still the key recorded as changed, and
+   * the encryption key of a record it signs (the caller checked it); returns the pin.
+   */
+  acceptPeerChange(
+    agentNumber: string,
+    record: { signing_public_key: string; encryption_public_key: string; version: number },
+  ): PeerPin | undefined {
     this.db
       .prepare(
         `UPDATE peer_keys SET signing_public_key = changed_signing_public_key,
-           encryption_public_key = changed_encryption_public_key, key_version = ?, pinned_at = ?,
+           encryption_public_key = ?, key_version = ?, pinned_at = ?,
            changed_signing_public_key = NULL, changed_encryption_public_key = NULL, changed_seen_at = NULL
-         WHERE agent_number = ? AND changed_signing_public_key IS NOT NULL`,
+         WHERE agent_number = ? AND changed_signing_public_key = ?`,
       )
-      .run(keyVersion, new Date().toISOString(), agentNumber);
+      .run(
+        record.encryption_public_key,
+        record.version,
+        new Date().toISOString(),
+        agentNumber,
+        record.signing_public_key,
+      );
     return this.getPeer(agentNumber);
   }
 

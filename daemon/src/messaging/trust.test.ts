@@ -79,7 +79,7 @@ describe('message verification', () => {
     a.insertMessage(inbound('m1'));
     recordSenderKey(a, 'm1', K1);
     a.markPeerChanged('alice', K2, K2);
-    a.acceptPeerChange('alice', 2);
+    a.acceptPeerChange('alice', { signing_public_key: K2, encryption_public_key: K2, version: 2 });
     a.insertMessage(inbound('m22'));
     recordSenderKey(a, 'm22', K2);
     const byId = new Map(withVerification(a, a.inbox()).map((m) => [m.message_id, m.verified]));

@@ -7,9 +7,12 @@
  * - once a peer is pinned, a new encryption key is taken only as a higher version signed
  *   by the pinned signing key (version 1 too: enrollment signs it); an unsigned, older,
  *   same-version or wrongly signed record never replaces the pin, which stays in use;
- * - a different signing key is never trusted silently: it is recorded as `changed`, a
+ * - a different signing key is never trusted silently: when its record verifies under it
+ *   (the signature binds the encryption key to it), it is recorded as `changed`, a
  *   peer_key_changed event goes out, sending to that peer fails with peer_key_changed and
- *   its inbound envelopes are held until the owner accepts the new key.
+ *   its inbound envelopes are held until the owner accepts the new key; accepting takes the
+ *   directory's record again and checks it again. A new signing key whose record it does not
+ *   sign is refused: sends fail with peer_key_invalid and nothing is offered for acceptance.
  * First contact pins on trust: a signed record must verify under its own key; an unsigned
  * version 1 (an agent enrolled before version 1 was signed) is still taken then.
  */
@@ -155,11 +158,13 @@ export class Peers {
           );
         }
       }
-    } else if (unusable) {
-      // a changed signing key that could not be used anyway is not offered for acceptance
+    } else if (unusable || !Peers.recordSignedBy(entry, cur, cur.signing_public_key)) {
+      // A changed signing key is offered for acceptance only with a record it signs: the owner
+      // checks that key's fingerprint, and only the signature binds the encryption key to it
+      // (else the relay could pair the peer's new signing key with an encryption key of its own).
       this.#log?.warn(
-        { agent: this.#me().name, peer: entry.agent_number, problem: unusable },
-        'unusable peer key refused',
+        { agent: this.#me().name, peer: entry.agent_number, problem: unusable ?? 'record not signed by its key' },
+        'changed peer key refused',
       );
     } else if (pin.changed?.signing_public_key !== cur.signing_public_key) {
       this.#archive.markPeerChanged(entry.agent_number, cur.signing_public_key, cur.encryption_public_key);
@@ -170,12 +175,16 @@ export class Peers {
 
   /** The encryption key to seal to; refuses a peer whose key changed and is not accepted. */
   async encryptionKeyFor(ref: string): Promise<{ agentNumber: string; key: Uint8Array }> {
-    const { pin } = await this.refresh(ref);
+    const { pin, entry } = await this.refresh(ref);
     if (pin.changed) {
       throw new DaemonError(
         'peer_key_changed',
         `The signing key of ${pin.agent_number} changed; check \`svc keys status\` and accept it to continue.`,
       );
+    }
+    // a new signing key refused above: the peer may no longer hold the pinned keys, so nothing is sealed to them
+    if (entry.current.signing_public_key !== pin.signing_public_key) {
+      throw this.#invalid(ref, 'a new signing key whose record it does not sign, or an unusable key');
     }
     return { agentNumber: pin.agent_number, key: fromBase64url(pin.encryption_public_key) };
   }
