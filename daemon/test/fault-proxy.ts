@@ -2,8 +2,8 @@
  * A stand-in for a hostile relay in front of the real one: it forwards everything, and a
  * test can make it drop one posted envelope, hold one back until the next post (reorder),
  * deliver one stream event twice (duplicate), refuse posts as if the relay were down, alter
- * blobs, or answer an agent's key lookup with a directory entry of its own (a substituted
- * key). It sees only what the relay sees: sealed envelopes and their headers.
+ * blobs, answer an agent's key lookup with a directory entry of its own (a substituted
+ * key), or rewrite the relay's answer to an enrollment (an agent relabelled). It sees only what the relay sees: sealed envelopes and their headers.
  */
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import { type Envelope, parseEnvelope } from '@svc/shared';
@@ -29,6 +29,8 @@ export interface FaultProxy {
   tamperBlobs: boolean;
   /** key lookups (GET /api/v1/agents/:number/keys) of these agent numbers are answered with this, not the relay's */
   keys: Map<string, unknown>;
+  /** while set, the relay's answers to enrollments are passed through this before the daemon gets them */
+  rewriteEnrollment: ((answer: Record<string, unknown>) => Record<string, unknown>) | undefined;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     refuseNext: false,
     tamperBlobs: false,
     keys: new Map(),
+    rewriteEnrollment: undefined,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -85,6 +88,17 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     if (substitute !== undefined) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(substitute));
+      return;
+    }
+    const rewrite = proxy.rewriteEnrollment;
+    if (req.method === 'POST' && path === '/api/v1/enrollment' && rewrite) {
+      forward(req, payload, (answer) => {
+        void body(answer).then((bytes) => {
+          const ok = answer.statusCode === 201;
+          res.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' });
+          res.end(ok ? JSON.stringify(rewrite(JSON.parse(bytes.toString('utf8')))) : bytes);
+        });
+      });
       return;
     }
     if (req.method === 'POST' && path === '/api/v1/messages') {

@@ -288,6 +288,30 @@ describe('a hostile relay cannot substitute or redirect a peer key', () => {
   });
 });
 
+describe('a hostile relay cannot relabel an agent at enrollment', () => {
+  it('an answer naming another agent, tenant, deployment or capabilities than the code is refused, nothing saved', async () => {
+    for (const [i, relabel] of [
+      { agent_number: 'alice' },
+      { agent_id: 'alice' },
+      { tenant_id: 'local' },
+      { deployment_id: 'local' },
+      { capabilities: ['http-relay', 'nats-relay'] },
+    ].entries()) {
+      proxy.rewriteEnrollment = (answer) => ({ ...answer, ...relabel });
+      const name = `erin${i}`;
+      await expect(a.client.register({ enrollment_code: await stage.grant(name), name })).rejects.toMatchObject({
+        code: 'enrollment_answer_mismatch',
+        status: 502,
+      });
+      expect((await a.client.status()).agents.map((x) => x.name)).not.toContain(name);
+    }
+    // the same relay, answering as it should: registered under the code's labels
+    proxy.rewriteEnrollment = undefined;
+    const agent = await a.client.register({ enrollment_code: await stage.grant('erin'), name: 'erin' });
+    expect(agent).toMatchObject({ name: 'erin', agent_number: 'erin', tenant_id: 'acme' });
+  });
+});
+
 describe('a sender cannot choose the conversation', () => {
   /** alice seals to bob with a conversation id of her choosing and posts it as is. */
   async function aliceForges(text: string, conversationId: string, type: 'direct' | 'group' = 'direct') {

@@ -179,6 +179,11 @@ export const ERROR_CATALOG = {
     message:
       "The relay's key directory answered for another agent, deployment or tenant; nothing was sent. Ask the relay's operator to check it.",
   },
+  enrollment_answer_mismatch: {
+    status: 502,
+    message:
+      "The relay's enrollment answer names another agent, tenant, deployment or capabilities than its code; nothing was saved. Ask the relay's operator to check it.",
+  },
   peer_key_invalid: {
     status: 502,
     message:

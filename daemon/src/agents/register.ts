@@ -140,20 +140,42 @@ export async function register(opts: {
     if ((err as { relayStatus?: number }).relayStatus !== undefined) forgetAgentSecrets(vault, name);
     throw err;
   }
+  const relabelled = answerDiffers(answer, b);
+  if (relabelled) {
+    // the relay redeemed the code it signed, then named the agent otherwise: its labels are
+    // never stored (they route local sends and pick the deployment a session trusts)
+    forgetAgentSecrets(vault, name);
+    throw new DaemonError(
+      'enrollment_answer_mismatch',
+      `The relay answered the enrollment with ${relabelled}, not what its code names; nothing was saved. Ask the relay's operator to check it.`,
+    );
+  }
   storeApiKey(vault, name, answer.api_key);
   const config: AgentConfig = {
     name,
-    agent_id: answer.agent_id,
-    agent_number: answer.agent_number,
-    tenant_id: answer.tenant_id,
+    agent_id: b.agent_id,
+    agent_number: b.agent_number,
+    tenant_id: b.tenant_id,
     deployment: deployment.name,
-    deployment_id: answer.deployment_id,
+    deployment_id: b.deployment_id,
     api_url: deployment.doc.api_url,
-    capabilities: answer.capabilities,
+    capabilities: [...b.capabilities],
     signing_public_key: signing,
     encryption_public_key: encryption,
     registered_at: new Date().toISOString(),
     rotation: 0,
   };
   return { config, answer };
+}
+
+/** What the relay's enrollment answer says otherwise than the code it signed, if anything. */
+function answerDiffers(answer: EnrollmentAnswer, b: EnrollmentBindings): string | undefined {
+  for (const k of ['agent_id', 'agent_number', 'tenant_id', 'deployment_id'] as const) {
+    if (answer[k] !== b[k]) return `${k} ${JSON.stringify(answer[k])}`;
+  }
+  const sorted = (c: readonly string[]) => [...c].sort().join(',');
+  if (!Array.isArray(answer.capabilities) || sorted(answer.capabilities) !== sorted(b.capabilities)) {
+    return `capabilities ${JSON.stringify(answer.capabilities)}`;
+  }
+  return undefined;
 }

@@ -43,6 +43,7 @@ export const DAEMON_ERROR_CODES = [
   'not_supported_self_hosted', // hosted-only commands
   'relay_unreachable', // the relay does not answer (network, relay down); retry later
   'peer_directory_mismatch', // the relay's key directory answered for another agent/deployment/tenant
+  'enrollment_answer_mismatch', // the relay's enrollment answer relabels the agent its code names (nothing saved)
   'peer_key_invalid', // the directory served a small-order or malformed key, or a new signing key its record is not signed by (never pinned or sealed to)
   'conversation_mismatch', // a conversation id that is not the direct one of sender and recipient
   'relay_answer_too_large', // a relay answer or stream event larger than any valid one
