@@ -15,10 +15,11 @@
 import { type JsMsg, jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
+import { LOCAL_SUBJECT_PREFIX } from '../client/local-stack/server-config.js';
 import { DaemonError } from '../errors.js';
 import type { InboundItem } from '../session/inbound.js';
 
-export const LOCAL_DELIVER_SUBJECT = 'svc.local.deliver';
+export const LOCAL_DELIVER_SUBJECT = `${LOCAL_SUBJECT_PREFIX}.deliver`;
 const MSGS_STREAM = 'SVC_MSGS';
 const PULL_BATCH = 64;
 /** How long one pull waits on the hub before asking again (messages come as they arrive). */

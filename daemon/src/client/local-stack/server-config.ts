@@ -9,6 +9,9 @@ import { join } from 'node:path';
 export const DEFAULT_LEAF_PORT = 4222;
 export const DEFAULT_MONITOR_PORT = 8222;
 
+/** Subjects of this machine alone (local delivery): they never cross the leaf link. */
+export const LOCAL_SUBJECT_PREFIX = 'svc.local';
+
 export interface LocalStackOptions {
   listen: string;
   port: number;
@@ -67,10 +70,14 @@ export function localServerConfig(opts: LocalStackOptions): string {
   ];
   if (opts.clientToken) lines.push(`authorization: { token: ${q(opts.clientToken)} }`);
   if (opts.uplink) {
+    // Local delivery stays on this machine: without the deny lists, the hub (the relay's
+    // nats-server, not trusted) would see each request's interest cross the leaf, could read
+    // and answer local deliveries first, and could send requests of its own into them.
+    const local = q(`${LOCAL_SUBJECT_PREFIX}.>`);
     lines.push(
       'leafnodes: {',
       '  reconnect: 2',
-      `  remotes: [ { url: ${q(opts.uplink.leafUrl)}, credentials: ${q(opts.uplink.credsFile)} } ]`,
+      `  remotes: [ { url: ${q(opts.uplink.leafUrl)}, credentials: ${q(opts.uplink.credsFile)}, deny_imports: [${local}], deny_exports: [${local}] } ]`,
       '}',
     );
   }

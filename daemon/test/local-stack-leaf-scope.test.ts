@@ -1,0 +1,146 @@
+/**
+ * Local delivery never crosses the leaf link: REAL nats-servers, a hub that stands in for a
+ * hostile relay's (no auth, it sees whatever the link gives it) and the local server from
+ * the configuration the daemon writes. The hub must neither see nor answer a local delivery,
+ * nor send one in; other subjects still cross (the link is up, so the test can fail).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { encodeUser } from '@nats-io/jwt';
+import { createAccount, createUser } from '@nats-io/nkeys';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { freePort, tempDir, until } from '@svc/test-harness';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localServerConfig } from '../src/client/local-stack/server-config.js';
+import { LOCAL_DELIVER_SUBJECT } from '../src/local-stack/edge-link.js';
+
+const dir = tempDir('svc-leaf-scope-');
+const servers: ChildProcess[] = [];
+let hub: NatsConnection;
+let local: NatsConnection;
+
+function natsServer(name: string, config: string): void {
+  const file = join(dir, `${name}.conf`);
+  writeFileSync(file, config);
+  servers.push(spawn('nats-server', ['-c', file], { stdio: 'ignore' }));
+}
+
+async function connected(port: number, token?: string): Promise<NatsConnection> {
+  return until(
+    () => connect({ servers: `nats://127.0.0.1:${port}`, ...(token ? { token } : {}) }).catch(() => undefined),
+    10_000,
+    `nats-server on ${port}`,
+  );
+}
+
+beforeAll(async () => {
+  const [hubPort, leafPort, localPort, monitorPort] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
+  natsServer('hub', `host: "127.0.0.1"\nport: ${hubPort}\nleafnodes: { host: "127.0.0.1", port: ${leafPort} }\n`);
+  // creds as the relay issues them; this hub checks none
+  const user = createUser();
+  const jwt = await encodeUser('leaf', user, createAccount(), {});
+  const credsFile = join(dir, 'leaf.creds');
+  writeFileSync(
+    credsFile,
+    `-----BEGIN NATS USER JWT-----\n${jwt}\n------END NATS USER JWT------\n\n` +
+      `-----BEGIN USER NKEY SEED-----\n${new TextDecoder().decode(user.getSeed())}\n------END USER NKEY SEED------\n`,
+  );
+  const token = 'local-token';
+  natsServer(
+    'local',
+    localServerConfig({
+      listen: '127.0.0.1',
+      port: localPort,
+      monitorPort,
+      clientToken: token,
+      uplink: { leafUrl: `nats-leaf://127.0.0.1:${leafPort}`, credsFile },
+    }),
+  );
+  hub = await connected(hubPort);
+  local = await connected(localPort, token);
+  // the link is up once a subject subscribed on the hub is reachable from the local side
+  hub.subscribe('probe.up', { callback: (_e, m) => m.respond('up') });
+  await hub.flush();
+  await until(
+    () =>
+      local.request('probe.up', '', { timeout: 200 }).then(
+        () => true,
+        () => false,
+      ),
+    15_000,
+    'the leaf link',
+  );
+}, 30_000);
+
+afterAll(async () => {
+  await Promise.allSettled([hub?.close(), local?.close()]);
+  for (const s of servers) s.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the leaf link carries no local delivery', () => {
+  it('the hub neither sees nor answers a local delivery; the local answer comes back', async () => {
+    const seen: string[] = [];
+    const hubListens = hub.subscribe(LOCAL_DELIVER_SUBJECT, {
+      callback: (_e, m) => {
+        seen.push(m.string());
+        m.respond(JSON.stringify({ outcome: 'archived', received_at: 'forged by the hub' }));
+      },
+    });
+    await hub.flush();
+    local.subscribe(LOCAL_DELIVER_SUBJECT, {
+      callback: (_e, m) =>
+        setTimeout(() => m.respond(JSON.stringify({ outcome: 'archived', received_at: 'local' })), 100),
+    });
+    await local.flush();
+    // the hub's interest would have crossed the link by the time another hub subscription does
+    hub.subscribe('probe.later', { callback: (_e, m) => m.respond('') });
+    await hub.flush();
+    await until(
+      () =>
+        local.request('probe.later', '', { timeout: 200 }).then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+      'a later hub subscription',
+    );
+    for (let i = 0; i < 5; i++) {
+      const answer = await local.request(LOCAL_DELIVER_SUBJECT, JSON.stringify({ message_id: `m${i}` }), {
+        timeout: 3000,
+      });
+      expect(answer.json()).toEqual({ outcome: 'archived', received_at: 'local' });
+    }
+    expect(seen).toEqual([]);
+    hubListens.unsubscribe();
+  });
+
+  it('the hub cannot send a delivery in', async () => {
+    const got: string[] = [];
+    local.subscribe(`${LOCAL_DELIVER_SUBJECT}`, { callback: (_e, m) => got.push(m.string()) });
+    await local.flush();
+    // a subject the local side subscribes to does cross: the hub reaches it
+    local.subscribe('probe.down', { callback: (_e, m) => m.respond('') });
+    await local.flush();
+    await until(
+      () =>
+        hub.request('probe.down', '', { timeout: 200 }).then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+      'a local subscription seen from the hub',
+    );
+    await expect(hub.request(LOCAL_DELIVER_SUBJECT, '{"message_id":"injected"}', { timeout: 500 })).rejects.toThrow();
+    hub.publish(LOCAL_DELIVER_SUBJECT, '{"message_id":"published"}');
+    await hub.flush();
+    await local.request('probe.up', '', { timeout: 2000 }); // a round trip across the link
+    expect(got).toEqual([]);
+  });
+});
