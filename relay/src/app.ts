@@ -11,6 +11,7 @@ import { installAuthRateLimits } from './http/auth-rate-limits.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
 import { installJsonBodyParser } from './http/json-body.js';
 import { adminScope, agentScope, edgeScope, publicScope } from './http/scopes.js';
+import { installStorableTextPolicy } from './http/storable-text.js';
 import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
 import { agentHeartbeatRoutes } from './routes/agents/heartbeat.js';
 import { agentMeRoutes } from './routes/agents/me.js';
@@ -47,6 +48,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
 
   installErrorHandling(app);
   installJsonBodyParser(app);
+  installStorableTextPolicy(app);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
     // Shutting down: server.close() closed the connections idle at that moment and waits for
