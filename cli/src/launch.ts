@@ -4,10 +4,10 @@
  * own profile under $SVC_HOME). Plans are pure functions; `start` spawns detached.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export interface LaunchPlan {
   mode: 'browser' | 'electron' | 'chromium';
@@ -16,6 +16,24 @@ export interface LaunchPlan {
   env?: Record<string, string>;
   /** the Chromium profile directory (chromium mode) */
   profile?: string;
+}
+
+/**
+ * The one-time link, handed to a browser as a file only this user can read, which sends it
+ * on at once: a command line is readable by every local user (/proc/<pid>/cmdline), and the
+ * token in it could be redeemed by another before the browser does. Returns the file's URL.
+ */
+export function launchFile(url: string, dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, 'dashboard-launch.html');
+  const attr = url.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  const html =
+    '<!doctype html><meta charset="utf-8"><title>svc dashboard</title>' +
+    `<meta http-equiv="refresh" content="0;url=${attr}"><a href="${attr}">Open the svc dashboard</a>\n`;
+  // written whole at 0600, then renamed over any earlier one (whatever its mode)
+  writeFileSync(`${file}.tmp`, html, { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+  return pathToFileURL(file).href;
 }
 
 /** The platform's "open this URL" command; SVC_BROWSER (a command) wins. */

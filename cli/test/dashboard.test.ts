@@ -1,6 +1,7 @@
 /** `svc dashboard` and `svc desktop` against a fake daemon link: address rules, output, launching. */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { chromiumPlan } from '../src/launch.js';
 import { fakeLink, svc, withTempHome } from './helpers.js';
@@ -62,12 +63,23 @@ describe('svc dashboard', () => {
       writeFileSync(script, `#!/bin/sh\nprintf '%s' "$1" > '${seen}.tmp' && mv '${seen}.tmp' '${seen}'\n`);
       chmodSync(script, 0o755);
       const { link } = fakeLink({ openDashboard: launch });
-      const r = await svc(['dashboard', '--json'], { link, env: { SVC_BROWSER: script } });
+      const r = await svc(['dashboard', '--json'], { link, env: { SVC_BROWSER: script, SVC_HOME: dir } });
       expect(JSON.parse(r.stdout)).toMatchObject({ browser: 'opened' });
       const deadline = Date.now() + 10_000;
       while (!existsSync(seen) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
-      expect(readFileSync(seen, 'utf8')).toBe(JSON.parse(r.stdout).url);
-      const missing = await svc(['dashboard'], { link, env: { SVC_BROWSER: join(dir, 'no-such-browser') } });
+      // the browser gets a file of this user's (0600) that leads to the link, never the link
+      // itself: a command line is readable by every local user
+      const url = JSON.parse(r.stdout).url as string;
+      const opened = readFileSync(seen, 'utf8');
+      expect(opened).toMatch(/^file:\/\//);
+      expect(opened).not.toContain(new URL(url).searchParams.get('token'));
+      const file = fileURLToPath(opened);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readFileSync(file, 'utf8')).toContain(`content="0;url=${url.replace(/&/g, '&amp;')}"`);
+      const missing = await svc(['dashboard'], {
+        link,
+        env: { SVC_BROWSER: join(dir, 'no-such-browser'), SVC_HOME: dir },
+      });
       expect(missing.code).toBe(0); // the link is printed; the owner opens it
       expect(missing.stderr).toContain('open the link yourself');
     });

@@ -48,6 +48,28 @@ describe('POST /v1/dashboard', () => {
     expect((await fetch(`${one.base_url}/api/v1/agents`)).status).toBe(401);
   });
 
+  it('never forwards a send that names a file on disk', async () => {
+    const launch = await d.client.openDashboard({ port: 0 });
+    const signIn = await fetch(launch.url, { redirect: 'manual' });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const send = (body: object) =>
+      fetch(`${launch.base_url}/api/v1/agents/nobody/send`, {
+        method: 'POST',
+        headers: { cookie, origin: launch.base_url, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const refused = await send({ to: 'mallory', content: '', file_path: join(d.home, 'vault.json') });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({
+      error: 'dashboard_forbidden',
+      message: expect.stringMatching(/file/),
+    });
+    // the same send without the path reaches the daemon (which has no such agent)
+    const forwarded = await send({ to: 'mallory', content: 'hi' });
+    expect(forwarded.status).toBe(404);
+    expect(await forwarded.json()).toMatchObject({ error: 'unknown_agent' });
+  });
+
   it('never logs a launch token or a session id', async () => {
     const launch = await d.client.openDashboard({ port: 0 });
     const token = new URL(launch.url).searchParams.get('token')!;

@@ -15,6 +15,7 @@ import {
   DESKTOP_MAIN,
   electronBinary,
   findOnPath,
+  launchFile,
   start,
 } from '../launch.js';
 import { action, intParser, withJson, withVerbose } from '../options.js';
@@ -71,14 +72,14 @@ export function dashboardCommand(app: App): Command {
     const launch = await openDashboard(run, o);
     let browser: 'opened' | 'skipped' | 'failed' = 'skipped';
     if (o.browser) {
-      const plan = browserPlan(launch.url, run.env);
+      const { command } = browserPlan('', run.env);
       try {
-        await start(plan, run.env);
+        await start(browserPlan(launchFile(launch.url, join(run.app.home, 'run')), run.env), run.env);
         browser = 'opened';
       } catch (err) {
         browser = 'failed';
         run.app.io.stderr.write(
-          `svc: could not start ${plan.command} (${(err as Error).message}); open the link yourself.\n`,
+          `svc: could not start ${command} (${(err as Error).message}); open the link yourself.\n`,
         );
       }
     }
@@ -128,7 +129,7 @@ export function desktopCommand(app: App): Command {
       );
     }
     const plan = chromiumPlan(
-      launch.url,
+      launchFile(launch.url, join(run.app.home, 'run')),
       chromium,
       join(run.app.home, 'desktop', 'chromium-profile'),
       run.env.SVC_DESKTOP_BROWSER_FLAGS,

@@ -47,3 +47,12 @@ export function apiAllowed(method: string, path: string): boolean {
   const m = method.toUpperCase();
   return !path.includes('..') && ALLOWED.some((a) => a.method === m && a.re.test(path));
 }
+
+/**
+ * Whether the page may send this body: never a `file_path`. The daemon reads such a path
+ * with the owner's rights and sends the file; a page in a browser never knows a path, so
+ * only someone driving a session (one that leaked) would name one, say ~/.ssh/id_ed25519.
+ */
+export function bodyAllowed(body: unknown): boolean {
+  return !(typeof body === 'object' && body !== null && 'file_path' in body);
+}

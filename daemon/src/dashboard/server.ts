@@ -11,7 +11,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from 'pino';
 import type { DaemonEvent } from '../client/api.js';
 import type { EventBus } from '../events.js';
-import { apiAllowed, PAGE_METHODS } from './allowlist.js';
+import { apiAllowed, bodyAllowed, PAGE_METHODS } from './allowlist.js';
 import {
   cookieValue,
   hostAllowed,
@@ -222,6 +222,15 @@ export class DashboardServer {
         if (!apiAllowed(request.method, path)) {
           request.log.warn({ method: request.method, path }, 'dashboard call outside its allowlist refused');
           return refuse(reply, 403, 'dashboard_forbidden', 'This call is not open to the dashboard.');
+        }
+        if (!bodyAllowed(request.body)) {
+          request.log.warn({ method: request.method, path }, 'dashboard send of a file from disk refused');
+          return refuse(
+            reply,
+            403,
+            'dashboard_forbidden',
+            'The dashboard cannot send files from disk; use `svc send --file`.',
+          );
         }
         const answer = await this.#o.api.inject({
           method: request.method as (typeof PAGE_METHODS)[number],
