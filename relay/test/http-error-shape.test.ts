@@ -5,6 +5,7 @@
  * never stored with its bad bytes replaced.
  */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,10 +53,51 @@ function raw(
 const shape = { error: expect.any(String), message: expect.any(String) };
 
 describe('router and parser refusals have the one shape', () => {
-  it('a path segment that does not decode: 400 bad_request', async () => {
+  it('a path segment that does not decode: 400 bad_request, saying so', async () => {
     const res = await raw('GET', '/api/v1/agents/%E0%A4', { headers: alice.auth });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'bad_request', message: expect.any(String) });
+    expect(res.body).toEqual({ error: 'bad_request', message: expect.stringMatching(/percent-encoding/) });
+  });
+
+  it('a method the path is not served with: 405 method_not_allowed, with Allow', async () => {
+    const { port } = new URL(relay.url);
+    const answer = await new Promise<{ status: number; allow: string; body: unknown }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'PUT', path: '/api/v1/agents/me', headers: alice.auth });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          text += c;
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, allow: String(res.headers.allow), body: JSON.parse(text) }),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer.status).toBe(405);
+    expect(answer.body).toEqual({ error: 'method_not_allowed', message: expect.stringMatching(/PUT is not allowed/) });
+    expect(answer.allow.split(', ')).toEqual(expect.arrayContaining(['GET', 'PATCH']));
+    // a path no route serves stays a 404
+    expect((await raw('PUT', '/api/v1/nowhere', { headers: alice.auth })).status).toBe(404);
+  });
+
+  it('a request line Node cannot parse: 400 bad_request that says HTTP is at fault', async () => {
+    const { port } = new URL(relay.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write('GET /healthz FOO/1.1\r\n\r\n'));
+      let got = '';
+      socket.on('data', (c: Buffer) => {
+        got += c;
+      });
+      socket.on('close', () => resolve(got));
+      socket.on('error', reject);
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: 'bad_request',
+      message: expect.stringMatching(/not valid HTTP/),
+    });
   });
 
   it('a parameter over the length limit: 414 uri_too_long', async () => {

@@ -21,7 +21,6 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
   // router-level refusals, which reach us through `frameworkErrors`
-  FST_ERR_BAD_URL: 'bad_request',
   FST_ERR_MAX_PARAM_LENGTH: 'uri_too_long',
 };
 
@@ -29,6 +28,9 @@ function classify(err: FastifyError | SvcError): { code: ErrorCode; message?: st
   if (err instanceof SvcError) return { code: err.code, message: err.message, detail: err.detail };
   if ((err as FastifyError).validation) {
     return { code: 'validation_failed', message: `invalid request: ${err.message}` };
+  }
+  if ((err as FastifyError).code === 'FST_ERR_BAD_URL') {
+    return { code: 'bad_request', message: 'The request path does not decode (bad percent-encoding).' };
   }
   const mapped = FASTIFY_CODES[(err as FastifyError).code ?? ''];
   if (mapped) return { code: mapped };
@@ -60,10 +62,29 @@ export function installErrorHandling(app: TypedApp): void {
     const entry = ERROR_CATALOG[code];
     void reply.status(entry.status).send({ error: code, message: message ?? entry.message });
   });
+  // Each route's path as a pattern, so that a path served under other methods answers 405.
+  const routes: Array<{ methods: string[]; re: RegExp }> = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = route.url
+      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+      .replace(/:[^/]+/g, '[^/]+')
+      .replace(/\*/g, '.*');
+    routes.push({ methods: [route.method].flat(), re: new RegExp(`^${pattern}$`) });
+  });
   app.setNotFoundHandler((request, reply) => {
-    void reply
-      .status(404)
-      .send({ error: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+    const path = request.url.split('?')[0] as string;
+    const allowed = [...new Set(routes.filter((r) => r.re.test(path)).flatMap((r) => r.methods))];
+    if (allowed.length > 0) {
+      void reply
+        .status(405)
+        .header('allow', allowed.join(', '))
+        .send({
+          error: 'method_not_allowed',
+          message: `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`,
+        });
+      return;
+    }
+    void reply.status(404).send({ error: 'not_found', message: `No route ${request.method} ${path}.` });
   });
 }
 
@@ -72,10 +93,10 @@ export function installErrorHandling(app: TypedApp): void {
  * decode, a parameter over the length limit) otherwise answer in Fastify's shape.
  */
 export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const { code } = classify(err);
+  const { code, message } = classify(err);
   const entry = ERROR_CATALOG[code];
   if (code === 'internal_error') request.log.error({ err }, 'router failed');
-  void reply.status(entry.status).send({ error: code, message: entry.message });
+  void reply.status(entry.status).send({ error: code, message: message ?? entry.message });
 }
 
 /**
@@ -90,7 +111,9 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? 'request_timeout'
         : 'bad_request';
-  const { status, message } = ERROR_CATALOG[code];
+  const { status } = ERROR_CATALOG[code];
+  // the catalog's bad_request speaks of the body; here the request line or headers are at fault
+  const message = code === 'bad_request' ? 'The request is not valid HTTP/1.1.' : ERROR_CATALOG[code].message;
   const body = JSON.stringify({ error: code, message });
   if (socket.writable) {
     socket.write(
