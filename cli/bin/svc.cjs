@@ -13,13 +13,23 @@ const BUNDLES = { svc: 'the CLI', tui: 'the terminal UI' };
 
 class NotBuiltError extends Error {}
 
+/**
+ * What to run when a bundle is missing: the build, and first `npm ci` when the checkout's npm
+ * packages (tsc among them) are not installed, as on a fresh clone.
+ */
+function notBuilt(what) {
+  const root = resolve(__dirname, '..', '..');
+  const at = /^[\w/.,:@%+=-]+$/.test(root) ? root : `'${root.replace(/'/g, "'\\''")}'`;
+  const install = existsSync(join(root, 'node_modules', '.package-lock.json'))
+    ? ''
+    : `svc: the npm packages are not installed; install them first with: npm ci --prefix ${at}\n`;
+  return `${install}svc: ${what} is not built yet; build it with: npm run build --prefix ${at}`;
+}
+
 /** Runs `<dir>/<name>.cjs` through its code cache; returns its exports. */
 function runBundle(name) {
   const file = join(dir, `${name}.cjs`);
-  if (!existsSync(file)) {
-    const root = resolve(__dirname, '..', '..');
-    throw new NotBuiltError(`svc: ${BUNDLES[name]} is not built yet; build it with: npm run build --prefix ${root}`);
-  }
+  if (!existsSync(file)) throw new NotBuiltError(notBuilt(BUNDLES[name]));
   return require('../../scripts/run-bundle.cjs').runBundle(file, require);
 }
 

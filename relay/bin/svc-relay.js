@@ -18,6 +18,13 @@ if (existsSync(bundle)) {
   await import(entry.href);
 } else {
   const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-  process.stderr.write(`svc-relay: the relay is not built yet; build it with: npm run build --prefix ${root}\n`);
+  const at = /^[\w/.,:@%+=-]+$/.test(root) ? root : `'${root.replace(/'/g, "'\\''")}'`;
+  // on a fresh clone the npm packages (tsc among them) are not installed yet
+  if (!existsSync(resolve(root, 'node_modules', '.package-lock.json'))) {
+    process.stderr.write(
+      `svc-relay: the npm packages are not installed; install them first with: npm ci --prefix ${at}\n`,
+    );
+  }
+  process.stderr.write(`svc-relay: the relay is not built yet; build it with: npm run build --prefix ${at}\n`);
   process.exit(1);
 }
