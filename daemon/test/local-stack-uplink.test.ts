@@ -52,8 +52,8 @@ describe('svc start: the local nats-server as a leaf of the hub', () => {
       inbox_prefix: '_INBOX_uplink-a',
     });
     // the hub's JetStream answers through the local server, for the source of alice (and
-    // nothing else: the creds name only it). The daemon still receives over HTTP, so the
-    // message itself is not pulled here: see docs/local-stack.md, "Not built yet".
+    // nothing else: the creds name only it). Receiving through the source is
+    // daemon/test/local-stack-edges.test.ts's.
     // the daemon's client token is in the server's config (0600, this home's only)
     const conf = readFileSync(join(a.home, 'run', 'local-stack', 'nats-server.conf'), 'utf8');
     const token = /token: "([^"]+)"/.exec(conf)?.[1];
