@@ -8,9 +8,11 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-/** Codes the CLI itself raises, besides the shared catalog and the daemon codes. */
+/**
+ * Codes the CLI itself raises, besides the shared catalog (whose `usage_error`, commander
+ * refusing the command line, svc-relay raises too) and the daemon codes.
+ */
 export type CliOnlyCode =
-  | 'usage_error' // commander refused the command line
   | 'not_built_yet' // a local command that this build does not have yet
   | 'confirmation_required' // a destructive command without --yes and no terminal to ask
   | 'io_error'; // a local file could not be read or written

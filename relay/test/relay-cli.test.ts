@@ -46,7 +46,7 @@ describe('configuration refusals at start', () => {
     });
     expect(res.code).toBe(2);
     expect(res.stderr.trim()).toMatch(
-      /^svc-relay: SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER must be an https URL.*\(config_invalid\)$/,
+      /^svc-relay: error: SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER must be an https URL.*\(config_invalid\)$/,
     );
   });
 
@@ -61,18 +61,19 @@ describe('configuration refusals at start', () => {
     expect(res.stderr).toContain('SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL must be an https URL');
   });
 
-  it('a port in use: dev exits with the reason and leaves no nats-server running', async () => {
+  it('a port in use: dev exits with the reason (listen_failed) and leaves no nats-server running', async () => {
     const busy = createServer();
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
     const dir = tempDir();
     const pidFile = join(dir, 'nats', 'nats-server.pid');
     try {
-      const res = await runRelayCli(['dev'], {
-        SVC_RELAY_DATA_DIR: dir,
-        SVC_RELAY_LISTEN: `127.0.0.1:${(busy.address() as AddressInfo).port}`,
-      });
-      expect(res.code).not.toBe(0);
-      expect(res.stderr).toContain('EADDRINUSE');
+      const port = (busy.address() as AddressInfo).port;
+      const res = await runRelayCli(['dev'], { SVC_RELAY_DATA_DIR: dir, SVC_RELAY_LISTEN: `127.0.0.1:${port}` });
+      expect(res.code).toBe(1);
+      // the log lines before it are the relay's; the failure is the last line
+      expect(res.stderr.trimEnd().split('\n').at(-1)).toBe(
+        `svc-relay: error: cannot listen on 127.0.0.1:${port}: the address is already in use; stop what holds it or choose another address with --listen or SVC_RELAY_LISTEN (listen_failed)`,
+      );
       // the relay stopped its nats-server, which removes the pid file
       expect(existsSync(pidFile)).toBe(false);
     } finally {

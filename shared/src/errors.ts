@@ -160,6 +160,22 @@ export const ERROR_CATALOG = {
 
   // local configuration (CLI/daemon/operator commands)
   config_invalid: { status: 400, message: 'The configuration is invalid.' },
+  usage_error: {
+    status: 400,
+    message: 'The command line is invalid (an unknown command or option, a missing or invalid argument); see --help.',
+  },
+
+  // the operator's relay process (svc-relay serve, dev): failures of the host, not of a request
+  dependency_missing: {
+    status: 500,
+    message:
+      'A program the relay needs is not installed (nats-server); install it, or point the relay at one running elsewhere.',
+  },
+  listen_failed: {
+    status: 500,
+    message:
+      'The relay cannot listen on its address (in use, or not allowed); free it or choose another with --listen or SVC_RELAY_LISTEN.',
+  },
 
   // everyday behaviour (daemon and CLI: read, deregister)
   unknown_conversation: {

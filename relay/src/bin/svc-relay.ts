@@ -2,8 +2,9 @@
 import { resolve as resolvePath } from 'node:path';
 /** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
 import { CAPABILITIES, type Capability, SvcError } from '@svc/shared';
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { RELAY_VERSION } from '../app.js';
+import { NATS_SERVER_NOT_FOUND } from '../bus/managed-server.js';
 import { connectAsRelay, managedNatsUrl } from '../bus/operator-access.js';
 import { writeOperatorFiles } from '../bus/server-config.js';
 import { buildConfig, type RelayConfig } from '../config/config.js';
@@ -193,10 +194,13 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
 }
 
 function program(): Command {
+  // commands made with .command() inherit these: commander prints no refusal (nor the help
+  // it would dump with one) and throws instead, for the one error line below
   const root = new Command('svc-relay')
     .description('svc relay: end-to-end encrypted messaging between agents')
     .version(RELAY_VERSION, '--version')
-    .showHelpAfterError();
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined, outputError: () => undefined });
 
   withLogFormat(
     withSettings(root.command('serve').description('run the relay (settings: environment, --config, flags)')),
@@ -377,14 +381,60 @@ function program(): Command {
   return root;
 }
 
-program()
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    const json = process.argv.includes('--json');
-    const e = err instanceof SvcError ? err : undefined;
-    const code = e?.code ?? 'internal_error';
-    const message = e?.message ?? (err as Error).message ?? String(err);
-    if (json) process.stdout.write(`${JSON.stringify({ error: code, message })}\n`);
-    else process.stderr.write(`svc-relay: ${message}${e ? ` (${code})` : ''}\n`);
-    process.exit(code === 'config_invalid' ? 2 : 1);
+function commandPath(cmd: Command): string {
+  return cmd.parent ? `${commandPath(cmd.parent)} ${cmd.name()}` : cmd.name();
+}
+
+/** Commander's refusal as a usage_error of one line: its suggestion inside, then where the help is. */
+function usageError(err: CommanderError, at: Command): SvcError {
+  const lines = err.message.replace(/^error: /, '').split('\n');
+  let what = lines.map((l, i) => (i === 0 ? l.replace(/\.$/, '') : l.replace(/^\(Did/, '(did'))).join(' ');
+  // a group without its subcommand (or `help` of an unknown one): commander would dump the group's help
+  if (err.code === 'commander.help') {
+    const unknown = at.args.find((a) => a !== 'help');
+    what =
+      unknown === undefined
+        ? `${commandPath(at)} needs a command: ${at.commands.map((c) => c.name()).join(', ')}`
+        : `unknown command '${unknown}'`;
+  }
+  return new SvcError('usage_error', `${what}; see ${commandPath(at)} --help`);
+}
+
+/** A failure as a coded SvcError, mapped once here; undefined for an unexpected one (internal_error). */
+function coded(err: unknown): SvcError | undefined {
+  if (err instanceof SvcError) return err;
+  if (!(err instanceof Error)) return undefined;
+  if (err.message === NATS_SERVER_NOT_FOUND) return new SvcError('dependency_missing', err.message, { cause: err });
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (e.syscall === 'listen' && e.address !== undefined) {
+    const where = `${e.address.includes(':') ? `[${e.address}]` : e.address}:${e.port}`;
+    const why = e.code === 'EADDRINUSE' ? 'the address is already in use' : e.message;
+    return new SvcError(
+      'listen_failed',
+      `cannot listen on ${where}: ${why}; stop what holds it or choose another address with --listen or SVC_RELAY_LISTEN`,
+      { cause: err },
+    );
+  }
+  return undefined;
+}
+
+const cli = program();
+// the command commander got to, for the help a usage error points at
+let reached = cli;
+const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
+for (const c of everyCommand(cli)) {
+  c.hook('preSubcommand', (_parent, sub) => {
+    reached = sub;
   });
+}
+
+cli.parseAsync(process.argv).catch((err: unknown) => {
+  // --help, --version and `help COMMAND` are answers, not refusals
+  if (err instanceof CommanderError && err.exitCode === 0) process.exit(0);
+  const e = err instanceof CommanderError ? usageError(err, reached) : coded(err);
+  const code = e?.code ?? 'internal_error';
+  const message = e?.message ?? (err as Error).message ?? String(err);
+  if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: code, message })}\n`);
+  else process.stderr.write(`svc-relay: error: ${message} (${code})\n`);
+  process.exit(code === 'config_invalid' || code === 'usage_error' ? 2 : 1);
+});

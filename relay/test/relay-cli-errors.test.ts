@@ -1,0 +1,59 @@
+/** svc-relay's failures as an operator sees them: one line with a stable code, exit 2 for a usage error. */
+import { tempDir } from '@svc/test-harness';
+import { runRelayCli } from '@svc/test-harness/relay-process';
+import { describe, expect, it } from 'vitest';
+
+describe('svc-relay usage errors', () => {
+  const dataDir = tempDir('svc-relay-usage-');
+
+  it.each([
+    [['grant'], "required option '--agent-id <id>' not specified; see svc-relay grant --help"],
+    [['grant', '--agent-id', 'a', '--bogus'], "unknown option '--bogus'; see svc-relay grant --help"],
+    [
+      ['grant', '--agent-id', 'a', '--capability', 'foo'],
+      "option '--capability <cap...>' argument 'foo' is invalid. Allowed choices are http-relay, nats-relay; see svc-relay grant --help",
+    ],
+    [['bogus'], "unknown command 'bogus'; see svc-relay --help"],
+    [['grnat'], "unknown command 'grnat' (did you mean grant?); see svc-relay --help"],
+    [
+      ['agent', 'revoke', '--data-dir', dataDir],
+      "required option '--agent-id <id>' not specified; see svc-relay agent revoke --help",
+    ],
+    [['agent'], 'svc-relay agent needs a command: revoke; see svc-relay agent --help'],
+  ])('svc-relay %j: one line, usage_error, exit 2, no help', async (args, message) => {
+    const r = await runRelayCli(args);
+    expect(r.stderr).toBe(`svc-relay: error: ${message} (usage_error)\n`);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+  });
+
+  it('--json puts the error object on stdout', async () => {
+    const r = await runRelayCli(['grant', '--json']);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: 'usage_error',
+      message: "required option '--agent-id <id>' not specified; see svc-relay grant --help",
+    });
+  });
+
+  it('--help, --version and help COMMAND still answer, with exit 0', async () => {
+    for (const args of [['--help'], ['grant', '--help'], ['help', 'grant'], ['--version']]) {
+      const r = await runRelayCli(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stderr, args.join(' ')).toBe('');
+    }
+  });
+});
+
+describe('svc-relay runtime failures carry a code', () => {
+  it('no nats-server on PATH is dependency_missing', async () => {
+    const r = await runRelayCli(['dev', '--listen', '127.0.0.1:0'], {
+      SVC_RELAY_DATA_DIR: tempDir('svc-relay-nonats-'),
+      PATH: tempDir('svc-relay-empty-path-'),
+    });
+    expect(r.code).toBe(1);
+    // the log lines before it are the relay's; the failure is the last line
+    expect(r.stderr.trimEnd().split('\n').at(-1)).toMatch(
+      /^svc-relay: error: nats-server not found: install it with .* \(dependency_missing\)$/,
+    );
+  });
+});
