@@ -1,4 +1,5 @@
 import { DaemonClientError } from '@svc/daemon/client';
+import { encodeEnrollmentCode } from '@svc/shared';
 import { describe, expect, it } from 'vitest';
 import { AGENT, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
 
@@ -486,12 +487,28 @@ describe('wired commands', () => {
   });
 
   it('register sends the enrollment code and options', async () => {
+    // well-formed, which is all the CLI checks; the daemon checks its signature
+    const code = encodeEnrollmentCode(
+      {
+        deployment_id: 'dep_1',
+        tenant_id: 'ten_1',
+        agent_id: 'agt_1',
+        agent_number: '1001',
+        capabilities: ['http-relay'],
+        grant_id: 'grant_1',
+        expires_at: '2030-01-01T00:00:00.000Z',
+        api_url: 'https://relay.example',
+      },
+      'kid_1',
+      new Uint8Array(64),
+      new Uint8Array(32),
+    );
     const { link, calls } = fakeLink({ register: () => AGENT });
     const r = await svc(
       [
         'register',
         '--enrollment-grant',
-        'svce1.abc.def',
+        code,
         '--name',
         'alice',
         '--no-discoverable',
@@ -507,7 +524,7 @@ describe('wired commands', () => {
         method: 'register',
         args: [
           {
-            enrollment_code: 'svce1.abc.def',
+            enrollment_code: code,
             discoverable: false,
             name: 'alice',
             display_name: 'alice',

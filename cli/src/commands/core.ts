@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ContentType, RegisterInput, SavedAttachment } from '@svc/daemon/client';
-import { ENROLLMENT_CODE_PREFIX } from '@svc/shared';
+import { ENROLLMENT_CODE_PREFIX, EnrollmentCodeFormatError, parseEnrollmentCode } from '@svc/shared';
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
 import { DEFAULT_PROFILE, getSetting, setSetting } from '../config-file.js';
@@ -17,6 +17,19 @@ import { mcpCommand } from './mcp.js';
 
 export const CONTENT_TYPES = ['text', 'structured', 'media'] as const;
 export const INBOX_SOURCES = ['auto', 'local', 'api'] as const;
+
+/**
+ * A value that cannot be an enrollment code is a usage error found here (exit 2), whether
+ * or not it starts with the prefix; the daemon checks its signature and bindings later.
+ */
+function checkEnrollmentCode(code: string): void {
+  try {
+    parseEnrollmentCode(code);
+  } catch (err) {
+    if (!(err instanceof EnrollmentCodeFormatError)) throw err;
+    throw usageError(`--enrollment-grant: ${err.message}; copy the whole code the relay operator gave you.`);
+  }
+}
 
 /** TO_NUMBER naming an @space path: spaces are hosted-only. */
 function refuseSpacePath(to: string | undefined): void {
@@ -106,7 +119,7 @@ export function coreCommands(app: App): Command[] {
         .option('--name <name>', 'agent name (local name and display name)')
         .option('--display-name <name>', 'same as --name')
         .option('--description <text>', 'agent description')
-        .option('--discoverable', 'list the agent in discovery (default)', true)
+        .option('--discoverable', 'list the agent in discovery', true)
         .option('--no-discoverable', 'do not list the agent in discovery')
         .option('--local', 'offline same-machine agent, no cloud or login', false)
         .option('--deployment <name>', 'deployment to enroll with (default: the one the code names)')
@@ -144,13 +157,15 @@ export function coreCommands(app: App): Command[] {
     }
     const code = o.enrollmentGrant?.trim();
     if (!code) throw usageError('A self-hosted registration needs --enrollment-grant CODE from the relay operator.');
-    if (!code.startsWith(`${ENROLLMENT_CODE_PREFIX}.`)) {
-      if (!o.tenant || !o.agentId) throw usageError('A legacy raw grant needs --tenant and --agent-id.');
+    // --tenant or --agent-id say the value is meant as a legacy raw grant; otherwise it is a mistyped code
+    if (!code.startsWith(`${ENROLLMENT_CODE_PREFIX}.`) && (o.tenant !== undefined || o.agentId !== undefined)) {
+      if (!o.tenant || !o.agentId) throw usageError('A legacy raw grant needs both --tenant and --agent-id.');
       throw new CliError(
         'not_built_yet',
         `Legacy raw grants are not supported by this version; ask the operator for an enrollment code (${ENROLLMENT_CODE_PREFIX}.…).`,
       );
     }
+    checkEnrollmentCode(code);
     if (o.name && o.displayName && o.name !== o.displayName)
       throw usageError('--name and --display-name differ; give one.');
     const name = o.name ?? o.displayName ?? (await getSetting(app.home, DEFAULT_PROFILE, 'name'));
