@@ -50,7 +50,11 @@ export class App {
     // the daemon client (node:http, node:child_process) loads only for commands that need it
     const connect =
       this.io.connect ?? (async (o: ConnectOptions) => (await import('./daemon-link.js')).connectDaemon(o));
-    this.linkPromise ??= connect({ home: this.home, autostart, env: this.io.env });
+    // a failed attempt is not kept: `svc start -b` asks without autostart first, then with it
+    this.linkPromise ??= connect({ home: this.home, autostart, env: this.io.env }).catch((err: unknown) => {
+      this.linkPromise = undefined;
+      throw err;
+    });
     return this.linkPromise;
   }
 }

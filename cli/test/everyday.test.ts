@@ -80,11 +80,31 @@ describe('start', () => {
     agents: [],
   };
 
-  it.each([[['start']], [['start', '-b']]])('svc %j with a running daemon succeeds and says it runs', async (argv) => {
+  it.each([[['start']], [['start', '-b']]])(
+    'svc %j with a running daemon succeeds and says it already runs',
+    async (argv) => {
+      const autostarts: boolean[] = [];
+      const { link } = fakeLink({ status: () => status });
+      const r = await svc(argv, { link, connected: (a) => autostarts.push(a) });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe('The svc daemon already runs (pid 42, version 0.1.0, home /h).\n');
+      expect(autostarts).toEqual([false]);
+    },
+  );
+
+  it('svc start -b without a daemon starts one and says it runs', async () => {
+    const autostarts: boolean[] = [];
     const { link } = fakeLink({ status: () => status });
-    const r = await svc(argv, { link });
+    const r = await svc(['start', '-b'], {
+      link,
+      connected: (a) => {
+        autostarts.push(a);
+        if (!a) throw new Error('no daemon answers');
+      },
+    });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/daemon .*runs \(pid 42/);
+    expect(r.stdout).toBe('The svc daemon runs (pid 42, version 0.1.0, home /h).\n');
+    expect(autostarts).toEqual([false, true]);
   });
 
   it('says what it starts: the daemon, not a "local stack"', async () => {

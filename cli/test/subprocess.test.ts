@@ -52,6 +52,12 @@ describe('svc subprocess', () => {
     expect(JSON.parse(r.stdout)).toEqual([]);
   });
 
+  it('svc start -b with the daemon running says it already runs', async () => {
+    const r = await svc(['start', '-b']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^The svc daemon already runs \(pid \d+, /);
+  });
+
   it('a usage error exits 2', async () => {
     expect((await svc(['msg', 'check', '--wait', '31'])).code).toBe(2);
   });

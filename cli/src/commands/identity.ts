@@ -294,23 +294,23 @@ export function identityCommands(app: App): Command[] {
       );
       return;
     }
+    const running = await app.link(false).then(
+      (l) => l.status(),
+      () => undefined,
+    );
+    // idempotent, in the foreground or -b: the daemon this command would start is already there
+    if (running) {
+      run.print(
+        running,
+        () => `The svc daemon already runs (pid ${running.pid}, version ${running.version}, home ${running.home}).\n`,
+      );
+      return;
+    }
     if (o.background) {
       const status = await app.link(true).then((l) => l.status());
       run.print(
         status,
         () => `The svc daemon runs (pid ${status.pid}, version ${status.version}, home ${status.home}).\n`,
-      );
-      return;
-    }
-    const running = await app.link(false).then(
-      (l) => l.status(),
-      () => undefined,
-    );
-    // idempotent like -b: the daemon this command would start is already there
-    if (running) {
-      run.print(
-        running,
-        () => `The svc daemon already runs (pid ${running.pid}, version ${running.version}, home ${running.home}).\n`,
       );
       return;
     }

@@ -44,7 +44,7 @@ function uninstalled(r: UninstallResult): string {
 }
 
 export function integrationCommands(app: App): Command[] {
-  const hostA = new Command(HOST_A).description(`${HOST_A} integration: the status line`);
+  const hostA = new Command(HOST_A).description(`${HOST_A} integration: the status line and the wake-on-mail hook`);
   const install = new Command('install-statusline')
     .description('install the svc status line (agent, unread count, relay state) in the user settings')
     .option('--binary <path>', 'run `<path> statusline` instead of the faster shell script that ships with svc');
