@@ -80,19 +80,39 @@ export function action<A extends Array<string | undefined>>(
   });
 }
 
+/**
+ * Commands that refuse whatever their command line says (hosted-only, not built): run()
+ * refuses them before commander checks their options, so a missing required option of
+ * the hosted service is never asked for first.
+ */
+const refusals = new WeakMap<Command, () => CliError>();
+
+/** The refusal of a hosted-only or not-built command, if `cmd` is one. */
+export function refusalOf(cmd: Command): CliError | undefined {
+  return refusals.get(cmd)?.();
+}
+
+function refusing(app: App, cmd: Command, refuse: () => CliError): Command {
+  refusals.set(cmd, refuse);
+  return action(app, cmd, async () => {
+    throw refuse();
+  });
+}
+
 /** Hosted-service command: exists for compatibility and always refuses. */
 export function hostedOnly(app: App, cmd: Command, what: string): Command {
-  return action(app, cmd, async () => {
-    throw new CliError(
-      'not_supported_self_hosted',
-      `${what}: only the hosted service offers this; a self-hosted deployment does not.`,
-    );
-  });
+  return refusing(
+    app,
+    cmd,
+    () =>
+      new CliError(
+        'not_supported_self_hosted',
+        `${what}: only the hosted service offers this; a self-hosted deployment does not.`,
+      ),
+  );
 }
 
 /** A local command this build does not have yet. */
 export function notBuilt(app: App, cmd: Command, what: string): Command {
-  return action(app, cmd, async () => {
-    throw new CliError('not_built_yet', `${what} is not built yet in this version of svc.`);
-  });
+  return refusing(app, cmd, () => new CliError('not_built_yet', `${what} is not built yet in this version of svc.`));
 }

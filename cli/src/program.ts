@@ -6,7 +6,8 @@ import { Command, CommanderError } from 'commander';
 import { App, type CliIO } from './app.js';
 import { loadCommands } from './command-modules.js';
 import { bashCompletion, installCompletion } from './completion.js';
-import { describeError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './errors.js';
+import { CliError, describeError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './errors.js';
+import { refusalOf } from './options.js';
 import { jsonLine } from './output.js';
 
 import { VERSION } from './version.js';
@@ -20,6 +21,8 @@ option, missing or invalid argument).
 
 Environment: SVC_HOME (default ~/.svc), SVC_AGENT (agent to act as; --as wins).
 `;
+
+const isHelpFlag = (arg: string) => arg === '--help' || arg === '-h';
 
 function everyCommand(cmd: Command): Command[] {
   return [cmd, ...cmd.commands.flatMap(everyCommand)];
@@ -47,11 +50,36 @@ export async function buildProgram(app: App, word?: string): Promise<Command> {
       .exitOverride()
       .configureOutput({
         writeOut: (s) => app.io.stdout.write(s),
-        writeErr: (s) => app.io.stderr.write(s),
-      })
-      .showHelpAfterError('(add --help for usage)');
+        // commander's refusals (and the help it would dump with them) are not printed here:
+        // run() turns them into the one error line of every failure
+        writeErr: () => undefined,
+        outputError: () => undefined,
+      });
   }
   return program;
+}
+
+/** `svc agent recover` for that command. */
+function pathOf(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/**
+ * Commander's refusal of a command line, on `at` (the command it reached), as one line:
+ * its suggestion kept inside, then where the help is.
+ */
+function commanderUsageError(err: CommanderError, at: Command): CliError {
+  const [first = '', ...notes] = err.message.replace(/^error: /, '').split('\n');
+  let what = [first.replace(/\.$/, ''), ...notes.map((n) => n.replace(/^\(Did/, '(did'))].join(' ');
+  // a group without its subcommand (or `help` of an unknown one): commander would dump the group's help
+  if (err.code === 'commander.help') {
+    const unknown = at.args.find((a) => a !== 'help');
+    const names = at.parent ? `: ${at.commands.map((c) => c.name()).join(', ')}` : '';
+    what = unknown === undefined ? `${pathOf(at)} needs a command${names}` : `unknown command '${unknown}'`;
+  }
+  return new CliError('usage_error', `${what}; see ${pathOf(at)} --help`, { exitCode: EXIT_USAGE, cause: err });
 }
 
 /** The global flags that act without a command (completion), if given before any command. */
@@ -83,6 +111,17 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   program.hook('preAction', (_root, actionCommand) => {
     active = actionCommand;
   });
+  // the command commander got to, for a refusal's hint; a hosted-only or not-built command
+  // refuses here, before its options are checked (unless only its help is asked for)
+  let reached: Command = program;
+  const helpAsked = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : undefined).some(isHelpFlag);
+  for (const c of everyCommand(program)) {
+    c.hook('preSubcommand', (_parent, sub) => {
+      reached = sub;
+      const refusal = helpAsked ? undefined : refusalOf(sub);
+      if (refusal) throw refusal;
+    });
+  }
   const wantsJson = () => {
     if (!active) return argv.includes('--json');
     for (let c: Command | null = active; c; c = c.parent) if (c.opts().json === true) return true;
@@ -101,12 +140,13 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     }
     await program.parseAsync([...argv], { from: 'user' });
     return app.exitCode;
-  } catch (err) {
+  } catch (thrown) {
+    let err = thrown;
     if (err instanceof CommanderError) {
+      // help asked for (`--help`, `svc help send`) and --version are answers, not refusals
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK;
-      if (wantsJson())
-        io.stdout.write(jsonLine({ error: 'usage_error', message: err.message.replace(/^error: /, '') }));
-      return EXIT_USAGE;
+      if (err.code === 'commander.help' && err.exitCode === 0) return EXIT_OK;
+      err = commanderUsageError(err, reached);
     }
     const { code, message, exitCode } = describeError(err);
     if (wantsJson()) io.stdout.write(jsonLine({ error: code, message }));

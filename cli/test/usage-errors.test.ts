@@ -1,0 +1,109 @@
+/**
+ * The built `svc` as a process, on refusals found before any daemon is asked: each is the
+ * one line `svc: error: MESSAGE (CODE)`, exit 2 for a usage error, 1 for a refusal.
+ */
+import { rm } from 'node:fs/promises';
+import { type Home, newHome, svc as svcIn } from '@svc/test-harness/svc-cli';
+import { afterAll, describe, expect, it } from 'vitest';
+
+let home: Home;
+const svc = (args: string[]) => {
+  home ??= newHome('usage');
+  // no test here may start a daemon: a refusal comes first
+  return svcIn(home, ['--no-autostart', ...args]);
+};
+afterAll(async () => {
+  if (home) await rm(home.dir, { recursive: true, force: true });
+});
+
+describe('commander refusals are usage errors of one line', () => {
+  it.each([
+    [['status'], "unknown command 'status' (did you mean one of star, start?); see svc --help"],
+    [['send', '--bogus', 'bob2', 'hi'], "unknown option '--bogus'; see svc send --help"],
+    [['--bogus'], "unknown option '--bogus'; see svc --help"],
+    [['deployment', 'fetch'], "required option '--url <url>' not specified; see svc deployment fetch --help"],
+    [['agent', 'status'], "missing required argument 'presence'; see svc agent status --help"],
+    [['send', '1', '2', '3'], "too many arguments for 'send'. Expected 2 arguments but got 3; see svc send --help"],
+    [['cache'], 'svc cache needs a command: clear, stats; see svc cache --help'],
+  ])('svc %j', async (args, message) => {
+    const r = await svc(args);
+    expect(r.stderr).toBe(`svc: error: ${message} (usage_error)\n`);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+  });
+
+  it('--json: the same message on stdout and the coded line on stderr', async () => {
+    const r = await svc(['status', '--json']);
+    expect(r.code).toBe(2);
+    const message = "unknown command 'status' (did you mean one of star, start?); see svc --help";
+    expect(JSON.parse(r.stdout)).toEqual({ error: 'usage_error', message });
+    expect(r.stderr).toBe(`svc: error: ${message} (usage_error)\n`);
+  });
+
+  it('help asked for is an answer: exit 0, nothing on stderr', async () => {
+    for (const args of [
+      ['help', 'send'],
+      ['send', '--help'],
+      ['discover', '--help'],
+    ]) {
+      const r = await svc(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stderr, args.join(' ')).toBe('');
+      expect(r.stdout, args.join(' ')).toContain(`Usage: svc ${args.find((a) => a !== 'help')}`);
+    }
+  });
+});
+
+describe('hosted-only and not-built commands refuse before asking for options', () => {
+  it.each([
+    [['discover'], 'not_supported_self_hosted'],
+    [['discover', '--limit', '1000'], 'not_supported_self_hosted'],
+    [['agent', 'recover'], 'not_supported_self_hosted'],
+    [['agent', 'recover', '--name', 'x', '--bogus'], 'not_supported_self_hosted'],
+    [['account', 'upgrade'], 'not_supported_self_hosted'],
+    [['cache', 'clear', '--scope', 'all'], 'not_built_yet'],
+    [['recover', 'reset-db', '--agent'], 'not_built_yet'],
+  ])('svc %j: %s, exit 1', async (args, code) => {
+    const r = await svc(args);
+    expect(r.stderr).toMatch(new RegExp(`^svc: error: [^\\n]+ \\(${code}\\)\\n$`));
+    expect(r.code).toBe(1);
+  });
+});
+
+describe('register --enrollment-grant: a value that is no enrollment code is a usage error', () => {
+  const NOT_A_CODE =
+    'svc: error: --enrollment-grant: not an svc enrollment code (expected svce1.<payload>.<secret>); copy the whole code the relay operator gave you. (validation_failed)\n';
+
+  it.each([['garbage'], ['svce1.abc']])('svc register --enrollment-grant %s', async (value) => {
+    const r = await svc(['register', '--enrollment-grant', value]);
+    expect(r.stderr).toBe(NOT_A_CODE);
+    expect(r.code).toBe(2);
+  });
+
+  it('a damaged code says what is wrong with it, exit 2', async () => {
+    const r = await svc(['register', '--enrollment-grant', 'svce1.!!!.abc']);
+    expect(r.stderr).toMatch(
+      /^svc: error: --enrollment-grant: the enrollment code is damaged .*\(validation_failed\)\n$/,
+    );
+    expect(r.code).toBe(2);
+  });
+
+  it('with --tenant and --agent-id the value is a legacy raw grant, which this build does not take', async () => {
+    const r = await svc(['register', '--enrollment-grant', 'raw', '--tenant', 't', '--agent-id', 'a']);
+    expect(r.stderr).toMatch(/Legacy raw grants are not supported .*\(not_built_yet\)\n$/);
+    expect(r.code).toBe(1);
+  });
+});
+
+describe('help texts', () => {
+  it('register --help states the --discoverable default once', async () => {
+    const r = await svc(['register', '--help']);
+    const line = r.stdout.split('\n').find((l) => l.trimStart().startsWith('--discoverable'));
+    expect(line).toMatch(/list the agent in discovery \(default: true\)$/);
+  });
+
+  it('claude --help names the wake-on-mail hook besides the status line', async () => {
+    const r = await svc(['claude', '--help']);
+    expect(r.stdout).toMatch(/^claude integration: the status line and the wake-on-mail hook$/m);
+    expect(r.stdout).toMatch(/install-wake-hook/);
+  });
+});
