@@ -65,7 +65,7 @@ beforeAll(async () => {
   hub = await connected(hubPort);
   local = await connected(localPort, token);
   // the link is up once a subject subscribed on the hub is reachable from the local side
-  hub.subscribe('probe.up', { callback: (_e, m) => m.respond('up') });
+  hub.subscribe('probe.up', { callback: (_e, m) => void m.respond('up') });
   await hub.flush();
   await until(
     () =>
@@ -96,11 +96,11 @@ describe('the leaf link carries no local delivery', () => {
     await hub.flush();
     local.subscribe(LOCAL_DELIVER_SUBJECT, {
       callback: (_e, m) =>
-        setTimeout(() => m.respond(JSON.stringify({ outcome: 'archived', received_at: 'local' })), 100),
+        void setTimeout(() => m.respond(JSON.stringify({ outcome: 'archived', received_at: 'local' })), 100),
     });
     await local.flush();
     // the hub's interest would have crossed the link by the time another hub subscription does
-    hub.subscribe('probe.later', { callback: (_e, m) => m.respond('') });
+    hub.subscribe('probe.later', { callback: (_e, m) => void m.respond('') });
     await hub.flush();
     await until(
       () =>
@@ -123,10 +123,10 @@ describe('the leaf link carries no local delivery', () => {
 
   it('the hub cannot send a delivery in', async () => {
     const got: string[] = [];
-    local.subscribe(`${LOCAL_DELIVER_SUBJECT}`, { callback: (_e, m) => got.push(m.string()) });
+    local.subscribe(`${LOCAL_DELIVER_SUBJECT}`, { callback: (_e, m) => void got.push(m.string()) });
     await local.flush();
     // a subject the local side subscribes to does cross: the hub reaches it
-    local.subscribe('probe.down', { callback: (_e, m) => m.respond('') });
+    local.subscribe('probe.down', { callback: (_e, m) => void m.respond('') });
     await local.flush();
     await until(
       () =>
