@@ -534,6 +534,16 @@ describe('wired commands', () => {
       },
     ]);
     expect((await svc(['register'], { link })).code).toBe(2);
+    // out of sight of other local users: from standard input ("-") or the environment
+    const home = { SVC_HOME: '/nonexistent/svc-home' };
+    const fromStdin = await svc(['register', '--enrollment-grant', '-', '--json'], {
+      link,
+      env: home,
+      stdin: `${code}\n`,
+    });
+    const fromEnv = await svc(['register', '--json'], { link, env: { ...home, SVC_ENROLLMENT_GRANT: code } });
+    expect([fromStdin.code, fromEnv.code]).toEqual([0, 0]);
+    expect(calls.slice(1).map((c) => (c.args[0] as { enrollment_code: string }).enrollment_code)).toEqual([code, code]);
   });
 
   it('-v and -vv log to stderr, never stdout', async () => {

@@ -123,7 +123,10 @@ export function coreCommands(app: App): Command[] {
         .option('--no-discoverable', 'do not list the agent in discovery')
         .option('--local', 'offline same-machine agent, no cloud or login', false)
         .option('--deployment <name>', 'deployment to enroll with (default: the one the code names)')
-        .option('--enrollment-grant <code>', 'operator enrollment code (required for self-hosted registration)')
+        .option(
+          '--enrollment-grant <code>',
+          'operator enrollment code (required for self-hosted registration); "-" reads it from standard input (env SVC_ENROLLMENT_GRANT), out of sight of other local users',
+        )
         .option('--tenant <id>', 'tenant id, with a legacy raw grant')
         .option('--agent-id <id>', 'agent id, with a legacy raw grant'),
     ),
@@ -155,7 +158,10 @@ export function coreCommands(app: App): Command[] {
       );
       return;
     }
-    const code = o.enrollmentGrant?.trim();
+    // A command line is readable by every local user (/proc), and the code alone enrolls: it
+    // may come from standard input or the environment instead.
+    const given = o.enrollmentGrant ?? run.env.SVC_ENROLLMENT_GRANT;
+    const code = (given === '-' ? await run.readStdin() : given)?.trim();
     if (!code) throw usageError('A self-hosted registration needs --enrollment-grant CODE from the relay operator.');
     // --tenant or --agent-id say the value is meant as a legacy raw grant; otherwise it is a mistyped code
     if (!code.startsWith(`${ENROLLMENT_CODE_PREFIX}.`) && (o.tenant !== undefined || o.agentId !== undefined)) {
