@@ -115,6 +115,10 @@ export const ERROR_CATALOG = {
     status: 409,
     message: 'The tenant already has the maximum of 400 named sources; release one first.',
   },
+  too_many_streams: {
+    status: 429,
+    message: 'This agent already has as many message streams open as the relay allows; close one first.',
+  },
 
   deployment_untrusted: { status: 400, message: 'The deployment document does not verify against the trust bundle.' },
   deployment_mismatch: { status: 400, message: 'The deployment document or code is for another deployment.' },

@@ -88,6 +88,8 @@ export interface RelayLimits {
   /** Each tenant's message stream (SVC_MSGS; SVC_ACKS gets the same) by count and by bytes. */
   tenantMaxMessages: number;
   tenantMaxBytes: number;
+  /** Message event streams one agent may hold open at once on this relay instance. */
+  streamsPerAgent: number;
   /** The largest attachment blob (encrypted bytes) one upload may hold. */
   blobMaxBytes: number;
   /** Each tenant's blob store (SVC_BLOBS) by bytes. */
@@ -112,6 +114,7 @@ export const DEFAULT_LIMITS: RelayLimits = {
   recipientMaxPendingBytes: 256 * 1024 * 1024,
   tenantMaxMessages: 1_000_000,
   tenantMaxBytes: 1024 * 1024 * 1024,
+  streamsPerAgent: 8,
   blobMaxBytes: 25 * 1024 * 1024,
   tenantMaxBlobBytes: 1024 * 1024 * 1024,
   sourcesPerTenant: 400,
@@ -131,6 +134,7 @@ const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
   ['recipientMaxPendingBytes', 'SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES'],
   ['tenantMaxMessages', 'SVC_RELAY_TENANT_MAX_MESSAGES'],
   ['tenantMaxBytes', 'SVC_RELAY_TENANT_MAX_BYTES'],
+  ['streamsPerAgent', 'SVC_RELAY_STREAMS_PER_AGENT'],
   ['blobMaxBytes', 'SVC_RELAY_BLOB_MAX_BYTES'],
   ['tenantMaxBlobBytes', 'SVC_RELAY_TENANT_MAX_BLOB_BYTES'],
   ['sourcesPerTenant', 'SVC_RELAY_SOURCES_PER_TENANT'],

@@ -43,6 +43,7 @@ export const SETTINGS = [
   'SVC_RELAY_RECIPIENT_MAX_PENDING_BYTES',
   'SVC_RELAY_TENANT_MAX_MESSAGES',
   'SVC_RELAY_TENANT_MAX_BYTES',
+  'SVC_RELAY_STREAMS_PER_AGENT',
   // attachments (encrypted blobs): the largest one, and each tenant's blob store
   'SVC_RELAY_BLOB_MAX_BYTES',
   'SVC_RELAY_TENANT_MAX_BLOB_BYTES',

@@ -11,6 +11,7 @@ import {
 } from '@svc/shared';
 import type { RoutePlugin } from '../../http/scopes.js';
 import { canonicalBytesOf, installSendBodyParser, sendBodyValidator } from '../../messages/send-body.js';
+import { StreamSlots } from '../../messages/stream-slots.js';
 import type { TypedApp } from '../types.js';
 import { messageStreamRoute } from './stream.js';
 
@@ -89,5 +90,9 @@ export const messageRoutes: RoutePlugin = async (app, { ctx }) => {
       messaging.receipts(request.agent.row, Number(request.query.since ?? 0), Number(request.query.limit ?? 100)),
   );
 
-  messageStreamRoute(app, messaging);
+  messageStreamRoute(app, {
+    messaging,
+    ledger: ctx.ledger,
+    slots: new StreamSlots(ctx.config.limits.streamsPerAgent),
+  });
 };

@@ -4,35 +4,36 @@
  * resumes with Last-Event-ID). A comment line every 15 s keeps proxies from closing it.
  * An envelope recorded after envelopes with higher cursors (another relay instance, a
  * retried send) is still sent, once, on an open stream (DeliveredWindow); its `id:` may
- * then be lower than the last one.
+ * then be lower than the last one. The writing itself (backpressure, keepalives, the end of
+ * a revoked agent's stream) is in messages/message-stream.ts.
  */
 import { Type } from '@sinclair/typebox';
 import { SvcError } from '@svc/shared';
 import { DUPLICATE_WINDOW_MS } from '../../bus/index.js';
+import type { Ledger } from '../../ledger/ledger.js';
 import { DeliveredWindow } from '../../messages/delivered-window.js';
+import { runMessageStream } from '../../messages/message-stream.js';
+import type { StreamSlots } from '../../messages/stream-slots.js';
 import type { Messaging } from '../../services/messages.js';
 import type { TypedApp } from '../types.js';
 
-const KEEPALIVE_MS = 15_000;
-const BUS_RETRY_MS = 500;
 /**
  * How long a lower stream sequence may still be recorded after a higher one: JetStream's
  * dedupe window (a retried send lands on its first sequence within it) and some slack.
  */
 const LATE_RECORD_GRACE_MS = DUPLICATE_WINDOW_MS + 30_000;
+const PAGE_SIZE = 100;
 
-const abortableDelay = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
+const errorEvent = (err: SvcError | { error: string; message: string }): string =>
+  `event: error\ndata: ${JSON.stringify(err)}\n\n`;
 
-export function messageStreamRoute(app: TypedApp, messaging: Messaging): void {
+export interface MessageStreamDeps {
+  messaging: Messaging;
+  ledger: Pick<Ledger, 'activeAgent'>;
+  slots: StreamSlots;
+}
+
+export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots }: MessageStreamDeps): void {
   app.get(
     '/api/v1/messages/stream',
     {
@@ -47,63 +48,61 @@ export function messageStreamRoute(app: TypedApp, messaging: Messaging): void {
     },
     async (request, reply) => {
       const agent = request.agent.row;
-      let cursor = Number(request.headers['last-event-id'] ?? request.query.after ?? 0);
+      // before anything is written: a refusal is an ordinary error answer (429 too_many_streams)
+      const release = slots.take(agent.id);
       const abort = new AbortController();
-      reply.hijack();
       const raw = reply.raw;
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        connection: 'keep-alive',
-        'x-request-id': request.id,
-      });
-      raw.on('close', () => abort.abort());
-      messaging.closing.addEventListener('abort', () => abort.abort(), { once: true, signal: abort.signal });
-      raw.write(': svc message stream\n\n');
-      const window = new DeliveredWindow(cursor, LATE_RECORD_GRACE_MS);
+      let revoked = false;
       try {
-        while (!abort.signal.aborted) {
-          let page: Awaited<ReturnType<Messaging['pending']>>;
-          try {
-            page = await messaging.pending(agent, {
-              after: cursor,
-              limit: 100,
-              waitMs: KEEPALIVE_MS,
-              signal: abort.signal,
-              window,
-            });
-          } catch (err) {
-            // NATS failing over (a node lost, a stream leader re-elected): the stream stays
-            // open and reads again shortly instead of making every client reconnect
-            if (!(err instanceof SvcError && err.code === 'bus_unavailable')) throw err;
-            request.log.warn({ err: err.message }, 'message stream: the bus is unavailable; reading again');
-            raw.write(': keepalive\n\n');
-            await abortableDelay(BUS_RETRY_MS, abort.signal);
-            continue;
-          }
-          if (abort.signal.aborted) break;
-          if (page.envelopes.length === 0) {
-            raw.write(': keepalive\n\n');
-            continue;
-          }
-          for (const item of page.envelopes) {
-            raw.write(`id: ${item.cursor}\nevent: envelope\ndata: ${JSON.stringify(item)}\n\n`);
-            cursor = item.cursor;
-          }
+        const after = Number(request.headers['last-event-id'] ?? request.query.after ?? 0);
+        reply.hijack();
+        raw.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-store',
+          connection: 'keep-alive',
+          'x-request-id': request.id,
+        });
+        raw.on('close', () => abort.abort());
+        messaging.closing.addEventListener('abort', () => abort.abort(), { once: true, signal: abort.signal });
+        raw.write(': svc message stream\n\n');
+        const window = new DeliveredWindow(after, LATE_RECORD_GRACE_MS);
+        const end = await runMessageStream({
+          sink: raw,
+          signal: abort.signal,
+          read: (waitMs, signal) => messaging.pending(agent, { after, limit: PAGE_SIZE, waitMs, signal, window }),
+          // the scope's per-request check: only the agent's active row (this incarnation) may read
+          active: async () => (await ledger.activeAgent(agent.tenant_id, agent.agent_id))?.id === agent.id,
+          onBusUnavailable: (err) =>
+            request.log.warn({ err: err.message }, 'message stream: the bus is unavailable; reading again'),
+        });
+        if (end === 'revoked') {
+          revoked = true;
+          request.log.info({ agent_row: agent.id }, 'message stream ended: the agent was revoked or enrolled again');
+          if (!raw.writableNeedDrain) raw.write(errorEvent(new SvcError('invalid_token')));
         }
       } catch (err) {
         request.log.warn({ err: (err as Error).message }, 'message stream ended by an error');
-        if (!raw.writableEnded)
+        if (!raw.writableEnded && !raw.destroyed)
           raw.write(
-            `event: error\ndata: ${JSON.stringify({ error: 'stream_interrupted', message: 'The stream was interrupted; reconnect with Last-Event-ID.' })}\n\n`,
+            errorEvent({
+              error: 'stream_interrupted',
+              message: 'The stream was interrupted; reconnect with Last-Event-ID.',
+            }),
           );
       } finally {
+        release();
+        abort.abort();
+        // Ended by the relay (a shutdown, a revocation) while the reader is not taking what was
+        // written: ending gracefully would wait on it for ever, so the connection is cut.
+        if ((revoked || messaging.closing.aborted) && raw.writableNeedDrain) raw.destroy();
         // Ended by the shutdown: the connection goes too (it was announced keep-alive, and
         // the server waits for every connection before it closes).
         const closeConnection = () => {
           if (messaging.closing.aborted) request.raw.socket?.end();
         };
-        if (raw.writableEnded) closeConnection();
+        if (raw.destroyed) {
+          // the client went, or was cut off above: nothing to end
+        } else if (raw.writableEnded) closeConnection();
         else raw.end(closeConnection);
       }
     },

@@ -1,0 +1,129 @@
+/**
+ * The loop behind GET /api/v1/messages/stream, apart from HTTP: read a page of pending
+ * envelopes, write each as a server-sent event, write a keepalive comment when a read
+ * waited in vain. A write the connection does not take at once (write() answers false) is
+ * waited for ('drain') before anything more is written or read, so a reader that stops
+ * reading holds about one page in the relay's memory instead of the whole inbox once per
+ * stream. Once per keepalive interval, stalled or not, it asks the ledger whether the
+ * agent is still active: a revoked agent's stream ends on every relay instance sharing
+ * that ledger, not only on the one that took the revocation.
+ */
+import { type PendingItem, type PendingResponse, SvcError } from '@svc/shared';
+
+/** The connection's writable side: an http.ServerResponse. */
+export interface EventSink {
+  write(chunk: string): boolean;
+  once(event: 'drain', listener: () => void): unknown;
+  off(event: 'drain', listener: () => void): unknown;
+}
+
+export interface MessageStreamTiming {
+  /** A comment line this often keeps proxies from closing an idle stream; also the agent check's period. */
+  keepaliveMs: number;
+  /** How long to wait before reading again while the bus is unavailable. */
+  busRetryMs: number;
+}
+
+export const MESSAGE_STREAM_TIMING: MessageStreamTiming = { keepaliveMs: 15_000, busRetryMs: 500 };
+
+export interface MessageStreamOptions {
+  sink: EventSink;
+  /** The next page after what was sent, waiting up to `waitMs` for its first envelope. */
+  read(waitMs: number, signal: AbortSignal): Promise<PendingResponse>;
+  /** False once the agent is revoked or enrolled again (the check a request's authentication makes). */
+  active(): Promise<boolean>;
+  /** Aborted when the connection closes or the relay shuts down. */
+  signal: AbortSignal;
+  /** Told of each read the bus could not answer (the stream stays open and reads again). */
+  onBusUnavailable?(err: SvcError): void;
+  timing?: MessageStreamTiming;
+  now?: () => number;
+}
+
+/** Why the loop ended: the connection went (or the relay shuts down), or the agent may no longer read. */
+export type MessageStreamEnd = 'closed' | 'revoked';
+
+export const KEEPALIVE = ': keepalive\n\n';
+
+export const envelopeEvent = (item: PendingItem): string =>
+  `id: ${item.cursor}\nevent: envelope\ndata: ${JSON.stringify(item)}\n\n`;
+
+const abortableDelay = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/** True once the sink drained; false when `ms` passed or the signal aborted first. */
+function drained(sink: EventSink, signal: AbortSignal, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const finish = (value: boolean) => {
+      clearTimeout(timer);
+      sink.off('drain', onDrain);
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    };
+    const onDrain = () => finish(true);
+    const onAbort = () => finish(false);
+    const timer = setTimeout(() => finish(false), ms);
+    sink.once('drain', onDrain);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+  });
+}
+
+export async function runMessageStream(o: MessageStreamOptions): Promise<MessageStreamEnd> {
+  const { sink, signal } = o;
+  const { keepaliveMs, busRetryMs } = o.timing ?? MESSAGE_STREAM_TIMING;
+  const now = o.now ?? Date.now;
+  let checkedAt = now();
+  const untilCheck = () => Math.max(0, checkedAt + keepaliveMs - now());
+  /** Asks the ledger at most once per keepalive interval. */
+  const revoked = async (): Promise<boolean> => {
+    if (untilCheck() > 0) return false;
+    checkedAt = now();
+    return !(await o.active());
+  };
+  /** Writes `chunk`; if the connection has not taken it, waits until it has (checking the agent meanwhile). */
+  const write = async (chunk: string): Promise<MessageStreamEnd | undefined> => {
+    if (sink.write(chunk)) return undefined;
+    while (!(await drained(sink, signal, untilCheck()))) {
+      if (signal.aborted) return 'closed';
+      if (await revoked()) return 'revoked';
+    }
+    return undefined;
+  };
+
+  while (!signal.aborted) {
+    if (await revoked()) return 'revoked';
+    let page: PendingResponse;
+    try {
+      page = await o.read(keepaliveMs, signal);
+    } catch (err) {
+      // NATS failing over (a node lost, a stream leader re-elected): the stream stays
+      // open and reads again shortly instead of making every client reconnect
+      if (!(err instanceof SvcError && err.code === 'bus_unavailable')) throw err;
+      o.onBusUnavailable?.(err);
+      const end = await write(KEEPALIVE);
+      if (end) return end;
+      await abortableDelay(busRetryMs, signal);
+      continue;
+    }
+    if (signal.aborted) break;
+    if (page.envelopes.length === 0) {
+      const end = await write(KEEPALIVE);
+      if (end) return end;
+      continue;
+    }
+    for (const item of page.envelopes) {
+      const end = await write(envelopeEvent(item));
+      if (end) return end;
+    }
+  }
+  return 'closed';
+}
