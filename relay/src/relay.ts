@@ -11,6 +11,7 @@ import { buildApp } from './app.js';
 import { createAdminTokenVerifier } from './auth/admin-token.js';
 import { accessTokenVerifier } from './auth/agent-credentials.js';
 import { BlobStore } from './blobs/blob-store.js';
+import { acquireDataDirLock } from './bus/data-dir-lock.js';
 import { Bus } from './bus/index.js';
 import type { RelayConfig, WebhookTiming } from './config/config.js';
 import type { RelayBase, RelayBus, RelayContext } from './context.js';
@@ -122,7 +123,13 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
     : baseConfig;
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const now = overrides.now ?? Date.now;
-  const { deployment, ledger } = await openLocalState(config, overrides.autoInitDeployment);
+  // A relay that runs its own nats-server holds the data dir alone, taken before anything in
+  // it is read or written; relays on an external NATS share theirs (several instances).
+  const lock = overrides.bus || config.nats.url ? undefined : await acquireDataDirLock(config.dataDir);
+  const { deployment, ledger } = await openLocalState(config, overrides.autoInitDeployment).catch((err: unknown) => {
+    lock?.release();
+    throw err;
+  });
   let bus: RelayBus | undefined;
   try {
     bus = overrides.bus ?? (await startBus(config, logger, now));
@@ -197,11 +204,16 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       },
       close() {
         closing ??= (async () => {
-          clearInterval(timer);
-          await webhooks.stop();
-          await app.close();
-          await openBus.close();
-          await ledger.close();
+          try {
+            clearInterval(timer);
+            await webhooks.stop();
+            await app.close();
+            await openBus.close();
+            await ledger.close();
+          } finally {
+            // a nats-server that did not stop still names this process, so the next start leaves it be
+            lock?.release();
+          }
           logger.info('relay stopped');
         })();
         return closing;
@@ -210,6 +222,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
   } catch (err) {
     await bus?.close().catch(() => undefined);
     await ledger.close().catch(() => undefined);
+    lock?.release();
     throw err;
   }
 }

@@ -356,6 +356,12 @@ export const ERROR_CATALOG = {
     message:
       'A --local agent reaches only the other agents of this machine, through the local nats-server (`svc start --local-only`).',
   },
+
+  // the relay's data dir: one relay at a time when it runs the nats-server itself
+  data_dir_in_use: {
+    status: 409,
+    message: 'Another relay runs on this data dir; stop it first, or give this one another data dir.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -73,6 +73,12 @@ describe('Bus, managed nats-server', () => {
     await bus?.close();
   });
 
+  it("logs the nats-server's pid as nats_pid: the relay's own pid survives JSON parsing", () => {
+    const started = logLines.map((l) => JSON.parse(l)).find((l) => l.msg === 'bus: nats-server started');
+    expect(started).toMatchObject({ pid: process.pid, nats_pid: bus.managedPid });
+    expect(logLines.filter((l) => (l.match(/"pid":/g) ?? []).length > 1)).toEqual([]);
+  });
+
   it('isolates tenants: core subjects and JetStream data of A are invisible to B', async () => {
     const a = await userConnect(bus.clientUrl, (await bus.mintUserCreds('A', { name: 'agent-a' })).creds);
     const b = await userConnect(bus.clientUrl, (await bus.mintUserCreds('B', { name: 'agent-b' })).creds);

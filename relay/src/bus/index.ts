@@ -8,7 +8,7 @@ import { TenantAccounts } from './accounts.js';
 import { DEFAULT_TENANT_CONSUMERS } from './jwts.js';
 import { readSeedFile } from './keys.js';
 import { assertTenantId, busRoot, type NatsLayout, natsLayout } from './layout.js';
-import { ManagedNatsServer, resolveNatsServerBin } from './managed-server.js';
+import { ManagedNatsServer, resolveNatsServerBin, stopLeftoverServer } from './managed-server.js';
 import { findFreePort, writeNatsServerConfig } from './server-config.js';
 import { ensureTenantStreams, type StreamQuota } from './streams.js';
 import { connectWithCreds, jetstreamClusterSize, jetstreamReady } from './system-client.js';
@@ -184,6 +184,8 @@ export class Bus {
     } else {
       // Fail before writing anything when the binary is missing.
       const bin = await resolveNatsServerBin(opts.natsServerBin ?? 'nats-server');
+      // nor while another relay's nats-server runs from this dir: its config is not ours to rewrite
+      await stopLeftoverServer(layout.pidFile, layout.configFile, log);
       const host = opts.host ?? '127.0.0.1';
       const taken = new Set([...(opts.ownPorts ?? []), ...(opts.leafnodes ? [opts.leafnodes.port] : [])]);
       const port = opts.port ?? (await findFreePort(host, taken));

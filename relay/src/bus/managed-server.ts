@@ -1,10 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { constants } from 'node:fs';
+import { constants, readFileSync, readlinkSync } from 'node:fs';
 import { access, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { SvcError } from '@svc/shared';
 import type { Logger } from 'pino';
+import { isRunning, type ProcessIdentity, parentPid, processIdentity } from './process-identity.js';
 
 export const NATS_SERVER_NOT_FOUND =
   'nats-server not found: install it with `sudo apt-get install nats-server` or set SVC_RELAY_NATS_URL';
@@ -41,6 +43,8 @@ export interface ManagedServerOptions {
 
 const STOP_GRACE_MS = 5000;
 const TAIL_LINES = 20;
+/** In the nats-server's environment: `<pid>:<start time>` of the relay that started it. */
+const OWNER_ENV = 'SVC_BUS_OWNER';
 
 /**
  * A nats-server child process: spawned from a config file, awaited until its client
@@ -65,7 +69,8 @@ export class ManagedNatsServer {
   }
 
   static async start(opts: ManagedServerOptions): Promise<ManagedNatsServer> {
-    await stopStaleServer(opts.pidFile, opts.configFile, opts.logger);
+    // the bus looked already, before it wrote the config; this finds the pid file gone then
+    await stopLeftoverServer(opts.pidFile, opts.configFile, opts.logger);
     const server = new ManagedNatsServer(opts);
     await server.#spawnAndWait();
     return server;
@@ -87,9 +92,11 @@ export class ManagedNatsServer {
   async #spawnAndWait(): Promise<void> {
     // Own process group: a terminal's Ctrl-C reaches the relay only, which then stops
     // the server in order (a leftover from a killed relay is reaped at the next start).
+    const self = processIdentity(process.pid);
     const child = spawn(this.#opts.bin, ['-c', this.#opts.configFile], {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
+      env: { ...process.env, [OWNER_ENV]: `${self.pid}:${self.start ?? ''}` },
     });
     this.#child = child;
     let exitedEarly: Error | undefined;
@@ -121,7 +128,7 @@ export class ManagedNatsServer {
     }
     if (exitedEarly) throw exitedEarly;
     this.#cameUp = true;
-    this.#log.info({ pid: child.pid, port: this.#opts.port }, 'bus: nats-server started');
+    this.#log.info({ nats_pid: child.pid, port: this.#opts.port }, 'bus: nats-server started');
   }
 
   #onLine(line: string): void {
@@ -134,7 +141,7 @@ export class ManagedNatsServer {
 
   #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#stopping || !this.#cameUp || child !== this.#child) return;
-    this.#log.error({ pid: child.pid, code, signal, tail: this.tail }, 'bus: nats-server exited unexpectedly');
+    this.#log.error({ nats_pid: child.pid, code, signal, tail: this.tail }, 'bus: nats-server exited unexpectedly');
     // Clients reconnect on their own, so bringing the server back is all recovery needs.
     const delay = Math.min(30_000, 500 * 2 ** this.#restarts++);
     this.#restartTimer = setTimeout(() => {
@@ -158,12 +165,12 @@ export class ManagedNatsServer {
     if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       const killTimer = setTimeout(() => {
-        this.#log.warn({ pid: child.pid }, 'bus: nats-server ignored SIGTERM; sending SIGKILL');
+        this.#log.warn({ nats_pid: child.pid }, 'bus: nats-server ignored SIGTERM; sending SIGKILL');
         child.kill('SIGKILL');
       }, STOP_GRACE_MS);
       await this.#exited;
       clearTimeout(killTimer);
-      this.#log.info({ pid: child.pid }, 'bus: nats-server stopped');
+      this.#log.info({ nats_pid: child.pid }, 'bus: nats-server stopped');
     }
     await rm(this.#opts.pidFile, { force: true });
   }
@@ -172,9 +179,11 @@ export class ManagedNatsServer {
 /**
  * A relay killed without cleanup leaves its nats-server running, holding the port and
  * the JetStream store. Stop it only if the pid file names a nats-server started with
- * this very config file, so an unrelated process that reused the pid is left alone.
+ * this very config file (an unrelated process that reused the pid is left alone) and the
+ * relay that started it is gone: a running one's is refused with data_dir_in_use, before
+ * anything is written.
  */
-async function stopStaleServer(pidFile: string, configFile: string, logger: Logger): Promise<void> {
+export async function stopLeftoverServer(pidFile: string, configFile: string, logger: Logger): Promise<void> {
   let pid: number;
   try {
     pid = Number.parseInt(await readFile(pidFile, 'utf8'), 10);
@@ -190,10 +199,19 @@ async function stopStaleServer(pidFile: string, configFile: string, logger: Logg
     return;
   }
   if (!cmdline.includes('nats-server') || !cmdline.includes(configFile)) return;
-  logger.warn({ pid }, 'bus: stopping a nats-server left over from an earlier run');
+  const owner = serverOwner(pid);
+  if (owner && isRunning(owner)) {
+    throw new SvcError(
+      'data_dir_in_use',
+      `the nats-server (pid ${pid}) of ${configFile} belongs to the running relay with pid ${owner.pid}; stop that relay first`,
+    );
+  }
+  logger.warn({ nats_pid: pid, owner_pid: owner?.pid }, 'bus: stopping a nats-server left over from an earlier run');
   process.kill(pid, 'SIGTERM');
+  // a zombie counts as gone: an orphan's adopter may never reap it
+  const alive = () => isRunning({ pid, start: undefined });
   const deadline = Date.now() + STOP_GRACE_MS;
-  while (alive(pid)) {
+  while (alive()) {
     if (Date.now() > deadline) {
       process.kill(pid, 'SIGKILL');
       break;
@@ -201,16 +219,37 @@ async function stopStaleServer(pidFile: string, configFile: string, logger: Logg
     await sleep(50);
   }
   const killDeadline = Date.now() + 2000;
-  while (alive(pid) && Date.now() < killDeadline) await sleep(20);
+  while (alive() && Date.now() < killDeadline) await sleep(20);
   await rm(pidFile, { force: true });
 }
 
-function alive(pid: number): boolean {
+/**
+ * The relay that started a nats-server: named in its environment; for one an older relay
+ * started, its parent, unless that is init or a subreaper (an orphan's adopter is never a
+ * process of the relay's own runtime).
+ */
+function serverOwner(pid: number): ProcessIdentity | undefined {
+  let environ: string[] | undefined;
   try {
-    process.kill(pid, 0);
-    return true;
+    environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
   } catch {
-    return false;
+    // not ours to read: ask the parent
+  }
+  const named = environ?.find((e) => e.startsWith(`${OWNER_ENV}=`));
+  if (named) {
+    const [owner = '', start = ''] = named.slice(OWNER_ENV.length + 1).split(':');
+    return { pid: Number(owner), start: start || undefined };
+  }
+  const ppid = parentPid(pid) ?? 0;
+  const exe = ppid > 1 ? executable(ppid) : undefined;
+  return exe !== undefined && exe === executable(process.pid) ? processIdentity(ppid) : undefined;
+}
+
+function executable(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return undefined;
   }
 }
 
