@@ -1,7 +1,7 @@
 /**
  * The attachment blob route on a relay with its real bus: who may upload, fetch and
- * acknowledge, the size limit with or without a declared length, and the answers to bad
- * requests (always `{error, message}`, never a 5xx).
+ * acknowledge, acknowledgements arriving together, the size limit with or without a
+ * declared length, and the answers to bad requests (always `{error, message}`, never a 5xx).
  */
 
 import { randomBytes } from 'node:crypto';
@@ -14,6 +14,8 @@ let relay: BusRelay;
 let alice: TestAgent;
 let bob: TestAgent;
 let eve: TestAgent;
+/** recipients of one blob who acknowledge it all at once */
+let crowd: TestAgent[];
 const LIMIT = 64 * 1024;
 
 /** A raw request; `chunked` sends the body without a declared length. */
@@ -50,6 +52,7 @@ const json = (b: Buffer) => JSON.parse(b.toString('utf8')) as { error?: string; 
 beforeAll(async () => {
   relay = await inProcessBusRelay({ SVC_RELAY_BLOB_MAX_BYTES: String(LIMIT) });
   [alice, bob, eve] = await Promise.all([relay.enroll('alice'), relay.enroll('bob'), relay.enroll('eve')]);
+  crowd = await Promise.all(['r1', 'r2', 'r3', 'r4', 'r5'].map((id) => relay.enroll(id)));
 }, 60_000);
 
 afterAll(async () => {
@@ -77,6 +80,38 @@ describe('blobs', () => {
     expect((await send('GET', `/api/v1/blobs/${id}`, alice.auth)).status).toBe(404);
   });
 
+  it('recipients acknowledging at once are each counted: the last purges it', async () => {
+    const to = crowd.map((r) => r.number).join(',');
+    // on a record rewritten without a version check, concurrent acks overwrite each other
+    // and none sees every recipient; several blobs make a lucky interleaving irrelevant
+    for (let round = 0; round < 8; round++) {
+      const up = await send('POST', `/api/v1/blobs?for=${to}`, alice.auth, randomBytes(1000));
+      expect(up.status).toBe(201);
+      const id = json(up.body).blob_id as string;
+      const acks = await Promise.all(crowd.map((r) => send('POST', `/api/v1/blobs/${id}/ack`, r.auth)));
+      expect(
+        acks.map((a) => a.status),
+        `round ${round}`,
+      ).toEqual(crowd.map(() => 200));
+      expect(acks.filter((a) => json(a.body).purged).length, `round ${round}: acks saying purged`).toBe(1);
+      for (const who of [alice, crowd[0] as TestAgent]) {
+        const got = await send('GET', `/api/v1/blobs/${id}`, who.auth);
+        expect([got.status, json(got.body).error], `round ${round}`).toEqual([404, 'unknown_blob']);
+      }
+    }
+  });
+
+  it('an ack repeated before the others is counted once; the blob waits for the rest', async () => {
+    const [first, second] = crowd as [TestAgent, TestAgent];
+    const up = await send('POST', `/api/v1/blobs?for=${first.number},${second.number}`, alice.auth, randomBytes(10));
+    const id = json(up.body).blob_id as string;
+    const again = await Promise.all([1, 2, 3].map(() => send('POST', `/api/v1/blobs/${id}/ack`, first.auth)));
+    expect(again.map((a) => [a.status, json(a.body).purged])).toEqual([1, 2, 3].map(() => [200, false]));
+    expect((await send('GET', `/api/v1/blobs/${id}`, alice.auth)).status).toBe(200);
+    const last = await send('POST', `/api/v1/blobs/${id}/ack`, second.auth);
+    expect([last.status, json(last.body).purged]).toEqual([200, true]);
+  });
+
   it('over the limit: 413 blob_too_large, declared or not', async () => {
     const big = randomBytes(LIMIT + 1);
     for (const chunked of [false, true]) {
@@ -91,6 +126,7 @@ describe('blobs', () => {
       ['POST', `/api/v1/blobs?for=${bob.number}`, {}, randomBytes(10)],
       ['POST', '/api/v1/blobs', alice.auth, randomBytes(10)],
       ['POST', '/api/v1/blobs?for=../x', alice.auth, randomBytes(10)],
+      ['POST', `/api/v1/blobs?for=${bob.number}&x=1`, alice.auth, randomBytes(10)],
       ['POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, Buffer.from('{}'), { type: 'application/json' }],
       ['POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, randomBytes(10), { type: 'text/plain' }],
       ['GET', '/api/v1/blobs/not-an-id', alice.auth, undefined],

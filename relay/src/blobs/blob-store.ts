@@ -9,10 +9,16 @@
  * A blob is readable by its owner and the recipients named at upload (anyone else gets
  * `unknown_blob`, as for an id that does not exist). It is purged once every recipient
  * acknowledged it, or when the stream's retention (as for envelopes) runs out.
+ *
+ * The record is rewritten only over the version it was read from (the expected last
+ * subject sequence), so acknowledgements arriving together, on one relay instance or on
+ * several sharing the bus, are each counted: the one that lost reads the record again.
  */
 import { randomBytes } from 'node:crypto';
 import {
   DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
   type JetStreamClient,
   type JetStreamManager,
   jetstream,
@@ -45,6 +51,9 @@ interface Clients {
 
 const notFound = () => new SvcError('unknown_blob');
 const isNotFound = (err: unknown) => /no message found|not found/i.test((err as Error).message);
+/** Another write of the subject landed after the version read: read again. */
+const isStale = (err: unknown) =>
+  err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence;
 const storageFull = (err: unknown) =>
   /maximum (messages|bytes)|resource limits exceeded|insufficient (storage )?resources/i.test((err as Error).message);
 
@@ -93,10 +102,21 @@ export class BlobStore {
     return c;
   }
 
-  async #record(jsm: JetStreamManager, id: string): Promise<BlobRecord | undefined> {
+  /**
+   * The record and the sequence it is stored at. `fresh` asks the stream leader: a direct
+   * get may be answered by a replica a write behind, fine to serve bytes, not to rewrite.
+   */
+  async #record(
+    jsm: JetStreamManager,
+    id: string,
+    fresh = false,
+  ): Promise<{ record: BlobRecord; seq: number } | undefined> {
+    const query = { last_by_subj: `blob.${id}.m` };
     try {
-      const m = await jsm.direct.getMessage(BLOBS_STREAM, { last_by_subj: `blob.${id}.m` });
-      return m ? (JSON.parse(new TextDecoder().decode(m.data)) as BlobRecord) : undefined;
+      const m = fresh
+        ? await jsm.streams.getMessage(BLOBS_STREAM, query)
+        : await jsm.direct.getMessage(BLOBS_STREAM, query);
+      return m ? { record: JSON.parse(new TextDecoder().decode(m.data)) as BlobRecord, seq: m.seq } : undefined;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -138,7 +158,7 @@ export class BlobStore {
   /** The bytes, for the owner or a recipient only. */
   async get(tenantId: string, reader: string, id: string): Promise<Uint8Array> {
     const { jsm } = await this.#tenant(tenantId);
-    const r = await this.#record(jsm, id);
+    const r = (await this.#record(jsm, id))?.record;
     if (!r || (r.owner !== reader && !r.recipients.includes(reader))) throw notFound();
     const out = new Uint8Array(r.size);
     let at = 0;
@@ -155,18 +175,37 @@ export class BlobStore {
     return out;
   }
 
-  /** A recipient has it: once every recipient said so, the blob is purged. */
+  /**
+   * A recipient has it: once every recipient said so, the blob is purged. Every write of
+   * the record adds a recipient, so with n recipients an acknowledgement can lose the race
+   * at most n - 1 times; losing more means something else rewrites the record.
+   */
   async ack(tenantId: string, reader: string, id: string): Promise<{ purged: boolean }> {
     const { js, jsm } = await this.#tenant(tenantId);
-    const r = await this.#record(jsm, id);
-    if (!r?.recipients.includes(reader)) throw notFound();
-    if (!r.acked.includes(reader)) r.acked.push(reader);
-    if (r.recipients.every((n) => r.acked.includes(n))) {
-      await this.#purge(tenantId, id);
-      return { purged: true };
+    for (let attempt = 0; ; attempt++) {
+      const found = await this.#record(jsm, id, true);
+      if (!found?.record.recipients.includes(reader)) throw notFound();
+      const { record: r, seq } = found;
+      const acked = r.acked.includes(reader) ? r.acked : [...r.acked, reader];
+      if (r.recipients.every((n) => acked.includes(n))) {
+        await this.#purge(tenantId, id);
+        return { purged: true };
+      }
+      // counted before (a repeated ack): nothing to write
+      if (acked === r.acked) return { purged: false };
+      if (attempt >= r.recipients.length) {
+        const message = 'The attachment kept changing while it was acknowledged; retry the acknowledgement.';
+        throw new SvcError('bus_unavailable', message, { detail: `blob ${id}: ${attempt} stale writes of its record` });
+      }
+      try {
+        await js.publish(`blob.${id}.m`, JSON.stringify({ ...r, acked }), {
+          expect: { streamName: BLOBS_STREAM, lastSubjectSequence: seq },
+        });
+        return { purged: false };
+      } catch (err) {
+        if (!isStale(err)) throw err;
+      }
     }
-    await js.publish(`blob.${id}.m`, JSON.stringify(r), { expect: { streamName: BLOBS_STREAM } });
-    return { purged: false };
   }
 
   async #purge(tenantId: string, id: string): Promise<void> {

@@ -37,7 +37,10 @@ export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
         bodyLimit: max,
         schema: {
           summary: 'Upload an encrypted attachment for the named recipients (`for`, comma-separated agent numbers)',
-          querystring: Type.Object({ for: Type.String({ minLength: 1, maxLength: 129 * MAX_RECIPIENTS }) }),
+          querystring: Type.Object(
+            { for: Type.String({ minLength: 1, maxLength: 129 * MAX_RECIPIENTS }) },
+            { additionalProperties: false },
+          ),
           response: { 201: Type.Object({ blob_id: Type.String(), size: Type.Integer() }) },
         },
         errorHandler: (err) => {
