@@ -478,7 +478,15 @@ export class Messaging {
    */
   async pending(
     agent: AgentRow,
-    opts: { after: number; limit: number; waitMs: number; signal?: AbortSignal; window?: DeliveredWindow },
+    opts: {
+      after: number;
+      limit: number;
+      /** a page stops before this many envelope bytes (it holds one envelope at least) */
+      maxBytes?: number;
+      waitMs: number;
+      signal?: AbortSignal;
+      window?: DeliveredWindow;
+    },
   ): Promise<PendingResponse> {
     this.notifier.read(agent.id);
     const deadline = Date.now() + opts.waitMs;
@@ -499,9 +507,9 @@ export class Messaging {
       } else {
         found = await this.store.pending(agent.id, window ? window.after : opts.after, opts.limit + 1);
       }
-      const more = found.length > opts.limit;
+      const page = byteBudget(found.slice(0, opts.limit), opts.maxBytes);
+      const more = found.length > page.length;
       if (found.length > 0 || Date.now() >= deadline || opts.signal?.aborted) {
-        const page = found.slice(0, opts.limit);
         let envelopes: PendingItem[];
         try {
           envelopes = await this.#load(page);
@@ -565,4 +573,15 @@ export class Messaging {
       next: rows.at(-1)?.id ?? since,
     };
   }
+}
+
+/** The first rows of `rows` that fit in `maxBytes` of envelopes, one at least. */
+function byteBudget(rows: EnvelopeRow[], maxBytes: number | undefined): EnvelopeRow[] {
+  if (maxBytes === undefined) return rows;
+  let bytes = 0;
+  for (const [i, r] of rows.entries()) {
+    bytes += r.size;
+    if (bytes > maxBytes && i > 0) return rows.slice(0, i);
+  }
+  return rows;
 }

@@ -23,6 +23,11 @@ import type { TypedApp } from '../types.js';
  */
 const LATE_RECORD_GRACE_MS = DUPLICATE_WINDOW_MS + 30_000;
 const PAGE_SIZE = 100;
+/**
+ * A page also stops at this many envelope bytes: a reader that stops reading keeps one page
+ * in the relay's memory per stream (100 envelopes of 256 KiB would be 25 MiB).
+ */
+const PAGE_BYTES = 1024 * 1024;
 
 const errorEvent = (err: SvcError | { error: string; message: string }): string =>
   `event: error\ndata: ${JSON.stringify(err)}\n\n`;
@@ -69,7 +74,8 @@ export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots }: 
         const end = await runMessageStream({
           sink: raw,
           signal: abort.signal,
-          read: (waitMs, signal) => messaging.pending(agent, { after, limit: PAGE_SIZE, waitMs, signal, window }),
+          read: (waitMs, signal) =>
+            messaging.pending(agent, { after, limit: PAGE_SIZE, maxBytes: PAGE_BYTES, waitMs, signal, window }),
           // the scope's per-request check: only the agent's active row (this incarnation) may read
           active: async () => (await ledger.activeAgent(agent.tenant_id, agent.agent_id))?.id === agent.id,
           onBusUnavailable: (err) =>
