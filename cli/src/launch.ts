@@ -116,3 +116,24 @@ export function start(plan: LaunchPlan, env: NodeJS.ProcessEnv): Promise<ChildPr
     });
   });
 }
+
+/**
+ * `start`, then a moment's watch: a window program that exits at once with an error (no
+ * display, a broken install) is reported instead of being said to have opened. One that
+ * exits 0 has handed over to a running instance.
+ */
+export async function startWatched(plan: LaunchPlan, env: NodeJS.ProcessEnv, watchMs = 1000): Promise<ChildProcess> {
+  const child = await start(plan, env);
+  const exited = await new Promise<{ code: number | null; signal: NodeJS.Signals | null } | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), watchMs);
+    timer.unref();
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal });
+    });
+  });
+  if (exited && exited.code !== 0) {
+    throw new Error(`it exited at once (${exited.signal ?? `code ${exited.code}`}): no display, or a broken install`);
+  }
+  return child;
+}

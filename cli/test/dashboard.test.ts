@@ -95,6 +95,24 @@ describe('svc desktop', () => {
     expect(JSON.parse(r.stdout).message).toContain('http://127.0.0.1:8191');
   });
 
+  it('a browser that exits at once with an error is reported, not said to have opened', async () => {
+    await withTempHome(async (dir) => {
+      const browser = join(dir, 'no-display.sh');
+      writeFileSync(browser, '#!/bin/sh\necho "Missing X server or $DISPLAY" >&2\nexit 1\n');
+      chmodSync(browser, 0o755);
+      const { link } = fakeLink({ openDashboard: launch });
+      const r = await svc(['desktop', '--json', '--no-electron', '--browser', browser], {
+        link,
+        env: { SVC_HOME: dir },
+      });
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        error: 'desktop_no_browser',
+        message: expect.stringMatching(/exited at once \(code 1\).*dashboard is at http:\/\/127\.0\.0\.1/),
+      });
+    });
+  });
+
   it('plans a Chromium app window with its own profile', () => {
     const plan = chromiumPlan(
       'http://127.0.0.1:8191/auth?token=x',

@@ -17,6 +17,7 @@ import {
   findOnPath,
   launchFile,
   start,
+  startWatched,
 } from '../launch.js';
 import { action, intParser, withJson, withVerbose } from '../options.js';
 
@@ -106,7 +107,7 @@ export function desktopCommand(app: App): Command {
     const electron = o.electron ? electronBinary(run.env) : undefined;
     const launch = await openDashboard(run, o.port === undefined ? {} : { port: o.port });
     if (electron) {
-      const child = await start(
+      const child = await startWatched(
         {
           mode: 'electron',
           command: electron,
@@ -136,11 +137,13 @@ export function desktopCommand(app: App): Command {
     );
     let child: Awaited<ReturnType<typeof start>>;
     try {
-      child = await start(plan, run.env);
+      child = await startWatched(plan, run.env);
     } catch (err) {
-      throw new CliError('desktop_no_browser', `Could not start ${chromium}: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new CliError(
+        'desktop_no_browser',
+        `Could not start ${chromium}: ${(err as Error).message}. Meanwhile the dashboard is at ${launch.base_url} (run \`svc dashboard\`).`,
+        { cause: err },
+      );
     }
     run.print(
       { mode: 'chromium', pid: child.pid, url: launch.base_url, profile: plan.profile },
