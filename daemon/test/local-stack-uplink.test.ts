@@ -15,11 +15,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let stage: DaemonsOnRelay<'alice' | 'bob'>;
 let a: TestDaemon;
+let leafPort: number;
 
 beforeAll(async () => {
+  leafPort = await freePort();
   stage = await startDaemonsOnRelay({
     agents: ['alice', 'bob'],
-    relayEnv: { SVC_RELAY_LEAF_LISTEN: `127.0.0.1:${await freePort()}` },
+    relayEnv: { SVC_RELAY_LEAF_LISTEN: `127.0.0.1:${leafPort}` },
   });
   a = stage.daemons.alice;
 }, 60_000);
@@ -31,6 +33,12 @@ describe('svc start: the local nats-server as a leaf of the hub', () => {
     await expect(
       a.client.localStack('start', { local_only: false, port: 1, monitor_port: 2, listen: '127.0.0.1' }),
     ).rejects.toMatchObject({ code: 'uplink_identity_required' });
+  });
+
+  it("the relay's signed deployment document names its leaf URL (the daemon dials no other)", async () => {
+    const jws = await (await fetch(`${stage.relay.url}/.well-known/svc-deployment`)).text();
+    const doc = JSON.parse(Buffer.from(jws.trim().split('.')[1] as string, 'base64url').toString('utf8'));
+    expect(doc.leaf_url).toBe(`nats-leaf://127.0.0.1:${leafPort}`);
   });
 
   it('claims a source per local agent and joins the hub as a leaf with the uplink creds', async () => {

@@ -71,13 +71,29 @@ export const ledgerLocation = (config: Pick<RelayConfig, 'dataDir' | 'ledgerDsnF
 /** Opens the pieces that do not need the network: deployment and ledger (used by operator commands too). */
 export async function openLocalState(config: RelayConfig, autoInit = false) {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const deploymentOptions = { publicUrl: config.publicUrl, tenants: config.tenants, deploymentId: config.deploymentId };
+  const deploymentOptions = {
+    publicUrl: config.publicUrl,
+    leafUrl: leafUrlOf(config),
+    tenants: config.tenants,
+    deploymentId: config.deploymentId,
+  };
   const deployment =
     autoInit && !hasDeployment(config.dataDir)
       ? await initDeployment(config.dataDir, deploymentOptions)
       : await loadDeployment(config.dataDir, deploymentOptions);
   const ledger = await Ledger.open(ledgerLocation(config));
   return { deployment, ledger };
+}
+
+/**
+ * The leaf URL edges dial, as the bus advertises it: the advertised address, else (a
+ * managed nats-server only) its leaf listen address; none without a leaf listener.
+ */
+export function leafUrlOf(config: RelayConfig): string | null {
+  const { url, leafListen, leafAdvertise } = config.nats;
+  const address =
+    leafAdvertise ?? (url === undefined && leafListen ? `${leafListen.host}:${leafListen.port}` : undefined);
+  return address ? `nats-leaf://${address}` : null;
 }
 
 /**

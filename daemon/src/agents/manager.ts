@@ -38,6 +38,15 @@ export class AgentManager {
     this.#timing = opts.timing;
   }
 
+  /** The signed leaf URL of the agent's deployment document: null where it names none, undefined where the deployment was removed. */
+  signedLeafUrl(config: AgentConfig): string | null | undefined {
+    try {
+      return this.#deployments.get(config.deployment).doc.leaf_url ?? null;
+    } catch {
+      return undefined;
+    }
+  }
+
   #open(config: AgentConfig): AgentSession {
     let ca: string | undefined;
     try {

@@ -69,6 +69,21 @@ export function uplinkIdentity(agents: AgentManager, ref: string | undefined): A
   return found[0] as AgentSession;
 }
 
+/**
+ * The leaf URL the relay answers must be the one its signed deployment document names: a
+ * relay cannot point this machine's nats-server at another host. A document that names
+ * none (signed before it carried one, or with no leaf listener then) cannot be held
+ * against the answer.
+ */
+export function checkLeafUrl(signed: string | null | undefined, answered: string): void {
+  if (signed && signed !== answered) {
+    throw new DaemonError(
+      'deployment_mismatch',
+      `The relay gave leaf URL ${answered}, but its signed deployment document names ${signed}; nothing was started. Ask the relay's operator to check it.`,
+    );
+  }
+}
+
 export async function prepareUplink(agents: AgentManager, uplink: AgentSession, credsFile: string): Promise<Uplink> {
   const locals = agents
     .sessions()
@@ -88,6 +103,7 @@ export async function prepareUplink(agents: AgentManager, uplink: AgentSession, 
     path: '/api/v1/nats/issue-leaf-creds',
     body: {},
   });
+  checkLeafUrl(agents.signedLeafUrl(uplink.config), creds.leaf_url);
   // whole or not at all: the local server may read it again any moment (its leaf reconnects)
   writeFileSync(`${credsFile}.tmp`, creds.creds, { mode: 0o600 });
   renameSync(`${credsFile}.tmp`, credsFile);

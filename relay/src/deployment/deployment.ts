@@ -64,6 +64,7 @@ export function newDeploymentId(): string {
 export interface InitOptions {
   deploymentId?: string | undefined;
   publicUrl: string;
+  leafUrl?: string | null;
   tenants: string[];
 }
 
@@ -94,7 +95,12 @@ export async function initDeployment(dataDir: string, opts: InitOptions): Promis
     paths.meta,
     `${JSON.stringify({ deployment_id: deploymentId, created_at: bundle.created_at }, null, 2)}\n`,
   );
-  return loadDeployment(dataDir, { publicUrl: opts.publicUrl, tenants: opts.tenants, deploymentId });
+  return loadDeployment(dataDir, {
+    publicUrl: opts.publicUrl,
+    leafUrl: opts.leafUrl ?? null,
+    tenants: opts.tenants,
+    deploymentId,
+  });
 }
 
 function readMeta(paths: DeploymentPaths): string {
@@ -111,7 +117,15 @@ export function hasDeployment(dataDir: string): boolean {
  */
 export async function loadDeployment(
   dataDir: string,
-  opts: { publicUrl: string; tenants: string[]; deploymentId?: string | undefined; now?: Date; resign?: boolean },
+  opts: {
+    publicUrl: string;
+    tenants: string[];
+    /** the leaf URL edges dial (signed, so that a relay cannot point them elsewhere); none without a leaf listener */
+    leafUrl?: string | null;
+    deploymentId?: string | undefined;
+    now?: Date;
+    resign?: boolean;
+  },
 ): Promise<Deployment> {
   const paths = deploymentPaths(dataDir);
   if (!existsSync(paths.meta)) {
@@ -133,7 +147,14 @@ export async function loadDeployment(
   const stale =
     opts.resign !== false &&
     (!document ||
-      documentIsStale(document, { deploymentId, relayKey, publicUrl: opts.publicUrl, tenants: opts.tenants, now }));
+      documentIsStale(document, {
+        deploymentId,
+        relayKey,
+        publicUrl: opts.publicUrl,
+        leafUrl: opts.leafUrl ?? null,
+        tenants: opts.tenants,
+        now,
+      }));
   if (stale) {
     if (!keyFileExists(paths.signer)) {
       if (!document)
@@ -144,7 +165,7 @@ export async function loadDeployment(
         typ: DEPLOYMENT_DOCUMENT_TYPE,
         deployment_id: deploymentId,
         api_url: opts.publicUrl,
-        leaf_url: null,
+        leaf_url: opts.leafUrl ?? null,
         tenants: opts.tenants,
         relay_keys: [{ kid: relayKey.kid, jwk: relayKey.publicJwk, use: ['access-token', 'enrollment-code'] }],
         issued_at: now.toISOString(),
@@ -159,13 +180,21 @@ export async function loadDeployment(
 
 function documentIsStale(
   jws: string,
-  want: { deploymentId: string; relayKey: LoadedKey; publicUrl: string; tenants: string[]; now: Date },
+  want: {
+    deploymentId: string;
+    relayKey: LoadedKey;
+    publicUrl: string;
+    leafUrl: string | null;
+    tenants: string[];
+    now: Date;
+  },
 ): boolean {
   try {
     const doc = JSON.parse(fromUtf8(fromBase64url(jws.split('.')[1] ?? ''))) as DeploymentDocument;
     return (
       doc.deployment_id !== want.deploymentId ||
       doc.api_url !== want.publicUrl ||
+      (doc.leaf_url ?? null) !== want.leafUrl ||
       doc.tenants.join(',') !== want.tenants.join(',') ||
       !doc.relay_keys.some((k) => k.kid === want.relayKey.kid) ||
       Date.parse(doc.expires_at) - want.now.getTime() < RENEW_BEFORE_MS
