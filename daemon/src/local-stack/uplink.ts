@@ -79,7 +79,7 @@ export function checkLeafUrl(signed: string | null | undefined, answered: string
   if (signed && signed !== answered) {
     throw new DaemonError(
       'deployment_mismatch',
-      `The relay gave leaf URL ${answered}, but its signed deployment document names ${signed}; nothing was started. Ask the relay's operator to check it.`,
+      `The relay gave leaf URL ${answered}, but its signed deployment document names ${signed}; nothing was started. If the operator moved it, fetch the current document (svc deployment renew); otherwise ask the operator to check the relay.`,
     );
   }
 }
