@@ -75,11 +75,11 @@ export function uplinkIdentity(agents: AgentManager, ref: string | undefined): A
  * none (signed before it carried one, or with no leaf listener then) cannot be held
  * against the answer.
  */
-export function checkLeafUrl(signed: string | null | undefined, answered: string): void {
+export function checkLeafUrl(signed: string | null | undefined, answered: string, deploymentName = 'NAME'): void {
   if (signed && signed !== answered) {
     throw new DaemonError(
       'deployment_mismatch',
-      `The relay gave leaf URL ${answered}, but its signed deployment document names ${signed}; nothing was started. If the operator moved it, fetch the current document (svc deployment renew); otherwise ask the operator to check the relay.`,
+      `The relay gave leaf URL ${answered}, but its signed deployment document names ${signed}; nothing was started. If the operator moved it, fetch the current document (svc deployment renew ${deploymentName}); otherwise ask the operator to check the relay.`,
     );
   }
 }
@@ -103,7 +103,7 @@ export async function prepareUplink(agents: AgentManager, uplink: AgentSession, 
     path: '/api/v1/nats/issue-leaf-creds',
     body: {},
   });
-  checkLeafUrl(agents.signedLeafUrl(uplink.config), creds.leaf_url);
+  checkLeafUrl(agents.signedLeafUrl(uplink.config), creds.leaf_url, uplink.config.deployment);
   // whole or not at all: the local server may read it again any moment (its leaf reconnects)
   writeFileSync(`${credsFile}.tmp`, creds.creds, { mode: 0o600 });
   renameSync(`${credsFile}.tmp`, credsFile);
