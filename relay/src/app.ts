@@ -10,6 +10,7 @@ import type { RelayContext } from './context.js';
 import { installAuthRateLimits } from './http/auth-rate-limits.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
 import { installJsonBodyParser } from './http/json-body.js';
+import { installOptionalBodies } from './http/optional-body.js';
 import { adminScope, agentScope, edgeScope, publicScope } from './http/scopes.js';
 import { installStorableTextPolicy } from './http/storable-text.js';
 import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
@@ -49,6 +50,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   installErrorHandling(app);
   installJsonBodyParser(app);
   installStorableTextPolicy(app);
+  const markOptionalBodies = installOptionalBodies(app);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
     // Shutting down: server.close() closed the connections idle at that moment and waits for
@@ -63,6 +65,7 @@ export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
   });
 
   await app.register(swagger, {
+    transformObject: (d) => markOptionalBodies('openapiObject' in d ? d.openapiObject : d.swaggerObject),
     openapi: {
       openapi: '3.1.0',
       info: { title: 'svc relay API', version: RELAY_VERSION },

@@ -119,6 +119,34 @@ describe('router and parser refusals have the one shape', () => {
   });
 });
 
+describe('a body that may be left out', () => {
+  it('a heartbeat with no body, or an empty JSON one, is a heartbeat (200)', async () => {
+    for (const headers of [alice.auth, { ...alice.auth, 'content-type': 'application/json' }]) {
+      const res = await raw('POST', '/api/v1/agents/me/heartbeat', { headers, body: Buffer.alloc(0) });
+      expect(res.status, JSON.stringify(headers)).toBe(200);
+    }
+    // elsewhere an empty JSON body is still not JSON
+    const other = await raw('PATCH', '/api/v1/agents/me', {
+      headers: { ...alice.auth, 'content-type': 'application/json' },
+      body: Buffer.alloc(0),
+    });
+    expect(other.status).toBe(400);
+  });
+
+  it('the OpenAPI says so, and only there', async () => {
+    const doc = (
+      await call<{ paths: Record<string, Record<string, { requestBody?: { required?: boolean } }>> }>(
+        relay.url,
+        'GET',
+        '/api/v1/openapi.json',
+      )
+    ).body;
+    expect(doc.paths['/api/v1/agents/me/heartbeat']?.post?.requestBody?.required).toBe(false);
+    expect(doc.paths['/api/v1/nats/issue-leaf-creds']?.post?.requestBody?.required).toBe(false);
+    expect(doc.paths['/api/v1/messages']?.post?.requestBody?.required).toBe(true);
+  });
+});
+
 describe('invalid UTF-8 in a JSON body', () => {
   const json = { 'content-type': 'application/json' };
 

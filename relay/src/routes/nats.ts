@@ -13,9 +13,10 @@ export const edgeRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     '/api/v1/nats/issue-leaf-creds',
     {
+      config: { optionalBody: true },
       schema: {
         summary: "relay-uplink/v1 credentials for this edge's leaf node (each call rotates: earlier ones are revoked)",
-        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        body: Type.Object({}, { additionalProperties: false }),
         response: { 200: UplinkCreds },
       },
     },

@@ -6,10 +6,8 @@ export const agentHeartbeatRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     '/api/v1/agents/me/heartbeat',
     {
-      // The body is optional: a bare POST is a heartbeat too.
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-      },
+      // A bare POST is a heartbeat too.
+      config: { optionalBody: true },
       schema: {
         summary: 'Record that the calling agent is present; optionally set its presence status and text',
         body: HeartbeatRequest,
