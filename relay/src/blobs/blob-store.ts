@@ -156,7 +156,11 @@ export class BlobStore {
   }
 
   /** The bytes, for the owner or a recipient only. */
-  async get(tenantId: string, reader: string, id: string): Promise<Uint8Array> {
+  get(tenantId: string, reader: string, id: string): Promise<Uint8Array> {
+    return onBus(() => this.#get(tenantId, reader, id));
+  }
+
+  async #get(tenantId: string, reader: string, id: string): Promise<Uint8Array> {
     const { jsm } = await this.#tenant(tenantId);
     const r = (await this.#record(jsm, id))?.record;
     if (!r || (r.owner !== reader && !r.recipients.includes(reader))) throw notFound();
@@ -180,7 +184,11 @@ export class BlobStore {
    * the record adds a recipient, so with n recipients an acknowledgement can lose the race
    * at most n - 1 times; losing more means something else rewrites the record.
    */
-  async ack(tenantId: string, reader: string, id: string): Promise<{ purged: boolean }> {
+  ack(tenantId: string, reader: string, id: string): Promise<{ purged: boolean }> {
+    return onBus(() => this.#ack(tenantId, reader, id));
+  }
+
+  async #ack(tenantId: string, reader: string, id: string): Promise<{ purged: boolean }> {
     const { js, jsm } = await this.#tenant(tenantId);
     for (let attempt = 0; ; attempt++) {
       const found = await this.#record(jsm, id, true);
@@ -211,5 +219,15 @@ export class BlobStore {
   async #purge(tenantId: string, id: string): Promise<void> {
     const { jsm } = await this.#tenant(tenantId);
     await jsm.streams.purge(BLOBS_STREAM, { filter: `blob.${id}.>` });
+  }
+}
+
+/** What the bus throws, that is no answer of ours, is the bus being unavailable (503), not a fault of the relay's. */
+async function onBus<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof SvcError) throw err;
+    throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
   }
 }
