@@ -9,16 +9,14 @@ import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/rela
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let relay: RelayProcess;
-let alice: TestAgent;
-let bob: TestAgent;
 let natsPid: number;
 
 beforeAll(async () => {
   relay = await spawnRelay();
-  alice = await enrollAgent(relay.url, await grantCode(relay, 'alice'));
-  bob = await enrollAgent(relay.url, await grantCode(relay, 'bob'));
   natsPid = relay.natsPid();
 }, 60_000);
+
+const enrolled = async (id: string): Promise<TestAgent> => enrollAgent(relay.url, await grantCode(relay, id));
 
 afterAll(async () => {
   try {
@@ -31,6 +29,7 @@ afterAll(async () => {
 
 describe('an attachment while the bus does not answer', () => {
   it('read and acknowledged: 503 bus_unavailable; both work again once it answers', async () => {
+    const [alice, bob] = [await enrolled('alice'), await enrolled('bob')];
     const up = await fetch(`${relay.url}/api/v1/blobs?for=${bob.number}`, {
       method: 'POST',
       headers: { ...alice.auth, 'content-type': 'application/octet-stream' },
