@@ -124,14 +124,17 @@ export function start(plan: LaunchPlan, env: NodeJS.ProcessEnv): Promise<ChildPr
  */
 export async function startWatched(plan: LaunchPlan, env: NodeJS.ProcessEnv, watchMs = 1000): Promise<ChildProcess> {
   const child = await start(plan, env);
+  // watched with the event loop held: start() unref'd the child, and a CLI with nothing else
+  // to do would exit during the watch without saying anything
+  child.ref();
   const exited = await new Promise<{ code: number | null; signal: NodeJS.Signals | null } | undefined>((resolve) => {
     const timer = setTimeout(() => resolve(undefined), watchMs);
-    timer.unref();
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal });
     });
   });
+  child.unref();
   if (exited && exited.code !== 0) {
     throw new Error(`it exited at once (${exited.signal ?? `code ${exited.code}`}): no display, or a broken install`);
   }

@@ -66,6 +66,22 @@ function openAsBob(env: Envelope, rotation: number): string {
   return new TextDecoder().decode(plain);
 }
 
+/**
+ * A new identity for bob, as a re-enrollment on another machine makes: its keys, and its
+ * version 1 record signed by itself over bob's statement (in `real`, bob's entry).
+ */
+function newBobIdentity(real: KeyDirectoryEntry) {
+  const keys = deriveIdentityKeys(ed25519Generate().privateKey, 0);
+  const record = {
+    version: 1,
+    signing_public_key: toBase64url(keys.signPublic),
+    encryption_public_key: toBase64url(keys.encPublic),
+    created_at: new Date().toISOString(),
+  };
+  const signature = toBase64url(ed25519Sign(keys.signPrivate, keyRecordBytes({ ...real, ...record })));
+  return { keys, record, current: { ...record, signature, previous_signature: null } };
+}
+
 /** Every way of asking for bob's keys gets `answer`. */
 function serveForBob(answer: unknown): void {
   proxy.keys.set('bob', answer);
@@ -227,18 +243,30 @@ describe('a hostile relay cannot substitute or redirect a peer key', () => {
     proxy.keys.clear();
   });
 
+  it('a changed key the directory stops serving is forgotten; a malformed signature is refused, not a fault', async () => {
+    const real = await realEntry('bob');
+    const { current } = newBobIdentity(real);
+    serveForBob({ ...real, current, history: [current] });
+    await expect(a.client.send('alice', { to: 'bob', content: 'x' })).rejects.toMatchObject({
+      code: 'peer_key_changed',
+    });
+    // the relay serves bob's pinned key again: nothing is left to accept, sends go to bob
+    serveForBob(real);
+    expect(openAsBob(await aliceSends('you again'), 1)).toBe('you again');
+    expect((await a.client.keys('alice')).peers.find((p) => p.agent_number === 'bob')?.changed).toBeUndefined();
+    // a signature that is not even base64url
+    const bad = { ...current, signature: '!' };
+    serveForBob({ ...real, current: bad, history: [bad] });
+    await expect(a.client.send('alice', { to: 'bob', content: 'x' })).rejects.toMatchObject({
+      code: 'peer_key_invalid',
+    });
+    proxy.keys.clear();
+  });
+
   it('a new signing key is accepted only with the encryption key its own record signs', async () => {
     // bob enrolls again on a new machine: a new identity, its version 1 signed by itself
     const real = await realEntry('bob');
-    const bob2 = deriveIdentityKeys(ed25519Generate().privateKey, 0);
-    const record = {
-      version: 1,
-      signing_public_key: toBase64url(bob2.signPublic),
-      encryption_public_key: toBase64url(bob2.encPublic),
-      created_at: new Date().toISOString(),
-    };
-    const sign = (r: typeof record) => toBase64url(ed25519Sign(bob2.signPrivate, keyRecordBytes({ ...real, ...r })));
-    const genuine = { ...record, signature: sign(record), previous_signature: null };
+    const { keys: bob2, record, current: genuine } = newBobIdentity(real);
     const entryWith = (current: object) => ({ ...real, current, history: [current] });
     const paired = { ...record, encryption_public_key: evilEncryption, previous_signature: null };
     const bobHas = async () => (await a.client.keys('alice')).peers.find((p) => p.agent_number === 'bob');
@@ -267,10 +295,7 @@ describe('a hostile relay cannot substitute or redirect a peer key', () => {
     await expect(a.client.acceptPeerKey('alice', 'bob')).rejects.toMatchObject({ code: 'peer_key_invalid' });
     expect((await bobHas())?.changed?.signing_public_key).toBe(record.signing_public_key);
     // or serves yet another key than the one the owner checked: refused
-    const bob3 = deriveIdentityKeys(ed25519Generate().privateKey, 0);
-    const record3 = { ...record, signing_public_key: toBase64url(bob3.signPublic) };
-    const signature3 = toBase64url(ed25519Sign(bob3.signPrivate, keyRecordBytes({ ...real, ...record3 })));
-    serveForBob(entryWith({ ...record3, signature: signature3, previous_signature: null }));
+    serveForBob(entryWith(newBobIdentity(real).current));
     await expect(a.client.acceptPeerKey('alice', 'bob')).rejects.toMatchObject({ code: 'peer_key_changed' });
     expect(proxy.posted.length).toBe(before);
     // the genuine record again: a new check shows bob2's key, and accepting it seals to bob2's own key

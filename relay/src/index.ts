@@ -11,6 +11,7 @@ export { mergeSettings, type RawSettings, SETTINGS, settingsFromEnv, settingsFro
 export type { RelayBus, RelayContext } from './context.js';
 export {
   createRelay,
+  leafUrlOf,
   ledgerLocation,
   ledgerPath,
   openLocalState,

@@ -170,6 +170,7 @@ export async function register(opts: {
 
 /** What the relay's enrollment answer says otherwise than the code it signed, if anything. */
 function answerDiffers(answer: EnrollmentAnswer, b: EnrollmentBindings): string | undefined {
+  if (typeof answer !== 'object' || answer === null) return 'no enrollment answer at all';
   for (const k of ['agent_id', 'agent_number', 'tenant_id', 'deployment_id'] as const) {
     if (answer[k] !== b[k]) return `${k} ${JSON.stringify(answer[k])}`;
   }

@@ -313,6 +313,16 @@ export class Archive {
       .run(signing, encryption, new Date().toISOString(), agentNumber);
   }
 
+  /** Forgets a changed key the directory no longer serves; the pin stays as it is. */
+  clearPeerChange(agentNumber: string): void {
+    this.db
+      .prepare(
+        `UPDATE peer_keys SET changed_signing_public_key = NULL, changed_encryption_public_key = NULL,
+           changed_seen_at = NULL WHERE agent_number = ?`,
+      )
+      .run(agentNumber);
+  }
+
   /**
    * Replaces the pin with the changed key, if that is still the key recorded as changed, and
    * the encryption key of a record it signs (the caller checked it); returns the pin.

@@ -106,6 +106,14 @@ export class Peers {
   /** True when `record` is signed by `signingKey` over the statement of this entry's agent. */
   static recordSignedBy(entry: KeyDirectoryEntry, record: KeyRecord, signingKey: string): boolean {
     if (record.signature === null) return false;
+    try {
+      return Peers.#verifies(entry, record, signingKey, record.signature);
+    } catch {
+      return false; // a key or signature that is not base64url (the relay's answer, not trusted)
+    }
+  }
+
+  static #verifies(entry: KeyDirectoryEntry, record: KeyRecord, signingKey: string, signature: string): boolean {
     return ed25519Verify(
       fromBase64url(signingKey),
       keyRecordBytes({
@@ -118,7 +126,7 @@ export class Peers {
         encryption_public_key: record.encryption_public_key,
         created_at: record.created_at,
       }),
-      fromBase64url(record.signature),
+      fromBase64url(signature),
     );
   }
 
@@ -143,6 +151,8 @@ export class Peers {
         key_version: cur.version,
       });
     } else if (pin.signing_public_key === cur.signing_public_key) {
+      // the directory serves the pinned key again: a change it showed before is gone
+      if (pin.changed) this.#archive.clearPeerChange(entry.agent_number);
       if (pin.encryption_public_key !== cur.encryption_public_key || cur.version !== pin.key_version) {
         if (
           !unusable &&

@@ -11,7 +11,7 @@ import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
 import { devAgentId, recordServedSettings, servedSettings } from '../deployment/local-settings.js';
-import { createRelay, ledgerLocation, openOperatorState } from '../index.js';
+import { createRelay, leafUrlOf, ledgerLocation, openOperatorState } from '../index.js';
 import { Ledger } from '../ledger/ledger.js';
 import { createStores } from '../ledger/stores.js';
 import { prettyDestination } from '../log-pretty.js';
@@ -222,6 +222,8 @@ function program(): Command {
     const d = await initDeployment(config.dataDir, {
       deploymentId: config.deploymentId,
       publicUrl: config.publicUrl,
+      // signed now: with the signer moved offline afterwards, it is never signed again
+      leafUrl: leafUrlOf(config),
       tenants: config.tenants,
     });
     out(

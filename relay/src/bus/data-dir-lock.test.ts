@@ -84,12 +84,19 @@ describe('the data dir lock', () => {
       code: 'data_dir_in_use',
       message: expect.stringContaining(`pid ${holder.pid};`),
     });
-    // another machine's process cannot be looked at
-    writeLock(dir, { pid: await deadPid(), host: 'elsewhere.example' });
+    // another machine's process (another host, another boot) cannot be looked at
+    writeLock(dir, { pid: await deadPid(), host: 'elsewhere.example', boot: 'another-machine-boot-id' });
     await expect(acquireDataDirLock(dir)).rejects.toMatchObject({
       code: 'data_dir_in_use',
       message: expect.stringContaining('on elsewhere.example;'),
     });
+  });
+
+  it("a container recreated under another host name takes over its killed relay's lock (same kernel boot)", async () => {
+    const dir = dataDir();
+    writeLock(dir, { pid: await deadPid(), host: 'old-container-id' });
+    const lock = await acquireDataDirLock(dir);
+    lock.release();
   });
 
   it('a release after the lock passed to another holder removes nothing', async () => {

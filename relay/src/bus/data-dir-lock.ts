@@ -112,9 +112,12 @@ function parseRecord(text: string): LockRecord | undefined {
 }
 
 function holderRuns(holder: LockRecord): boolean {
-  // another machine's process (a data dir on a shared disk) cannot be looked at: assume it runs
-  if (holder.host !== hostname()) return true;
   const boot = bootId();
+  const sameBoot = holder.boot !== undefined && boot !== undefined && holder.boot === boot;
+  // Another machine's process (a data dir on a shared disk) cannot be looked at: assume it
+  // runs. A container recreated under another host name still shares this kernel's boot: its
+  // holder is judged by pid and start time, or a killed relay's lock would block it for good.
+  if (holder.host !== hostname() && !sameBoot) return true;
   if (holder.boot !== undefined && boot !== undefined && holder.boot !== boot) return false;
   return isRunning({ pid: holder.pid, start: holder.start });
 }

@@ -68,6 +68,8 @@ export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots }: 
           'x-request-id': request.id,
         });
         raw.on('close', () => abort.abort());
+        // a client gone before this handler ran (during the hooks) fired 'close' already
+        if (raw.destroyed || request.raw.destroyed || request.raw.socket?.destroyed) abort.abort();
         messaging.closing.addEventListener('abort', () => abort.abort(), { once: true, signal: abort.signal });
         raw.write(': svc message stream\n\n');
         const window = new DeliveredWindow(after, LATE_RECORD_GRACE_MS);
