@@ -1,6 +1,8 @@
 /** `svc` as a real process against a real daemon it autostarts in a temp SVC_HOME. */
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDir } from '@svc/test-harness';
@@ -60,5 +62,20 @@ describe('svc subprocess', () => {
 
   it('a usage error exits 2', async () => {
     expect((await svc(['msg', 'check', '--wait', '31'])).code).toBe(2);
+  });
+
+  it('svc desktop says what became of the window, as a process with nothing else to wait for', async () => {
+    // the watch of the window must hold the process: unheld, it exited 0 saying nothing
+    const browser = (script: string) => {
+      const file = join(home, `browser-${script.length}.sh`);
+      writeFileSync(file, `#!/bin/sh\n${script}\n`, { mode: 0o755 });
+      return file;
+    };
+    const failed = await svc(['desktop', '--json', '--no-electron', '--port', '0', '--browser', browser('exit 1')]);
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ error: 'desktop_no_browser' });
+    const opened = await svc(['desktop', '--json', '--no-electron', '--port', '0', '--browser', browser('sleep 3')]);
+    expect(opened.code).toBe(0);
+    expect(JSON.parse(opened.stdout)).toMatchObject({ mode: 'chromium', pid: expect.any(Number) });
   });
 });
