@@ -1,5 +1,5 @@
 /** The svc-relay binary: dev mode, configuration refusals, and credential expiry. */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { mintGrant } from '@svc/relay';
@@ -86,6 +86,16 @@ describe('configuration refusals at start', () => {
     const res = await run({});
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('svc-relay deployment init');
+  });
+
+  it('deployment init signs the leaf URL in the document (a signer moved offline never signs again)', async () => {
+    const dir = tempDir('svc-relay-init-leaf-');
+    const env = { SVC_RELAY_DATA_DIR: dir, SVC_RELAY_LEAF_ADVERTISE: 'hub.example:7422' };
+    expect((await runRelayCli(['deployment', 'init'], env)).code).toBe(0);
+    const jws = readFileSync(join(dir, 'deployment', 'document.jws'), 'utf8').trim();
+    const doc = JSON.parse(Buffer.from(jws.split('.')[1] as string, 'base64url').toString('utf8'));
+    expect(doc.leaf_url).toBe('nats-leaf://hub.example:7422');
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('the grant command validates agent_number before persisting anything', async () => {
