@@ -330,6 +330,12 @@ describe('a hostile relay cannot relabel an agent at enrollment', () => {
       });
       expect((await a.client.status()).agents.map((x) => x.name)).not.toContain(name);
     }
+    // an answer that is no object at all: the same refusal, not a fault
+    proxy.rewriteEnrollment = () => null as unknown as Record<string, unknown>;
+    await expect(
+      a.client.register({ enrollment_code: await stage.grant('erin-null'), name: 'erin-null' }),
+    ).rejects.toMatchObject({ code: 'enrollment_answer_mismatch' });
+    expect((await a.client.status()).agents.map((x) => x.name)).not.toContain('erin-null');
     // the same relay, answering as it should: registered under the code's labels
     proxy.rewriteEnrollment = undefined;
     const agent = await a.client.register({ enrollment_code: await stage.grant('erin'), name: 'erin' });
