@@ -34,6 +34,21 @@ async function connected(port: number, token?: string): Promise<NatsConnection> 
   );
 }
 
+/** A responder on `subject` of `on`, once a request from `from` reaches it across the leaf link. */
+async function answeredAcross(on: NatsConnection, from: NatsConnection, subject: string, what: string): Promise<void> {
+  on.subscribe(subject, { callback: (_e, m) => void m.respond('') });
+  await on.flush();
+  await until(
+    () =>
+      from.request(subject, '', { timeout: 200 }).then(
+        () => true,
+        () => false,
+      ),
+    15_000,
+    what,
+  );
+}
+
 beforeAll(async () => {
   const [hubPort, leafPort, localPort, monitorPort] = await Promise.all([
     freePort(),
@@ -65,17 +80,7 @@ beforeAll(async () => {
   hub = await connected(hubPort);
   local = await connected(localPort, token);
   // the link is up once a subject subscribed on the hub is reachable from the local side
-  hub.subscribe('probe.up', { callback: (_e, m) => void m.respond('up') });
-  await hub.flush();
-  await until(
-    () =>
-      local.request('probe.up', '', { timeout: 200 }).then(
-        () => true,
-        () => false,
-      ),
-    15_000,
-    'the leaf link',
-  );
+  await answeredAcross(hub, local, 'probe.up', 'the leaf link');
 }, 30_000);
 
 afterAll(async () => {
@@ -100,17 +105,7 @@ describe('the leaf link carries no local delivery', () => {
     });
     await local.flush();
     // the hub's interest would have crossed the link by the time another hub subscription does
-    hub.subscribe('probe.later', { callback: (_e, m) => void m.respond('') });
-    await hub.flush();
-    await until(
-      () =>
-        local.request('probe.later', '', { timeout: 200 }).then(
-          () => true,
-          () => false,
-        ),
-      15_000,
-      'a later hub subscription',
-    );
+    await answeredAcross(hub, local, 'probe.later', 'a later hub subscription');
     for (let i = 0; i < 5; i++) {
       const answer = await local.request(LOCAL_DELIVER_SUBJECT, JSON.stringify({ message_id: `m${i}` }), {
         timeout: 3000,
@@ -126,17 +121,7 @@ describe('the leaf link carries no local delivery', () => {
     local.subscribe(`${LOCAL_DELIVER_SUBJECT}`, { callback: (_e, m) => void got.push(m.string()) });
     await local.flush();
     // a subject the local side subscribes to does cross: the hub reaches it
-    local.subscribe('probe.down', { callback: (_e, m) => void m.respond('') });
-    await local.flush();
-    await until(
-      () =>
-        hub.request('probe.down', '', { timeout: 200 }).then(
-          () => true,
-          () => false,
-        ),
-      15_000,
-      'a local subscription seen from the hub',
-    );
+    await answeredAcross(local, hub, 'probe.down', 'a local subscription seen from the hub');
     await expect(hub.request(LOCAL_DELIVER_SUBJECT, '{"message_id":"injected"}', { timeout: 500 })).rejects.toThrow();
     hub.publish(LOCAL_DELIVER_SUBJECT, '{"message_id":"published"}');
     await hub.flush();

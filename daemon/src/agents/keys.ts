@@ -100,7 +100,7 @@ export async function acceptPeerKey(session: AgentSession, number: string): Prom
       `The signing key of ${number} changed again since it was shown; check \`svc keys status\` again.`,
     );
   }
-  const problem = Peers.keyProblem(cur) ?? (Peers.recordSignedBy(entry, cur, seen) ? undefined : 'not signed by it');
+  const problem = Peers.newKeyProblem(entry, cur);
   if (problem) {
     throw new DaemonError(
       'peer_key_invalid',

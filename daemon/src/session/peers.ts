@@ -107,26 +107,34 @@ export class Peers {
   static recordSignedBy(entry: KeyDirectoryEntry, record: KeyRecord, signingKey: string): boolean {
     if (record.signature === null) return false;
     try {
-      return Peers.#verifies(entry, record, signingKey, record.signature);
+      return ed25519Verify(
+        fromBase64url(signingKey),
+        keyRecordBytes({
+          deployment_id: entry.deployment_id,
+          tenant_id: entry.tenant_id,
+          agent_id: entry.agent_id,
+          agent_number: entry.agent_number,
+          version: record.version,
+          signing_public_key: record.signing_public_key,
+          encryption_public_key: record.encryption_public_key,
+          created_at: record.created_at,
+        }),
+        fromBase64url(record.signature),
+      );
     } catch {
       return false; // a key or signature that is not base64url (the relay's answer, not trusted)
     }
   }
 
-  static #verifies(entry: KeyDirectoryEntry, record: KeyRecord, signingKey: string, signature: string): boolean {
-    return ed25519Verify(
-      fromBase64url(signingKey),
-      keyRecordBytes({
-        deployment_id: entry.deployment_id,
-        tenant_id: entry.tenant_id,
-        agent_id: entry.agent_id,
-        agent_number: entry.agent_number,
-        version: record.version,
-        signing_public_key: record.signing_public_key,
-        encryption_public_key: record.encryption_public_key,
-        created_at: record.created_at,
-      }),
-      fromBase64url(signature),
+  /**
+   * Why a record carrying a new signing key cannot be offered for acceptance, if it cannot:
+   * an unusable key, or a record that key does not sign (the owner checks the signing key's
+   * fingerprint, and only that signature binds the encryption key to it).
+   */
+  static newKeyProblem(entry: KeyDirectoryEntry, record: KeyRecord): string | undefined {
+    return (
+      Peers.keyProblem(record) ??
+      (Peers.recordSignedBy(entry, record, record.signing_public_key) ? undefined : 'record not signed by its key')
     );
   }
 
@@ -168,17 +176,16 @@ export class Peers {
           );
         }
       }
-    } else if (unusable || !Peers.recordSignedBy(entry, cur, cur.signing_public_key)) {
-      // A changed signing key is offered for acceptance only with a record it signs: the owner
-      // checks that key's fingerprint, and only the signature binds the encryption key to it
-      // (else the relay could pair the peer's new signing key with an encryption key of its own).
-      this.#log?.warn(
-        { agent: this.#me().name, peer: entry.agent_number, problem: unusable ?? 'record not signed by its key' },
-        'changed peer key refused',
-      );
-    } else if (pin.changed?.signing_public_key !== cur.signing_public_key) {
-      this.#archive.markPeerChanged(entry.agent_number, cur.signing_public_key, cur.encryption_public_key);
-      this.#events.emit({ type: 'peer_key_changed', agent: this.#me().name, peer: entry.agent_number });
+    } else {
+      // A changed signing key is offered for acceptance only with a record it signs (else the
+      // relay could pair the peer's new signing key with an encryption key of its own).
+      const problem = Peers.newKeyProblem(entry, cur);
+      if (problem) {
+        this.#log?.warn({ agent: this.#me().name, peer: entry.agent_number, problem }, 'changed peer key refused');
+      } else if (pin.changed?.signing_public_key !== cur.signing_public_key) {
+        this.#archive.markPeerChanged(entry.agent_number, cur.signing_public_key, cur.encryption_public_key);
+        this.#events.emit({ type: 'peer_key_changed', agent: this.#me().name, peer: entry.agent_number });
+      }
     }
     return { pin: this.#archive.getPeer(entry.agent_number) as PeerPin, entry };
   }
