@@ -2,6 +2,7 @@
  * The `svc` command tree and `run()`, which parses, dispatches and turns every outcome
  * into an exit status: 0 success, 1 failure, 2 usage error. Tests call `run()` in-process.
  */
+import { everyCommand, usageLine } from '@svc/shared/usage-line';
 import { Command, CommanderError } from 'commander';
 import { App, type CliIO } from './app.js';
 import { loadCommands } from './command-modules.js';
@@ -23,10 +24,6 @@ Environment: SVC_HOME (default ~/.svc), SVC_AGENT (agent to act as; --as wins).
 `;
 
 const isHelpFlag = (arg: string) => arg === '--help' || arg === '-h';
-
-function everyCommand(cmd: Command): Command[] {
-  return [cmd, ...cmd.commands.flatMap(everyCommand)];
-}
 
 /**
  * The command tree. With `word`, only the command that word names is loaded (when it names
@@ -59,27 +56,9 @@ export async function buildProgram(app: App, word?: string): Promise<Command> {
   return program;
 }
 
-/** `svc agent recover` for that command. */
-function pathOf(cmd: Command): string {
-  const names: string[] = [];
-  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
-  return names.join(' ');
-}
-
-/**
- * Commander's refusal of a command line, on `at` (the command it reached), as one line:
- * its suggestion kept inside, then where the help is.
- */
+/** Commander's refusal of a command line, on `at` (the command it reached), as the one error line. */
 function commanderUsageError(err: CommanderError, at: Command): CliError {
-  const [first = '', ...notes] = err.message.replace(/^error: /, '').split('\n');
-  let what = [first.replace(/\.$/, ''), ...notes.map((n) => n.replace(/^\(Did/, '(did'))].join(' ');
-  // a group without its subcommand (or `help` of an unknown one): commander would dump the group's help
-  if (err.code === 'commander.help') {
-    const unknown = at.args.find((a) => a !== 'help');
-    const names = at.parent ? `: ${at.commands.map((c) => c.name()).join(', ')}` : '';
-    what = unknown === undefined ? `${pathOf(at)} needs a command${names}` : `unknown command '${unknown}'`;
-  }
-  return new CliError('usage_error', `${what}; see ${pathOf(at)} --help`, { exitCode: EXIT_USAGE, cause: err });
+  return new CliError('usage_error', usageLine(err, at), { exitCode: EXIT_USAGE, cause: err });
 }
 
 /** The global flags that act without a command (completion), if given before any command. */

@@ -2,6 +2,7 @@
 import { resolve as resolvePath } from 'node:path';
 /** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
 import { CAPABILITIES, type Capability, SvcError } from '@svc/shared';
+import { everyCommand, usageLine } from '@svc/shared/usage-line';
 import { Command, CommanderError, Option } from 'commander';
 import { RELAY_VERSION } from '../app.js';
 import { NATS_SERVER_NOT_FOUND } from '../bus/managed-server.js';
@@ -383,23 +384,9 @@ function program(): Command {
   return root;
 }
 
-function commandPath(cmd: Command): string {
-  return cmd.parent ? `${commandPath(cmd.parent)} ${cmd.name()}` : cmd.name();
-}
-
-/** Commander's refusal as a usage_error of one line: its suggestion inside, then where the help is. */
+/** Commander's refusal as a usage_error of one line (a bare svc-relay names its few commands). */
 function usageError(err: CommanderError, at: Command): SvcError {
-  const lines = err.message.replace(/^error: /, '').split('\n');
-  let what = lines.map((l, i) => (i === 0 ? l.replace(/\.$/, '') : l.replace(/^\(Did/, '(did'))).join(' ');
-  // a group without its subcommand (or `help` of an unknown one): commander would dump the group's help
-  if (err.code === 'commander.help') {
-    const unknown = at.args.find((a) => a !== 'help');
-    what =
-      unknown === undefined
-        ? `${commandPath(at)} needs a command: ${at.commands.map((c) => c.name()).join(', ')}`
-        : `unknown command '${unknown}'`;
-  }
-  return new SvcError('usage_error', `${what}; see ${commandPath(at)} --help`);
+  return new SvcError('usage_error', usageLine(err, at, { listRootCommands: true }));
 }
 
 /** A failure as a coded SvcError, mapped once here; undefined for an unexpected one (internal_error). */
@@ -423,7 +410,6 @@ function coded(err: unknown): SvcError | undefined {
 const cli = program();
 // the command commander got to, for the help a usage error points at
 let reached = cli;
-const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
 for (const c of everyCommand(cli)) {
   c.hook('preSubcommand', (_parent, sub) => {
     reached = sub;
