@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '@svc/shared/node';
+import { until } from '@svc/test-harness';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveNatsServerBin, stopLeftoverServer } from './managed-server.js';
@@ -23,10 +25,22 @@ async function natsServer(env: Record<string, string>) {
   dirs.push(dir);
   const configFile = join(dir, 'nats-server.conf');
   const pidFile = join(dir, 'nats-server.pid');
-  writeFileSync(configFile, `host: "127.0.0.1"\nport: ${await findFreePort('127.0.0.1')}\n`);
+  const port = await findFreePort('127.0.0.1');
+  writeFileSync(configFile, `host: "127.0.0.1"\nport: ${port}\n`);
   const child = spawn(await resolveNatsServerBin('nats-server'), ['-c', configFile], { env, stdio: 'ignore' });
   servers.push(child);
   writeFileSync(pidFile, `${child.pid}\n`);
+  // up, as a relay's leftover server is: it has its signal handlers by then (a SIGTERM before
+  // them kills it by the signal; after them, it shuts down and exits with status 1)
+  await until(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => resolve(true)).on('error', () => resolve(false));
+        socket.once('connect', () => socket.destroy());
+      }),
+    10_000,
+    `nats-server on ${port}`,
+  );
   return { child, pid: child.pid as number, configFile, pidFile };
 }
 
@@ -54,7 +68,8 @@ describe('a nats-server found at start', () => {
     const s = await natsServer({ ...env, SVC_BUS_OWNER: `${await deadPid()}:1` });
     const exited = once(s.child, 'exit');
     await stopLeftoverServer(s.pidFile, s.configFile, logger);
-    expect(await exited).toEqual([null, 'SIGTERM']);
+    // stopped by its SIGTERM: nats-server shuts down and exits with status 1
+    expect(await exited).toEqual([1, null]);
     expect(existsSync(s.pidFile)).toBe(false);
   });
 });
