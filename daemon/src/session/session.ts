@@ -393,6 +393,10 @@ export class AgentSession {
         attempt = 0;
         await this.#flushAcks();
         for await (const ev of readSse(res)) {
+          if (ev.event === 'error') {
+            this.#streamRefused(ev.data);
+            continue;
+          }
           if (ev.event !== 'envelope') continue;
           const item = JSON.parse(ev.data) as InboundItem & { cursor: number };
           await this.handle(item);
@@ -407,6 +411,26 @@ export class AgentSession {
       if (signal.aborted) break;
       await this.#backoff(attempt++, signal);
     }
+  }
+
+  /**
+   * The relay's last word on a stream it ends. `invalid_token`: the token the stream was
+   * opened with expired (or the agent was revoked); a fresh one is taken for the next
+   * connect instead of finding out from a refusal (the clocks of daemon and relay differ).
+   */
+  #streamRefused(data: string): void {
+    let error: { error?: unknown; message?: unknown } = {};
+    try {
+      error = JSON.parse(data) as typeof error;
+    } catch {
+      // not JSON: reported as it came
+    }
+    if (error.error === 'invalid_token') this.credentials.invalidate();
+    const text = (v: unknown) => (typeof v === 'string' ? v.slice(0, 200) : undefined);
+    this.log.info(
+      { agent: this.name, error: text(error.error) ?? text(data), message: text(error.message) },
+      'relay ended the stream',
+    );
   }
 
   /** Connecting again after the backoff of retry `attempt` (doubling, capped, ±25 %); a reconnect request cuts it short. */

@@ -133,6 +133,23 @@ export async function enrollAgent(base: string, code: string): Promise<TestAgent
   };
 }
 
+/** `agent` with a fresh access token from challenge sign-in (what an agent does when its token expired). */
+export async function signIn(base: string, agent: TestAgent): Promise<TestAgent> {
+  const scope = { deployment_id: agent.deploymentId, tenant_id: agent.tenantId, agent_id: agent.agentId };
+  const c = await call<{ challenge_id: string; nonce: string }>(base, 'POST', '/api/v1/auth/sign-in/challenge', scope);
+  if (c.status !== 201) throw new Error(`sign-in challenge failed: ${c.status} ${JSON.stringify(c.body)}`);
+  const { challenge_id, nonce } = c.body;
+  const signature = signInSignature(agent.identity, { ...scope, challenge_id, nonce });
+  const res = await call<{ access_token: string }>(base, 'POST', '/api/v1/auth/sign-in', {
+    challenge_id,
+    agent_id: agent.agentId,
+    signature,
+  });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${JSON.stringify(res.body)}`);
+  const token = res.body.access_token;
+  return { ...agent, token, auth: { authorization: `Bearer ${token}` } };
+}
+
 export function sealFor(
   from: TestAgent,
   to: { number: string; keys: { encPublic: Uint8Array } },

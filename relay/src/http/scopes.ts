@@ -6,10 +6,10 @@
  * route repeats them.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type AccessTokenClaims, type Capability, ErrorResponse, SvcError } from '@svc/shared';
+import { type Capability, ErrorResponse, SvcError } from '@svc/shared';
 import type { FastifyRequest, RouteOptions } from 'fastify';
 import type { AdminPrincipal } from '../auth/admin-token.js';
-import { bearerOf } from '../auth/agent-credentials.js';
+import { bearerOf, type VerifiedAccessToken } from '../auth/agent-credentials.js';
 import type { RelayContext } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
 import type { TypedApp } from '../routes/types.js';
@@ -18,7 +18,8 @@ import type { TypedApp } from '../routes/types.js';
 export const HTTP_RELAY: Capability = 'http-relay';
 
 export interface AuthenticatedAgent {
-  claims: AccessTokenClaims;
+  /** with `exp`: an event stream ends when its token does */
+  claims: VerifiedAccessToken;
   row: AgentRow;
 }
 

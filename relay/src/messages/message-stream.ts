@@ -6,7 +6,9 @@
  * reading holds about one page in the relay's memory instead of the whole inbox once per
  * stream. Once per keepalive interval, stalled or not, it asks the ledger whether the
  * agent is still active: a revoked agent's stream ends on every relay instance sharing
- * that ledger, not only on the one that took the revocation.
+ * that ledger, not only on the one that took the revocation. It also ends when the access
+ * token it was opened with expires: a stream is a request, and no request outlives its
+ * token (the client connects again with a fresh one, resuming from its last cursor).
  */
 import { type PendingItem, type PendingResponse, SvcError } from '@svc/shared';
 
@@ -34,14 +36,19 @@ export interface MessageStreamOptions {
   active(): Promise<boolean>;
   /** Aborted when the connection closes or the relay shuts down. */
   signal: AbortSignal;
+  /** When the access token the stream was opened with expires (ms, on the `now` clock); the stream ends then. */
+  expiresAt?: number;
   /** Told of each read the bus could not answer (the stream stays open and reads again). */
   onBusUnavailable?(err: SvcError): void;
   timing?: MessageStreamTiming;
   now?: () => number;
 }
 
-/** Why the loop ended: the connection went (or the relay shuts down), or the agent may no longer read. */
-export type MessageStreamEnd = 'closed' | 'revoked';
+/**
+ * Why the loop ended: the connection went (or the relay shuts down), the agent may no
+ * longer read, or the token it was opened with expired.
+ */
+export type MessageStreamEnd = 'closed' | 'revoked' | 'expired';
 
 export const KEEPALIVE = ': keepalive\n\n';
 
@@ -81,29 +88,35 @@ export async function runMessageStream(o: MessageStreamOptions): Promise<Message
   const { sink, signal } = o;
   const { keepaliveMs, busRetryMs } = o.timing ?? MESSAGE_STREAM_TIMING;
   const now = o.now ?? Date.now;
+  const expiresAt = o.expiresAt ?? Number.POSITIVE_INFINITY;
   let checkedAt = now();
-  const untilCheck = () => Math.max(0, checkedAt + keepaliveMs - now());
-  /** Asks the ledger at most once per keepalive interval. */
-  const revoked = async (): Promise<boolean> => {
-    if (untilCheck() > 0) return false;
+  const untilExpiry = () => Math.max(0, expiresAt - now());
+  const untilCheck = () => Math.min(Math.max(0, checkedAt + keepaliveMs - now()), untilExpiry());
+  /** The token's expiry at once; the ledger at most once per keepalive interval. */
+  const ended = async (): Promise<MessageStreamEnd | undefined> => {
+    if (untilExpiry() === 0) return 'expired';
+    if (untilCheck() > 0) return undefined;
     checkedAt = now();
-    return !(await o.active());
+    return (await o.active()) ? undefined : 'revoked';
   };
   /** Writes `chunk`; if the connection has not taken it, waits until it has (checking the agent meanwhile). */
   const write = async (chunk: string): Promise<MessageStreamEnd | undefined> => {
     if (sink.write(chunk)) return undefined;
     while (!(await drained(sink, signal, untilCheck()))) {
       if (signal.aborted) return 'closed';
-      if (await revoked()) return 'revoked';
+      const end = await ended();
+      if (end) return end;
     }
     return undefined;
   };
 
   while (!signal.aborted) {
-    if (await revoked()) return 'revoked';
+    const end = await ended();
+    if (end) return end;
     let page: PendingResponse;
     try {
-      page = await o.read(keepaliveMs, signal);
+      // a read waits no longer than the token lasts: an expired stream ends on time even when idle
+      page = await o.read(Math.min(keepaliveMs, untilExpiry()), signal);
     } catch (err) {
       // NATS failing over (a node lost, a stream leader re-elected): the stream stays
       // open and reads again shortly instead of making every client reconnect
@@ -115,6 +128,8 @@ export async function runMessageStream(o: MessageStreamOptions): Promise<Message
       continue;
     }
     if (signal.aborted) break;
+    // a read woken after the token expired: its envelopes stay pending for the next stream
+    if (untilExpiry() === 0) return 'expired';
     if (page.envelopes.length === 0) {
       const end = await write(KEEPALIVE);
       if (end) return end;

@@ -94,5 +94,6 @@ export const messageRoutes: RoutePlugin = async (app, { ctx }) => {
     messaging,
     ledger: ctx.ledger,
     slots: new StreamSlots(ctx.config.limits.streamsPerAgent),
+    now: ctx.now,
   });
 };

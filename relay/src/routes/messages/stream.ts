@@ -5,7 +5,8 @@
  * An envelope recorded after envelopes with higher cursors (another relay instance, a
  * retried send) is still sent, once, on an open stream (DeliveredWindow); its `id:` may
  * then be lower than the last one. The writing itself (backpressure, keepalives, the end of
- * a revoked agent's stream) is in messages/message-stream.ts.
+ * a revoked agent's stream, the end of one whose access token expired) is in
+ * messages/message-stream.ts.
  */
 import { Type } from '@sinclair/typebox';
 import { SvcError } from '@svc/shared';
@@ -36,9 +37,11 @@ export interface MessageStreamDeps {
   messaging: Messaging;
   ledger: Pick<Ledger, 'activeAgent'>;
   slots: StreamSlots;
+  /** the clock the access tokens are checked on */
+  now: () => number;
 }
 
-export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots }: MessageStreamDeps): void {
+export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots, now }: MessageStreamDeps): void {
   app.get(
     '/api/v1/messages/stream',
     {
@@ -57,7 +60,7 @@ export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots }: 
       const release = slots.take(agent.id);
       const abort = new AbortController();
       const raw = reply.raw;
-      let revoked = false;
+      let refused = false;
       try {
         const after = Number(request.headers['last-event-id'] ?? request.query.after ?? 0);
         reply.hijack();
@@ -76,6 +79,8 @@ export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots }: 
         const end = await runMessageStream({
           sink: raw,
           signal: abort.signal,
+          expiresAt: request.agent.claims.exp * 1000,
+          now,
           read: (waitMs, signal) =>
             messaging.pending(agent, { after, limit: PAGE_SIZE, maxBytes: PAGE_BYTES, waitMs, signal, window }),
           // the scope's per-request check: only the agent's active row (this incarnation) may read
@@ -83,10 +88,19 @@ export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots }: 
           onBusUnavailable: (err) =>
             request.log.warn({ err: err.message }, 'message stream: the bus is unavailable; reading again'),
         });
-        if (end === 'revoked') {
-          revoked = true;
-          request.log.info({ agent_row: agent.id }, 'message stream ended: the agent was revoked or enrolled again');
-          if (!raw.writableNeedDrain) raw.write(errorEvent(new SvcError('invalid_token')));
+        if (end !== 'closed') {
+          refused = true;
+          request.log.info(
+            { agent_row: agent.id },
+            end === 'expired'
+              ? 'message stream ended: its access token expired'
+              : 'message stream ended: the agent was revoked or enrolled again',
+          );
+          const error =
+            end === 'expired'
+              ? new SvcError('invalid_token', 'The access token expired; reconnect with a fresh one and Last-Event-ID.')
+              : new SvcError('invalid_token');
+          if (!raw.writableNeedDrain) raw.write(errorEvent(error));
         }
       } catch (err) {
         request.log.warn({ err: (err as Error).message }, 'message stream ended by an error');
@@ -100,9 +114,9 @@ export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots }: 
       } finally {
         release();
         abort.abort();
-        // Ended by the relay (a shutdown, a revocation) while the reader is not taking what was
+        // Ended by the relay (a shutdown, a revocation, an expiry) while the reader is not taking what was
         // written: ending gracefully would wait on it for ever, so the connection is cut.
-        if ((revoked || messaging.closing.aborted) && raw.writableNeedDrain) raw.destroy();
+        if ((refused || messaging.closing.aborted) && raw.writableNeedDrain) raw.destroy();
         // Ended by the shutdown: the connection goes too (it was announced keep-alive, and
         // the server waits for every connection before it closes).
         const closeConnection = () => {

@@ -1,0 +1,74 @@
+/**
+ * A daemon's message stream outlives no access token: the relay ends it when the token it
+ * was opened with expires, and the daemon connects again with a fresh one, resuming where it
+ * was. The relay runs in this process so that its clock can pass the token's expiry while the
+ * daemon's does not (which is also what a daemon whose clock lags the relay's sees).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { mintGrant } from '@svc/relay';
+import { ACCESS_TOKEN_TTL_SECONDS } from '@svc/shared';
+import { until } from '@svc/test-harness';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { DaemonEvent, DaemonEventStream } from '../src/client/index.js';
+
+let relay: BusRelay;
+let d: TestDaemon;
+let stream: DaemonEventStream;
+const events: DaemonEvent[] = [];
+
+beforeAll(async () => {
+  [relay, d] = await Promise.all([inProcessBusRelay(), startDaemon()]);
+  stream = await d.client.events();
+  void (async () => {
+    for await (const e of stream) events.push(e);
+  })();
+}, 60_000);
+
+afterAll(async () => {
+  stream?.close();
+  await d?.daemon.close();
+  await relay?.close();
+});
+
+const register = async (agentId: string) => {
+  const ctx = relay.relay.context;
+  const grant = await mintGrant(ctx, {
+    tenantId: ctx.config.defaultTenant,
+    agentId,
+    capabilities: ['http-relay'],
+    createdBy: 'test',
+  });
+  return d.client.register({ enrollment_code: grant.enrollment_code, name: agentId });
+};
+
+it('after the relay passes the token expiry, the stream ends and the daemon reconnects and receives', async () => {
+  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+  await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+  await register('alice');
+  await register('bob');
+  await until(
+    () => events.some((e) => e.type === 'session' && e.agent === 'bob' && e.state === 'connected'),
+    15_000,
+    'bob connected',
+  );
+
+  relay.advance(ACCESS_TOKEN_TTL_SECONDS * 1000 + 1000);
+  const sent = await d.client.send('alice', { to: 'bob', content: 'still there after the token expired?' });
+  await until(
+    () => events.find((e) => e.type === 'message' && e.message.message_id === sent.message_id),
+    20_000,
+    'the message at bob',
+  );
+  // it came on a new stream: the one opened with the expired token was ended by the relay
+  expect(relay.logLines.some((l) => l.includes('message stream ended: its access token expired'))).toBe(true);
+  // and the daemon took a fresh token for it at once, instead of learning from a refused connect
+  const lines = relay.logLines.map(
+    (l) => JSON.parse(l) as { reqId?: string; req?: { url?: string }; res?: { statusCode?: number } },
+  );
+  const streamRequests = new Set(lines.filter((l) => l.req?.url === '/api/v1/messages/stream').map((l) => l.reqId));
+  const refused = lines.filter((l) => streamRequests.has(l.reqId) && l.res?.statusCode === 401);
+  expect(refused).toEqual([]);
+}, 90_000);
