@@ -1,7 +1,8 @@
 /**
  * Two relay processes as one relay: one data dir, one ledger, one external nats-server.
  * A send accepted by either instance reaches a reader on the other at once; pending,
- * acknowledgements, receipts, idempotency and quotas agree whichever instance answers.
+ * acknowledgements, receipts, idempotency and quotas agree whichever instance answers, and a
+ * revocation taken by one ends the agent's streams on both.
  */
 import { freePort, until } from '@svc/test-harness';
 import { call, enrollAgent, openMessageStream, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
@@ -157,6 +158,28 @@ describe('two relays, one NATS, one ledger', () => {
     await until(async () => (await send(a, alice, [third])).status === 202, 20_000, 'A to accept again');
     expect(await pendingIds(b, bob)).toEqual([third.header.message_id]);
     await ack(b, bob, third.header.message_id);
+  });
+
+  it("a revocation on A ends the agent's event streams on both instances at once", async () => {
+    const carol = await agent('carol', a);
+    const streams = [openMessageStream(a.url, carol.auth), openMessageStream(b.url, carol.auth)];
+    try {
+      await Promise.all(streams.map((s) => s.opened));
+      // just opened: each stream's own periodic check of the ledger is 15 s away
+      const revoked = await call(a.url, 'POST', '/api/v1/agents/me/revoke', undefined, carol.auth);
+      expect(revoked.status).toBe(200);
+      for (const [i, stream] of streams.entries()) {
+        // B hears of it from A over the bus and asks the ledger
+        const error = await until(
+          () => stream.events.find((e) => e.kind === 'error'),
+          10_000,
+          `the end of carol's stream on ${i === 0 ? 'A' : 'B'}`,
+        );
+        expect(JSON.parse(error.kind === 'error' ? error.data : '{}')).toMatchObject({ error: 'invalid_token' });
+      }
+    } finally {
+      for (const s of streams) s.close();
+    }
   });
 
   it('refuses to start with more stream replicas than the NATS servers can hold', async () => {

@@ -2,7 +2,9 @@
  * Inbox changes shared between relay instances. Each instance wakes its own waiting
  * readers (long-polls, event streams) directly; the others learn of an envelope recorded
  * or acknowledged elsewhere from one small core-NATS message per request on the tenant's
- * account, which wakes theirs and drops their cached pending totals. Nothing is stored:
+ * account, which wakes theirs and drops their cached pending totals. A revocation is
+ * announced the same way, so every instance's event streams of that agent ask the ledger
+ * at once (a hint only: the ledger decides, and a forged one just costs a lookup). Nothing is stored:
  * the ledger stays the truth, and a missed event only delays a reader until its next poll.
  */
 import { randomUUID } from 'node:crypto';
@@ -13,10 +15,12 @@ export const INBOX_EVENTS_SUBJECT = 'svc.relay.inbox';
 export interface InboxEvent {
   /** the instance that sent it: an instance ignores its own */
   from: string;
-  kind: 'recorded' | 'acked';
-  /** recipient rows (ledger ids) whose inbox changed */
+  kind: 'recorded' | 'acked' | 'revoked';
+  /** agent rows (ledger ids) whose inbox changed, or that were revoked */
   rows: string[];
 }
+
+const INBOX_EVENT_KINDS: readonly InboxEvent['kind'][] = ['recorded', 'acked', 'revoked'];
 
 /** One id per relay process. */
 export const newInstanceId = (): string => randomUUID();
@@ -31,7 +35,8 @@ export function parseInboxEvent(data: Uint8Array): InboxEvent | undefined {
   }
   if (typeof v !== 'object' || v === null) return undefined;
   const e = v as Partial<InboxEvent>;
-  if (typeof e.from !== 'string' || (e.kind !== 'recorded' && e.kind !== 'acked')) return undefined;
+  const kind = INBOX_EVENT_KINDS.find((k) => k === e.kind);
+  if (typeof e.from !== 'string' || kind === undefined) return undefined;
   if (!Array.isArray(e.rows) || !e.rows.every((r) => typeof r === 'string')) return undefined;
-  return { from: e.from, kind: e.kind, rows: e.rows };
+  return { from: e.from, kind, rows: e.rows };
 }

@@ -69,6 +69,18 @@ function pages(size: number, count = 10) {
   return reader;
 }
 
+/** An agent the ledger keeps finding active; counts the looks. */
+function stillActive() {
+  const agent = {
+    checks: 0,
+    active: async () => {
+      agent.checks++;
+      return true;
+    },
+  };
+  return agent;
+}
+
 function start(o: Partial<MessageStreamOptions> & Pick<MessageStreamOptions, 'sink' | 'read'>) {
   const abort = new AbortController();
   const ended = runMessageStream({
@@ -190,21 +202,14 @@ describe('runMessageStream: the agent check', () => {
   it('asks at most once per keepalive interval, however many pages come', async () => {
     const sink = new StalledSink();
     sink.taken = true;
-    let checks = 0;
+    const agent = stillActive();
     const reader = pages(1);
-    const { abort, ended } = start({
-      sink,
-      read: reader.read,
-      active: async () => {
-        checks++;
-        return true;
-      },
-    });
+    const { abort, ended } = start({ sink, read: reader.read, active: agent.active });
     await settle();
     abort.abort();
     await ended;
     expect(reader.reads).toBe(11);
-    expect(checks).toBe(0);
+    expect(agent.checks).toBe(0);
   });
 });
 
@@ -226,5 +231,110 @@ describe('runMessageStream: errors', () => {
     await expect(ended).rejects.toMatchObject({ code: 'ledger_closed' });
     expect(outages).toEqual(['leader lost']);
     expect(sink.chunks).toEqual([KEEPALIVE]);
+  });
+});
+
+describe('runMessageStream: a recheck request', () => {
+  it("cuts an idle read short and ends a revoked agent's stream at once", async () => {
+    const sink = new StalledSink();
+    sink.taken = true;
+    const rechecks = new EventTarget();
+    let active = true;
+    // the keepalive (and so the periodic check) is a minute away
+    const { ended } = start({ sink, read: idle, active: async () => active, rechecks });
+    await settle();
+    active = false;
+    rechecks.dispatchEvent(new Event('recheck'));
+    await expect(ended).resolves.toBe('revoked');
+  });
+
+  it('ends a stalled stream too, and leaves no listener behind', async () => {
+    const sink = new StalledSink();
+    const rechecks = new EventTarget();
+    let active = true;
+    const { ended } = start({ sink, read: pages(5).read, active: async () => active, rechecks });
+    await settle();
+    expect(sink.envelopes()).toEqual([1]);
+    active = false;
+    rechecks.dispatchEvent(new Event('recheck'));
+    await expect(ended).resolves.toBe('revoked');
+    expect(sink.listenerCount('drain')).toBe(0);
+  });
+
+  it('for an agent still active: one more look at the ledger, and the stream goes on', async () => {
+    const sink = new StalledSink();
+    sink.taken = true;
+    const rechecks = new EventTarget();
+    const agent = stillActive();
+    const reader = pages(1, 1);
+    const { abort, ended } = start({ sink, read: reader.read, active: agent.active, rechecks });
+    await settle();
+    rechecks.dispatchEvent(new Event('recheck'));
+    await settle();
+    expect(agent.checks).toBe(1);
+    // the read it cut short is made again, and what comes is still written
+    expect(reader.reads).toBe(3);
+    abort.abort();
+    await expect(ended).resolves.toBe('closed');
+    expect(sink.envelopes()).toEqual([1]);
+  });
+});
+
+describe('runMessageStream: the token expiry', () => {
+  /** A clock the reads move on: each waits its whole time (an idle inbox). */
+  function idleClock() {
+    const clock = { now: 0, waits: [] as number[] };
+    const read = async (waitMs: number): Promise<PendingResponse> => {
+      clock.waits.push(waitMs);
+      clock.now += waitMs;
+      return { envelopes: [], more: false };
+    };
+    return { clock, read };
+  }
+
+  it('a read waits no longer than the token lasts; the stream then ends "expired"', async () => {
+    const sink = new StalledSink();
+    sink.taken = true;
+    const { clock, read } = idleClock();
+    const { abort, ended } = start({
+      sink,
+      read: async (waitMs) => {
+        // a loop that never ends is cut short (it would otherwise run on promises alone)
+        if (clock.waits.length >= 10) abort.abort();
+        return read(waitMs);
+      },
+      expiresAt: 40_000,
+      now: () => clock.now,
+      timing: { keepaliveMs: 15_000, busRetryMs: 10 },
+    });
+    await expect(ended).resolves.toBe('expired');
+    expect(clock.waits).toEqual([15_000, 15_000, 10_000]);
+  });
+
+  it('a page read as the token expired is not written: its envelopes stay pending', async () => {
+    const sink = new StalledSink();
+    sink.taken = true;
+    let now = 0;
+    const reader = pages(1);
+    const { ended } = start({
+      sink,
+      read: async (waitMs, signal) => {
+        now = 1_000;
+        return reader.read(waitMs, signal);
+      },
+      expiresAt: 1_000,
+      now: () => now,
+    });
+    await expect(ended).resolves.toBe('expired');
+    expect(sink.envelopes()).toEqual([]);
+  });
+
+  it('a reader that stopped reading does not hold the stream past the expiry', async () => {
+    const sink = new StalledSink();
+    // real time, shortly: the write waits for a drain that never comes, the keepalive is a minute away
+    const { ended } = start({ sink, read: pages(5).read, expiresAt: Date.now() + 50 });
+    await expect(ended).resolves.toBe('expired');
+    expect(sink.envelopes()).toEqual([1]);
+    expect(sink.listenerCount('drain')).toBe(0);
   });
 });

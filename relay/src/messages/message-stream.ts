@@ -6,7 +6,9 @@
  * reading holds about one page in the relay's memory instead of the whole inbox once per
  * stream. Once per keepalive interval, stalled or not, it asks the ledger whether the
  * agent is still active: a revoked agent's stream ends on every relay instance sharing
- * that ledger, not only on the one that took the revocation. It also ends when the access
+ * that ledger, not only on the one that took the revocation. A recheck request (a
+ * revocation on this instance, or one another instance announced) makes that check at once,
+ * cutting short the wait it is in. It also ends when the access
  * token it was opened with expires: a stream is a request, and no request outlives its
  * token (the client connects again with a fresh one, resuming from its last cursor).
  */
@@ -36,6 +38,8 @@ export interface MessageStreamOptions {
   active(): Promise<boolean>;
   /** Aborted when the connection closes or the relay shuts down. */
   signal: AbortSignal;
+  /** Dispatches 'recheck' when the agent may have been revoked: the ledger is asked at once. */
+  rechecks?: EventTarget;
   /** When the access token the stream was opened with expires (ms, on the `now` clock); the stream ends then. */
   expiresAt?: number;
   /** Told of each read the bus could not answer (the stream stays open and reads again). */
@@ -92,17 +96,38 @@ export async function runMessageStream(o: MessageStreamOptions): Promise<Message
   let checkedAt = now();
   const untilExpiry = () => Math.max(0, expiresAt - now());
   const untilCheck = () => Math.min(Math.max(0, checkedAt + keepaliveMs - now()), untilExpiry());
-  /** The token's expiry at once; the ledger at most once per keepalive interval. */
+  /** The token's expiry at once; the ledger at most once per keepalive interval, or when asked to. */
   const ended = async (): Promise<MessageStreamEnd | undefined> => {
     if (untilExpiry() === 0) return 'expired';
     if (untilCheck() > 0) return undefined;
     checkedAt = now();
     return (await o.active()) ? undefined : 'revoked';
   };
+
+  /** The wait under way (a read, a drain): a recheck request cuts it short. */
+  let wait: AbortController | undefined;
+  const waiting = async <T>(fn: (waitSignal: AbortSignal) => Promise<T>): Promise<T> => {
+    const c = new AbortController();
+    wait = c;
+    const onEnd = () => c.abort();
+    signal.addEventListener('abort', onEnd, { once: true });
+    if (signal.aborted) c.abort();
+    try {
+      return await fn(c.signal);
+    } finally {
+      signal.removeEventListener('abort', onEnd);
+      wait = undefined;
+    }
+  };
+  const onRecheck = () => {
+    checkedAt = Number.NEGATIVE_INFINITY;
+    wait?.abort();
+  };
+
   /** Writes `chunk`; if the connection has not taken it, waits until it has (checking the agent meanwhile). */
   const write = async (chunk: string): Promise<MessageStreamEnd | undefined> => {
     if (sink.write(chunk)) return undefined;
-    while (!(await drained(sink, signal, untilCheck()))) {
+    while (!(await waiting((w) => drained(sink, w, untilCheck())))) {
       if (signal.aborted) return 'closed';
       const end = await ended();
       if (end) return end;
@@ -110,35 +135,45 @@ export async function runMessageStream(o: MessageStreamOptions): Promise<Message
     return undefined;
   };
 
-  while (!signal.aborted) {
-    const end = await ended();
-    if (end) return end;
-    let page: PendingResponse;
-    try {
-      // a read waits no longer than the token lasts: an expired stream ends on time even when idle
-      page = await o.read(Math.min(keepaliveMs, untilExpiry()), signal);
-    } catch (err) {
-      // NATS failing over (a node lost, a stream leader re-elected): the stream stays
-      // open and reads again shortly instead of making every client reconnect
-      if (!(err instanceof SvcError && err.code === 'bus_unavailable')) throw err;
-      o.onBusUnavailable?.(err);
-      const end = await write(KEEPALIVE);
+  const loop = async (): Promise<MessageStreamEnd> => {
+    while (!signal.aborted) {
+      const end = await ended();
       if (end) return end;
-      await abortableDelay(busRetryMs, signal);
-      continue;
+      let page: PendingResponse;
+      try {
+        // a read waits no longer than the token lasts: an expired stream ends on time even when idle
+        page = await waiting((w) => o.read(Math.min(keepaliveMs, untilExpiry()), w));
+      } catch (err) {
+        // NATS failing over (a node lost, a stream leader re-elected): the stream stays
+        // open and reads again shortly instead of making every client reconnect
+        if (!(err instanceof SvcError && err.code === 'bus_unavailable')) throw err;
+        o.onBusUnavailable?.(err);
+        const end = await write(KEEPALIVE);
+        if (end) return end;
+        await abortableDelay(busRetryMs, signal);
+        continue;
+      }
+      if (signal.aborted) break;
+      // a read woken by the token's expiry or a recheck: what it read stays pending if the stream ends
+      const after = await ended();
+      if (after) return after;
+      if (page.envelopes.length === 0) {
+        const end = await write(KEEPALIVE);
+        if (end) return end;
+        continue;
+      }
+      for (const item of page.envelopes) {
+        const end = await write(envelopeEvent(item));
+        if (end) return end;
+      }
     }
-    if (signal.aborted) break;
-    // a read woken after the token expired: its envelopes stay pending for the next stream
-    if (untilExpiry() === 0) return 'expired';
-    if (page.envelopes.length === 0) {
-      const end = await write(KEEPALIVE);
-      if (end) return end;
-      continue;
-    }
-    for (const item of page.envelopes) {
-      const end = await write(envelopeEvent(item));
-      if (end) return end;
-    }
+    return 'closed';
+  };
+
+  o.rechecks?.addEventListener('recheck', onRecheck);
+  try {
+    return await loop();
+  } finally {
+    o.rechecks?.removeEventListener('recheck', onRecheck);
   }
-  return 'closed';
 }

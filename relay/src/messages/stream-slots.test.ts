@@ -32,3 +32,20 @@ describe('StreamSlots', () => {
     expect(open.count('a')).toBe(50);
   });
 });
+
+describe('StreamSlots.recheck', () => {
+  it('calls the recheck of each open stream of that agent only, and no more once its slot is given back', () => {
+    const slots = new StreamSlots(0);
+    const calls: string[] = [];
+    const first = slots.take('a', () => calls.push('a1'));
+    slots.take('a', () => calls.push('a2'));
+    slots.take('b', () => calls.push('b1'));
+    slots.recheck('a');
+    expect(calls.sort()).toEqual(['a1', 'a2']);
+    first();
+    calls.length = 0;
+    slots.recheck('a');
+    slots.recheck('nobody');
+    expect(calls).toEqual(['a2']);
+  });
+});

@@ -36,6 +36,7 @@ import { type InboxEvent, newInstanceId } from '../messages/inbox-events.js';
 import { InboxNotifier } from '../messages/inbox-notifier.js';
 import { isFull, PendingTotals } from '../messages/pending-totals.js';
 import { RecentEnvelopes } from '../messages/recent-envelopes.js';
+import { StreamSlots } from '../messages/stream-slots.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -70,6 +71,8 @@ export class Messaging {
   readonly store: MessageStore;
   readonly #inbox: BusInbox;
   readonly notifier: InboxNotifier;
+  /** This instance's open event streams (SVC_RELAY_STREAMS_PER_AGENT per agent). */
+  readonly streams: StreamSlots;
   readonly #recent = new RecentEnvelopes(RECENT_MAX, RECENT_MAX_BYTES);
   readonly #closing = new AbortController();
   /** This process among the relay instances sharing the bus and the ledger. */
@@ -85,6 +88,7 @@ export class Messaging {
     this.#inbox = ctx.inbox;
     this.notifier = new InboxNotifier(ctx.now);
     const { limits } = ctx.config;
+    this.streams = new StreamSlots(limits.streamsPerAgent);
     this.#pendingTotals = new PendingTotals(
       this.store,
       { maxCount: limits.recipientMaxPending, maxBytes: limits.recipientMaxPendingBytes },
@@ -105,9 +109,22 @@ export class Messaging {
   #onRemoteEvent(event: InboxEvent): void {
     if (event.from === this.#instance) return;
     for (const row of event.rows) {
+      if (event.kind === 'revoked') {
+        this.streams.recheck(row);
+        continue;
+      }
       this.#pendingTotals.forget(row);
       if (event.kind === 'recorded') this.notifier.notify(row);
     }
+  }
+
+  /**
+   * `row` was just revoked (its ledger row says so): its event streams here and on every
+   * other instance end now, not at their next periodic check.
+   */
+  agentRevoked(row: AgentRow): void {
+    this.streams.recheck(row.id);
+    this.#announce(row.tenant_id, 'revoked', [row.id]);
   }
 
   /** Best-effort: a lost event only delays other instances' readers until their next poll. */

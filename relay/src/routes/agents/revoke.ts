@@ -21,6 +21,7 @@ export const agentRevokeRoutes: RoutePlugin = async (app, { ctx }) => {
       const revoked = await ctx.ledger.revokeAgent(row.tenant_id, row.agent_id, ctx.now());
       // the agent scope just found it active; only a concurrent revocation gets here
       if (!revoked) throw new SvcError('invalid_token', undefined, { detail: 'agent revoked meanwhile' });
+      ctx.messaging.agentRevoked(revoked);
       let pending = true;
       try {
         await cleanupIncarnation(ctx, revoked);

@@ -11,7 +11,6 @@ import {
 } from '@svc/shared';
 import type { RoutePlugin } from '../../http/scopes.js';
 import { canonicalBytesOf, installSendBodyParser, sendBodyValidator } from '../../messages/send-body.js';
-import { StreamSlots } from '../../messages/stream-slots.js';
 import type { TypedApp } from '../types.js';
 import { messageStreamRoute } from './stream.js';
 
@@ -93,7 +92,6 @@ export const messageRoutes: RoutePlugin = async (app, { ctx }) => {
   messageStreamRoute(app, {
     messaging,
     ledger: ctx.ledger,
-    slots: new StreamSlots(ctx.config.limits.streamsPerAgent),
     now: ctx.now,
   });
 };

@@ -14,7 +14,6 @@ import { DUPLICATE_WINDOW_MS } from '../../bus/index.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { DeliveredWindow } from '../../messages/delivered-window.js';
 import { runMessageStream } from '../../messages/message-stream.js';
-import type { StreamSlots } from '../../messages/stream-slots.js';
 import type { Messaging } from '../../services/messages.js';
 import type { TypedApp } from '../types.js';
 
@@ -36,12 +35,11 @@ const errorEvent = (err: SvcError | { error: string; message: string }): string 
 export interface MessageStreamDeps {
   messaging: Messaging;
   ledger: Pick<Ledger, 'activeAgent'>;
-  slots: StreamSlots;
   /** the clock the access tokens are checked on */
   now: () => number;
 }
 
-export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots, now }: MessageStreamDeps): void {
+export function messageStreamRoute(app: TypedApp, { messaging, ledger, now }: MessageStreamDeps): void {
   app.get(
     '/api/v1/messages/stream',
     {
@@ -57,7 +55,8 @@ export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots, no
     async (request, reply) => {
       const agent = request.agent.row;
       // before anything is written: a refusal is an ordinary error answer (429 too_many_streams)
-      const release = slots.take(agent.id);
+      const rechecks = new EventTarget();
+      const release = messaging.streams.take(agent.id, () => rechecks.dispatchEvent(new Event('recheck')));
       const abort = new AbortController();
       const raw = reply.raw;
       let refused = false;
@@ -79,6 +78,7 @@ export function messageStreamRoute(app: TypedApp, { messaging, ledger, slots, no
         const end = await runMessageStream({
           sink: raw,
           signal: abort.signal,
+          rechecks,
           expiresAt: request.agent.claims.exp * 1000,
           now,
           read: (waitMs, signal) =>
