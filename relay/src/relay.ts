@@ -209,7 +209,8 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
           ledger
             .pruneChallenges(context.now())
             .catch(() => undefined)
-            .then(() => runPendingCleanups(context))
+            // an offline revocation's streams end now, on every instance, not at their own check
+            .then(() => runPendingCleanups(context, (row) => context.messaging.agentRevoked(row)))
             .catch(() => undefined)
             .finally(() => {
               cleaning = false;

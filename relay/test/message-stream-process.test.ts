@@ -1,19 +1,21 @@
 /**
  * The message event stream's limits through a real relay process: the cap on one agent's
  * concurrent streams (SVC_RELAY_STREAMS_PER_AGENT, default 8) and the end of a revoked
- * agent's stream (checked against the ledger at the keepalive, every 15 s).
+ * agent's stream: at once when it revoked itself, at the relay's next cleanup round (5 s)
+ * when the operator revoked it offline, and at the stream's own check (every 15 s) at worst.
  */
 import { until } from '@svc/test-harness';
 import { call, enrollAgent, openMessageStream, type TestAgent } from '@svc/test-harness/agent-client';
-import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const DEFAULT_STREAMS_PER_AGENT = 8;
 /**
- * The revocation makes the stream ask the ledger at once; its periodic check, 15 s after it
- * opened, would come after this (the stream is revoked just after it opened).
+ * A revocation makes the stream ask the ledger at once (a self-revocation), or at the relay's
+ * next cleanup round (an operator's, every 5 s); its periodic check, 15 s after it opened,
+ * would come after this (the stream is revoked just after it opened).
  */
-const REVOCATION_NOTICED_MS = 10_000;
+const REVOCATION_NOTICED_MS = 11_000;
 
 let relay: RelayProcess;
 
@@ -64,35 +66,55 @@ describe('concurrent streams per agent', () => {
   });
 });
 
+/** How an agent is revoked: by itself over the API, or by the operator offline (beside the running relay). */
+const revokers: Array<[string, (who: TestAgent) => Promise<void>]> = [
+  [
+    'by itself',
+    async (who) => {
+      expect((await call(relay.url, 'POST', '/api/v1/agents/me/revoke', undefined, who.auth)).status).toBe(200);
+    },
+  ],
+  [
+    'by the operator (svc-relay agent revoke)',
+    async (who) => {
+      const r = await runRelayCli(['agent', 'revoke', '--agent-id', who.agentId], relay.env);
+      expect(r.code, r.stderr).toBe(0);
+    },
+  ],
+];
+
 describe('revocation', () => {
-  it("a revoked agent's open stream ends, with an invalid_token error event", async () => {
-    const carol = await agent('carol');
-    const res = await fetch(`${relay.url}/api/v1/messages/stream`, { headers: carol.auth });
-    expect(res.status).toBe(200);
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    const ended = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return true;
-        text += decoder.decode(value, { stream: true });
-      }
-    })();
-    await until(() => text.includes(': svc message stream'), 10_000, 'the opening comment');
+  it.each(revokers)(
+    'an agent revoked %s: its open stream ends, with an invalid_token error event',
+    async (by, revoke) => {
+      const who = await agent(by.startsWith('by itself') ? 'carol' : 'dave');
+      const res = await fetch(`${relay.url}/api/v1/messages/stream`, { headers: who.auth });
+      expect(res.status).toBe(200);
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      const ended = (async () => {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return true;
+          text += decoder.decode(value, { stream: true });
+        }
+      })();
+      await until(() => text.includes(': svc message stream'), 10_000, 'the opening comment');
 
-    const revoked = await call(relay.url, 'POST', '/api/v1/agents/me/revoke', undefined, carol.auth);
-    expect(revoked.status).toBe(200);
+      await revoke(who);
 
-    const outcome = await Promise.race([
-      ended,
-      new Promise<false>((r) => setTimeout(() => r(false), REVOCATION_NOTICED_MS)),
-    ]);
-    if (!outcome) await reader.cancel();
-    expect(outcome, `the stream went on after the revocation:\n${text}`).toBe(true);
-    const error = /event: error\ndata: (.*)\n/.exec(text)?.[1];
-    expect(JSON.parse(error ?? '{}')).toMatchObject({ error: 'invalid_token' });
-    // and it cannot be opened again with that token
-    expect((await tryStream(carol)).status).toBe(401);
-  }, 60_000);
+      const outcome = await Promise.race([
+        ended,
+        new Promise<false>((r) => setTimeout(() => r(false), REVOCATION_NOTICED_MS)),
+      ]);
+      if (!outcome) await reader.cancel();
+      expect(outcome, `the stream went on after the revocation:\n${text}`).toBe(true);
+      const error = /event: error\ndata: (.*)\n/.exec(text)?.[1];
+      expect(JSON.parse(error ?? '{}')).toMatchObject({ error: 'invalid_token' });
+      // and it cannot be opened again with that token
+      expect((await tryStream(who)).status).toBe(401);
+    },
+    60_000,
+  );
 });

@@ -41,10 +41,15 @@ export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void>
   ctx.logger.info({ agent_row: row.id, tenant_id: row.tenant_id }, 'revocation cleanup finished');
 }
 
-/** Finishes every pending cleanup it can; failures stay pending for the next round. */
-export async function runPendingCleanups(ctx: Ctx): Promise<number> {
+/**
+ * Finishes every pending cleanup it can; failures stay pending for the next round.
+ * `revoked` hears of each incarnation first: one the operator revoked offline
+ * (`svc-relay agent revoke`) is seen here, within a round.
+ */
+export async function runPendingCleanups(ctx: Ctx, revoked?: (row: AgentRow) => void): Promise<number> {
   let done = 0;
   for (const row of await ctx.ledger.pendingCleanups()) {
+    revoked?.(row);
     try {
       await cleanupIncarnation(ctx, row);
       done++;
