@@ -1,4 +1,4 @@
-/** `svc register --local` and `svc doctor` around the local stack, against a scripted daemon link. */
+/** `svc register --local` and `svc doctor` (the local stack, a refused agent), against a scripted daemon link. */
 import { describe, expect, it } from 'vitest';
 import { AGENT, fakeLink, svc } from './helpers.js';
 
@@ -59,5 +59,17 @@ describe('svc doctor', () => {
     expect(r.stdout).toContain('bob (connected, via named source src_bob)');
     expect(r.stdout).toContain('uplink-b (uplink)');
     expect(r.stdout).toContain('No problems found.');
+  });
+
+  it('an agent the relay refuses is a problem that says what to do', async () => {
+    const { link } = fakeLink({
+      status: () =>
+        status([{ name: 'carol', agent_number: 'carol', deployment: 'dev', session: 'refused', kind: 'agent' }]),
+      auditDeployments: () => [],
+    });
+    const r = await svc(['doctor'], { link });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('carol (refused)');
+    expect(r.stdout).toMatch(/agent carol: the relay refuses its identity .*`svc deregister --local carol`/);
   });
 });

@@ -201,7 +201,11 @@ export function identityCommands(app: App): Command[] {
       // an uplink identity or a --local agent has no relay session, by design
       ...agents
         .filter((a) => (a.kind ?? 'agent') === 'agent' && a.session !== 'connected')
-        .map((a) => `agent ${a.name}: session ${a.session}`),
+        .map((a) =>
+          a.session === 'refused'
+            ? `agent ${a.name}: the relay refuses its identity (revoked, or enrolled again elsewhere); remove it here with \`svc deregister --local ${a.name}\` and register again with a new enrollment code`
+            : `agent ${a.name}: session ${a.session}`,
+        ),
     ];
     const report = {
       ok: problems.length === 0,

@@ -21,7 +21,7 @@ export const MessageParams = Type.Object({ agent: AgentRef, id: Str({ minLength:
 export const DeploymentParams = Type.Object({ name: Str({ minLength: 1, maxLength: 128 }) });
 export const Empty = Type.Object({});
 
-const SessionState = Literals(['connected', 'connecting', 'offline']);
+const SessionState = Literals(['connected', 'connecting', 'offline', 'refused']);
 
 // --- daemon
 export const DaemonStatus = Type.Object({

@@ -22,13 +22,24 @@ import { type InboundItem, type InboundOutcome, InboundProcessor } from './inbou
 import { Peers } from './peers.js';
 import { readSse } from './sse.js';
 
-export type SessionState = 'connected' | 'connecting' | 'offline';
+/**
+ * `refused`: the relay refuses the agent's own identity key (revoked, or enrolled again
+ * elsewhere); the session asks again only now and then, and the outbox holds its messages.
+ */
+export type SessionState = 'connected' | 'connecting' | 'offline' | 'refused';
 /** Where the session takes its messages from: the relay's HTTP stream, or its named source on the hub. */
 export type ReceivePath = { via: 'relay-stream' } | { via: 'source'; durable: string };
 export const STREAM_CURSOR = 'stream';
 export const RECEIPTS_CURSOR = 'receipts';
 /** Sent messages older than this no longer make the session ask for receipts. */
 const RECEIPTS_HORIZON_MS = 7 * 24 * 3600 * 1000;
+/**
+ * A refused agent asks again after 30 s (a refusal that passes: a challenge that expired on
+ * the way), then less and less often, up to every 15 min: a revoked agent retrying at the
+ * reconnect pace would spend its machine's sign-in allowance at the relay.
+ */
+const REFUSED_RETRY_MIN_MS = 30_000;
+const REFUSED_RETRY_MAX_MS = 15 * 60_000;
 
 export interface SessionOptions extends SessionTiming {
   config: AgentConfig;
@@ -292,7 +303,8 @@ export class AgentSession {
     while (!signal.aborted) {
       let empty = false;
       try {
-        empty = await this.flushOutbox();
+        // a refused agent cannot send: its messages wait (each try would be a refused sign-in)
+        if (this.#state !== 'refused') empty = await this.flushOutbox();
       } catch (err) {
         this.log.warn({ agent: this.name, err: (err as Error).message }, 'outbox flush failed');
       }
@@ -383,10 +395,13 @@ export class AgentSession {
 
   async #run(signal: AbortSignal): Promise<void> {
     let attempt = 0;
+    let refusals = 0;
     while (!signal.aborted) {
-      this.#setState('connecting');
+      // a refused agent stays shown as refused while it asks again
+      if (refusals === 0) this.#setState('connecting');
       try {
         const res = await this.relay.openStream(this.archive.getCursor(STREAM_CURSOR), signal);
+        refusals = 0;
         // before the first envelope is handled, so a muted sender's messages stay quiet
         await this.refreshMutes();
         this.#setState('connected');
@@ -406,6 +421,19 @@ export class AgentSession {
         if (!signal.aborted) this.log.info({ agent: this.name }, 'relay stream ended; reconnecting');
       } catch (err) {
         if (signal.aborted) break;
+        if (relayCode(err) === 'invalid_sign_in') {
+          const delay = Math.min(REFUSED_RETRY_MAX_MS, REFUSED_RETRY_MIN_MS * 2 ** refusals++);
+          this.#setState('refused');
+          this.log.warn(
+            { agent: this.name, err: (err as Error).message, retry_in_ms: delay },
+            'relay refuses the agent',
+          );
+          await this.#sleep(delay, signal, (wake) => {
+            this.#wake = wake;
+          });
+          continue;
+        }
+        refusals = 0;
         this.log.warn({ agent: this.name, err: (err as Error).message }, 'relay stream failed; reconnecting');
       }
       if (signal.aborted) break;

@@ -6,7 +6,12 @@ import { useLoad } from '../hooks.js';
 
 type Row = { agent: LocalAgent; session: string; profile: OwnProfile | null };
 
-const SESSION_TONE: Record<string, 'ok' | 'warn' | 'bad'> = { connected: 'ok', connecting: 'warn', offline: 'bad' };
+const SESSION_TONE: Record<string, 'ok' | 'warn' | 'bad'> = {
+  connected: 'ok',
+  connecting: 'warn',
+  offline: 'bad',
+  refused: 'bad',
+};
 
 async function loadRows(): Promise<{ status: DaemonStatus; rows: Row[] }> {
   const [status, agents] = await Promise.all([api.status(), api.agents()]);

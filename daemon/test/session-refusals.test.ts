@@ -1,8 +1,10 @@
 /**
- * A daemon's message stream outlives no access token: the relay ends it when the token it
- * was opened with expires, and the daemon connects again with a fresh one, resuming where it
- * was. The relay runs in this process so that its clock can pass the token's expiry while the
- * daemon's does not (which is also what a daemon whose clock lags the relay's sees).
+ * What a daemon's session does when the relay stops taking its credentials. Its message
+ * stream outlives no access token: the relay ends it when the token expires, and the daemon
+ * connects again with a fresh one, resuming where it was (the relay runs in this process so
+ * that its clock can pass the token's expiry while the daemon's does not, which is also what
+ * a daemon whose clock lags the relay's sees). An agent the relay no longer knows (revoked)
+ * is shown as refused, with what to do, and asks again only now and then.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +23,8 @@ const events: DaemonEvent[] = [];
 
 beforeAll(async () => {
   [relay, d] = await Promise.all([inProcessBusRelay(), startDaemon()]);
+  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+  await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
   stream = await d.client.events();
   void (async () => {
     for await (const e of stream) events.push(e);
@@ -44,9 +48,38 @@ const register = async (agentId: string) => {
   return d.client.register({ enrollment_code: grant.enrollment_code, name: agentId });
 };
 
+it('a revoked agent: the session says refused, a send says what to do, and sign-ins slow down', async () => {
+  const ctx = relay.relay.context;
+  await register('carol');
+  const connected = (e: DaemonEvent) => e.type === 'session' && e.agent === 'carol' && e.state === 'connected';
+  await until(() => events.some(connected), 15_000, 'carol connected');
+  const from = relay.logLines.length;
+  await ctx.ledger.revokeAgent(ctx.config.defaultTenant, 'carol', ctx.now());
+  // her stream ends at its next look at the ledger (the revocation is offline); the daemon's
+  // token is dead, its API key too, and its sign-in with her own identity key is refused
+  await until(
+    () => events.some((e) => e.type === 'session' && e.agent === 'carol' && e.state === 'refused'),
+    30_000,
+    'carol refused',
+  );
+  expect((await d.client.status()).agents.find((a) => a.name === 'carol')?.session).toBe('refused');
+  await expect(d.client.send('carol', { to: 'alice', content: 'anyone there?' })).rejects.toMatchObject({
+    code: 'invalid_sign_in',
+    message: expect.stringContaining('svc deregister --local carol'),
+  });
+
+  // at the daemon's reconnect pace (at most 0.5 s here) this would be a sign-in every half second
+  const signIns = () =>
+    relay.logLines
+      .slice(from)
+      .filter((l) => (JSON.parse(l) as { req?: { url?: string } }).req?.url === '/api/v1/auth/sign-in').length;
+  const before = signIns();
+  await new Promise((r) => setTimeout(r, 5_000));
+  expect(signIns() - before).toBe(0);
+}, 90_000);
+
+// last: it moves the relay's clock on, past what an enrollment proof may lag
 it('after the relay passes the token expiry, the stream ends and the daemon reconnects and receives', async () => {
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
   await register('alice');
   await register('bob');
   await until(
