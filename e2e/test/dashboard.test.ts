@@ -16,7 +16,7 @@ import { postSealedAs, relayAs, rotateSigningKeyBehindDaemon } from '@svc/test-h
 import { haveChromium, launchBrowser } from '@svc/test-harness/browser';
 import type { TestDaemon } from '@svc/test-harness/daemon';
 import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
-import type { RelayProcess } from '@svc/test-harness/relay-process';
+import { type RelayProcess, runRelayCli } from '@svc/test-harness/relay-process';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -271,6 +271,16 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await shot('shortcuts');
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
+  });
+
+  it('says so on every view when the relay refuses the agent (revoked by the operator), and what to do', async () => {
+    const revoked = await runRelayCli(['agent', 'revoke', '--agent-id', 'bob', '--tenant', 'acme'], relay.env);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    await view('#/inbox', 'Inbox');
+    const banner = page.getByRole('alert').filter({ hasText: "The relay refuses bob's identity." });
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await banner.textContent()).toContain('svc deregister --local bob');
+    await shot('agent-refused');
   });
 
   it('shows a designed error when the relay is gone, and a sign-in hint without a session', async () => {

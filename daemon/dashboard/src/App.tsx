@@ -195,6 +195,13 @@ function Dashboard({ agentNames }: { agentNames: string[] }) {
           ))}
         </nav>
         <main className="main">
+          {session === 'refused' ? (
+            <div className="banner" role="alert">
+              <strong>The relay refuses {agent}'s identity.</strong> It was revoked, or enrolled again elsewhere:
+              nothing is sent or received for it. Remove it here (<code>svc deregister --local {agent}</code>) and
+              register again with a new enrollment code from the operator.
+            </div>
+          ) : null}
           {changed.length > 0 && view !== 'keys' ? (
             <div className="banner" role="alert">
               <strong>
