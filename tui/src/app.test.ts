@@ -53,6 +53,7 @@ const msg = (id: string, from: string, content: string, minute: number, trust: '
 function fakeSource() {
   const data = {
     up: true,
+    status,
     inbox: [msg('m1', 'alice', 'hello bob, lunch at noon?', 1)] as ArchivedMessage[],
     conversations: [] as ConversationSummary[],
     trust: { agent: 'bob', agent_number: 'bob', signing_key_fingerprint: 'x', peers: [], held: [] } as TrustStatus,
@@ -75,7 +76,7 @@ function fakeSource() {
     home: '/home/u/.svc',
     status: async () => {
       if (!data.up) throw down();
-      return status;
+      return data.status;
     },
     listDeployments: async () => [
       {
@@ -191,6 +192,20 @@ describe('svc tui frames', () => {
     const f = await frame((f) => f.includes('trust me'), 'the message');
     expect(f).toContain('alice [key changed] trust me');
     expect(f).toContain('⚠ alice changed its key (2 held): check with svc keys status --as bob');
+  });
+
+  it('an agent the relay refuses: red in the agent list, and a line that says what to do', async () => {
+    const { source, data } = fakeSource();
+    data.status = {
+      ...status,
+      agents: status.agents.map((a) => (a.name === 'bob' ? { ...a, session: 'refused' as const } : a)),
+    };
+    ui = render(createElement(Dashboard, { source, size: { columns: 110, rows: 30 } }));
+    const f = await frame((f) => f.includes('hello bob'), 'the inbox');
+    expect(f).toMatch(/● bob +refused/);
+    expect(f).toContain(
+      '⚠ the relay refuses bob (revoked?): svc deregister --local bob, then register with a new code',
+    );
   });
 
   it('Tab moves between panes, j/k and arrows move, Enter opens a conversation, Esc goes back', async () => {

@@ -140,23 +140,29 @@ function DaemonDown(props: { home: string; reason: string; width: number }) {
   );
 }
 
-function StatusLines(props: { view: AgentView; width: number }) {
-  const { view, width } = props;
-  const lines: ReactNode[] = [];
+/** What needs the owner, one red line each above the status: a relay that refuses the agent, changed keys. */
+function warnings(view: AgentView): string[] {
+  const out: string[] = [];
+  if (view.status.agents.find((a) => a.name === view.agent)?.session === 'refused') {
+    out.push(
+      `⚠ the relay refuses ${view.agent} (revoked?): svc deregister --local ${view.agent}, then register with a new code`,
+    );
+  }
   for (const p of view.trust?.peers ?? []) {
     if (p.trust === 'changed' || p.held > 0) {
-      lines.push(
-        h(
-          Text,
-          { key: `k-${p.agent_number}`, color: 'red', wrap: 'truncate' },
-          clip(
-            `⚠ ${p.agent_number} changed its key${p.held ? ` (${p.held} held)` : ''}: check with svc keys status --as ${view.agent}`,
-            width,
-          ),
-        ),
+      out.push(
+        `⚠ ${p.agent_number} changed its key${p.held ? ` (${p.held} held)` : ''}: check with svc keys status --as ${view.agent}`,
       );
     }
   }
+  return out;
+}
+
+function StatusLines(props: { view: AgentView; width: number }) {
+  const { view, width } = props;
+  const lines: ReactNode[] = warnings(view).map((w, i) =>
+    h(Text, { key: `w-${i}`, color: 'red', wrap: 'truncate' }, clip(w, width)),
+  );
   const now = Date.now();
   const deps = view.deployments.map((d) => {
     const expired = Date.parse(d.expires_at) < now;
@@ -365,7 +371,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
   const leftWidth = Math.max(24, Math.min(34, Math.floor(columns * 0.3)));
   const rightWidth = Math.max(20, columns - leftWidth);
   const inner = (w: number) => w - 4;
-  const statusHeight = 2 + (v.trust?.peers.filter((p) => p.trust === 'changed' || p.held > 0).length ?? 0);
+  const statusHeight = 2 + warnings(v).length;
   const bodyRows = Math.max(8, rows - 3 - statusHeight);
   const listRows = (share: number) => Math.max(1, Math.floor((bodyRows - 6) * share));
 
