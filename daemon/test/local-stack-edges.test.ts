@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { DaemonStatus } from '@svc/daemon/client';
 import { freePort, until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
+import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let relay: RelayProcess;
@@ -148,6 +148,24 @@ describe('two edges on leaf uplinks', () => {
         .split('\n')
         .some((l) => l.includes(sent.message_id) && l.includes('"durable":"src_dan"')),
     );
+  }, 60_000);
+
+  it('an agent revoked while it receives through its named source shows refused, and asks the relay rarely', async () => {
+    expect((await agentStatus(b, 'dan'))?.receive).toBe('source');
+    const revoked = await runRelayCli(['agent', 'revoke', '--agent-id', 'dan', '--tenant', 'acme'], relay.env);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    // the relay's cleanup gives the source back: the pull fails, the relay is asked, and the
+    // session's sign-in is refused
+    await until(async () => (await agentStatus(b, 'dan'))?.session === 'refused', 30_000, 'dan refused');
+    const signIns = () =>
+      readFileSync(relay.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('incoming request') && l.includes('"/api/v1/auth/sign-in"')).length;
+    const before = signIns();
+    // at the reconnect pace (up to 5 s, ±25 %) there would be one or two more by now
+    await new Promise((r) => setTimeout(r, 8_000));
+    expect(signIns() - before).toBe(0);
+    expect((await agentStatus(b, 'dan'))?.session).toBe('refused');
   }, 60_000);
 
   it('the daemon renews its uplink creds before they expire, on its own', async () => {

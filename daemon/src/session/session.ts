@@ -338,14 +338,18 @@ export class AgentSession {
   /** Reads the relay's mute list (after connecting, and after `abuse mute`/`unmute`). */
   async refreshMutes(): Promise<void> {
     try {
-      const list = await this.relay.call<MutedList>({ method: 'GET', path: '/api/v1/agents/me/muted' });
-      this.#muted = new Set(list.muted.map((m) => m.agent_number));
+      await this.#readMutes();
     } catch (err) {
       this.log.warn(
         { agent: this.name, err: (err as Error).message },
         'could not read the mute list; keeping the last one',
       );
     }
+  }
+
+  async #readMutes(): Promise<void> {
+    const list = await this.relay.call<MutedList>({ method: 'GET', path: '/api/v1/agents/me/muted' });
+    this.#muted = new Set(list.muted.map((m) => m.agent_number));
   }
 
   /**
@@ -421,16 +425,8 @@ export class AgentSession {
         if (!signal.aborted) this.log.info({ agent: this.name }, 'relay stream ended; reconnecting');
       } catch (err) {
         if (signal.aborted) break;
-        if (relayCode(err) === 'invalid_sign_in') {
-          const delay = Math.min(REFUSED_RETRY_MAX_MS, REFUSED_RETRY_MIN_MS * 2 ** refusals++);
-          this.#setState('refused');
-          this.log.warn(
-            { agent: this.name, err: (err as Error).message, retry_in_ms: delay },
-            'relay refuses the agent',
-          );
-          await this.#sleep(delay, signal, (wake) => {
-            this.#wake = wake;
-          });
+        if (await this.#waitIfRefused(err, refusals, signal)) {
+          refusals++;
           continue;
         }
         refusals = 0;
@@ -461,6 +457,22 @@ export class AgentSession {
     );
   }
 
+  /**
+   * When `err` is the relay refusing the agent's own identity: the session shows refused and
+   * waits long (30 s doubling to 15 min with `refusals`, or until woken), and the answer is
+   * true. Any other error: false, at once.
+   */
+  async #waitIfRefused(err: unknown, refusals: number, signal: AbortSignal): Promise<boolean> {
+    if (relayCode(err) !== 'invalid_sign_in') return false;
+    const delay = Math.min(REFUSED_RETRY_MAX_MS, REFUSED_RETRY_MIN_MS * 2 ** refusals);
+    this.#setState('refused');
+    this.log.warn({ agent: this.name, err: (err as Error).message, retry_in_ms: delay }, 'relay refuses the agent');
+    await this.#sleep(delay, signal, (wake) => {
+      this.#wake = wake;
+    });
+    return true;
+  }
+
   /** Connecting again after the backoff of retry `attempt` (doubling, capped, ±25 %); a reconnect request cuts it short. */
   async #backoff(attempt: number, signal: AbortSignal): Promise<void> {
     this.#setState('connecting');
@@ -478,11 +490,16 @@ export class AgentSession {
    */
   async #runSource(feed: SourceFeed, signal: AbortSignal): Promise<void> {
     let attempt = 0;
+    let refusals = 0;
+    const up = async () => {
+      await this.#sourceUp();
+      refusals = 0;
+    };
     while (!signal.aborted) {
-      this.#setState('connecting');
+      if (refusals === 0) this.#setState('connecting');
       try {
         // connected once the hub answers for the source, before any message comes
-        for await (const m of feed.pull(signal, () => this.#sourceUp())) {
+        for await (const m of feed.pull(signal, up)) {
           // a failure that may pass throws: the feed gives this envelope back, then the rest
           const outcome = await this.inbound.process(m.item);
           await m.ack();
@@ -495,6 +512,18 @@ export class AgentSession {
         }
       } catch (err) {
         if (signal.aborted) break;
+        // The hub alone cannot tell a source given back with its revoked agent from one that
+        // fails for a while: the relay is asked whether it still knows the agent (and the
+        // mute list is fresh for the next connect).
+        const refusal = await this.#readMutes().then(
+          () => undefined,
+          (probe: unknown) => probe,
+        );
+        if (await this.#waitIfRefused(refusal, refusals, signal)) {
+          refusals++;
+          continue;
+        }
+        refusals = 0;
         this.log.warn(
           { agent: this.name, durable: feed.durable, err: (err as Error).message },
           'named source failed; retrying',
