@@ -82,12 +82,16 @@ it('a revoked agent: the session says refused, a send says what to do, and sign-
 it('after the relay passes the token expiry, the stream ends and the daemon reconnects and receives', async () => {
   await register('alice');
   await register('bob');
-  await until(
-    () => events.some((e) => e.type === 'session' && e.agent === 'bob' && e.state === 'connected'),
-    15_000,
-    'bob connected',
-  );
+  // both streams open before the clock moves (one opened after would be refused, and counted below)
+  for (const agent of ['alice', 'bob']) {
+    await until(
+      () => events.some((e) => e.type === 'session' && e.agent === agent && e.state === 'connected'),
+      15_000,
+      `${agent} connected`,
+    );
+  }
 
+  const from = events.length;
   relay.advance(ACCESS_TOKEN_TTL_SECONDS * 1000 + 1000);
   const sent = await d.client.send('alice', { to: 'bob', content: 'still there after the token expired?' });
   await until(
@@ -104,4 +108,6 @@ it('after the relay passes the token expiry, the stream ends and the daemon reco
   const streamRequests = new Set(lines.filter((l) => l.req?.url === '/api/v1/messages/stream').map((l) => l.reqId));
   const refused = lines.filter((l) => streamRequests.has(l.reqId) && l.res?.statusCode === 401);
   expect(refused).toEqual([]);
+  // a token renewal is no news: bob was never shown connecting meanwhile
+  expect(events.slice(from).filter((e) => e.type === 'session' && e.agent === 'bob')).toEqual([]);
 }, 90_000);

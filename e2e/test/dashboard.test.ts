@@ -274,13 +274,21 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
   });
 
   it('says so on every view when the relay refuses the agent (revoked by the operator), and what to do', async () => {
-    const revoked = await runRelayCli(['agent', 'revoke', '--agent-id', 'bob', '--tenant', 'acme'], relay.env);
+    // an agent of its own, so that bob stays as the later views expect him
+    await b.client.register({ enrollment_code: await stage.grant('carol'), name: 'carol' });
+    const revoked = await runRelayCli(['agent', 'revoke', '--agent-id', 'carol', '--tenant', 'acme'], relay.env);
     expect(revoked.code, revoked.stderr).toBe(0);
+    // the page reads the list of agents as it loads
+    await page.reload();
     await view('#/inbox', 'Inbox');
-    const banner = page.getByRole('alert').filter({ hasText: "The relay refuses bob's identity." });
+    const picker = page.getByLabel('Agent');
+    await picker.selectOption('carol');
+    const banner = page.getByRole('alert').filter({ hasText: "The relay refuses carol's identity." });
     await banner.waitFor({ timeout: 30_000 });
-    expect(await banner.textContent()).toContain('svc deregister --local bob');
+    expect(await banner.textContent()).toContain('svc deregister --local carol');
     await shot('agent-refused');
+    await picker.selectOption('bob');
+    await banner.waitFor({ state: 'detached' });
   });
 
   it('shows a designed error when the relay is gone, and a sign-in hint without a session', async () => {

@@ -204,7 +204,7 @@ describe('svc tui frames', () => {
     const f = await frame((f) => f.includes('hello bob'), 'the inbox');
     expect(f).toMatch(/● bob +refused/);
     expect(f).toContain(
-      '⚠ the relay refuses bob (revoked?): svc deregister --local bob, then register with a new code',
+      '⚠ the relay refuses bob (revoked?); if this persists: svc deregister --local bob, register anew',
     );
   });
 

@@ -145,7 +145,7 @@ function warnings(view: AgentView): string[] {
   const out: string[] = [];
   if (view.status.agents.find((a) => a.name === view.agent)?.session === 'refused') {
     out.push(
-      `⚠ the relay refuses ${view.agent} (revoked?): svc deregister --local ${view.agent}, then register with a new code`,
+      `⚠ the relay refuses ${view.agent} (revoked?); if this persists: svc deregister --local ${view.agent}, register anew`,
     );
   }
   for (const p of view.trust?.peers ?? []) {

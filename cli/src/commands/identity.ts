@@ -203,7 +203,7 @@ export function identityCommands(app: App): Command[] {
         .filter((a) => (a.kind ?? 'agent') === 'agent' && a.session !== 'connected')
         .map((a) =>
           a.session === 'refused'
-            ? `agent ${a.name}: the relay refuses its identity (revoked, or enrolled again elsewhere); remove it here with \`svc deregister --local ${a.name}\` and register again with a new enrollment code`
+            ? `agent ${a.name}: the relay refuses its identity (probably revoked); if this persists, remove it here with \`svc deregister --local ${a.name}\` and register again with a new enrollment code`
             : `agent ${a.name}: session ${a.session}`,
         ),
     ];

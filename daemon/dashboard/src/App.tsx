@@ -197,8 +197,8 @@ function Dashboard({ agentNames }: { agentNames: string[] }) {
         <main className="main">
           {session === 'refused' ? (
             <div className="banner" role="alert">
-              <strong>The relay refuses {agent}'s identity.</strong> It was revoked, or enrolled again elsewhere:
-              nothing is sent or received for it. Remove it here (<code>svc deregister --local {agent}</code>) and
+              <strong>The relay refuses {agent}'s identity.</strong> It was probably revoked: nothing is sent or
+              received for it. If this persists, remove it here (<code>svc deregister --local {agent}</code>) and
               register again with a new enrollment code from the operator.
             </div>
           ) : null}

@@ -107,12 +107,12 @@ export class Credentials {
       timeoutMs: 15_000,
     }).catch((err: unknown) => {
       // The relay answers every refusal alike (no telling who exists); signed with this
-      // agent's own identity key, a refusal means the relay no longer knows it as this agent.
+      // agent's own identity key, a refusal most likely means it was revoked.
       if (relayCode(err) !== 'invalid_sign_in') throw err;
       throw new RelayError(
         401,
         'invalid_sign_in',
-        `The relay refuses agent ${a.name}'s identity: it was revoked, or enrolled again elsewhere. Remove it here (svc deregister --local ${a.name}) and register again with a new enrollment code from the operator (svc register --enrollment-grant CODE).`,
+        `The relay refuses agent ${a.name}'s identity: it was probably revoked. If this persists, remove it here (svc deregister --local ${a.name}) and register again with a new enrollment code from the operator (svc register --enrollment-grant CODE).`,
       );
     });
     storeApiKey(this.#vault, a.name, creds.api_key);

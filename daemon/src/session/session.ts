@@ -23,8 +23,8 @@ import { Peers } from './peers.js';
 import { readSse } from './sse.js';
 
 /**
- * `refused`: the relay refuses the agent's own identity key (revoked, or enrolled again
- * elsewhere); the session asks again only now and then, and the outbox holds its messages.
+ * `refused`: the relay refuses the agent's own identity key (it was most likely revoked);
+ * the session asks again only now and then, and the outbox holds its messages.
  */
 export type SessionState = 'connected' | 'connecting' | 'offline' | 'refused';
 /** Where the session takes its messages from: the relay's HTTP stream, or its named source on the hub. */
@@ -40,6 +40,12 @@ const RECEIPTS_HORIZON_MS = 7 * 24 * 3600 * 1000;
  */
 const REFUSED_RETRY_MIN_MS = 30_000;
 const REFUSED_RETRY_MAX_MS = 15 * 60_000;
+/**
+ * A stream the relay ended for its token's expiry is opened again at once, with a fresh token
+ * and without showing the session as connecting (it happens every 15 minutes); a second one in
+ * a row that lasted less than this goes through the usual backoff instead (no tight loop).
+ */
+const QUIET_RENEWAL_MIN_MS = 10_000;
 
 export interface SessionOptions extends SessionTiming {
   config: AgentConfig;
@@ -285,8 +291,10 @@ export class AgentSession {
           this.log.info({ agent: this.name, message_id: entry.message_id, status }, 'queued message sent');
           this.events.emit({ type: 'outbox', agent: this.name, message_id: entry.message_id, state: 'sent' });
         } catch (err) {
-          // only the relay's own refusal is final; anything else (network, 5xx, a locked vault) waits
-          if (!(err instanceof RelayError) || isTransient(err)) return false;
+          // only the relay's own refusal is final; anything else (network, 5xx, a locked vault)
+          // waits, and so does a refused sign-in: the agent's, not this message's (the session
+          // shows it refused)
+          if (!(err instanceof RelayError) || isTransient(err) || relayCode(err) === 'invalid_sign_in') return false;
           const error = `${err.relayErrorCode}: ${err.message}`;
           this.archive.settleQueued(entry.message_id, 'failed', error);
           this.log.warn({ agent: this.name, message_id: entry.message_id, error }, 'queued message refused');
@@ -400,20 +408,25 @@ export class AgentSession {
   async #run(signal: AbortSignal): Promise<void> {
     let attempt = 0;
     let refusals = 0;
+    let quiet = false;
+    let quickRenewals = 0;
     while (!signal.aborted) {
-      // a refused agent stays shown as refused while it asks again
-      if (refusals === 0) this.#setState('connecting');
+      // a refused agent stays shown as refused while it asks again; a token renewal is no news
+      if (refusals === 0 && !quiet) this.#setState('connecting');
+      quiet = false;
       try {
         const res = await this.relay.openStream(this.archive.getCursor(STREAM_CURSOR), signal);
+        const openedAt = Date.now();
         refusals = 0;
         // before the first envelope is handled, so a muted sender's messages stay quiet
         await this.refreshMutes();
         this.#setState('connected');
         attempt = 0;
         await this.#flushAcks();
+        let tokenEnded = false;
         for await (const ev of readSse(res)) {
           if (ev.event === 'error') {
-            this.#streamRefused(ev.data);
+            tokenEnded = this.#streamRefused(ev.data);
             continue;
           }
           if (ev.event !== 'envelope') continue;
@@ -422,14 +435,21 @@ export class AgentSession {
           // the cursor moves only after the envelope is archived (or finally refused)
           this.archive.setCursor(STREAM_CURSOR, item.cursor);
         }
-        if (!signal.aborted) this.log.info({ agent: this.name }, 'relay stream ended; reconnecting');
+        if (signal.aborted) break;
+        if (tokenEnded) {
+          quickRenewals = Date.now() - openedAt < QUIET_RENEWAL_MIN_MS ? quickRenewals + 1 : 0;
+          if (quickRenewals <= 1) {
+            quiet = true;
+            continue;
+          }
+        }
+        this.log.info({ agent: this.name }, 'relay stream ended; reconnecting');
       } catch (err) {
         if (signal.aborted) break;
         if (await this.#waitIfRefused(err, refusals, signal)) {
           refusals++;
           continue;
         }
-        refusals = 0;
         this.log.warn({ agent: this.name, err: (err as Error).message }, 'relay stream failed; reconnecting');
       }
       if (signal.aborted) break;
@@ -441,8 +461,9 @@ export class AgentSession {
    * The relay's last word on a stream it ends. `invalid_token`: the token the stream was
    * opened with expired (or the agent was revoked); a fresh one is taken for the next
    * connect instead of finding out from a refusal (the clocks of daemon and relay differ).
+   * True for that one.
    */
-  #streamRefused(data: string): void {
+  #streamRefused(data: string): boolean {
     let error: { error?: unknown; message?: unknown } = {};
     try {
       error = JSON.parse(data) as typeof error;
@@ -455,15 +476,17 @@ export class AgentSession {
       { agent: this.name, error: text(error.error) ?? text(data), message: text(error.message) },
       'relay ended the stream',
     );
+    return error.error === 'invalid_token';
   }
 
   /**
-   * When `err` is the relay refusing the agent's own identity: the session shows refused and
-   * waits long (30 s doubling to 15 min with `refusals`, or until woken), and the answer is
-   * true. Any other error: false, at once.
+   * When `err` is the relay refusing the agent's own identity, or any failure of an agent
+   * already refused (a 429 once its sign-ins used up the allowance, the network): the session
+   * shows refused and waits long (30 s doubling to 15 min with `refusals`, or until woken),
+   * and the answer is true. Any other error of an agent not refused: false, at once.
    */
   async #waitIfRefused(err: unknown, refusals: number, signal: AbortSignal): Promise<boolean> {
-    if (relayCode(err) !== 'invalid_sign_in') return false;
+    if (relayCode(err) !== 'invalid_sign_in' && refusals === 0) return false;
     const delay = Math.min(REFUSED_RETRY_MAX_MS, REFUSED_RETRY_MIN_MS * 2 ** refusals);
     this.#setState('refused');
     this.log.warn({ agent: this.name, err: (err as Error).message, retry_in_ms: delay }, 'relay refuses the agent');
@@ -519,11 +542,10 @@ export class AgentSession {
           () => undefined,
           (probe: unknown) => probe,
         );
-        if (await this.#waitIfRefused(refusal, refusals, signal)) {
+        if (await this.#waitIfRefused(refusal ?? err, refusals, signal)) {
           refusals++;
           continue;
         }
-        refusals = 0;
         this.log.warn(
           { agent: this.name, durable: feed.durable, err: (err as Error).message },
           'named source failed; retrying',

@@ -199,7 +199,7 @@ describe('runMessageStream: the agent check', () => {
     expect(sink.listenerCount('drain')).toBe(0);
   });
 
-  it('asks at most once per keepalive interval, however many pages come', async () => {
+  it('asks once as it opens, then at most once per keepalive interval, however many pages come', async () => {
     const sink = new StalledSink();
     sink.taken = true;
     const agent = stillActive();
@@ -209,7 +209,7 @@ describe('runMessageStream: the agent check', () => {
     abort.abort();
     await ended;
     expect(reader.reads).toBe(11);
-    expect(agent.checks).toBe(0);
+    expect(agent.checks).toBe(1);
   });
 });
 
@@ -269,14 +269,51 @@ describe('runMessageStream: a recheck request', () => {
     const reader = pages(1, 1);
     const { abort, ended } = start({ sink, read: reader.read, active: agent.active, rechecks });
     await settle();
+    expect(agent.checks).toBe(1); // as it opened
     rechecks.dispatchEvent(new Event('recheck'));
     await settle();
-    expect(agent.checks).toBe(1);
+    expect(agent.checks).toBe(2);
     // the read it cut short is made again, and what comes is still written
     expect(reader.reads).toBe(3);
     abort.abort();
     await expect(ended).resolves.toBe('closed');
     expect(sink.envelopes()).toEqual([1]);
+  });
+
+  it('asked for while the ledger answers: asked again, and a revocation the answer missed ends it unread', async () => {
+    const sink = new StalledSink();
+    sink.taken = true;
+    const rechecks = new EventTarget();
+    const answers: Array<(active: boolean) => void> = [];
+    const reader = pages(1);
+    const { ended } = start({
+      sink,
+      read: reader.read,
+      active: () => new Promise<boolean>((resolve) => answers.push(resolve)),
+      rechecks,
+    });
+    await settle();
+    expect(answers).toHaveLength(1);
+    // the revocation lands while the first look is under way, which answers from before it
+    rechecks.dispatchEvent(new Event('recheck'));
+    answers[0]?.(true);
+    await settle();
+    expect(answers).toHaveLength(2);
+    answers[1]?.(false);
+    await expect(ended).resolves.toBe('revoked');
+    expect(reader.reads).toBe(0);
+    expect(sink.envelopes()).toEqual([]);
+  });
+});
+
+describe('runMessageStream: the first look', () => {
+  it('is made as the stream opens: an agent revoked just before reads nothing', async () => {
+    const sink = new StalledSink();
+    sink.taken = true;
+    const reader = pages(1);
+    const { ended } = start({ sink, read: reader.read, active: async () => false });
+    await expect(ended).resolves.toBe('revoked');
+    expect(reader.reads).toBe(0);
   });
 });
 

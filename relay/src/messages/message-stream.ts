@@ -93,15 +93,24 @@ export async function runMessageStream(o: MessageStreamOptions): Promise<Message
   const { keepaliveMs, busRetryMs } = o.timing ?? MESSAGE_STREAM_TIMING;
   const now = o.now ?? Date.now;
   const expiresAt = o.expiresAt ?? Number.POSITIVE_INFINITY;
-  let checkedAt = now();
+  // the first look is at once: a revocation between the request's own check and this
+  // stream's slot found no stream to recheck
+  let checkedAt = Number.NEGATIVE_INFINITY;
+  /** A recheck was asked for and no look at the ledger has begun since. */
+  let recheck = false;
   const untilExpiry = () => Math.max(0, expiresAt - now());
-  const untilCheck = () => Math.min(Math.max(0, checkedAt + keepaliveMs - now()), untilExpiry());
+  const untilCheck = () => (recheck ? 0 : Math.min(Math.max(0, checkedAt + keepaliveMs - now()), untilExpiry()));
   /** The token's expiry at once; the ledger at most once per keepalive interval, or when asked to. */
   const ended = async (): Promise<MessageStreamEnd | undefined> => {
     if (untilExpiry() === 0) return 'expired';
     if (untilCheck() > 0) return undefined;
-    checkedAt = now();
-    return (await o.active()) ? undefined : 'revoked';
+    // a recheck asked for while the ledger answered may concern a revocation the answer missed
+    do {
+      recheck = false;
+      checkedAt = now();
+      if (!(await o.active())) return 'revoked';
+    } while (recheck);
+    return undefined;
   };
 
   /** The wait under way (a read, a drain): a recheck request cuts it short. */
@@ -111,7 +120,8 @@ export async function runMessageStream(o: MessageStreamOptions): Promise<Message
     wait = c;
     const onEnd = () => c.abort();
     signal.addEventListener('abort', onEnd, { once: true });
-    if (signal.aborted) c.abort();
+    // asked for before this wait began (while the ledger was asked, or a page written)
+    if (signal.aborted || recheck) c.abort();
     try {
       return await fn(c.signal);
     } finally {
@@ -120,7 +130,7 @@ export async function runMessageStream(o: MessageStreamOptions): Promise<Message
     }
   };
   const onRecheck = () => {
-    checkedAt = Number.NEGATIVE_INFINITY;
+    recheck = true;
     wait?.abort();
   };
 

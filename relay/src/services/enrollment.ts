@@ -77,6 +77,8 @@ export async function enroll(ctx: RelayContext, body: EnrollmentRequest): Promis
   // A revoked prior incarnation must be cleaned up before its id is reused; if that
   // cannot finish, answer 503 and leave the grant unspent so the same request can be retried.
   for (const prior of await ctx.ledger.pendingCleanups(grant.tenant_id, grant.agent_id, grant.agent_number)) {
+    // revoked offline and not yet seen by a cleanup round: its streams end now, here and elsewhere
+    ctx.messaging.agentRevoked(prior);
     await cleanupIncarnation(ctx, prior);
   }
 

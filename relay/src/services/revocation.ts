@@ -48,8 +48,10 @@ export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void>
  */
 export async function runPendingCleanups(ctx: Ctx, revoked?: (row: AgentRow) => void): Promise<number> {
   let done = 0;
-  for (const row of await ctx.ledger.pendingCleanups()) {
-    revoked?.(row);
+  const rows = await ctx.ledger.pendingCleanups();
+  // all told first: a cleanup that takes its time delays no other incarnation's news
+  for (const row of rows) revoked?.(row);
+  for (const row of rows) {
     try {
       await cleanupIncarnation(ctx, row);
       done++;
