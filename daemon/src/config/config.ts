@@ -18,12 +18,23 @@ export interface SessionTiming {
   /** backoff of the outbox (messages queued while the relay did not answer) */
   outboxRetryMinMs: number;
   outboxRetryMaxMs: number;
+  /** the first wait of a session the relay refuses (doubling to 15 min) */
+  refusedRetryMinMs: number;
 }
 
 /** Just the session timing of a configuration (no other setting travels to the sessions). */
 export function sessionTiming(c: SessionTiming): SessionTiming {
   const { reconnectMinMs, reconnectMaxMs, receiptsPollMs, heartbeatMs, outboxRetryMinMs, outboxRetryMaxMs } = c;
-  return { reconnectMinMs, reconnectMaxMs, receiptsPollMs, heartbeatMs, outboxRetryMinMs, outboxRetryMaxMs };
+  const { refusedRetryMinMs } = c;
+  return {
+    reconnectMinMs,
+    reconnectMaxMs,
+    receiptsPollMs,
+    heartbeatMs,
+    outboxRetryMinMs,
+    outboxRetryMaxMs,
+    refusedRetryMinMs,
+  };
 }
 
 export interface DaemonConfig extends SessionTiming {
@@ -62,6 +73,7 @@ export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {
     heartbeatMs: overrides.heartbeatMs ?? (PRESENCE_WINDOW_SECONDS * 1000) / 2,
     outboxRetryMinMs: overrides.outboxRetryMinMs ?? 1_000,
     outboxRetryMaxMs: overrides.outboxRetryMaxMs ?? 60_000,
+    refusedRetryMinMs: overrides.refusedRetryMinMs ?? 30_000,
     uplinkRenewShare: overrides.uplinkRenewShare ?? 0.8,
     version: overrides.version ?? DAEMON_VERSION,
   };

@@ -34,11 +34,10 @@ export const RECEIPTS_CURSOR = 'receipts';
 /** Sent messages older than this no longer make the session ask for receipts. */
 const RECEIPTS_HORIZON_MS = 7 * 24 * 3600 * 1000;
 /**
- * A refused agent asks again after 30 s (a refusal that passes: a challenge that expired on
- * the way), then less and less often, up to every 15 min: a revoked agent retrying at the
- * reconnect pace would spend its machine's sign-in allowance at the relay.
+ * A refused agent asks again after `refusedRetryMinMs` (30 s; a refusal that passes: a
+ * challenge that expired on the way), then less and less often, up to every 15 min: a revoked
+ * agent retrying at the reconnect pace would spend its machine's sign-in allowance at the relay.
  */
-const REFUSED_RETRY_MIN_MS = 30_000;
 const REFUSED_RETRY_MAX_MS = 15 * 60_000;
 /**
  * A stream the relay ended for its token's expiry is opened again at once, with a fresh token
@@ -487,7 +486,7 @@ export class AgentSession {
    */
   async #waitIfRefused(err: unknown, refusals: number, signal: AbortSignal): Promise<boolean> {
     if (relayCode(err) !== 'invalid_sign_in' && refusals === 0) return false;
-    const delay = Math.min(REFUSED_RETRY_MAX_MS, REFUSED_RETRY_MIN_MS * 2 ** refusals);
+    const delay = Math.min(REFUSED_RETRY_MAX_MS, this.#opts.refusedRetryMinMs * 2 ** refusals);
     this.#setState('refused');
     this.log.warn({ agent: this.name, err: (err as Error).message, retry_in_ms: delay }, 'relay refuses the agent');
     await this.#sleep(delay, signal, (wake) => {
