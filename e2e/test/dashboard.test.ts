@@ -278,10 +278,10 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await b.client.register({ enrollment_code: await stage.grant('carol'), name: 'carol' });
     const revoked = await runRelayCli(['agent', 'revoke', '--agent-id', 'carol', '--tenant', 'acme'], relay.env);
     expect(revoked.code, revoked.stderr).toBe(0);
-    // the page reads the list of agents as it loads
-    await page.reload();
     await view('#/inbox', 'Inbox');
+    // registered after the page loaded: the picker learns of carol from her session's events
     const picker = page.getByLabel('Agent');
+    await picker.locator('option', { hasText: 'carol' }).waitFor({ state: 'attached', timeout: 15_000 });
     await picker.selectOption('carol');
     const banner = page.getByRole('alert').filter({ hasText: "The relay refuses carol's identity." });
     await banner.waitFor({ timeout: 30_000 });

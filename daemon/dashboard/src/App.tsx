@@ -92,7 +92,8 @@ function Brand() {
   );
 }
 
-function Dashboard({ agentNames }: { agentNames: string[] }) {
+function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
+  const [agentNames, setAgentNames] = useState(initialNames);
   const stored = window.localStorage.getItem(STORED_AGENT);
   const [agent, setAgent] = useState(stored && agentNames.includes(stored) ? stored : agentNames[0]!);
   const [rev, setRev] = useState<Revisions>({ messages: 0, keys: 0, sessions: 0 });
@@ -111,6 +112,13 @@ function Dashboard({ agentNames }: { agentNames: string[] }) {
 
   const link = useEvents((e: DaemonEvent) => {
     if (e.type === 'session') bump('sessions');
+    // an agent registered since the page loaded joins the picker (its session starts)
+    if (e.type === 'session' && !agentNames.includes(e.agent)) {
+      api.agents().then(
+        (list) => setAgentNames(list.map((a) => a.name)),
+        () => undefined, // the picker keeps what it has; the next session event asks again
+      );
+    }
     if (e.agent !== agent) return;
     if (e.type === 'message' || e.type === 'receipt' || e.type === 'outbox') bump('messages');
     if (e.type === 'peer_key_changed') bump('keys');
