@@ -112,8 +112,9 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
 
   const link = useEvents((e: DaemonEvent) => {
     if (e.type === 'session') bump('sessions');
-    // an agent registered since the page loaded joins the picker (its session starts)
-    if (e.type === 'session' && !agentNames.includes(e.agent)) {
+    // an agent registered since the page loaded joins the picker (its session starts); one
+    // removed leaves it (its session stops)
+    if (e.type === 'session' && (e.state === 'offline' || !agentNames.includes(e.agent))) {
       api.agents().then(
         (list) => setAgentNames(list.map((a) => a.name)),
         () => undefined, // the picker keeps what it has; the next session event asks again
@@ -140,6 +141,10 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
     document.title = unread > 0 ? `(${unread}) svc dashboard` : 'svc dashboard';
   }, [unread]);
   useEffect(() => window.localStorage.setItem(STORED_AGENT, agent), [agent]);
+  // the agent shown was removed: show the first one left
+  useEffect(() => {
+    if (!agentNames.includes(agent) && agentNames[0] !== undefined) setAgent(agentNames[0]);
+  }, [agentNames, agent]);
   // a toast belongs to the view it was raised on
   // biome-ignore lint/correctness/useExhaustiveDependencies: the route is the trigger
   useEffect(() => setToasts([]), [route[0]]);
