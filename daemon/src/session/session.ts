@@ -541,6 +541,8 @@ export class AgentSession {
           () => undefined,
           (probe: unknown) => probe,
         );
+        // the relay answered for the agent: whatever fails is the hub's, not a refusal
+        if (refusal === undefined) refusals = 0;
         if (await this.#waitIfRefused(refusal ?? err, refusals, signal)) {
           refusals++;
           continue;

@@ -8,9 +8,9 @@
  * agent is still active: a revoked agent's stream ends on every relay instance sharing
  * that ledger, not only on the one that took the revocation. A recheck request (a
  * revocation on this instance, or one another instance announced) makes that check at once,
- * cutting short the wait it is in. It also ends when the access
- * token it was opened with expires: a stream is a request, and no request outlives its
- * token (the client connects again with a fresh one, resuming from its last cursor).
+ * cutting short the wait it is in. It also ends when the access token it was opened with
+ * expires: a stream is a request, and no request outlives its token (the client connects
+ * again with a fresh one, resuming from its last cursor).
  */
 import { type PendingItem, type PendingResponse, SvcError } from '@svc/shared';
 
