@@ -71,7 +71,7 @@ describe('svc doctor', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('carol (refused)');
     expect(r.stdout).toMatch(
-      /agent carol: the relay refuses its identity .*if this persists.*`svc deregister --local carol`/,
+      /The relay refuses agent carol's identity: it was probably revoked\. If this persists.*\(svc deregister --local carol\)/,
     );
   });
 });

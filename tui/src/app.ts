@@ -4,7 +4,7 @@
  * them when the daemon's event stream says something happened. A daemon that is down is
  * shown with the command that starts it, and retried.
  */
-import type { ArchivedMessage, ConversationSummary } from '@svc/daemon/client';
+import { type ArchivedMessage, type ConversationSummary, refusedAdviceShort } from '@svc/daemon/client';
 import { Box, type Key, Text, useApp, useInput, useStdout } from 'ink';
 import { createElement as h, type ReactElement, type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
 import { type AgentView, loadSnapshot, type Snapshot, type Source } from './model.js';
@@ -143,11 +143,8 @@ function DaemonDown(props: { home: string; reason: string; width: number }) {
 /** What needs the owner, one red line each above the status: a relay that refuses the agent, changed keys. */
 function warnings(view: AgentView): string[] {
   const out: string[] = [];
-  if (view.status.agents.find((a) => a.name === view.agent)?.session === 'refused') {
-    out.push(
-      `⚠ the relay refuses ${view.agent} (revoked?); if this persists: svc deregister --local ${view.agent}, register anew`,
-    );
-  }
+  const refused = view.status.agents.find((a) => a.name === view.agent && a.session === 'refused');
+  if (refused) out.push(`⚠ ${refusedAdviceShort(refused.name)}`);
   for (const p of view.trust?.peers ?? []) {
     if (p.trust === 'changed' || p.held > 0) {
       out.push(

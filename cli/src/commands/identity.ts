@@ -5,6 +5,7 @@ import {
   daemonCommand,
   type LocalAgent,
   localStackFiles,
+  refusedAdvice,
   resolvePorts,
   type SyncResult,
   stopOwnedServer,
@@ -201,11 +202,7 @@ export function identityCommands(app: App): Command[] {
       // an uplink identity or a --local agent has no relay session, by design
       ...agents
         .filter((a) => (a.kind ?? 'agent') === 'agent' && a.session !== 'connected')
-        .map((a) =>
-          a.session === 'refused'
-            ? `agent ${a.name}: the relay refuses its identity (probably revoked); if this persists, remove it here with \`svc deregister --local ${a.name}\` and register again with a new enrollment code`
-            : `agent ${a.name}: session ${a.session}`,
-        ),
+        .map((a) => (a.session === 'refused' ? refusedAdvice(a.name) : `agent ${a.name}: session ${a.session}`)),
     ];
     const report = {
       ok: problems.length === 0,

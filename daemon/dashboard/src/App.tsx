@@ -1,5 +1,6 @@
 /** The shell: header with the agent switcher and live state, the view list, the warnings. */
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { deregisterCommand } from '../../src/client/refused.js';
 import { api, type DaemonEvent } from './api.js';
 import { Badge, Dot, Empty, Failure, Kbd, Loading } from './Components.js';
 import { type Revisions, type Shell, ShellContext } from './context.js';
@@ -211,8 +212,8 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
           {session === 'refused' ? (
             <div className="banner" role="alert">
               <strong>The relay refuses {agent}'s identity.</strong> It was probably revoked: nothing is sent or
-              received for it. If this persists, remove it here (<code>svc deregister --local {agent}</code>) and
-              register again with a new enrollment code from the operator.
+              received for it. If this persists, remove it here (<code>{deregisterCommand(agent)}</code>) and register
+              again with a new enrollment code from the operator.
             </div>
           ) : null}
           {changed.length > 0 && view !== 'keys' ? (

@@ -30,6 +30,7 @@ import { defaultHome, socketPathFor } from './home.js';
 
 export * from './api.js';
 export { defaultHome, homeFrom, socketPathFor } from './home.js';
+export { deregisterCommand, refusedAdvice, refusedAdviceShort } from './refused.js';
 export { ALL_AGENTS_KEY, statusFileText, statusText } from './statusline.js';
 
 export class DaemonClientError extends Error {

@@ -8,6 +8,7 @@ import { signInProofBytes, toBase64url } from '@svc/shared';
 import { ed25519Sign } from '@svc/shared/node';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
+import { refusedAdvice } from '../client/refused.js';
 import { RelayError } from '../errors.js';
 import { type RelayTarget, relayCall, relayCode } from '../relay/http.js';
 import { loadApiKey, loadSeed, storeApiKey, type Vault } from '../vault/index.js';
@@ -109,11 +110,7 @@ export class Credentials {
       // The relay answers every refusal alike (no telling who exists); signed with this
       // agent's own identity key, a refusal most likely means it was revoked.
       if (relayCode(err) !== 'invalid_sign_in') throw err;
-      throw new RelayError(
-        401,
-        'invalid_sign_in',
-        `The relay refuses agent ${a.name}'s identity: it was probably revoked. If this persists, remove it here (svc deregister --local ${a.name}) and register again with a new enrollment code from the operator (svc register --enrollment-grant CODE).`,
-      );
+      throw new RelayError(401, 'invalid_sign_in', refusedAdvice(a.name));
     });
     storeApiKey(this.#vault, a.name, creds.api_key);
     this.#token = { value: creds.access_token, expiresAt: Date.parse(creds.access_token_expires_at) };
