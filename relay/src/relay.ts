@@ -25,7 +25,7 @@ import { BusInbox } from './messages/bus-inbox.js';
 import type { TypedApp } from './routes/types.js';
 import { KeyService } from './services/keys.js';
 import { Messaging } from './services/messages.js';
-import { runPendingCleanups } from './services/revocation.js';
+import { RevocationNews, runPendingCleanups } from './services/revocation.js';
 import { TenantQueue } from './services/tenant-queue.js';
 import { createWebhookDispatcher } from './webhooks/index.js';
 
@@ -202,6 +202,8 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
         webhooks.start();
         if (ledger.sql instanceof SqliteDatabase) ledger.sql.checkpointInBackground();
         let cleaning = false;
+        // an offline revocation's streams end now, on every instance, not at their own check
+        const news = new RevocationNews((row) => context.messaging.agentRevoked(row));
         timer = setInterval(() => {
           if (cleaning || !ledger.isOpen) return;
           cleaning = true;
@@ -209,8 +211,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
           ledger
             .pruneChallenges(context.now())
             .catch(() => undefined)
-            // an offline revocation's streams end now, on every instance, not at their own check
-            .then(() => runPendingCleanups(context, (row) => context.messaging.agentRevoked(row)))
+            .then(() => runPendingCleanups(context, news))
             .catch(() => undefined)
             .finally(() => {
               cleaning = false;

@@ -42,15 +42,40 @@ export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void>
 }
 
 /**
+ * Tells of each revoked incarnation once per process, however many rounds its cleanup
+ * takes: a cleanup the bus keeps failing would otherwise re-announce it every round.
+ * What it remembers is what is still pending, so it stays as small as that.
+ */
+export class RevocationNews {
+  readonly #told = new Set<string>();
+  readonly #tell: (row: AgentRow) => void;
+
+  constructor(tell: (row: AgentRow) => void) {
+    this.#tell = tell;
+  }
+
+  /** `pending`: every incarnation whose cleanup is still pending, as of this round. */
+  round(pending: readonly AgentRow[]): void {
+    const ids = new Set(pending.map((r) => r.id));
+    for (const id of this.#told) if (!ids.has(id)) this.#told.delete(id);
+    for (const row of pending) {
+      if (this.#told.has(row.id)) continue;
+      this.#told.add(row.id);
+      this.#tell(row);
+    }
+  }
+}
+
+/**
  * Finishes every pending cleanup it can; failures stay pending for the next round.
- * `revoked` hears of each incarnation first: one the operator revoked offline
+ * `news` hears of each incarnation first: one the operator revoked offline
  * (`svc-relay agent revoke`) is seen here, within a round.
  */
-export async function runPendingCleanups(ctx: Ctx, revoked?: (row: AgentRow) => void): Promise<number> {
+export async function runPendingCleanups(ctx: Ctx, news?: RevocationNews): Promise<number> {
   let done = 0;
   const rows = await ctx.ledger.pendingCleanups();
   // all told first: a cleanup that takes its time delays no other incarnation's news
-  for (const row of rows) revoked?.(row);
+  news?.round(rows);
   for (const row of rows) {
     try {
       await cleanupIncarnation(ctx, row);
