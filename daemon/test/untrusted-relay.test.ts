@@ -184,6 +184,34 @@ describe('a hostile relay cannot substitute or redirect a peer key', () => {
     proxy.keys.delete('robert');
   });
 
+  it('asked for by id, a pinned agent cannot be moved to another number with keys of the relay', async () => {
+    const enrolled = await call<{ access_token: string }>(
+      relay.url,
+      'POST',
+      '/api/v1/enrollment',
+      enrollmentBody(await stage.grant('erin-id', ['--agent-number', 'erin-1005']), newIdentity()),
+    );
+    expect(enrolled.status).toBe(201);
+    await a.client.send('alice', { to: 'erin-1005', content: 'hello erin' }); // pins erin by number
+    const pinned = proxy.posted.length;
+    const real = await realEntry('erin-1005');
+    const moved = { ...real, agent_number: 'erin-6666' };
+    const record = {
+      version: 1,
+      signing_public_key: toBase64url(evil.signPublic),
+      encryption_public_key: evilEncryption,
+      created_at: new Date().toISOString(),
+    };
+    const signature = toBase64url(ed25519Sign(evil.signPrivate, keyRecordBytes({ ...moved, ...record })));
+    const current = { ...record, signature, previous_signature: null };
+    proxy.keys.set('erin-id', { ...moved, current, history: [current] });
+    await expect(a.client.send('alice', { to: 'erin-id', content: 'for erin only' })).rejects.toMatchObject({
+      code: 'peer_directory_mismatch',
+    });
+    expect(proxy.posted.length).toBe(pinned);
+    proxy.keys.delete('erin-id');
+  });
+
   it('an entry of another deployment or tenant is refused', async () => {
     const real = await realEntry('bob');
     for (const other of [{ deployment_id: 'elsewhere' }, { tenant_id: 'globex' }]) {

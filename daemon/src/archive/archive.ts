@@ -274,6 +274,14 @@ export class Archive {
     return r && toPeer(r);
   }
 
+  /** The pin of the agent with this id under another number than `agentNumber`, if any. */
+  peerWithIdElsewhere(agentId: string, agentNumber: string): PeerPin | undefined {
+    const r = this.db
+      .prepare('SELECT * FROM peer_keys WHERE agent_id = ? AND agent_number <> ? LIMIT 1')
+      .get(agentId, agentNumber) as PeerRow | undefined;
+    return r && toPeer(r);
+  }
+
   listPeers(): PeerPin[] {
     return (this.db.prepare('SELECT * FROM peer_keys ORDER BY agent_number').all() as PeerRow[]).map(toPeer);
   }

@@ -13,6 +13,8 @@
  *   its inbound envelopes are held until the owner accepts the new key; accepting takes the
  *   directory's record again and checks it again. A new signing key whose record it does not
  *   sign is refused: sends fail with peer_key_invalid and nothing is offered for acceptance.
+ * A pin made without a version (an agent of this machine, pinned on delivery) learns it from
+ * a record the pinned key signs (versionOfPin) before it takes any newer one.
  * First contact pins on trust: a signed record must verify under its own key; an unsigned
  * version 1 (an agent enrolled before version 1 was signed) is still taken then.
  */
@@ -68,6 +70,12 @@ export class Peers {
     if (pinned?.agent_id && pinned.agent_id !== entry.agent_id) {
       throw this.#mismatch(ref, `agent ${entry.agent_number} (pinned as ${pinned.agent_id})`);
     }
+    // by id: a pinned agent keeps the number it was pinned with; an answer that moves its id
+    // to another number would be a first contact the relay chose (its keys, a fresh pin)
+    const moved =
+      entry.agent_number === ref ? undefined : this.#archive.peerWithIdElsewhere(entry.agent_id, entry.agent_number);
+    if (moved)
+      throw this.#mismatch(ref, `agent ${entry.agent_number}, while ${ref} is pinned as ${moved.agent_number}`);
     return entry;
   }
 
@@ -127,6 +135,28 @@ export class Peers {
   }
 
   /**
+   * The version of a pin made without one (an agent of this machine pinned on delivery, or
+   * an older daemon's `svc keys accept`): the highest version among the entry's records
+   * that carry exactly the pinned keys and that the pinned signing key signs. A relay can
+   * neither forge such a record nor, by leaving it out, get an older one taken: without a
+   * version the pin takes no new encryption key.
+   */
+  static versionOfPin(entry: KeyDirectoryEntry, pin: PeerPin): number | undefined {
+    let found: number | undefined;
+    for (const r of [entry.current, ...entry.history]) {
+      if (
+        r.signing_public_key === pin.signing_public_key &&
+        r.encryption_public_key === pin.encryption_public_key &&
+        r.version > (found ?? 0) &&
+        Peers.recordSignedBy(entry, r, pin.signing_public_key)
+      ) {
+        found = r.version;
+      }
+    }
+    return found;
+  }
+
+  /**
    * Why a record carrying a new signing key cannot be offered for acceptance, if it cannot:
    * an unusable key, or a record that key does not sign (the owner checks the signing key's
    * fingerprint, and only that signature binds the encryption key to it).
@@ -161,17 +191,22 @@ export class Peers {
     } else if (pin.signing_public_key === cur.signing_public_key) {
       // the directory serves the pinned key again: a change it showed before is gone
       if (pin.changed) this.#archive.clearPeerChange(entry.agent_number);
-      if (pin.encryption_public_key !== cur.encryption_public_key || cur.version !== pin.key_version) {
-        if (
-          !unusable &&
-          cur.version > (pin.key_version ?? 0) &&
-          Peers.recordSignedBy(entry, cur, pin.signing_public_key)
-        ) {
-          this.#archive.pinPeer({ ...pin, encryption_public_key: cur.encryption_public_key, key_version: cur.version });
-        } else if (pin.encryption_public_key !== cur.encryption_public_key) {
-          // unsigned, older, same version or not signed by the pin: the pin stays in use
+      const known = pin.key_version ?? Peers.versionOfPin(entry, pin);
+      if (
+        known !== undefined &&
+        !unusable &&
+        cur.version > known &&
+        Peers.recordSignedBy(entry, cur, pin.signing_public_key)
+      ) {
+        this.#archive.pinPeer({ ...pin, encryption_public_key: cur.encryption_public_key, key_version: cur.version });
+      } else {
+        // the version of a pin made without one, learned from a record it signs
+        if (known !== undefined && pin.key_version === null) this.#archive.pinPeer({ ...pin, key_version: known });
+        if (pin.encryption_public_key !== cur.encryption_public_key) {
+          // unsigned, older, same version, not signed by the pin, or newer than a pin whose
+          // version is unknown: the pin stays in use (the peer still opens what is sealed to it)
           this.#log?.warn(
-            { agent: this.#me().name, peer: entry.agent_number, version: cur.version, pinned: pin.key_version },
+            { agent: this.#me().name, peer: entry.agent_number, version: cur.version, pinned: known ?? null },
             'key directory record refused: not a newer version signed by the pinned key',
           );
         }
