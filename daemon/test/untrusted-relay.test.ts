@@ -68,7 +68,8 @@ function openAsBob(env: Envelope, rotation: number): string {
 
 /**
  * A new identity for bob, as a re-enrollment on another machine makes: its keys, and its
- * version 1 record signed by itself over bob's statement (in `real`, bob's entry).
+ * version 1 record signed by itself over bob's statement (in `real`, bob's entry; any
+ * other entry gives that agent a fresh identity the same way).
  */
 function newBobIdentity(real: KeyDirectoryEntry) {
   const keys = deriveIdentityKeys(ed25519Generate().privateKey, 0);
@@ -196,14 +197,7 @@ describe('a hostile relay cannot substitute or redirect a peer key', () => {
     const pinned = proxy.posted.length;
     const real = await realEntry('erin-1005');
     const moved = { ...real, agent_number: 'erin-6666' };
-    const record = {
-      version: 1,
-      signing_public_key: toBase64url(evil.signPublic),
-      encryption_public_key: evilEncryption,
-      created_at: new Date().toISOString(),
-    };
-    const signature = toBase64url(ed25519Sign(evil.signPrivate, keyRecordBytes({ ...moved, ...record })));
-    const current = { ...record, signature, previous_signature: null };
+    const { current } = newBobIdentity(moved); // keys of the relay's, self-signed as erin-6666
     proxy.keys.set('erin-id', { ...moved, current, history: [current] });
     await expect(a.client.send('alice', { to: 'erin-id', content: 'for erin only' })).rejects.toMatchObject({
       code: 'peer_directory_mismatch',
