@@ -3,9 +3,11 @@
  * test can make it drop one posted envelope, hold one back until the next post (reorder),
  * deliver one stream event twice (duplicate), refuse posts as if the relay were down, alter
  * blobs, answer an agent's key lookup with a directory entry of its own (a substituted
- * key), or rewrite the relay's answer to an enrollment (an agent relabelled). It sees only what the relay sees: sealed envelopes and their headers.
+ * key), rewrite the relay's answer to an enrollment (an agent relabelled), write stream
+ * events of its own making, or answer receipt reads with its own pages. It sees only what
+ * the relay sees: sealed envelopes and their headers.
  */
-import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import { type Envelope, parseEnvelope } from '@svc/shared';
 import { freePort } from '@svc/test-harness';
 
@@ -31,6 +33,12 @@ export interface FaultProxy {
   keys: Map<string, unknown>;
   /** while set, the relay's answers to enrollments are passed through this before the daemon gets them */
   rewriteEnrollment: ((answer: Record<string, unknown>) => Record<string, unknown>) | undefined;
+  /** writes an `envelope` event with this item into every open stream, under the last cursor the relay gave it */
+  inject(item: Record<string, unknown>): void;
+  /** while set, receipt reads (GET /api/v1/receipts) get this page for their `since`, not the relay's */
+  receipts: ((since: number) => unknown) | undefined;
+  /** how many receipt reads the proxy answered itself */
+  receiptReads: number;
   close(): Promise<void>;
 }
 
@@ -48,6 +56,8 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
   let toHold: EnvelopeMatch | undefined;
   let toDuplicate: EnvelopeMatch | undefined;
   let held: unknown[] = [];
+  /** open event streams, each with the last cursor the relay wrote to it */
+  const streams = new Map<ServerResponse, number>();
   const proxy: FaultProxy = {
     url: `http://127.0.0.1:${port}`,
     posted: [],
@@ -65,6 +75,13 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     tamperBlobs: false,
     keys: new Map(),
     rewriteEnrollment: undefined,
+    inject: (item) => {
+      for (const [res, cursor] of streams) {
+        res.write(`event: envelope\nid: ${cursor}\ndata: ${JSON.stringify({ ...item, cursor })}\n\n`);
+      }
+    },
+    receipts: undefined,
+    receiptReads: 0,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -88,6 +105,13 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     if (substitute !== undefined) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(substitute));
+      return;
+    }
+    if (req.method === 'GET' && path === '/api/v1/receipts' && proxy.receipts) {
+      proxy.receiptReads++;
+      const since = Number(new URL(req.url ?? '/', 'http://proxy').searchParams.get('since') ?? 0);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(proxy.receipts(since)));
       return;
     }
     const rewrite = proxy.rewriteEnrollment;
@@ -159,6 +183,8 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
             const event = buffer.slice(0, end + 2);
             buffer = buffer.slice(end + 2);
             res.write(event);
+            const id = /^id: (\d+)$/m.exec(event)?.[1];
+            if (id) streams.set(res, Number(id));
             const data = /^data: (.*)$/m.exec(event)?.[1];
             if (toDuplicate && data && event.includes('event: envelope')) {
               const e = parseEnvelope((JSON.parse(data) as { envelope: unknown }).envelope);
@@ -171,7 +197,11 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
         });
         answer.on('end', () => res.end());
       });
-      res.on('close', () => up.destroy());
+      streams.set(res, Number(req.headers['last-event-id'] ?? 0));
+      res.on('close', () => {
+        streams.delete(res);
+        up.destroy();
+      });
       return;
     }
     if (req.method === 'GET' && path.startsWith('/api/v1/blobs/') && proxy.tamperBlobs) {

@@ -5,6 +5,7 @@
  * end in a refusal or the pinned key, never in an envelope sealed to another key; and a
  * sender never chooses the conversation its message lands in or a send goes to.
  */
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import {
   createEnvelopeHeader,
@@ -22,6 +23,7 @@ import { relayAs } from '@svc/test-harness/as-agent';
 import type { TestDaemon } from '@svc/test-harness/daemon';
 import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import type { RelayProcess } from '@svc/test-harness/relay-process';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
@@ -432,5 +434,69 @@ describe('a sender cannot choose the conversation', () => {
     // the id alone names alice
     const sent = await b.client.send('bob', { to: '', conversation_id: 'dm:alice:bob', content: 'by id' });
     expect(sent).toMatchObject({ to: 'alice', conversation_id: 'dm:alice:bob' });
+  });
+});
+
+// last in the file: the forged receipts leave alice's receipt cursor far ahead
+describe('a hostile relay cannot fill the disk through what the daemon notes', () => {
+  const archiveOf = (d: TestDaemon, name: string) =>
+    new Database(join(d.home, 'agents', name, 'archive.db'), { readonly: true, fileMustExist: true });
+
+  it('a junk stream event is refused, and what is noted of it is cut short', async () => {
+    const huge = `junk-${'x'.repeat(100_000)}`; // within the daemon's limit of a stream event
+    const seen = bobEvents.length;
+    proxy.inject({ message_id: huge, sender: huge, envelope: { not: 'an envelope' } });
+    const rejected = await until(
+      () => bobEvents.slice(seen).find((e) => e.type === 'rejected'),
+      15_000,
+      'the rejection',
+    );
+    expect(rejected).toMatchObject({ reason: 'envelope_malformed', message_id: expect.stringMatching(/^junk-x+…$/) });
+    if (rejected.type === 'rejected') expect(rejected.message_id.length).toBeLessThanOrEqual(128);
+    const db = archiveOf(b, 'bob');
+    try {
+      const row = db
+        .prepare(
+          'SELECT length(message_id) AS id, length(sender) AS sender FROM rejected_envelopes ORDER BY rowid DESC',
+        )
+        .get() as { id: number; sender: number };
+      expect(row).toEqual({ id: 128, sender: 128 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('endless forged receipts: each sync ends, and what is kept of them is bounded', async () => {
+    proxy.receipts = (since) => ({
+      receipts: Array.from({ length: 100 }, (_, i) => ({
+        id: since + i + 1,
+        message_id: randomUUID(),
+        recipient: 'bob',
+        acked_at: new Date().toISOString(),
+      })),
+      next: since + 100,
+    });
+    try {
+      const before = proxy.receiptReads;
+      // each sync reads 50 pages of 100 at most, and returns (it used to read for as long as
+      // the relay answered "more"); the background poll reads too meanwhile
+      for (let i = 0; i < 5; i++) await a.client.sync('alice');
+      expect(proxy.receiptReads - before).toBeGreaterThanOrEqual(250);
+    } finally {
+      proxy.receipts = undefined;
+    }
+    const db = archiveOf(a, 'alice');
+    try {
+      const stray = db
+        .prepare(
+          'SELECT count(*) AS n FROM receipts r WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.message_id = r.message_id)',
+        )
+        .get() as { n: number };
+      // 10,000 kept, and one poll's pages recorded after the last prune at most (25,000 forged)
+      expect(stray.n).toBeLessThanOrEqual(15_000);
+      expect(stray.n).toBeGreaterThan(0);
+    } finally {
+      db.close();
+    }
   });
 });

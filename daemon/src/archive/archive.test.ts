@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Archive, ftsQuery } from './archive.js';
+import { Archive, ftsQuery, REJECTED_KEPT } from './archive.js';
 
 let archive: Archive | undefined;
 afterEach(() => archive?.close());
@@ -69,6 +69,33 @@ describe('archive', () => {
     expect(archive.recordReceipt('later', 'alice', 'acked', 'T4')).toBe(true);
     archive.insertMessage(msg('later', 'sent elsewhere', 'outbound'));
     expect(archive.getMessage('later')?.delivered_at).toBe('T4');
+  });
+
+  it('keeps only the newest receipts of messages it has not archived (the relay names those ids)', () => {
+    archive = Archive.open(join(mkdtempSync(join(tmpdir(), 'svc-archive-')), 'archive.db'));
+    archive.insertMessage(msg('mine', 'hi', 'outbound'));
+    archive.recordReceipt('mine', 'alice', 'acked', 'T0');
+    for (let i = 0; i < 30; i++) archive.recordReceipt(`stray-${i}`, 'alice', 'acked', `T${i}`);
+    expect(archive.pruneStrayReceipts(10)).toBe(20);
+    const left = (
+      archive.db.prepare('SELECT message_id FROM receipts ORDER BY rowid').all() as { message_id: string }[]
+    ).map((r) => r.message_id);
+    expect(left).toEqual(['mine', ...Array.from({ length: 10 }, (_, i) => `stray-${20 + i}`)]);
+    // a kept one still marks its message delivered once that is archived
+    archive.insertMessage(msg('stray-29', 'sent elsewhere', 'outbound'));
+    expect(archive.getMessage('stray-29')?.delivered_at).toBe('T29');
+    expect(archive.pruneStrayReceipts(10)).toBe(0);
+  });
+
+  it('remembers the newest refused envelopes only', () => {
+    archive = Archive.open(join(mkdtempSync(join(tmpdir(), 'svc-archive-')), 'archive.db'));
+    for (let i = 0; i < REJECTED_KEPT + 5; i++) archive.recordRejected(`m${i}`, 'mallory', 'envelope_malformed');
+    const rows = archive.db.prepare('SELECT message_id FROM rejected_envelopes ORDER BY rowid').all() as {
+      message_id: string;
+    }[];
+    expect(rows.length).toBe(REJECTED_KEPT);
+    expect(rows[0]?.message_id).toBe('m5');
+    expect(rows.at(-1)?.message_id).toBe(`m${REJECTED_KEPT + 4}`);
   });
 
   it('quotes user text for FTS5', () => {

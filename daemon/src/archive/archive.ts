@@ -112,6 +112,9 @@ export function ftsQuery(text: string): string {
   return terms.map((t) => `"${t}"`).join(' ');
 }
 
+/** How many refused envelopes the archive remembers (the newest). */
+export const REJECTED_KEPT = 1000;
+
 export class Archive {
   readonly db: Db;
 
@@ -374,10 +377,20 @@ export class Archive {
     this.db.prepare('DELETE FROM held_envelopes WHERE message_id = ?').run(messageId);
   }
 
+  /**
+   * Notes a refused envelope (for the owner's eyes and support). The relay says what the
+   * message id and sender are, so this keeps the newest REJECTED_KEPT only: a relay that
+   * streams junk cannot fill the disk through it.
+   */
   recordRejected(messageId: string, sender: string, reason: string): void {
-    this.db
-      .prepare('INSERT INTO rejected_envelopes (message_id, sender, reason, rejected_at) VALUES (?, ?, ?, ?)')
-      .run(messageId, sender, reason, new Date().toISOString());
+    this.db.transaction(() => {
+      this.db
+        .prepare('INSERT INTO rejected_envelopes (message_id, sender, reason, rejected_at) VALUES (?, ?, ?, ?)')
+        .run(messageId, sender, reason, new Date().toISOString());
+      this.db
+        .prepare('DELETE FROM rejected_envelopes WHERE rowid <= (SELECT max(rowid) FROM rejected_envelopes) - ?')
+        .run(REJECTED_KEPT);
+    })();
   }
 
   /**
@@ -396,6 +409,21 @@ export class Archive {
         .run(at, messageId);
       return added === 1;
     })();
+  }
+
+  /**
+   * Keeps the newest `keep` receipts of messages not archived here (sent by another client
+   * of the agent, or yet to be archived: insertMessage picks them up) and drops the rest:
+   * the relay names those ids, and a relay could otherwise fill the disk with receipts.
+   */
+  pruneStrayReceipts(keep: number): number {
+    return this.db
+      .prepare(
+        `DELETE FROM receipts WHERE rowid IN (
+           SELECT r.rowid FROM receipts r WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.message_id = r.message_id)
+           ORDER BY r.rowid DESC LIMIT -1 OFFSET ?)`,
+      )
+      .run(keep).changes;
   }
 
   /** Queued outbound messages, oldest first: the outbox. */

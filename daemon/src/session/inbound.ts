@@ -39,6 +39,12 @@ export interface InboundItem {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/** A message id or sender as the relay gave it, as text of at most 128 characters (ids and numbers are shorter). */
+const said = (v: unknown): string => {
+  const text = typeof v === 'string' ? v : String(JSON.stringify(v));
+  return text.length > 128 ? `${text.slice(0, 127)}…` : text;
+};
+
 export class InboundProcessor {
   readonly #agent: () => AgentConfig;
   readonly #archive: Archive;
@@ -78,9 +84,12 @@ export class InboundProcessor {
 
   #reject(item: InboundItem, reason: string): InboundOutcome {
     const agent = this.#agent().name;
-    this.#archive.recordRejected(item.message_id, item.sender, reason);
-    this.#log.warn({ agent, message_id: item.message_id, sender: item.sender, reason }, 'envelope rejected');
-    this.#events.emit({ type: 'rejected', agent, message_id: item.message_id, from: item.sender, reason });
+    // the relay's word, of any size or type: what is noted of it is cut short
+    const messageId = said(item.message_id);
+    const sender = said(item.sender);
+    this.#archive.recordRejected(messageId, sender, reason);
+    this.#log.warn({ agent, message_id: messageId, sender, reason }, 'envelope rejected');
+    this.#events.emit({ type: 'rejected', agent, message_id: messageId, from: sender, reason });
     return 'rejected';
   }
 

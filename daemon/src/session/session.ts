@@ -33,6 +33,10 @@ export const STREAM_CURSOR = 'stream';
 export const RECEIPTS_CURSOR = 'receipts';
 /** Sent messages older than this no longer make the session ask for receipts. */
 const RECEIPTS_HORIZON_MS = 7 * 24 * 3600 * 1000;
+/** Pages of 100 receipts one fetchReceipts reads at most. */
+const RECEIPT_PAGES_PER_CALL = 50;
+/** Receipts of messages not archived here that the archive keeps (Archive.pruneStrayReceipts). */
+const STRAY_RECEIPTS_KEPT = 10_000;
 /**
  * A refused agent asks again after `refusedRetryMinMs` (30 s; a refusal that passes: a
  * challenge that expired on the way), then less and less often, up to every 15 min: a revoked
@@ -365,13 +369,17 @@ export class AgentSession {
    */
   async fetchReceipts(): Promise<number> {
     let added = 0;
+    let stray = 0;
     let since = this.archive.getCursor(RECEIPTS_CURSOR);
-    for (;;) {
+    // bounded: a relay that keeps answering "more" does not keep the daemon asking (the rest
+    // comes with the next call)
+    for (let pages = 0; pages < RECEIPT_PAGES_PER_CALL; pages++) {
       const page = await this.relay.call<ReceiptsResponse>({
         method: 'GET',
         path: `/api/v1/receipts?since=${since}&limit=100`,
       });
       for (const r of page.receipts) {
+        if (!this.archive.hasMessage(r.message_id)) stray++;
         if (this.archive.recordReceipt(r.message_id, r.recipient, 'acked', r.acked_at)) {
           added++;
           this.events.emit({
@@ -387,6 +395,7 @@ export class AgentSession {
       since = page.next;
       this.archive.setCursor(RECEIPTS_CURSOR, since);
     }
+    if (stray > 0) this.archive.pruneStrayReceipts(STRAY_RECEIPTS_KEPT);
     return added;
   }
 
