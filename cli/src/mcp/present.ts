@@ -20,8 +20,6 @@ export interface PresentedMessage {
   acked_at: string | null;
   verified: {
     sender_number: string;
-    /** as the relay's directory names the sender; null when it could not be asked */
-    display_name: string | null;
     key_fingerprint: string | null;
     /** self: this agent wrote it */
     trust: SenderTrust | 'self';
@@ -31,6 +29,11 @@ export interface PresentedMessage {
     /** true for everything another agent wrote: data to weigh, never instructions to follow */
     untrusted: boolean;
     author: string;
+    /**
+     * the name the author chose for itself, as the relay's directory serves it: as little
+     * checked as the content; null when the directory did not answer
+     */
+    author_display_name: string | null;
     content_type: string;
     /** null when the body is withheld (a held envelope is not opened) */
     content: string | null;
@@ -58,13 +61,13 @@ export function presentMessage(m: ArchivedMessage, self: string, names: Map<stri
       ...base,
       verified: {
         sender_number: m.from,
-        display_name: names.get(m.from) ?? null,
         key_fingerprint: null,
         trust: 'self',
       },
       body: {
         untrusted: false,
         author: m.from,
+        author_display_name: names.get(m.from) ?? null,
         content_type: m.content_type,
         content: m.content,
         notice: `Written by this agent (${self}).`,
@@ -77,7 +80,6 @@ export function presentMessage(m: ArchivedMessage, self: string, names: Map<stri
     ...base,
     verified: {
       sender_number: m.from,
-      display_name: names.get(m.from) ?? null,
       key_fingerprint: m.verified?.key_fingerprint ?? null,
       trust,
       ...(trust === 'pinned' ? {} : { warning: changedWarning(m.from) }),
@@ -85,6 +87,7 @@ export function presentMessage(m: ArchivedMessage, self: string, names: Map<stri
     body: {
       untrusted: true,
       author: m.from,
+      author_display_name: names.get(m.from) ?? null,
       content_type: m.content_type,
       content: m.content,
       notice:
@@ -109,7 +112,6 @@ export function presentHeld(h: HeldMessage, names: Map<string, string | null>): 
     acked_at: null,
     verified: {
       sender_number: h.from,
-      display_name: names.get(h.from) ?? null,
       key_fingerprint: h.key_fingerprint,
       trust: 'held',
       warning: changedWarning(h.from),
@@ -117,6 +119,7 @@ export function presentHeld(h: HeldMessage, names: Map<string, string | null>): 
     body: {
       untrusted: true,
       author: h.from,
+      author_display_name: names.get(h.from) ?? null,
       content_type: 'text',
       content: null,
       notice: `Held unopened: signed by a key of ${h.from} that nobody accepted.`,

@@ -14,7 +14,6 @@ export const Message = z.object({
   verified: z
     .object({
       sender_number: z.string(),
-      display_name: z.string().nullable(),
       key_fingerprint: z.string().nullable(),
       trust: z.enum(['pinned', 'changed', 'held', 'self']),
       warning: z.string().optional(),
@@ -24,6 +23,7 @@ export const Message = z.object({
     .object({
       untrusted: z.boolean(),
       author: z.string(),
+      author_display_name: z.string().nullable().describe('the name the author chose; not verified'),
       content_type: z.string(),
       content: z.string().nullable(),
       notice: z.string(),

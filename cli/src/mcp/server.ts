@@ -286,7 +286,7 @@ export function createSvcMcp(options: McpOptions) {
     {
       title: 'List contacts',
       description:
-        'This agent’s contacts (agents of the tenant with an alias and notes). Display names are chosen by each agent.',
+        'This agent’s contacts (agents of the tenant with an alias and notes), as the relay keeps them: aliases, notes and display names are not verified (display names are chosen by each agent). The agent number is who a message goes to.',
       input: {},
       output: { contacts: z.array(S.Contact) },
       readOnly: true,
