@@ -73,6 +73,11 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
     const { code: hintCode, out: hintOut } = await printed;
     expect(hintCode, `${hint}: ${hintOut}`).toBe(0);
     expect(parseEnrollmentCode(JSON.parse(hintOut).enrollment_code).bindings.api_url).toBe(relay.url);
+    // in text, stdout is the code alone (CODE=$(svc-relay grant …)); the hint goes to stderr
+    const text = await relayCli(['grant', '--data-dir', relay.dataDir, '--agent-id', 'zed-text'], elsewhere);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^svce1\.\S+\n$/);
+    expect(text.stderr).toContain(`register --enrollment-grant ${text.stdout.trim()}`);
     // neither wrote anything where it ran
     expect(readdirSync(elsewhere)).toEqual([]);
 

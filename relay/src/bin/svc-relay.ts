@@ -273,11 +273,13 @@ function program(): Command {
               createdBy: 'local-operator',
             },
           );
-          out(
-            flags,
-            grant,
-            `${grant.enrollment_code}\n\nRegister with: ${commandFor('svc')} register --enrollment-grant ${grant.enrollment_code}`,
-          );
+          // the code alone on stdout, so that CODE=$(svc-relay grant …) is the code
+          out(flags, grant, grant.enrollment_code);
+          if (!flags.json) {
+            process.stderr.write(
+              `\nRegister with: ${commandFor('svc')} register --enrollment-grant ${grant.enrollment_code}\n`,
+            );
+          }
         } finally {
           await ledger.close();
         }

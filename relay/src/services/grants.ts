@@ -33,7 +33,7 @@ export async function mintGrant(ctx: GrantContext, input: MintGrantInput): Promi
     throw new SvcError(
       'validation_failed',
       input.agentNumber === undefined
-        ? 'agent_id is not a valid agent number (letters, digits, _ and -, at most 128); give agent_number separately'
+        ? 'agent_id is not a valid agent number (letters, digits, _ and -, at most 128); give an agent number separately (agent_number; svc-relay grant: --agent-number)'
         : 'agent_number must be letters, digits, _ and -, at most 128 characters',
     );
   }
