@@ -153,6 +153,11 @@ describe('everyday behaviour', () => {
       message: expect.stringMatching(/never contacted/),
     });
     expect((await a.client.read('alice', 'bob')).find((m) => m.message_id === queued.message_id)?.state).toBe('queued');
+    // what needs the relay now says so, and what to check
+    await expect(a.client.sync('alice')).rejects.toMatchObject({
+      code: 'relay_unreachable',
+      message: expect.stringMatching(/^The relay at \S+ cannot be reached \(.+\): check that it runs/),
+    });
 
     // the daemon restarts while the relay is still down: the message is still queued
     await a.daemon.close();

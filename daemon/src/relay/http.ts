@@ -147,7 +147,7 @@ export async function relayRequest<T = unknown>(target: RelayTarget, opts: Reque
     if (cause instanceof DaemonError) throw cause;
     throw new DaemonError(
       'relay_unreachable',
-      `the relay at ${target.baseUrl} cannot be reached: ${(cause as Error).message}`,
+      `The relay at ${target.baseUrl} cannot be reached (${(cause as Error).message}): check that it runs and that this machine reaches it, then try again.`,
       { cause, status: 503 },
     );
   }
