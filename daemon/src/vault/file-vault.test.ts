@@ -67,7 +67,13 @@ describe('file vault', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readdirSync(home)).toEqual(['vault.json']); // renamed into place, no temp file left
     // from now on it needs the passphrase; without it the vault is locked, never plain again
-    expect(FileVault.open(file, undefined, FAST).locked).toBe(true);
+    const without = FileVault.open(file, undefined, FAST);
+    expect(without.locked).toBe(true);
+    // and says which: missing or wrong, and what to do
+    expect(without.warning).toMatch(/started without SVC_VAULT_PASSPHRASE; set it, run `svc stop`/);
+    const wrong = FileVault.open(file, 'not it', FAST);
+    expect(wrong.warning).toMatch(/SVC_VAULT_PASSPHRASE does not open it .*; set the right one, run `svc stop`/);
+    expect(() => wrong.get('agent/x/api_key')).toThrow(/does not open it/);
     expect(FileVault.open(file, 'later', FAST).get('agent/x/api_key')).toBe('svc_ak_test');
   });
 

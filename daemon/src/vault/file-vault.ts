@@ -48,7 +48,12 @@ interface KeyringPin {
 type VaultFile = EncryptedFile | PlainFile;
 
 export const PLAIN_VAULT_WARNING =
-  'secrets are stored unencrypted in vault.json (mode 0600): no OS keyring and no SVC_VAULT_PASSPHRASE';
+  'secrets are stored unencrypted in vault.json (mode 0600): no OS keyring and no SVC_VAULT_PASSPHRASE; set it, run `svc stop`, and the next start encrypts the vault';
+/** Why an encrypted vault is locked: opened without a passphrase, or with one that does not open it. */
+const NO_PASSPHRASE =
+  'it is encrypted and the daemon started without SVC_VAULT_PASSPHRASE; set it, run `svc stop`, and start again';
+const WRONG_PASSPHRASE =
+  'SVC_VAULT_PASSPHRASE does not open it (wrong passphrase, or vault.json was altered); set the right one, run `svc stop`, and start again';
 
 /** Default scrypt cost: 2^15 × 8 × 128 B = 32 MiB, about 0.1 s once per daemon start. */
 export const DEFAULT_SCRYPT = { N: 2 ** 15, r: 8, p: 1 };
@@ -133,7 +138,7 @@ export class FileVault implements Vault {
     this.#locked = locked;
     if (kind === 'file-plain') this.warning = PLAIN_VAULT_WARNING;
     else if (locked) {
-      this.warning = `the file vault is locked: ${lockedBecause ?? 'set SVC_VAULT_PASSPHRASE and restart the daemon'}`;
+      this.warning = `the file vault is locked: ${lockedBecause}`;
       this.#lockedBecause = lockedBecause;
     }
   }
@@ -174,7 +179,7 @@ export class FileVault implements Vault {
       v.#save();
       return v;
     }
-    if (passphrase === undefined) return new FileVault(path, 'file-encrypted', {}, true);
+    if (passphrase === undefined) return new FileVault(path, 'file-encrypted', {}, true, NO_PASSPHRASE);
     const weak = weakKdf(file.kdf ?? {}, scrypt);
     if (weak !== undefined) {
       return new FileVault(
@@ -197,7 +202,7 @@ export class FileVault implements Vault {
       return v;
     } catch {
       // GCM authentication fails: the passphrase is wrong (or the file was altered).
-      return new FileVault(path, 'file-encrypted', {}, true);
+      return new FileVault(path, 'file-encrypted', {}, true, WRONG_PASSPHRASE);
     }
   }
 
@@ -207,10 +212,7 @@ export class FileVault implements Vault {
 
   #check(): void {
     if (this.#locked) {
-      throw new DaemonError(
-        'vault_locked',
-        `The file vault is locked: ${this.#lockedBecause ?? 'SVC_VAULT_PASSPHRASE is missing or wrong; set it and restart the daemon'}.`,
-      );
+      throw new DaemonError('vault_locked', `The file vault is locked: ${this.#lockedBecause}.`);
     }
   }
 
