@@ -32,12 +32,25 @@ import type { TypedApp } from './routes/types.js';
 import { wellKnownRoutes } from './routes/well-known.js';
 
 export const RELAY_VERSION = '0.1.0';
+/** How long a request (headers and body) may take to arrive. */
+export const REQUEST_TIMEOUT_MS = 300_000;
 
-export async function buildApp(ctx: RelayContext): Promise<TypedApp> {
+export async function buildApp(ctx: RelayContext, opts: { requestTimeoutMs?: number } = {}): Promise<TypedApp> {
+  const requestTimeout = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     loggerInstance: ctx.logger.child({ subsystem: 'relay:http' }) as FastifyBaseLogger,
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
+    // A request must arrive whole within this (Node's default is never): a client that
+    // stalls mid-body no longer holds its connection for ever. Long enough for the largest
+    // attachment on a slow link; the answer (a stream, a long-poll) is not counted.
+    requestTimeout,
+    // how often Node looks for such requests (its default, 30 s, unless the timeout is shorter);
+    // Node enforces the timeout only when the headers' own (default 60 s) is not longer
+    http: {
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(requestTimeout / 10))),
+      headersTimeout: Math.min(60_000, requestTimeout),
+    },
     // Wrong types are errors, not silently coerced; unknown fields are refused by the schemas.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
     // Every error answer has the one shape, including the router's and Node's HTTP parser's.

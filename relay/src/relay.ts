@@ -60,6 +60,8 @@ export interface RelayOverrides {
    * down, so the message routes answer 503 bus_unavailable and revocations stay pending.
    */
   bus?: RelayBus;
+  /** How long a request may take to arrive whole (default REQUEST_TIMEOUT_MS; tests shorten it). */
+  requestTimeoutMs?: number;
 }
 
 export const ledgerPath = (dataDir: string): string => join(dataDir, 'ledger.db');
@@ -181,7 +183,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       keys: new KeyService(base),
       blobs: new BlobStore(bus),
     };
-    const app = await buildApp(context);
+    const app = await buildApp(context, { requestTimeoutMs: overrides.requestTimeoutMs });
     await app.ready();
     // Webhook deliveries queued in the ledger, including those left by a previous run.
     const webhooks = createWebhookDispatcher(context);

@@ -100,6 +100,37 @@ describe('router and parser refusals have the one shape', () => {
     });
   });
 
+  it('HEAD of the event stream: 405, and no stream slot held', async () => {
+    for (let i = 0; i < 10; i++) {
+      const res = await raw('HEAD', '/api/v1/messages/stream', { headers: alice.auth });
+      expect(res.status).toBe(405);
+    }
+    // (a HEAD used to open a stream and hold its slot: 8 of them refused the next GET)
+    const stream = await new Promise<number>((resolve, reject) => {
+      const { port } = new URL(relay.url);
+      const req = request({ host: '127.0.0.1', port, path: '/api/v1/messages/stream', headers: alice.auth }, (res) => {
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.on('error', () => undefined);
+      req.end();
+    });
+    expect(stream).toBe(200);
+  });
+
+  it('path values in messages are quoted, so a message stays on one line', async () => {
+    const ack = await raw('POST', '/api/v1/messages/a%0D%0AX-Injected:%201/ack', { headers: alice.auth });
+    expect(ack).toEqual({
+      status: 404,
+      body: { error: 'unknown_message', message: 'no message "a\\r\\nX-Injected: 1" addressed to you' },
+    });
+    const keys = await raw('GET', '/api/v1/agents/a%0Ab/keys', { headers: alice.auth });
+    expect(keys).toEqual({
+      status: 404,
+      body: { error: 'not_found', message: 'No active agent "a\\nb" in this tenant.' },
+    });
+  });
+
   it('a parameter over the length limit: 414 uri_too_long', async () => {
     const res = await raw('GET', `/api/v1/agents/${'a'.repeat(300)}`, { headers: alice.auth });
     expect(res.status).toBe(414);
@@ -186,5 +217,34 @@ describe('invalid UTF-8 in a JSON body', () => {
     const res = await raw('POST', '/api/v1/messages', { headers: { ...alice.auth, ...json }, body });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'invalid_json', message: expect.stringMatching(/UTF-8/) });
+  });
+});
+
+describe('a request that stalls on its way in', () => {
+  it('is answered 408 request_timeout and its connection closed (it was held for ever)', async () => {
+    const slow = await inProcessBusRelay({}, { requestTimeoutMs: 500 });
+    try {
+      const { port } = new URL(slow.url);
+      const started = Date.now();
+      const text = await new Promise<string>((resolve, reject) => {
+        // no credentials needed: the enrollment route reads a body first
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.write(
+            'POST /api/v1/enrollment HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":',
+          ),
+        );
+        let got = '';
+        socket.on('data', (c: Buffer) => {
+          got += c;
+        });
+        socket.on('close', () => resolve(got));
+        socket.on('error', reject);
+      });
+      expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: 'request_timeout' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    } finally {
+      await slow.close();
+    }
   });
 });

@@ -78,6 +78,18 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/^svce1\.\S+\n$/);
     expect(text.stderr).toContain(`register --enrollment-grant ${text.stdout.trim()}`);
+    // an agent id the grant route would refuse is refused here too (it could never sign in)
+    for (const id of ['sp ace/..', 'we\nird', 'x'.repeat(257)]) {
+      const bad = await relayCli(
+        ['grant', '--data-dir', relay.dataDir, '--agent-id', id, '--agent-number', 'fine'],
+        elsewhere,
+      );
+      expect(bad.code, id).not.toBe(0);
+      expect(bad.stdout).toBe('');
+      expect(bad.stderr).toMatch(
+        /agent_id must be letters, digits and _ \. : @ -, at most 256 characters.*validation_failed/,
+      );
+    }
     // neither wrote anything where it ran
     expect(readdirSync(elsewhere)).toEqual([]);
 

@@ -2,6 +2,7 @@
 import { randomBytes, sign } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import {
+  AgentId,
   AgentNumber,
   type Capability,
   type EnrollmentBindings,
@@ -27,6 +28,11 @@ export interface MintGrantInput {
 type GrantContext = Pick<RelayContext, 'config' | 'deployment' | 'ledger' | 'now'>;
 
 export async function mintGrant(ctx: GrantContext, input: MintGrantInput): Promise<GrantResponse> {
+  // what the grant route's schema checks, for the local command too: an agent id outside it
+  // would enroll and then never get a sign-in challenge
+  if (!Value.Check(AgentId, input.agentId)) {
+    throw new SvcError('validation_failed', 'agent_id must be letters, digits and _ . : @ -, at most 256 characters');
+  }
   const agentNumber = input.agentNumber ?? input.agentId;
   // Validated before anything is persisted: an agent id with . or : needs an explicit number.
   if (!Value.Check(AgentNumber, agentNumber)) {

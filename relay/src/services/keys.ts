@@ -65,7 +65,7 @@ export class KeyService {
   /** The active agent of the tenant named by number or id; unknown, revoked and other-tenant agents are the same answer. */
   async lookup(tenantId: string, ref: string): Promise<KeyOwner> {
     const owner = await this.#directory.activeByRef(tenantId, ref);
-    if (!owner) throw new SvcError('not_found', `No active agent ${ref} in this tenant.`);
+    if (!owner) throw new SvcError('not_found', `No active agent ${JSON.stringify(ref)} in this tenant.`);
     return owner;
   }
 

@@ -547,7 +547,7 @@ export class Messaging {
 
   async ack(agent: AgentRow, messageId: string): Promise<{ message_id: string; acked_at: string; already: boolean }> {
     const row = await this.store.find(agent.id, messageId);
-    if (!row) throw new SvcError('unknown_message', `no message ${messageId} addressed to you`);
+    if (!row) throw new SvcError('unknown_message', `no message ${JSON.stringify(messageId)} addressed to you`);
     if (row.acked_at !== null) return { message_id: messageId, acked_at: iso(row.acked_at), already: true };
     const now = this.#ctx.now();
     if (!(await this.store.acknowledge(row, now))) {

@@ -43,6 +43,9 @@ export function messageStreamRoute(app: TypedApp, { messaging, ledger, now }: Me
   app.get(
     '/api/v1/messages/stream',
     {
+      // HEAD would open a stream whose body is never sent: it held a stream slot for as long
+      // as the client waited (405 instead, as for any method a path does not serve)
+      exposeHeadRoute: false,
       schema: {
         summary: 'Server-sent events of envelopes addressed to you (backlog first)',
         querystring: Type.Object(
