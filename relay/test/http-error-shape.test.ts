@@ -50,6 +50,19 @@ function raw(
   });
 }
 
+/** Writes `text` on a new connection to `url` and gives back all the server wrote until it closed. */
+function exchange(url: string, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1', () => socket.write(text));
+    let got = '';
+    socket.on('data', (c: Buffer) => {
+      got += c;
+    });
+    socket.on('close', () => resolve(got));
+    socket.on('error', reject);
+  });
+}
+
 const shape = { error: expect.any(String), message: expect.any(String) };
 
 describe('router and parser refusals have the one shape', () => {
@@ -83,16 +96,7 @@ describe('router and parser refusals have the one shape', () => {
   });
 
   it('a request line Node cannot parse: 400 bad_request that says HTTP is at fault', async () => {
-    const { port } = new URL(relay.url);
-    const text = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => socket.write('GET /healthz FOO/1.1\r\n\r\n'));
-      let got = '';
-      socket.on('data', (c: Buffer) => {
-        got += c;
-      });
-      socket.on('close', () => resolve(got));
-      socket.on('error', reject);
-    });
+    const text = await exchange(relay.url, 'GET /healthz FOO/1.1\r\n\r\n');
     expect(text).toMatch(/^HTTP\/1\.1 400 /);
     expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({
       error: 'bad_request',
@@ -224,22 +228,12 @@ describe('a request that stalls on its way in', () => {
   it('is answered 408 request_timeout and its connection closed (it was held for ever)', async () => {
     const slow = await inProcessBusRelay({}, { requestTimeoutMs: 500 });
     try {
-      const { port } = new URL(slow.url);
       const started = Date.now();
-      const text = await new Promise<string>((resolve, reject) => {
-        // no credentials needed: the enrollment route reads a body first
-        const socket = connect(Number(port), '127.0.0.1', () =>
-          socket.write(
-            'POST /api/v1/enrollment HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":',
-          ),
-        );
-        let got = '';
-        socket.on('data', (c: Buffer) => {
-          got += c;
-        });
-        socket.on('close', () => resolve(got));
-        socket.on('error', reject);
-      });
+      // no credentials needed: the enrollment route reads a body first
+      const text = await exchange(
+        slow.url,
+        'POST /api/v1/enrollment HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":',
+      );
       expect(text).toMatch(/^HTTP\/1\.1 408 /);
       expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: 'request_timeout' });
       expect(Date.now() - started).toBeGreaterThanOrEqual(500);
