@@ -110,7 +110,7 @@ describe('router and parser refusals have the one shape', () => {
       expect(res.status).toBe(405);
     }
     // (a HEAD used to open a stream and hold its slot: 8 of them refused the next GET)
-    const stream = await new Promise<number>((resolve, reject) => {
+    const stream = await new Promise<number>((resolve) => {
       const { port } = new URL(relay.url);
       const req = request({ host: '127.0.0.1', port, path: '/api/v1/messages/stream', headers: alice.auth }, (res) => {
         resolve(res.statusCode ?? 0);

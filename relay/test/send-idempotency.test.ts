@@ -222,3 +222,31 @@ describe('envelopes kept in memory', () => {
     expect(await pendingIds(frank)).toContain(id);
   });
 });
+
+describe('a send to a recipient that blocked the sender', () => {
+  it('is accepted and dropped, its id taken: a retry is a duplicate, before and after an unblock', async () => {
+    const [gina, hal, ivy] = await Promise.all([relay.enroll('gina'), relay.enroll('hal'), relay.enroll('ivy')]);
+    const block = (method: 'POST' | 'DELETE') =>
+      call(relay.url, method, `/api/v1/agents/${hal.number}/block`, undefined, gina.auth);
+    expect((await block('POST')).status).toBe(200);
+    const e = sealFor(hal, gina, 'blocked');
+    const other = sealFor(hal, ivy, 'to ivy, in the same request');
+    const before = await inStream(gina);
+    expect((await send(hal, [e, other])).body.results?.map((r) => r.status)).toEqual(['accepted', 'accepted']);
+    // the retry answers as it would for any recipient (it used to say accepted again)
+    expect((await send(hal, [e, other])).body.results?.map((r) => r.status)).toEqual(['duplicate', 'duplicate']);
+    expect((await send(hal, [e])).body.results?.map((r) => r.status)).toEqual(['duplicate']);
+    expect(await pending(gina)).toEqual([]);
+    expect(await inStream(gina)).toBe(before);
+    // the id is taken, as any recorded one
+    const forged = sealFor(ivy, gina, 'same id', { message_id: e.header.message_id });
+    expect(await send(ivy, [forged])).toMatchObject({ status: 409, body: { error: 'message_id_conflict' } });
+    // unblocked: the dropped envelope is not delivered by a resend; a new one is
+    expect((await block('DELETE')).status).toBe(204);
+    expect((await send(hal, [e])).body.results?.map((r) => r.status)).toEqual(['duplicate']);
+    const next = sealFor(hal, gina, 'after the unblock');
+    expect((await send(hal, [next])).body.results?.map((r) => r.status)).toEqual(['accepted']);
+    expect((await pending(gina)).map((r) => r.message_id)).toEqual([next.header.message_id]);
+    expect(await inStream(gina)).toBe(before + 1);
+  });
+});

@@ -25,8 +25,18 @@ export const envelopeKey = (recipientRow: string, messageId: string): string => 
 /** A row that was already there from the same sender; `recorded_seq`: the stream sequence it points at. */
 export type IgnoredRow = NewEnvelopeRow & { recorded_seq: number };
 
-/** Which rows were already there from the same sender, or the message id another sender holds. */
-export type InsertOutcome = { conflict: string } | { ignored: IgnoredRow[] };
+/**
+ * Which rows were already there from the same sender, or the message id another sender
+ * holds; `known`: the keys (envelopeKey) of the dropped envelopes the ledger had already.
+ */
+export type InsertOutcome = { conflict: string } | { ignored: IgnoredRow[]; known?: Set<string> };
+
+/**
+ * An envelope accepted and dropped (its recipient blocked the sender): recorded as done
+ * (acknowledged, no stream copy, sequence 0), so that its id is taken like any other: a
+ * retry is a duplicate, and the same id is not delivered after an unblock.
+ */
+export type DroppedEnvelopeRow = Omit<NewEnvelopeRow, 'stream_seq' | 'webhook'>;
 
 export interface ReceiptRow {
   id: number;
@@ -240,17 +250,48 @@ export class MessageStore {
    * once, PostgreSQL makes the second wait for the first and then find its row.
    * Each row's stream_seq is its own publish's: no row recorded already points at it.
    */
-  async insertMany(rows: NewEnvelopeRow[]): Promise<InsertOutcome> {
-    if (rows.length <= INSERT_CHUNK && !rows.some((r) => r.webhook)) {
+  async insertMany(rows: NewEnvelopeRow[], dropped: DroppedEnvelopeRow[] = []): Promise<InsertOutcome> {
+    if (dropped.length === 0 && rows.length <= INSERT_CHUNK && !rows.some((r) => r.webhook)) {
       const alone = await this.#insertAlone(rows);
       if (alone) return alone;
     }
     try {
-      return { ignored: await this.#sql.transaction((tx) => this.#insertMany(tx, rows)) };
+      return await this.#sql.transaction(async (tx) => {
+        const ignored = rows.length > 0 ? await this.#insertMany(tx, rows) : [];
+        return dropped.length > 0 ? { ignored, known: await this.#recordDropped(tx, dropped) } : { ignored };
+      });
     } catch (err) {
       if (err instanceof TakenByAnotherSender) return { conflict: err.messageId };
       throw err;
     }
+  }
+
+  /** Records dropped envelopes as done; returns the keys of those the ledger had already (same sender). */
+  async #recordDropped(tx: Sql, dropped: DroppedEnvelopeRow[]): Promise<Set<string>> {
+    const known = new Set<string>();
+    for (const r of dropped) {
+      const added = await tx.run(
+        `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number,
+           stream_seq, size, accepted_at, acked_at)
+         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?) ON CONFLICT (recipient_row, message_id) DO NOTHING`,
+        [
+          r.recipient_row,
+          r.message_id,
+          r.tenant_id,
+          r.recipient_number,
+          r.sender_row,
+          r.sender_number,
+          r.size,
+          r.accepted_at,
+          r.accepted_at,
+        ],
+      );
+      if (added === 1) continue;
+      const there = await this.find(r.recipient_row, r.message_id, tx);
+      if (there?.sender_row !== r.sender_row) throw new TakenByAnotherSender(r.message_id); // rolls all back
+      known.add(envelopeKey(r.recipient_row, r.message_id));
+    }
+    return known;
   }
 
   /**

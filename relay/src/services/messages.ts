@@ -22,9 +22,11 @@ import type { RelayBase } from '../context.js';
 import { RateLimitedError, TokenBuckets } from '../http/rate-limit.js';
 import type { AgentRow } from '../ledger/ledger.js';
 import {
+  type DroppedEnvelopeRow,
   type EnvelopeRow,
   envelopeKey,
   type IgnoredRow,
+  type InsertOutcome,
   type MessageStore,
   type Recipient,
 } from '../ledger/messages.js';
@@ -49,6 +51,25 @@ interface RecipientEntry {
 }
 
 /** An envelope to publish (a PublishItem) and record, and its answer (duplicate once the ledger says so). */
+/** An envelope whose recipient blocked its sender: accepted, recorded as done, never published. */
+interface Dropped {
+  recipient: Recipient;
+  messageId: string;
+  size: number;
+  result: SendResponse['results'][number];
+}
+
+const droppedRow = (sender: AgentRow, d: Dropped, now: number): DroppedEnvelopeRow => ({
+  recipient_row: d.recipient.id,
+  message_id: d.messageId,
+  tenant_id: sender.tenant_id,
+  recipient_number: d.recipient.agent_number,
+  sender_row: sender.id,
+  sender_number: sender.agent_number,
+  size: d.size,
+  accepted_at: now,
+});
+
 interface Outgoing extends PublishItem {
   /** the canonical envelope bytes (published, and kept for readers) */
   data: Buffer;
@@ -214,6 +235,7 @@ export class Messaging {
     const recipients = new Map<string, RecipientEntry>();
     const results: SendResponse['results'] = [];
     const toPublish: Outgoing[] = [];
+    const dropped: Dropped[] = [];
     for (const [i, raw] of body.envelopes.entries()) {
       const { header: h, bytes } = this.#check(sender, raw, i, canonical?.[i]);
       let entry = recipients.get(h.recipient);
@@ -241,8 +263,12 @@ export class Messaging {
         continue;
       }
       entry.seen.add(h.message_id);
-      // A recipient that blocked the sender gets nothing; the sender is not told.
-      if (entry.blocked) continue;
+      // A recipient that blocked the sender gets nothing; the sender is not told (the id is
+      // taken all the same: a retry answers duplicate, as it would otherwise).
+      if (entry.blocked) {
+        dropped.push({ recipient: entry.recipient, messageId: h.message_id, size: bytes.length, result });
+        continue;
+      }
       toPublish.push({
         recipient: entry.recipient,
         messageId: h.message_id,
@@ -255,12 +281,19 @@ export class Messaging {
         msgId: `${h.message_id}:${h.recipient}:${sender.id}`,
       });
     }
-    if (toPublish.length === 0) return { results };
+    const droppedRows = dropped.map((d) => droppedRow(sender, d, now));
+    if (toPublish.length === 0) {
+      await this.#recordDropped(dropped, droppedRows);
+      return { results };
+    }
     let reserved = new Map<string, { count: number; bytes: number }>();
     try {
       reserved = await this.#reserve(sender, toPublish);
       // (a full inbox's retry may have turned out to hold nothing new)
-      const ignored = toPublish.length > 0 ? await this.#publishAndRecord(sender, toPublish, now) : [];
+      const ignored =
+        toPublish.length > 0
+          ? await this.#publishAndRecord(sender, toPublish, now, dropped, droppedRows)
+          : await this.#recordDropped(dropped, droppedRows);
       const kept = new Map([...reserved].map(([row, t]) => [row, { ...t }]));
       // rows that were there already (a retry) count once
       for (const r of ignored) {
@@ -279,6 +312,22 @@ export class Messaging {
       for (const row of reserved.keys()) this.#pendingTotals.settle(row);
     }
     return { results };
+  }
+
+  /** Records what is dropped when nothing is published; nothing of it is ignored. */
+  async #recordDropped(dropped: Dropped[], rows: DroppedEnvelopeRow[]): Promise<IgnoredRow[]> {
+    if (dropped.length > 0) this.#settleDropped(await this.store.insertMany([], rows), dropped);
+    return [];
+  }
+
+  /** Marks the dropped envelopes the ledger had already as duplicates; a conflict refuses the request. */
+  #settleDropped(outcome: InsertOutcome, dropped: Dropped[]): void {
+    if ('conflict' in outcome) {
+      throw new SvcError('message_id_conflict', `message ${outcome.conflict} exists from another sender`);
+    }
+    for (const d of dropped) {
+      if (outcome.known?.has(envelopeKey(d.recipient.id, d.messageId))) d.result.status = 'duplicate';
+    }
   }
 
   /**
@@ -345,7 +394,13 @@ export class Messaging {
    * copies, a retry deletes the copy the ledger does not point at, and a first copy is
    * deleted once the ledger points elsewhere (no request can record it after that).
    */
-  async #publishAndRecord(sender: AgentRow, toPublish: Outgoing[], now: number): Promise<IgnoredRow[]> {
+  async #publishAndRecord(
+    sender: AgentRow,
+    toPublish: Outgoing[],
+    now: number,
+    dropped: Dropped[],
+    droppedRows: DroppedEnvelopeRow[],
+  ): Promise<IgnoredRow[]> {
     const tenant = sender.tenant_id;
     let acks: PublishAck[];
     /** item index → the first copy's sequence, for the publishes JetStream took for duplicates */
@@ -373,6 +428,7 @@ export class Messaging {
         accepted_at: now,
         webhook: p.webhook,
       })),
+      droppedRows,
     );
     if ('conflict' in outcome) {
       // Another sender holds the id (recorded by an earlier request, or by another relay
@@ -381,6 +437,7 @@ export class Messaging {
       await Promise.all(seqs.map((seq) => this.#deleteCopy(tenant, seq)));
       throw new SvcError('message_id_conflict', `message ${outcome.conflict} exists from another sender`);
     }
+    this.#settleDropped(outcome, dropped);
     /** the sequences the ledger already had, for the rows this request did not record */
     let recorded: Map<string, number> | undefined;
     if (outcome.ignored.length > 0) {
