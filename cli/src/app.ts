@@ -59,6 +59,9 @@ export class App {
   }
 }
 
+const isUplinkOnly = (capabilities: readonly string[]) =>
+  capabilities.includes('nats-relay') && !capabilities.includes('http-relay');
+
 function rootOf(cmd: Command): Command {
   let c = cmd;
   while (c.parent) c = c.parent;
@@ -124,7 +127,9 @@ export class Run {
       this.debug(`agent ${fromEnv} (SVC_AGENT)`);
       return fromEnv;
     }
-    const agents = await (link ?? (await this.link())).listAgents();
+    // a machine's leaf-uplink identity (nats-relay without http-relay) has no agent routes:
+    // it is never the agent a command acts as, so it does not make the choice ambiguous
+    const agents = (await (link ?? (await this.link())).listAgents()).filter((a) => !isUplinkOnly(a.capabilities));
     if (agents.length === 1) {
       this.debug(`agent ${agents[0]!.name} (the only local agent)`);
       return agents[0]!.name;

@@ -1,7 +1,8 @@
 /**
  * CLI failures. Every failure a user can meet carries a stable code (the shared catalog's,
  * a daemon code of `DAEMON_ERROR_CODES`, or one of the CLI codes below) and a one-line
- * message that says what to do. Exit status: 1 for a failure, 2 for a usage error.
+ * message that says what to do. Exit status: 1 for a failure, 2 for a usage error, which
+ * includes every `validation_failed` (an argument the CLI or the daemon found invalid).
  */
 
 export const EXIT_OK = 0;
@@ -34,13 +35,20 @@ export function usageError(message: string): CliError {
   return new CliError('validation_failed', message, { exitCode: EXIT_USAGE });
 }
 
+/**
+ * Codes that mean the command line was wrong, whoever found it: the daemon checks most
+ * argument values itself (a URL, a name, a file path), and its refusal is the same usage
+ * error as the CLI's own check would have been.
+ */
+const USAGE_CODES: ReadonlySet<string> = new Set(['validation_failed', 'usage_error']);
+
 /** The `{error, message}` of any thrown value: a CliError, a daemon error with `.code`, or anything else. */
 export function describeError(err: unknown): { code: string; message: string; exitCode: number } {
   if (err instanceof CliError) return { code: err.code, message: err.message, exitCode: err.exitCode };
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
     if (typeof code === 'string' && /^[a-z][a-z0-9_.]*$/.test(code)) {
-      return { code, message: err.message, exitCode: EXIT_FAILURE };
+      return { code, message: err.message, exitCode: USAGE_CODES.has(code) ? EXIT_USAGE : EXIT_FAILURE };
     }
     if (typeof code === 'string' && (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR')) {
       return { code: 'io_error', message: err.message, exitCode: EXIT_FAILURE };

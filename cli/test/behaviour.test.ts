@@ -1,4 +1,6 @@
-import { DaemonClientError } from '@svc/daemon/client';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DaemonClientError, localStackFiles } from '@svc/daemon/client';
 import { encodeEnrollmentCode } from '@svc/shared';
 import { describe, expect, it } from 'vitest';
 import { AGENT, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
@@ -19,6 +21,21 @@ describe('agent selection', () => {
     const { link, calls } = fakeLink({ ack });
     await svc(['msg', 'ack', 'm1'], { link, env: { SVC_AGENT: 'alice' } });
     expect(calls).toEqual([{ method: 'ack', args: ['alice', 'm1'] }]);
+  });
+
+  it('a leaf-uplink identity (nats-relay only) is not counted: the one agent beside it is used', async () => {
+    const uplink = { ...AGENT, name: 'uplink-b', agent_number: 'uplink-b', capabilities: ['nats-relay'] };
+    const bob = { ...AGENT, name: 'bob', agent_number: 'bob', capabilities: ['http-relay'] };
+    const { link, calls } = fakeLink({ listAgents: () => [bob, uplink], inbox: () => [] });
+    const r = await svc(['inbox', '--json'], { link });
+    expect(r.stderr).toBe('');
+    expect(calls.map((c) => [c.method, c.args[0]])).toEqual([
+      ['listAgents', undefined],
+      ['inbox', 'bob'],
+    ]);
+    // with only the uplink, there is no agent to act as
+    const alone = await svc(['inbox'], { link: fakeLink({ listAgents: () => [uplink] }).link });
+    expect(alone.stderr).toContain('(unknown_agent)');
   });
 
   it('without either, the only local agent is used', async () => {
@@ -270,6 +287,47 @@ describe('abuse report', () => {
   });
 });
 
+describe("an argument the daemon finds invalid is a usage error, as the CLI's own check is", () => {
+  const refuse = (message: string) => () => {
+    throw new DaemonClientError('validation_failed', message, 400);
+  };
+
+  it.each([
+    [
+      ['deployment', 'fetch', '--url', '127.0.0.1:8921', '--trust', 'package.json'],
+      { fetchDeployment: refuse('not a URL: 127.0.0.1:8921') },
+    ],
+    [['register', '--local', '--name', 'bad name!'], { registerLocal: refuse('invalid local agent name bad name!') }],
+    [
+      ['register', '--local', '--name', 'ann'],
+      { registerLocal: refuse('a local agent named ann exists; choose --name') },
+    ],
+  ] as const)('svc %j exits 2 (validation_failed)', async (args, answers) => {
+    const { link } = fakeLink(answers);
+    const r = await svc([...args], { link });
+    expect(r.stderr).toMatch(/\(validation_failed\)\n$/);
+    expect(r.code).toBe(2);
+  });
+
+  it('send --file of something that is not a file is refused before the daemon is asked', async () => {
+    await withTempHome(async (home) => {
+      const { link, calls } = fakeLink();
+      const r = await svc(['send', 'bob', '--file', home, '--as', 'alice'], { link });
+      expect(r.stderr).toBe(`svc: error: --file: no file ${home}. (validation_failed)\n`);
+      expect(r.code).toBe(2);
+      expect(calls).toEqual([]);
+    });
+  });
+});
+
+describe('reply', () => {
+  it('without content names what reply takes (CONTENT or --stdin), no -m or --file', async () => {
+    const r = await svc(['reply', 'm1', '--as', 'alice'], { link: fakeLink().link });
+    expect(r.stderr).toBe('svc: error: Give the message content: CONTENT or --stdin. (validation_failed)\n');
+    expect(r.code).toBe(2);
+  });
+});
+
 describe('hosted-only and unbuilt commands', () => {
   it.each([
     'account --json',
@@ -330,9 +388,17 @@ describe('hosted-only and unbuilt commands', () => {
     expect((await svc(['stop', '--local'], { link })).stdout).toContain('Stopped the local nats-server');
     expect(calls.map((c) => c.args)).toEqual([['stop']]);
     await withTempHome(async (home) => {
+      // no pid file: this home started no server, nothing to stop (as with a daemon that runs none)
+      const none = await svc(['stop', '--local'], { env: { SVC_HOME: home } });
+      expect(none).toMatchObject({ code: 0, stdout: 'The local nats-server was not running.\n', stderr: '' });
+      // a pid file naming a process that is not provably ours (this test's own): refused, nothing signalled
+      const { pidFile, configFile } = localStackFiles(join(home, 'run'));
+      mkdirSync(dirname(pidFile), { recursive: true });
+      writeFileSync(pidFile, JSON.stringify({ pid: process.pid, config_file: configFile, started_at: 'now' }));
       const r = await svc(['stop', '--local'], { env: { SVC_HOME: home } });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('process_not_owned');
+      expect(existsSync(pidFile)).toBe(true);
     });
   });
 });
@@ -484,6 +550,24 @@ describe('wired commands', () => {
       });
       expect(JSON.parse(missing.stdout).error).toBe('io_error');
     });
+  });
+
+  it("deployment remove: the daemon's refusal of one in use is the answer, exit 1", async () => {
+    const { link, calls } = fakeLink({
+      removeDeployment: (name: string) => {
+        if (name === 'home') {
+          throw Object.assign(new Error('Deployment home is used by local agent alice; deregister it first.'), {
+            code: 'deployment_in_use',
+          });
+        }
+      },
+    });
+    const used = await svc(['deployment', 'remove', 'home', '--json'], { link });
+    expect(used.code).toBe(1);
+    expect(JSON.parse(used.stdout)).toMatchObject({ error: 'deployment_in_use' });
+    const spare = await svc(['deployment', 'remove', 'spare'], { link });
+    expect(spare.code).toBe(0);
+    expect(calls.filter((c) => c.method === 'removeDeployment').map((c) => c.args)).toEqual([['home'], ['spare']]);
   });
 
   it('register sends the enrollment code and options', async () => {

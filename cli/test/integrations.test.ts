@@ -150,6 +150,12 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     }
   });
 
+  it('install-wake-hook --help says what --binary runs: `<path> wake-hook`', async () => {
+    const help = (await svc(['claude', 'install-wake-hook', '--help'])).stdout;
+    expect(help).toContain('<path> wake-hook');
+    expect(help).not.toContain('statusline');
+  });
+
   it('the wake hook alone on a file without hooks leaves no hooks key behind', async () => {
     const h = homes();
     mkdirSync(join(h.env.HOME, '.claude'));
@@ -189,10 +195,34 @@ model = "gpt-5"
 describe('svc codex setup', () => {
   const link = () =>
     fakeLink({ getAgent: (name) => ({ ...AGENT, name, agent_number: name === 'alice' ? 'alice' : name }) }).link;
+  /** temp homes with an `svc` on PATH, whose absolute path the entry runs */
+  const homesWithSvc = () => {
+    const h = homes();
+    const svcPath = join(h.env.PATH, 'svc');
+    writeFileSync(svcPath, '#!/bin/sh\n', { mode: 0o755 });
+    return { ...h, svcPath };
+  };
+
+  it('without svc on PATH refuses (nothing written), as install-wake-hook does; --binary names it', async () => {
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.codex'));
+    writeFileSync(h.codex, PRIOR_TOML);
+    const r = await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('(binary_not_found)');
+    expect(readFileSync(h.codex, 'utf8')).toBe(PRIOR_TOML);
+
+    const given = await svc(['codex', 'setup', '--agent', 'alice', '--binary', 'bin/../opt/svc'], {
+      env: h.env,
+      link: link(),
+    });
+    expect(given.code).toBe(0);
+    const config = parse(readFileSync(h.codex, 'utf8')) as { mcp_servers: Record<string, { command: string }> };
+    expect(config.mcp_servers['svc-alice']!.command).toBe(join(process.cwd(), 'opt', 'svc'));
+  });
 
   it('adds svc mcp for the agent, keeps everything else, and is idempotent', async () => {
-    const h = homes();
-    writeFileSync(join(h.env.PATH, 'svc'), '#!/bin/sh\n', { mode: 0o755 });
+    const h = homesWithSvc();
     mkdirSync(join(h.env.HOME, '.codex'));
     writeFileSync(h.codex, PRIOR_TOML);
     const r = await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env, link: link() });
@@ -214,7 +244,7 @@ describe('svc codex setup', () => {
   });
 
   it('updates its own entry in place, keeping keys the user added to it', async () => {
-    const h = homes();
+    const h = homesWithSvc();
     mkdirSync(join(h.env.HOME, '.codex'));
     writeFileSync(
       h.codex,
@@ -224,7 +254,7 @@ describe('svc codex setup', () => {
     expect(r.stdout).toContain('Updated');
     const config = parse(readFileSync(h.codex, 'utf8')) as Record<string, Record<string, Record<string, unknown>>>;
     expect(config.mcp_servers!['svc-alice']).toEqual({
-      command: 'svc',
+      command: h.svcPath,
       args: ['mcp', '--as', 'alice'],
       env: { SVC_HOME: h.env.SVC_HOME },
       startup_timeout_sec: 20,
@@ -234,7 +264,7 @@ describe('svc codex setup', () => {
 
   it('--migrate-legacy rewrites an older entry in place; without it the legacy entry is reported and kept', async () => {
     const legacy = `${PRIOR_TOML}\n[mcp_servers.svc]\ncommand = "svc"\nargs = ["mcp"]\nenv = { SVC_AGENT = "alice" }\n\n[tools]\nweb_search = true\n`;
-    const h = homes();
+    const h = homesWithSvc();
     mkdirSync(join(h.env.HOME, '.codex'));
     writeFileSync(h.codex, legacy);
     const plain = await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env, link: link() });
@@ -254,7 +284,7 @@ describe('svc codex setup', () => {
     const text = readFileSync(h.codex, 'utf8');
     // in place: between github and [tools], as the legacy entry was
     expect(text).toBe(
-      `${PRIOR_TOML}\n[mcp_servers.svc-alice]\ncommand = "svc"\nargs = ["mcp", "--as", "alice"]\nenv = { SVC_HOME = ${JSON.stringify(h.env.SVC_HOME)} }\n\n[tools]\nweb_search = true\n`,
+      `${PRIOR_TOML}\n[mcp_servers.svc-alice]\ncommand = ${JSON.stringify(h.svcPath)}\nargs = ["mcp", "--as", "alice"]\nenv = { SVC_HOME = ${JSON.stringify(h.env.SVC_HOME)} }\n\n[tools]\nweb_search = true\n`,
     );
     // and again: nothing to do
     await svc(['codex', 'setup', '--agent', 'alice', '--migrate-legacy'], { env: h.env, link: link() });
@@ -262,7 +292,7 @@ describe('svc codex setup', () => {
   });
 
   it('a config that is not TOML is left untouched', async () => {
-    const h = homes();
+    const h = homesWithSvc();
     mkdirSync(join(h.env.HOME, '.codex'));
     writeFileSync(h.codex, 'model = \n');
     const r = await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env, link: link() });

@@ -52,7 +52,7 @@ describe('svc doctor', () => {
           { name: 'uplink-b', agent_number: 'uplink-b', deployment: 'dev', session: 'offline', kind: 'uplink' },
           { name: 'ann', agent_number: 'ann', deployment: 'local', session: 'offline', kind: 'local' },
         ]),
-      auditDeployments: () => [],
+      auditDeployments: () => [{ name: 'dev', deployment_id: 'dep_1', ok: true, problems: [] }],
     });
     const r = await svc(['doctor'], { link });
     expect(r.code).toBe(0);
@@ -61,11 +61,24 @@ describe('svc doctor', () => {
     expect(r.stdout).toContain('No problems found.');
   });
 
+  it('an agent whose deployment is no longer trusted here is a problem', async () => {
+    const { link } = fakeLink({
+      status: () =>
+        status([{ name: 'bob', agent_number: 'bob', deployment: 'gone', session: 'connected', kind: 'agent' }]),
+      auditDeployments: () => [],
+    });
+    const r = await svc(['doctor'], { link });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      'agent bob: its deployment gone is no longer trusted here; fetch it again with svc deployment fetch --url URL --trust FILE --name gone',
+    );
+  });
+
   it('an agent the relay refuses is a problem that says what to do', async () => {
     const { link } = fakeLink({
       status: () =>
         status([{ name: 'carol', agent_number: 'carol', deployment: 'dev', session: 'refused', kind: 'agent' }]),
-      auditDeployments: () => [],
+      auditDeployments: () => [{ name: 'dev', deployment_id: 'dep_1', ok: true, problems: [] }],
     });
     const r = await svc(['doctor'], { link });
     expect(r.code).toBe(1);

@@ -127,7 +127,12 @@ export function createDaemon(config: DaemonConfig): Daemon {
           paths,
           log,
           vault,
-          deployments: new DeploymentService(deploymentStore, subsystem(log, 'daemon:deployments')),
+          deployments: new DeploymentService(deploymentStore, subsystem(log, 'daemon:deployments'), (name) =>
+            agentStore
+              .list()
+              .filter((a) => a.deployment === name)
+              .map((a) => a.name),
+          ),
           agents,
           events,
           localStack,

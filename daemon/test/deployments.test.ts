@@ -120,4 +120,24 @@ describe('deployments', () => {
     await expect(d.client.getDeployment('soon')).rejects.toMatchObject({ code: 'unknown_deployment', status: 404 });
     await expect(d.client.removeDeployment('../etc')).rejects.toMatchObject({ status: 400 });
   });
+
+  it('fetch or add without a name of a deployment trusted already renews that entry, adding none', async () => {
+    served = await document({ tenants: ['acme', 'initech'], issued_at: new Date(Date.now() + 5000).toISOString() });
+    const fetched = await d.client.fetchDeployment({ url, trust_bundle: bundle, ca_bundle: caPem });
+    expect(fetched).toMatchObject({ name: 'tls', deployment_id: 'dep-https', already_trusted: true });
+    expect(fetched.tenants).toEqual(['acme', 'initech']);
+    const added = await d.client.addDeployment({ document: served, trust_bundle: bundle });
+    expect(added).toMatchObject({ name: 'tls', already_trusted: true });
+    expect((await d.client.listDeployments()).map((x) => x.name)).toEqual(['tls']);
+    // an older document is refused as renew refuses it, and the entry stays as it was
+    const older = await document({ issued_at: new Date(Date.now() - 60_000).toISOString() });
+    await expect(d.client.addDeployment({ document: older, trust_bundle: bundle })).rejects.toMatchObject({
+      code: 'deployment_stale',
+    });
+    expect((await d.client.getDeployment('tls')).tenants).toEqual(['acme', 'initech']);
+    // with a name, a second entry is what was asked for
+    expect(
+      await d.client.addDeployment({ document: served, trust_bundle: bundle, name: 'tls-copy' }),
+    ).not.toHaveProperty('already_trusted');
+  });
 });

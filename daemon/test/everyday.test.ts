@@ -73,11 +73,23 @@ describe('everyday behaviour', () => {
       const { bundle } = stage;
       const first = await c.client.fetchDeployment({ url: relay.url, trust_bundle: bundle });
       expect(first.name).toBe(`127.0.0.1-${relay.port}`);
+      // fetched again: the same deployment, that entry renewed (not a second one, -2)
       const second = await c.client.fetchDeployment({ url: relay.url, trust_bundle: bundle });
-      expect(second.name).toBe(`127.0.0.1-${relay.port}-2`);
+      expect(second).toMatchObject({ name: first.name, already_trusted: true });
+      expect((await c.client.listDeployments()).map((d) => d.name)).toEqual([first.name]);
     } finally {
       await c.daemon.close();
     }
+  });
+
+  it('a deployment local agents are registered on is not removed', async () => {
+    const { deployment } = await a.client.getAgent('alice');
+    await expect(a.client.removeDeployment(deployment)).rejects.toMatchObject({
+      code: 'deployment_in_use',
+      status: 409,
+      message: expect.stringMatching(/used by local agent alice; deregister it first/),
+    });
+    expect((await a.client.getDeployment(deployment)).name).toBe(deployment);
   });
 
   it('refuses empty content, media without an attachment, and reading an unknown peer', async () => {

@@ -1,7 +1,7 @@
 /**
  * `svc start --local-only` through a real daemon: the daemon starts its nats-server child
- * on the asked ports, refuses a second start, stops it on request, and stops it when the
- * daemon itself closes.
+ * on the asked ports, answers the same start again as done, refuses one with other
+ * settings, stops it on request, and stops it when the daemon itself closes.
  */
 
 import { freePort, processAlive, until } from '@svc/test-harness';
@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 describe('the daemon supervises the local nats-server', () => {
-  it('starts it local-only, refuses a second start, stops it on request and when the daemon closes', async () => {
+  it('starts it local-only, refuses a start with other settings, stops it on request and when the daemon closes', async () => {
     const d = await startDaemon();
     running.push(d);
     const input = { local_only: true, port: await freePort(), monitor_port: await freePort(), listen: '127.0.0.1' };
@@ -22,7 +22,16 @@ describe('the daemon supervises the local nats-server', () => {
     expect(status).toMatchObject({ running: true, local_only: true, url: `nats://127.0.0.1:${input.port}` });
     const varz = await fetch(`http://127.0.0.1:${input.monitor_port}/varz`);
     expect(varz.status).toBe(200);
-    await expect(d.client.localStack('start', input)).rejects.toMatchObject({ code: 'local_stack_running' });
+    // the same start again is done already; other settings need a stop first
+    expect(await d.client.localStack('start', input)).toMatchObject({ ...status, already_running: true });
+    for (const other of [{ port: await freePort() }, { monitor_port: await freePort() }, { listen: '::1' }]) {
+      await expect(d.client.localStack('start', { ...input, ...other })).rejects.toMatchObject({
+        code: 'local_stack_running',
+      });
+    }
+    await expect(d.client.localStack('start', { ...input, local_only: false })).rejects.toMatchObject({
+      code: 'local_stack_running',
+    });
     expect(await d.client.localStack('stop')).toEqual({ stopped: true });
     await until(() => !processAlive(status.pid as number));
     expect(processAlive(status.pid as number)).toBe(false);

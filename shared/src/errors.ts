@@ -150,6 +150,10 @@ export const ERROR_CATALOG = {
     message: 'No trusted deployment by that name; add it with `svc deployment fetch`.',
   },
   deployment_exists: { status: 409, message: 'A deployment by that name exists; remove it or choose another name.' },
+  deployment_in_use: {
+    status: 409,
+    message: 'Local agents are registered on this deployment; deregister them first, then remove it.',
+  },
   vault_locked: { status: 423, message: 'The file vault is locked: set SVC_VAULT_PASSPHRASE to its passphrase.' },
   peer_key_changed: {
     status: 409,

@@ -1,5 +1,5 @@
 /** Core: init, register, send, reply, inbox, read, watch, mcp. */
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ContentType, RegisterInput, SavedAttachment } from '@svc/daemon/client';
@@ -50,7 +50,7 @@ function refuseBareMedia(type: ContentType, file: string | undefined): void {
 
 async function contentFrom(
   run: Run,
-  sources: { positional?: string; message?: string; stdin?: boolean; file?: string },
+  sources: { positional?: string; message?: string; stdin?: boolean; file?: string; accepted: string },
 ): Promise<string> {
   const given = [
     sources.positional !== undefined && 'CONTENT',
@@ -58,8 +58,7 @@ async function contentFrom(
     sources.stdin === true && '--stdin',
     sources.file !== undefined && '--file',
   ].filter((s): s is string => typeof s === 'string');
-  if (given.length === 0)
-    throw usageError('Give the message content: CONTENT, --message TEXT, --stdin or --file PATH.');
+  if (given.length === 0) throw usageError(`Give the message content: ${sources.accepted}.`);
   // with a file, CONTENT or --message is its caption
   const captioned = sources.file !== undefined && given.length === 2 && !given.includes('--stdin');
   if (given.length > 1 && !captioned) throw usageError(`Give the content once; got ${given.join(' and ')}.`);
@@ -232,8 +231,16 @@ export function coreCommands(app: App): Command[] {
       throw usageError('Attachments go to a direct recipient only; conversation media is unsupported.');
     }
     refuseBareMedia(o.contentType, file);
-    if (file !== undefined && !existsSync(file)) throw usageError(`--file: no file ${file}.`);
-    const content = await contentFrom(run, { positional: positionalContent, message: o.message, stdin: o.stdin, file });
+    if (file !== undefined && !statSync(file, { throwIfNoEntry: false })?.isFile()) {
+      throw usageError(`--file: no file ${file}.`);
+    }
+    const content = await contentFrom(run, {
+      positional: positionalContent,
+      message: o.message,
+      stdin: o.stdin,
+      file,
+      accepted: 'CONTENT, --message TEXT, --stdin or --file PATH',
+    });
     const { link, agent } = await run.asAgent();
     run.info(`sending as ${agent} to ${to ?? `conversation ${o.conversationId}`}`);
     const sendIt = () =>
@@ -262,7 +269,7 @@ export function coreCommands(app: App): Command[] {
     const o = run.opts<{ to?: string; stdin: boolean; contentType: ContentType }>();
     refuseSpacePath(o.to);
     refuseBareMedia(o.contentType, undefined);
-    const content = await contentFrom(run, { positional, stdin: o.stdin });
+    const content = await contentFrom(run, { positional, stdin: o.stdin, accepted: 'CONTENT or --stdin' });
     const { link, agent } = await run.asAgent();
     const sent = await link.reply(agent, {
       message_id: messageId!,

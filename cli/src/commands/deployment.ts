@@ -29,6 +29,9 @@ function deploymentText(d: DeploymentInfo): string {
   ]);
 }
 
+const alreadyTrusted = (d: DeploymentInfo) =>
+  `Deployment ${d.deployment_id} is already trusted as ${d.name}; renewed its document.`;
+
 const deploymentsTable = (rows: DeploymentInfo[]) =>
   table(
     [
@@ -61,7 +64,10 @@ export function deploymentCommand(app: App): Command {
       ...(o.name ? { name: o.name } : {}),
     };
     const d = await (await run.link()).addDeployment(input);
-    run.print(d, () => `Added deployment ${d.name}.\n${deploymentText(d)}`);
+    run.print(
+      d,
+      () => `${d.already_trusted ? alreadyTrusted(d) : `Added deployment ${d.name}.`}\n${deploymentText(d)}`,
+    );
   });
 
   const audit = withJson(new Command('audit').description('check every trusted deployment'));
@@ -108,7 +114,10 @@ export function deploymentCommand(app: App): Command {
       ...(o.name ? { name: o.name } : {}),
     };
     const d = await (await run.link()).fetchDeployment(input);
-    run.print(d, () => `Trusted deployment ${d.name}.\n${deploymentText(d)}`);
+    run.print(
+      d,
+      () => `${d.already_trusted ? alreadyTrusted(d) : `Trusted deployment ${d.name}.`}\n${deploymentText(d)}`,
+    );
   });
 
   const inspect = withJson(
@@ -142,6 +151,7 @@ export function deploymentCommand(app: App): Command {
     new Command('remove').description('forget a deployment').argument('<name_or_id>', 'deployment name or id'),
   );
   action(app, remove, async (run, name?: string) => {
+    // the daemon refuses one its agents are registered on (deployment_in_use)
     await (await run.link()).removeDeployment(name!);
     run.print({ name, removed: true }, () => `Removed deployment ${name}.\n`);
   });

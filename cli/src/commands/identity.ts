@@ -203,6 +203,13 @@ export function identityCommands(app: App): Command[] {
       ...agents
         .filter((a) => (a.kind ?? 'agent') === 'agent' && a.session !== 'connected')
         .map((a) => (a.session === 'refused' ? refusedAdvice(a.name) : `agent ${a.name}: session ${a.session}`)),
+      // a deployment removed under its agents (by a build that allowed it): they lost its document
+      ...agents
+        .filter((a) => a.kind !== 'local' && !audit.some((d) => d.name === a.deployment))
+        .map(
+          (a) =>
+            `agent ${a.name}: its deployment ${a.deployment} is no longer trusted here; fetch it again with svc deployment fetch --url URL --trust FILE --name ${a.deployment}`,
+        ),
     ];
     const report = {
       ok: problems.length === 0,
@@ -287,7 +294,7 @@ export function identityCommands(app: App): Command[] {
       run.print(
         stack,
         () =>
-          `The local nats-server runs (pid ${stack.pid}) on ${stack.url}, monitoring ${stack.monitor_url}; ${
+          `The local nats-server ${stack.already_running ? 'already runs' : 'runs'} (pid ${stack.pid}) on ${stack.url}, monitoring ${stack.monitor_url}; ${
             stack.uplink
               ? `leaf of ${stack.uplink} (sources: ${(stack.sources ?? []).join(', ') || 'none'})`
               : 'local only, no uplink'
@@ -338,7 +345,11 @@ export function identityCommands(app: App): Command[] {
       }
       // No daemon: signal the server only if its pid file and the process itself prove it is ours.
       const pid = await stopOwnedServer(localStackFiles(join(app.home, 'run')));
-      run.out(`Stopped the local nats-server (pid ${pid}).\n`);
+      run.out(
+        pid === undefined
+          ? 'The local nats-server was not running.\n'
+          : `Stopped the local nats-server (pid ${pid}).\n`,
+      );
       return;
     }
     let link: Awaited<ReturnType<App['link']>>;

@@ -30,7 +30,7 @@ async function svcBinary(run: Run, explicit: string | undefined): Promise<string
   if (!found) {
     throw new CliError('binary_not_found', 'No `svc` on PATH; pass the path of the svc binary with --binary PATH.');
   }
-  return found;
+  return resolve(found);
 }
 
 function uninstalled(r: UninstallResult): string {
@@ -67,7 +67,7 @@ export function integrationCommands(app: App): Command[] {
   });
   const installWake = new Command('install-wake-hook')
     .description('wake-on-mail: a Stop hook that tells the assistant about new mail before it goes idle (opt-in)')
-    .option('--binary <path>', 'run `<path> statusline` instead of the faster shell script that ships with svc');
+    .option('--binary <path>', 'the hook runs `<path> wake-hook` (default: the svc found on PATH)');
   const uninstallWake = new Command('uninstall-wake-hook').description('remove the wake-on-mail hook');
   action(app, installWake, async (run) => {
     const binary = await svcBinary(run, run.opts<{ binary?: string }>().binary);
@@ -90,13 +90,15 @@ export function integrationCommands(app: App): Command[] {
   const setup = new Command('setup')
     .description(`register \`svc mcp\` for an agent as an MCP server of ${HOST_B} (idempotent)`)
     .requiredOption('--agent <agent_number>', 'public agent number')
+    .option('--binary <path>', 'the MCP server runs `<path> mcp` (default: the svc found on PATH)')
     .option('--migrate-legacy', 'migrate a legacy configuration', false);
   action(app, setup, async (run) => {
-    const o = run.opts<{ agent: string; migrateLegacy: boolean }>();
+    const o = run.opts<{ agent: string; binary?: string; migrateLegacy: boolean }>();
+    // the host starts the command itself, with a PATH of its own: only an absolute path is
+    // sure to start, so without one there is nothing to write
+    const binary = await svcBinary(run, o.binary);
     // the agent must exist here: the daemon knows it by name or number
     const agent = await (await run.link()).getAgent(o.agent);
-    // the host resolves a bare `svc` on its own PATH when this one has none
-    const binary = (await onPath('svc', run.env)) ?? 'svc';
     const r = await codexSetup({
       path: codexConfigPath(run.env),
       svcHome: app.home,

@@ -37,6 +37,7 @@ export const DAEMON_ERROR_CODES = [
   'agent_required', // several local agents and neither --as nor SVC_AGENT
   'unknown_deployment',
   'deployment_exists',
+  'deployment_in_use', // remove of a deployment local agents are registered on
   'vault_locked', // the file vault needs SVC_VAULT_PASSPHRASE
   'peer_key_changed', // a pinned peer key changed: `svc keys status` shows it, accept to continue
   'envelope_rejected', // an inbound envelope failed verification (reported, never archived)

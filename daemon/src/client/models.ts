@@ -70,6 +70,8 @@ export const DeploymentInfo = Type.Object({
   issued_at: Str(),
   expires_at: Str(),
   fetched_at: Str(),
+  /** fetch/add without a name only: the deployment was trusted here already; that entry was renewed, none added */
+  already_trusted: Opt(Type.Boolean()),
 });
 export type DeploymentInfo = Static<typeof DeploymentInfo>;
 
@@ -473,6 +475,8 @@ export type LocalStackStartInput = Static<typeof LocalStackStartInput>;
 
 export const LocalStackStatus = Type.Object({
   running: Type.Boolean(),
+  /** start only: the server already ran with these very settings; nothing was started */
+  already_running: Opt(Type.Boolean()),
   pid: Opt(Type.Integer()),
   local_only: Opt(Type.Boolean()),
   url: Opt(Str()),

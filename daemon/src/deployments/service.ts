@@ -56,10 +56,13 @@ export async function fetchDocument(url: string, ca?: string): Promise<string> {
 export class DeploymentService {
   readonly store: DeploymentStore;
   readonly #log: Logger;
+  readonly #usedBy: (name: string) => string[];
 
-  constructor(store: DeploymentStore, log: Logger) {
+  /** `usedBy`: the names of the local agents registered on a deployment (by its name). */
+  constructor(store: DeploymentStore, log: Logger, usedBy: (name: string) => string[] = () => []) {
     this.store = store;
     this.#log = log;
+    this.#usedBy = usedBy;
   }
 
   /**
@@ -106,15 +109,40 @@ export class DeploymentService {
 
   async fetch(input: FetchDeploymentInput): Promise<DeploymentInfo> {
     const jws = await fetchDocument(input.url, input.ca_bundle);
-    return this.#addVerified(jws, input.trust_bundle, { name: input.name, ca: input.ca_bundle, url: input.url });
+    return (
+      (await this.#renewKnown(jws, input)) ??
+      this.#addVerified(jws, input.trust_bundle, { name: input.name, ca: input.ca_bundle, url: input.url })
+    );
   }
 
   async add(input: AddDeploymentInput): Promise<DeploymentInfo> {
-    return this.#addVerified(input.document.trim(), input.trust_bundle, {
-      name: input.name,
-      ca: input.ca_bundle,
-      url: null,
+    const jws = input.document.trim();
+    return (
+      (await this.#renewKnown(jws, input)) ??
+      this.#addVerified(jws, input.trust_bundle, { name: input.name, ca: input.ca_bundle, url: null })
+    );
+  }
+
+  /**
+   * A document given without a name, of a deployment already trusted here: that entry is
+   * renewed, with renew's checks (an older document is refused), instead of a second entry
+   * `<name>-2` for the same deployment. Undefined when the deployment is new here (or a
+   * name was given: a second entry, on purpose).
+   */
+  async #renewKnown(
+    jws: string,
+    input: { name?: string; trust_bundle: string; ca_bundle?: string },
+  ): Promise<DeploymentInfo | undefined> {
+    if (input.name !== undefined) return undefined;
+    const doc = await verifyDocument(jws, parseBundleText(input.trust_bundle));
+    const known = this.store.byDeploymentId(doc.deployment_id);
+    if (!known) return undefined;
+    const renewed = await this.renew(known.name, {
+      document: jws,
+      trust_bundle: input.trust_bundle,
+      ...(input.ca_bundle !== undefined ? { ca_bundle: input.ca_bundle } : {}),
     });
+    return { ...renewed, already_trusted: true };
   }
 
   list(): DeploymentInfo[] {
@@ -126,6 +154,15 @@ export class DeploymentService {
   }
 
   remove(name: string): void {
+    // an agent keeps the name of its deployment: removing it would leave the agent without
+    // its document (relay keys, leaf URL, CA) while nothing said so
+    const users = this.#usedBy(this.store.get(name).name);
+    if (users.length > 0) {
+      throw new DaemonError(
+        'deployment_in_use',
+        `Deployment ${name} is used by local agent${users.length > 1 ? 's' : ''} ${users.join(', ')}; deregister ${users.length > 1 ? 'them' : 'it'} first (svc deregister NAME --yes), then remove the deployment.`,
+      );
+    }
     this.store.remove(name);
     this.#log.info({ deployment: name }, 'deployment removed');
   }

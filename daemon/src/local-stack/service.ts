@@ -26,6 +26,8 @@ export class LocalStackService {
   readonly #log: Logger;
   readonly #stack: LocalStack;
   #link: EdgeLink | undefined;
+  /** the settings of the running server, to answer the same start again (cleared on stop) */
+  #started: LocalStackStartInput | undefined;
   #uplink: { identity: AgentSession; info: Uplink; sources: Map<AgentSession, string> } | undefined;
   readonly #renewShare: number;
   #renewTimer: NodeJS.Timeout | undefined;
@@ -48,7 +50,12 @@ export class LocalStackService {
 
   async start(input: LocalStackStartInput): Promise<LocalStackStatus> {
     const base = { listen: input.listen, port: input.port, monitorPort: input.monitor_port };
-    if (this.#stack.status().running) throw new DaemonError('local_stack_running');
+    if (this.#stack.status().running) {
+      // the same start again is done already, as `svc start` is for the daemon; only other
+      // settings need the server stopped first
+      if (this.#sameSettings(input)) return { ...this.status(), already_running: true };
+      throw new DaemonError('local_stack_running');
+    }
     let uplink: Uplink | undefined;
     let identity: AgentSession | undefined;
     if (!input.local_only) {
@@ -86,10 +93,20 @@ export class LocalStackService {
         cause: err,
       });
     }
+    this.#started = input;
     return this.status();
   }
 
+  /** Whether `input` asks for the server that runs: same mode, ports, address and uplink identity. */
+  #sameSettings(input: LocalStackStartInput): boolean {
+    const s = this.#started;
+    if (!s || s.local_only !== input.local_only || s.port !== input.port) return false;
+    if (s.monitor_port !== input.monitor_port || s.listen !== input.listen) return false;
+    return input.local_only || uplinkIdentity(this.#agents, input.as) === this.#uplink?.identity;
+  }
+
   async stop(): Promise<boolean> {
+    this.#started = undefined;
     clearTimeout(this.#renewTimer);
     this.#renewTimer = undefined;
     const sources = this.#uplink?.sources ?? new Map<AgentSession, string>();

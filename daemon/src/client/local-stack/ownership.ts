@@ -6,7 +6,7 @@
  * `svc stop` refuses to signal it.
  */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
 const STOP_GRACE_MS = 5000;
@@ -112,8 +112,11 @@ export async function terminate(pid: number, child?: ChildProcess): Promise<void
 /**
  * `svc stop --local` without a daemon to ask: signals the server only when the pid file
  * and the process itself prove it is this home's; otherwise refuses and says why.
+ * Undefined when there is no pid file at all: this home started no server, so there is
+ * nothing to stop (and nothing to prove); a pid file that proves nothing is still refused.
  */
-export async function stopOwnedServer(files: { pidFile: string; configFile: string }): Promise<number> {
+export async function stopOwnedServer(files: { pidFile: string; configFile: string }): Promise<number | undefined> {
+  if (!existsSync(files.pidFile)) return undefined;
   const proof = proveOwnership(files.pidFile, files.configFile);
   if (!proof.owned) throw new ProcessNotOwned(`Not stopping anything: ${proof.reason}.`);
   await terminate(proof.record.pid);
