@@ -463,6 +463,18 @@ describe('wired commands', () => {
     expect(calls[1]!.args[1]).toEqual({ endpoint_url: null });
   });
 
+  it('keys status says when the relay could not be asked, rather than "not uploaded"', async () => {
+    const status = { agent: 'alice', signing_public_key: 's', encryption_public_key: 'e', rotation: 0, peers: [] };
+    const down = fakeLink({ keys: () => ({ ...status, relay_version: null, relay_error: 'relay_unreachable' }) });
+    expect((await svc(['keys', 'status', '--as', 'alice'], { link: down.link })).stdout).toMatch(
+      /relay version: +unknown: the relay could not be asked \(relay_unreachable\)/,
+    );
+    const none = fakeLink({ keys: () => ({ ...status, relay_version: null }) });
+    expect((await svc(['keys', 'status', '--as', 'alice'], { link: none.link })).stdout).toMatch(
+      /relay version: +not uploaded/,
+    );
+  });
+
   it('keys status shows a changed peer key clearly', async () => {
     const { link } = fakeLink({
       keys: () => ({

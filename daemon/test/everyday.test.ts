@@ -165,6 +165,8 @@ describe('everyday behaviour', () => {
       message: expect.stringMatching(/never contacted/),
     });
     expect((await a.client.read('alice', 'bob')).find((m) => m.message_id === queued.message_id)?.state).toBe('queued');
+    // keys status does not take the relay's silence for "not uploaded"
+    expect(await a.client.keys('alice')).toMatchObject({ relay_version: null, relay_error: 'relay_unreachable' });
     // what needs the relay now says so, and what to check
     await expect(a.client.sync('alice')).rejects.toMatchObject({
       code: 'relay_unreachable',

@@ -42,7 +42,14 @@ export function keyStatusText(s: KeyStatus): string {
       ['signing key', s.signing_public_key],
       ['encryption key', s.encryption_public_key],
       ['rotation', String(s.rotation)],
-      ['relay version', s.relay_version === null ? 'not uploaded' : String(s.relay_version)],
+      [
+        'relay version',
+        s.relay_version !== null
+          ? String(s.relay_version)
+          : s.relay_error
+            ? `unknown: the relay could not be asked (${s.relay_error})`
+            : 'not uploaded',
+      ],
     ]) +
     '\nPinned peer keys:\n' +
     table(

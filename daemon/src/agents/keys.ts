@@ -15,25 +15,28 @@ const publicPeer = (p: PeerKey): PeerKey => ({
   ...(p.changed ? { changed: p.changed } : {}),
 });
 
-async function relayRecord(session: AgentSession): Promise<KeyRecord | null> {
+/** The relay's current key record of this agent, or why it could not be had (the error's code). */
+async function relayRecord(session: AgentSession): Promise<{ record: KeyRecord } | { error: string }> {
   try {
     const entry = await session.relay.call<{ current: KeyRecord }>({ method: 'GET', path: '/api/v1/agents/me/keys' });
-    return entry.current;
+    return { record: entry.current };
   } catch (err) {
     session.log.warn({ agent: session.name, err: (err as Error).message }, 'keys: relay key record unavailable');
-    return null;
+    return { error: err instanceof DaemonError ? err.code : 'relay_unreachable' };
   }
 }
 
 export async function keyStatus(session: AgentSession): Promise<KeyStatus> {
   const c = session.config;
-  const record = await relayRecord(session);
+  const relay = await relayRecord(session);
   return {
     agent: c.name,
     signing_public_key: c.signing_public_key,
     encryption_public_key: c.encryption_public_key,
     rotation: c.rotation,
-    relay_version: record?.version ?? null,
+    relay_version: 'record' in relay ? relay.record.version : null,
+    // a relay that could not be asked says nothing about what it holds
+    ...('error' in relay ? { relay_error: relay.error } : {}),
     peers: session.archive.listPeers().map(publicPeer),
   };
 }

@@ -163,7 +163,10 @@ export const KeyStatus = Type.Object({
   signing_public_key: Str(),
   encryption_public_key: Str(),
   rotation: Type.Integer(),
+  /** the relay's current version of this agent's key record; null when it has none or could not be asked */
   relay_version: Nullable(Type.Integer()),
+  /** why the relay's record could not be had (its error code, e.g. relay_unreachable) */
+  relay_error: Opt(Str()),
   peers: Type.Array(PeerKey),
 });
 export type KeyStatus = Static<typeof KeyStatus>;
