@@ -450,6 +450,26 @@ describe('bad input', () => {
     expect(await dir.append(row!.id, 1, { ...next, encryption_public_key: xKey() }, Date.now())).toBe('conflict');
     expect((await dir.history(row!)).map((r) => r.version)).toEqual([1, 2]);
   });
+
+  it('an upload signed for the version another one just took: 409 key_version_conflict, not a bad signature', async () => {
+    const alice = await enroll('acme', 'alice-race');
+    const two = (encryption: string) =>
+      upload(alice, 2, { signing: alice.identity.signPublic, encryption, signWith: alice.identity.signPrivate });
+    expect((await put(alice, two(xKey()))).statusCode).toBe(201);
+    // the loser of the race signed version 2 too
+    const late = await put(alice, two(xKey()));
+    expect({ status: late.statusCode, error: late.json().error }).toEqual({
+      status: 409,
+      error: 'key_version_conflict',
+    });
+    // a signature over any other version is still refused as such
+    const wrong = upload(alice, 7, {
+      signing: alice.identity.signPublic,
+      encryption: xKey(),
+      signWith: alice.identity.signPrivate,
+    });
+    expect((await put(alice, wrong)).json().error).toBe('invalid_key_signature');
+  });
 });
 
 describe('openapi', () => {

@@ -106,14 +106,24 @@ export class KeyService {
         'encryption_public_key was retired by an earlier rotation; generate a fresh key.',
       );
 
-    const statement = keyRecordBytes({
-      ...this.#owned(caller),
-      version: current.version + 1,
-      signing_public_key: body.signing_public_key,
-      encryption_public_key: body.encryption_public_key,
-      created_at: body.created_at,
-    });
+    const statementOf = (version: number) =>
+      keyRecordBytes({
+        ...this.#owned(caller),
+        version,
+        signing_public_key: body.signing_public_key,
+        encryption_public_key: body.encryption_public_key,
+        created_at: body.created_at,
+      });
+    const statement = statementOf(current.version + 1);
     if (!isSignature(body.signature) || !verifyEd25519(body.signing_public_key, statement, body.signature)) {
+      // signed for the version another upload took just before this one: a lost race, which
+      // the client resolves by reading the directory again (not a bad signature)
+      if (
+        isSignature(body.signature) &&
+        verifyEd25519(body.signing_public_key, statementOf(current.version), body.signature)
+      ) {
+        throw new SvcError('key_version_conflict');
+      }
       throw new SvcError('invalid_key_signature', undefined, { detail: `expected version ${current.version + 1}` });
     }
     const signingChanged = body.signing_public_key !== current.signing_public_key;
