@@ -139,5 +139,20 @@ describe('blobs', () => {
       expect(r.status, `${method} ${path}`).toBeLessThan(500);
       expect(Object.keys(json(r.body)).sort()).toEqual(['error', 'message']);
     }
+    // the wrong content type is told which one it takes
+    const form = await send('POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, randomBytes(10), {
+      type: 'application/x-www-form-urlencoded',
+    });
+    expect({ status: form.status, ...json(form.body) }).toEqual({
+      status: 415,
+      error: 'unsupported_media_type',
+      message: 'Send the attachment as application/octet-stream.',
+    });
+  });
+
+  it('a recipient that is no agent of the tenant: 404 unknown_recipient, nothing stored', async () => {
+    const r = await send('POST', `/api/v1/blobs?for=${bob.number},nobody-here`, alice.auth, randomBytes(10));
+    expect({ status: r.status, error: json(r.body).error }).toEqual({ status: 404, error: 'unknown_recipient' });
+    expect((json(r.body) as { message?: string }).message).toMatch(/nobody-here is not an agent of your tenant/);
   });
 });

@@ -44,8 +44,12 @@ export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
           response: { 201: Type.Object({ blob_id: Type.String(), size: Type.Integer() }) },
         },
         errorHandler: (err) => {
-          // the body limit of this route speaks of attachments
-          if ((err as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw tooLarge();
+          // the body limit and the content type of this route speak of attachments
+          const code = (err as { code?: string }).code;
+          if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw tooLarge();
+          if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+            throw new SvcError('unsupported_media_type', 'Send the attachment as application/octet-stream.');
+          }
           throw err;
         },
       },
@@ -60,6 +64,13 @@ export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
           throw new SvcError('validation_failed', `for: up to ${MAX_RECIPIENTS} agent numbers, comma-separated.`);
         }
         const { row } = request.agent;
+        // as for a send: a recipient must be an agent of the tenant (a blob for nobody would
+        // sit in the tenant's store until it expires)
+        for (const n of recipients) {
+          if (!(await ctx.stores.messages.recipient(row.tenant_id, n))) {
+            throw new SvcError('unknown_recipient', `for: ${n} is not an agent of your tenant`);
+          }
+        }
         const put = await store.put(row.tenant_id, row.agent_number, recipients, body);
         return reply.status(201).send({ ...put, size: body.length });
       },
