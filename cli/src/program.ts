@@ -58,7 +58,15 @@ export async function buildProgram(app: App, word?: string): Promise<Command> {
 
 /** Commander's refusal of a command line, on `at` (the command it reached), as the one error line. */
 function commanderUsageError(err: CommanderError, at: Command): CliError {
-  return new CliError('usage_error', usageLine(err, at), { exitCode: EXIT_USAGE, cause: err });
+  // `svc --as bob send …`: a command's own option before the command
+  const misplaced =
+    at.parent === null && err.code === 'commander.unknownOption'
+      ? /'(--as|--json|--verbose|-v|-vv)'/.exec(err.message)?.[1]
+      : undefined;
+  const said = misplaced
+    ? { code: err.code, message: `${err.message.trimEnd()} (it goes after the command: svc COMMAND ${misplaced} …)` }
+    : err;
+  return new CliError('usage_error', usageLine(said, at), { exitCode: EXIT_USAGE, cause: err });
 }
 
 /** The global flags that act without a command (completion), if given before any command. */

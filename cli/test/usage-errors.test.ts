@@ -21,6 +21,10 @@ describe('commander refusals are usage errors of one line', () => {
     [['status'], "unknown command 'status' (did you mean one of star, start?); see svc --help"],
     [['send', '--bogus', 'bob2', 'hi'], "unknown option '--bogus'; see svc send --help"],
     [['--bogus'], "unknown option '--bogus'; see svc --help"],
+    [
+      ['--as', 'carol', 'send', 'bob', 'hi'],
+      "unknown option '--as' (it goes after the command: svc COMMAND --as …); see svc --help",
+    ],
     [['deployment', 'fetch'], "required option '--url <url>' not specified; see svc deployment fetch --help"],
     [['agent', 'status'], "missing required argument 'presence'; see svc agent status --help"],
     [['send', '1', '2', '3'], "too many arguments for 'send'. Expected 2 arguments but got 3; see svc send --help"],
