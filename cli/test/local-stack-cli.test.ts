@@ -74,6 +74,15 @@ describe('svc doctor', () => {
     );
   });
 
+  it('an agent that cannot connect is a problem that says why', async () => {
+    const dan = { name: 'dan', agent_number: 'dan', deployment: 'dev', session: 'connecting', kind: 'agent' };
+    const error = 'The relay at http://r cannot be reached (ECONNREFUSED)';
+    const bare = fakeLink({ status: () => status([dan]), auditDeployments: () => [] });
+    expect((await svc(['doctor'], { link: bare.link })).stdout).toMatch(/agent dan: session connecting\n/);
+    const told = fakeLink({ status: () => status([{ ...dan, session_error: error }]), auditDeployments: () => [] });
+    expect((await svc(['doctor'], { link: told.link })).stdout).toContain(`agent dan: session connecting: ${error}`);
+  });
+
   it('an agent the relay refuses is a problem that says what to do', async () => {
     const { link } = fakeLink({
       status: () =>

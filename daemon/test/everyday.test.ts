@@ -165,6 +165,15 @@ describe('everyday behaviour', () => {
       message: expect.stringMatching(/never contacted/),
     });
     expect((await a.client.read('alice', 'bob')).find((m) => m.message_id === queued.message_id)?.state).toBe('queued');
+    // the status says why the session is not connected (svc doctor prints it)
+    const down = await until(
+      async () =>
+        (await a.client.status()).agents.find((x) => x.name === 'alice' && x.session_error?.includes('ECONNREFUSED')),
+      15_000,
+      'the session error of a reconnect',
+    );
+    expect(down?.session_error).toMatch(/^the relay does not answer \(connect ECONNREFUSED/);
+    expect(down?.session).toBe('connecting');
     // keys status does not take the relay's silence for "not uploaded"
     expect(await a.client.keys('alice')).toMatchObject({ relay_version: null, relay_error: 'relay_unreachable' });
     // what needs the relay now says so, and what to check

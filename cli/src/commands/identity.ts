@@ -202,7 +202,11 @@ export function identityCommands(app: App): Command[] {
       // an uplink identity or a --local agent has no relay session, by design
       ...agents
         .filter((a) => (a.kind ?? 'agent') === 'agent' && a.session !== 'connected')
-        .map((a) => (a.session === 'refused' ? refusedAdvice(a.name) : `agent ${a.name}: session ${a.session}`)),
+        .map((a) =>
+          a.session === 'refused'
+            ? refusedAdvice(a.name)
+            : `agent ${a.name}: session ${a.session}${a.session_error ? `: ${a.session_error}` : ''}`,
+        ),
       // a deployment removed under its agents (by a build that allowed it): they lost its document
       ...agents
         .filter((a) => a.kind !== 'local' && !audit.some((d) => d.name === a.deployment))

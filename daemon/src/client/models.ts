@@ -36,6 +36,8 @@ export const DaemonStatus = Type.Object({
       agent_number: Str(),
       deployment: Str(),
       session: SessionState,
+      /** why the last attempt to connect failed, while not connected */
+      session_error: Opt(Str()),
       /** `uplink`: a machine's nats-relay identity, `local`: a --local agent; neither has a relay session */
       kind: Opt(Literals(['agent', 'uplink', 'local'])),
       /** where its messages come from: the relay's HTTP stream, or its named source over the leaf uplink */

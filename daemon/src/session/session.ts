@@ -10,7 +10,7 @@ import type { AgentConfig } from '../agents/store.js';
 import type { Archive } from '../archive/archive.js';
 import type { SyncResult } from '../client/api.js';
 import type { SessionTiming } from '../config/config.js';
-import { RelayError } from '../errors.js';
+import { DaemonError, RelayError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { EdgeLink, SourceFeed } from '../local-stack/edge-link.js';
 import { isTransient, postEnvelope } from '../messaging/send.js';
@@ -78,6 +78,7 @@ export class AgentSession {
   readonly #opts: SessionOptions;
   readonly #keys = new Map<number, IdentityKeys>();
   #state: SessionState = 'offline';
+  #lastError: string | undefined;
   readonly #life = new AbortController();
   #abort?: AbortController;
   /** the receive loop's own: switching between the HTTP stream and a named source ends only it */
@@ -140,7 +141,13 @@ export class AgentSession {
     this.#opts.saveConfig(c);
   }
 
+  /** Why the last attempt to connect failed, while the session is not connected (status, doctor). */
+  get lastError(): string | undefined {
+    return this.#state === 'connected' ? undefined : this.#lastError;
+  }
+
   #setState(state: SessionState): void {
+    if (state === 'connected') this.#lastError = undefined;
     if (state === this.#state) return;
     this.#state = state;
     this.log.info({ agent: this.name, state }, 'session state');
@@ -458,6 +465,9 @@ export class AgentSession {
           refusals++;
           continue;
         }
+        // a network error says little by itself ("aborted", "connect ECONNREFUSED …")
+        this.#lastError =
+          err instanceof DaemonError ? err.message : `the relay does not answer (${(err as Error).message})`;
         this.log.warn({ agent: this.name, err: (err as Error).message }, 'relay stream failed; reconnecting');
       }
       if (signal.aborted) break;
@@ -556,6 +566,7 @@ export class AgentSession {
           refusals++;
           continue;
         }
+        this.#lastError = (err as Error).message;
         this.log.warn(
           { agent: this.name, durable: feed.durable, err: (err as Error).message },
           'named source failed; retrying',

@@ -26,6 +26,7 @@ export function statusRoutes(app: DaemonApp, ctx: DaemonContext): void {
       agent_number: s.config.agent_number,
       deployment: s.config.deployment,
       session: s.state,
+      ...(s.lastError ? { session_error: s.lastError } : {}),
       kind: kindOf(s.config.capabilities),
       ...(s.config.capabilities.includes('http-relay') ? receiveOf(s.receivePath) : {}),
     })),
