@@ -412,6 +412,26 @@ export class Archive {
   }
 
   /**
+   * A page of the relay's receipts in one transaction, with the cursor that follows it:
+   * the receipts that were new, and how many name a message not archived here.
+   */
+  recordReceiptPage<R extends { message_id: string; recipient: string; acked_at: string }>(
+    receipts: readonly R[],
+    cursor: { name: string; value: number },
+  ): { added: R[]; stray: number } {
+    return this.db.transaction(() => {
+      const added: R[] = [];
+      let stray = 0;
+      for (const r of receipts) {
+        if (!this.hasMessage(r.message_id)) stray++;
+        if (this.recordReceipt(r.message_id, r.recipient, 'acked', r.acked_at)) added.push(r);
+      }
+      this.setCursor(cursor.name, cursor.value);
+      return { added, stray };
+    })();
+  }
+
+  /**
    * Keeps the newest `keep` receipts of messages not archived here (sent by another client
    * of the agent, or yet to be archived: insertMessage picks them up) and drops the rest:
    * the relay names those ids, and a relay could otherwise fill the disk with receipts.

@@ -385,22 +385,25 @@ export class AgentSession {
         method: 'GET',
         path: `/api/v1/receipts?since=${since}&limit=100`,
       });
-      for (const r of page.receipts) {
-        if (!this.archive.hasMessage(r.message_id)) stray++;
-        if (this.archive.recordReceipt(r.message_id, r.recipient, 'acked', r.acked_at)) {
-          added++;
-          this.events.emit({
-            type: 'receipt',
-            agent: this.name,
-            message_id: r.message_id,
-            recipient: r.recipient,
-            acked_at: r.acked_at,
-          });
-        }
+      const more = page.receipts.length > 0 && page.next > since;
+      // one transaction per page, the cursor with it
+      const got = this.archive.recordReceiptPage(page.receipts, {
+        name: RECEIPTS_CURSOR,
+        value: more ? page.next : since,
+      });
+      stray += got.stray;
+      added += got.added.length;
+      for (const r of got.added) {
+        this.events.emit({
+          type: 'receipt',
+          agent: this.name,
+          message_id: r.message_id,
+          recipient: r.recipient,
+          acked_at: r.acked_at,
+        });
       }
-      if (page.receipts.length === 0 || page.next <= since) break;
+      if (!more) break;
       since = page.next;
-      this.archive.setCursor(RECEIPTS_CURSOR, since);
     }
     if (stray > 0) this.archive.pruneStrayReceipts(STRAY_RECEIPTS_KEPT);
     return added;
