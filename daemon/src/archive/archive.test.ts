@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Archive, ftsQuery, REJECTED_KEPT } from './archive.js';
+import { Archive, ftsQuery, HELD_KEPT_PER_SENDER, REJECTED_KEPT } from './archive.js';
 
 let archive: Archive | undefined;
 afterEach(() => archive?.close());
@@ -85,6 +85,18 @@ describe('archive', () => {
     archive.insertMessage(msg('stray-29', 'sent elsewhere', 'outbound'));
     expect(archive.getMessage('stray-29')?.delivered_at).toBe('T29');
     expect(archive.pruneStrayReceipts(10)).toBe(0);
+  });
+
+  it('holds the newest envelopes of a sender only, and leaves other senders alone', () => {
+    archive = Archive.open(join(mkdtempSync(join(tmpdir(), 'svc-archive-')), 'archive.db'));
+    archive.hold('bob-1', 'bob', '{}');
+    let dropped = 0;
+    for (let i = 0; i < HELD_KEPT_PER_SENDER + 3; i++) dropped += archive.hold(`m${i}`, 'mallory', '{}');
+    expect(dropped).toBe(3);
+    const held = archive.held('mallory').map((h) => h.message_id);
+    expect(held.length).toBe(HELD_KEPT_PER_SENDER);
+    expect(held[0]).toBe('m3');
+    expect(archive.held('bob').map((h) => h.message_id)).toEqual(['bob-1']);
   });
 
   it('remembers the newest refused envelopes only', () => {

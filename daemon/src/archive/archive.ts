@@ -112,6 +112,9 @@ export function ftsQuery(text: string): string {
   return terms.map((t) => `"${t}"`).join(' ');
 }
 
+/** How many envelopes of one sender are held at most, unopened, for a changed key (the newest). */
+export const HELD_KEPT_PER_SENDER = 1000;
+
 /** How many refused envelopes the archive remembers (the newest). */
 export const REJECTED_KEPT = 1000;
 
@@ -359,17 +362,31 @@ export class Archive {
     return this.getPeer(agentNumber);
   }
 
-  hold(messageId: string, sender: string, envelope: string): void {
-    this.db
-      .prepare(
-        'INSERT INTO held_envelopes (message_id, sender, envelope, held_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
-      )
-      .run(messageId, sender, envelope, new Date().toISOString());
+  /**
+   * Keeps an envelope signed by a sender's changed key until the owner accepts the key.
+   * Only the newest HELD_KEPT_PER_SENDER of a sender are kept (they are unverified: the
+   * relay can make a key change and sign envelopes with a key of its own); returns how many
+   * older ones this dropped.
+   */
+  hold(messageId: string, sender: string, envelope: string): number {
+    return this.db.transaction(() => {
+      this.db
+        .prepare(
+          'INSERT INTO held_envelopes (message_id, sender, envelope, held_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        )
+        .run(messageId, sender, envelope, new Date().toISOString());
+      return this.db
+        .prepare(
+          `DELETE FROM held_envelopes WHERE sender = ? AND rowid NOT IN (
+             SELECT rowid FROM held_envelopes WHERE sender = ? ORDER BY rowid DESC LIMIT ?)`,
+        )
+        .run(sender, sender, HELD_KEPT_PER_SENDER).changes;
+    })();
   }
 
   held(sender: string): Array<{ message_id: string; envelope: string }> {
     return this.db
-      .prepare('SELECT message_id, envelope FROM held_envelopes WHERE sender = ? ORDER BY held_at')
+      .prepare('SELECT message_id, envelope FROM held_envelopes WHERE sender = ? ORDER BY held_at, rowid')
       .all(sender) as Array<{ message_id: string; envelope: string }>;
   }
 

@@ -189,10 +189,12 @@ export class InboundProcessor {
     if (!verifyEnvelope(env, fromBase64url(pinned))) {
       const changed = fromHeld ? undefined : await this.#peers.changedSigningKey(h.sender);
       if (changed !== undefined && verifyEnvelope(env, fromBase64url(changed))) {
-        this.#archive.hold(h.message_id, h.sender, JSON.stringify(env));
+        const dropped = this.#archive.hold(h.message_id, h.sender, JSON.stringify(env));
         this.#log.warn(
-          { agent: me.name, message_id: h.message_id, sender: h.sender },
-          'envelope held: sender key changed',
+          { agent: me.name, message_id: h.message_id, sender: h.sender, ...(dropped > 0 ? { dropped } : {}) },
+          dropped > 0
+            ? 'envelope held: sender key changed (the oldest held of that sender dropped)'
+            : 'envelope held: sender key changed',
         );
         return 'held';
       }
