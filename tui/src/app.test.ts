@@ -208,6 +208,21 @@ describe('svc tui frames', () => {
     );
   });
 
+  it('an agent whose relay does not answer: a red line that says why', async () => {
+    const { source, data } = fakeSource();
+    data.status = {
+      ...status,
+      agents: status.agents.map((a) =>
+        a.name === 'bob'
+          ? { ...a, session: 'connecting' as const, session_error: 'the relay does not answer (connect ECONNREFUSED)' }
+          : a,
+      ),
+    };
+    ui = render(createElement(Dashboard, { source, size: { columns: 110, rows: 30 } }));
+    const f = await frame((f) => f.includes('hello bob'), 'the inbox');
+    expect(f).toContain('⚠ bob connecting: the relay does not answer (connect ECONNREFUSED)');
+  });
+
   it('Tab moves between panes, j/k and arrows move, Enter opens a conversation, Esc goes back', async () => {
     const { source, data } = fakeSource();
     ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));

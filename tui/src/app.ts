@@ -140,11 +140,15 @@ function DaemonDown(props: { home: string; reason: string; width: number }) {
   );
 }
 
-/** What needs the owner, one red line each above the status: a relay that refuses the agent, changed keys. */
+/**
+ * What needs the owner, one red line each above the status: a relay that refuses the agent
+ * or does not answer it, changed keys.
+ */
 function warnings(view: AgentView): string[] {
   const out: string[] = [];
-  const refused = view.status.agents.find((a) => a.name === view.agent && a.session === 'refused');
-  if (refused) out.push(`⚠ ${refusedAdviceShort(refused.name)}`);
+  const me = view.status.agents.find((a) => a.name === view.agent);
+  if (me?.session === 'refused') out.push(`⚠ ${refusedAdviceShort(me.name)}`);
+  else if (me?.session_error) out.push(`⚠ ${me.name} ${me.session}: ${me.session_error}`);
   for (const p of view.trust?.peers ?? []) {
     if (p.trust === 'changed' || p.held > 0) {
       out.push(
