@@ -296,6 +296,10 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
 
   it('shows a designed error when the relay is gone, and a sign-in hint without a session', async () => {
     await relay.stop();
+    // the page says why the agent is not connected (the daemon's session_error)
+    const down = page.getByRole('status').filter({ hasText: 'bob is not connected to its relay.' });
+    await down.waitFor({ timeout: 20_000 });
+    expect(await down.textContent()).toContain('The relay does not answer');
     await view('#/contacts', 'Contacts');
     await page.getByRole('heading', { name: 'Could not load this' }).waitFor({ timeout: 20_000 });
     await page.getByRole('button', { name: 'Try again' }).waitFor();

@@ -37,6 +37,9 @@ function Title({ text }: { text: string }) {
   return null;
 }
 
+/** The daemon's reason, which starts lower case, as a sentence of its own. */
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 export function App() {
   const [agentsLoad, retryAgents] = useLoad(() => api.agents(), []);
   if (agentsLoad.state === 'loading') return <Frame>{<Loading what="your agents" />}</Frame>;
@@ -135,8 +138,8 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
   const [status] = useLoad(() => api.status(), [rev.sessions]);
   const unread = inbox.state === 'ready' ? inbox.data.length : 0;
   const changed = keys.state === 'ready' ? keys.data.peers.filter((p) => p.changed) : [];
-  const session =
-    status.state === 'ready' ? (status.data.agents.find((a) => a.name === agent)?.session ?? 'offline') : 'connecting';
+  const mine = status.state === 'ready' ? status.data.agents.find((a) => a.name === agent) : undefined;
+  const session = status.state === 'ready' ? (mine?.session ?? 'offline') : 'connecting';
 
   useEffect(() => {
     document.title = unread > 0 ? `(${unread}) svc dashboard` : 'svc dashboard';
@@ -214,6 +217,12 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
               <strong>The relay refuses {agent}'s identity.</strong> It was probably revoked: nothing is sent or
               received for it. If this persists, remove it here (<code>{deregisterCommand(agent)}</code>) and register
               again with a new enrollment code from the operator.
+            </div>
+          ) : null}
+          {session !== 'connected' && session !== 'refused' && mine?.session_error ? (
+            <div className="banner" role="status">
+              <strong>{agent} is not connected to its relay.</strong> {sentence(mine.session_error)}; sending queues,
+              and the daemon keeps trying.
             </div>
           ) : null}
           {changed.length > 0 && view !== 'keys' ? (

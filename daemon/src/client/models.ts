@@ -408,7 +408,13 @@ export type ConversationSearchInput = Static<typeof ConversationSearchInput>;
 export const DaemonEvent = Type.Union([
   Type.Object({ type: Type.Literal('message'), agent: Str(), message: ArchivedMessage }),
   Type.Object({ type: Type.Literal('rejected'), agent: Str(), message_id: Str(), from: Str(), reason: Str() }),
-  Type.Object({ type: Type.Literal('session'), agent: Str(), state: SessionState }),
+  Type.Object({
+    type: Type.Literal('session'),
+    agent: Str(),
+    state: SessionState,
+    /** why it is not connected, when known (a new reason comes as an event of its own) */
+    error: Opt(Str()),
+  }),
   Type.Object({ type: Type.Literal('peer_key_changed'), agent: Str(), peer: Str() }),
   /** the recipient of a message this agent sent acknowledged it */
   Type.Object({ type: Type.Literal('receipt'), agent: Str(), message_id: Str(), recipient: Str(), acked_at: Str() }),

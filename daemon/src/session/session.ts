@@ -146,12 +146,26 @@ export class AgentSession {
     return this.#state === 'connected' ? undefined : this.#lastError;
   }
 
+  /** Why connecting failed; a new reason is news for the pages and status lines, as a state change is. */
+  #noteError(message: string): void {
+    if (message === this.#lastError) return;
+    this.#lastError = message;
+    if (this.#state !== 'connected') {
+      this.events.emit({ type: 'session', agent: this.name, state: this.#state, error: message });
+    }
+  }
+
   #setState(state: SessionState): void {
     if (state === 'connected') this.#lastError = undefined;
     if (state === this.#state) return;
     this.#state = state;
     this.log.info({ agent: this.name, state }, 'session state');
-    this.events.emit({ type: 'session', agent: this.name, state });
+    this.events.emit({
+      type: 'session',
+      agent: this.name,
+      state,
+      ...(this.lastError ? { error: this.lastError } : {}),
+    });
     if (state === 'connected') {
       // the relay answers again: send what waited, and say we are here
       this.#wakeOutbox?.();
@@ -469,8 +483,9 @@ export class AgentSession {
           continue;
         }
         // a network error says little by itself ("aborted", "connect ECONNREFUSED …")
-        this.#lastError =
-          err instanceof DaemonError ? err.message : `the relay does not answer (${(err as Error).message})`;
+        this.#noteError(
+          err instanceof DaemonError ? err.message : `the relay does not answer (${(err as Error).message})`,
+        );
         this.log.warn({ agent: this.name, err: (err as Error).message }, 'relay stream failed; reconnecting');
       }
       if (signal.aborted) break;
@@ -569,7 +584,7 @@ export class AgentSession {
           refusals++;
           continue;
         }
-        this.#lastError = (err as Error).message;
+        this.#noteError((err as Error).message);
         this.log.warn(
           { agent: this.name, durable: feed.durable, err: (err as Error).message },
           'named source failed; retrying',
