@@ -4,7 +4,7 @@
  * own profile under $SVC_HOME). Plans are pure functions; `start` spawns detached.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -67,6 +67,23 @@ export function findOnPath(names: readonly string[], path = ''): string | undefi
     }
   }
   return undefined;
+}
+
+/**
+ * Why `program` cannot be started, if it cannot: checked before spawning because spawn's
+ * own error for a missing file depends on the platform (EACCES rather than ENOENT, on some).
+ */
+export function unstartable(program: string, path = ''): string | undefined {
+  if (!/[\\/]/.test(program)) return findOnPath([program], path) ? undefined : 'not found on PATH';
+  const st = statSync(program, { throwIfNoEntry: false });
+  if (!st) return 'no such file';
+  if (!st.isFile()) return 'not a file';
+  try {
+    accessSync(program, constants.X_OK);
+    return undefined;
+  } catch {
+    return 'not executable';
+  }
 }
 
 /** A Chromium app window: no tabs or address bar, its own profile so it never touches the user's. */

@@ -1,5 +1,6 @@
 /** Human renderings of the daemon's answers shared by several command modules. */
 import type { ArchivedMessage, LocalAgent, SentMessage } from '@svc/daemon/client';
+import { contentText } from './attachment.js';
 import { keyValues, table } from './output.js';
 
 const short = (text: string, max = 60) => {
@@ -55,7 +56,8 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
       sequence_text: sequenceText(m),
       state: stateText(m),
       delivered: m.direction === 'inbound' ? m.received_at : m.delivered_at,
-      content: short(m.content),
+      // an attachment as its name, size and caption, not the descriptor JSON
+      content: short(contentText(m)),
     })),
     empty,
   );
@@ -64,14 +66,16 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
 /** One line per message, for watch and msg check --stream in human mode. */
 export function messageLine(m: ArchivedMessage): string {
   const where = m.conversation_type === 'direct' ? '' : ` [${m.conversation_type} ${m.conversation_id}]`;
-  return `${m.sent_at}  ${m.from} → ${m.to}${where}  (${m.message_id})\n  ${m.content.replace(/\n/g, '\n  ')}\n`;
+  return `${m.sent_at}  ${m.from} → ${m.to}${where}  (${m.message_id})\n  ${contentText(m).replace(/\n/g, '\n  ')}\n`;
 }
 
 export function sentText(s: SentMessage): string {
+  // a group or broadcast is both the recipient and the conversation: named once
+  const where = s.to === s.conversation_id ? s.to : `${s.to} (conversation ${s.conversation_id})`;
   if (s.status === 'queued') {
-    return `Queued ${s.message_id} for ${s.to} (conversation ${s.conversation_id}): the relay cannot be reached now; the daemon sends it when it answers.\n`;
+    return `Queued ${s.message_id} for ${where}: the relay cannot be reached now; the daemon sends it when it answers.\n`;
   }
-  return `${s.status === 'duplicate' ? 'Already sent' : 'Sent'} ${s.message_id} to ${s.to} (conversation ${s.conversation_id}).\n`;
+  return `${s.status === 'duplicate' ? 'Already sent' : 'Sent'} ${s.message_id} to ${where}.\n`;
 }
 
 export function agentText(a: LocalAgent): string {

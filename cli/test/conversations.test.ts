@@ -1,4 +1,5 @@
 /** conv … and context …: flags, limits, exactly-one-of rules, and the local context files. */
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { archivedMessage } from '@svc/test-harness/fixtures';
@@ -6,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { AGENT, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
 
 const agents = { listAgents: () => [AGENT] };
+/** a message's sort key: sent time ~ message id */
+const KEY = '2025-01-31T12:00:00.000Z~m1';
 /** the daemon's answer to a send to bob */
 const SENT = {
   message_id: 'm1',
@@ -85,11 +88,53 @@ describe('conv', () => {
       { limit: 5 },
     ]);
     await svc(['conv', 'messages', GROUP.conversation_id], { link });
-    await svc(['conv', 'messages', GROUP.conversation_id, '--limit', '2', '--since', 'k1'], { link });
+    await svc(['conv', 'messages', GROUP.conversation_id, '--limit', '2', '--since', KEY], { link });
+    // a timestamp is taken as the instant, in the sort key's form
+    await svc(['conv', 'messages', GROUP.conversation_id, '--since', '2025-01-31T13:00:00+01:00'], { link });
     expect(calls.filter((c) => c.method === 'conversationMessages').map((c) => c.args[2])).toEqual([
       { limit: 50 },
-      { limit: 2, since: 'k1' },
+      { limit: 2, since: KEY },
+      { limit: 50, since: '2025-01-31T12:00:00.000Z' },
     ]);
+  });
+
+  it('messages --since refuses what is neither a sort key nor a timestamp, as read --since does', async () => {
+    const { link, calls } = fakeLink({ ...agents, conversationMessages: () => [] });
+    for (const since of ['garbage', 'k1', '2025-13-45', `${KEY.split('~')[0]}~`]) {
+      const r = await svc(['conv', 'messages', GROUP.conversation_id, '--since', since], { link });
+      expect(r.code, since).toBe(2);
+      expect(r.stderr).toMatch(/SORT_KEY .* or an ISO-8601 timestamp|message id after ~/);
+    }
+    expect(calls.filter((c) => c.method === 'conversationMessages')).toEqual([]);
+  });
+
+  it('messages: the paging hint leads to the messages not shown', async () => {
+    const page = ['m1', 'm2'].map((id, i) =>
+      archivedMessage({ message_id: id, sort_key: `2025-01-0${i + 1}T00:00:00.000Z~${id}` }),
+    );
+    const { link } = fakeLink({ ...agents, conversationMessages: () => page });
+    // without --since the page is the latest: the way on is from the first message, not after the newest
+    const latest = await svc(['conv', 'messages', 'bob', '--limit', '2'], { link });
+    expect(latest.stdout).not.toContain("--since '2025-01-02T00:00:00.000Z~m2'");
+    expect(latest.stdout).toContain('to page from the first message: --since 1970-01-01');
+    const after = await svc(['conv', 'messages', 'bob', '--limit', '2', '--since', '1970-01-01'], { link });
+    expect(after.stdout).toContain("next page: --since '2025-01-02T00:00:00.000Z~m2'");
+    const short = await svc(['conv', 'messages', 'bob', '--limit', '3'], { link });
+    expect(short.stdout).not.toMatch(/--since/);
+  });
+
+  it('invite: --agent is the plain name of -e/--el-number (which keeps working)', async () => {
+    const { link, calls } = fakeLink({ ...agents, invite: () => GROUP });
+    expect((await svc(['conv', 'invite', GROUP.conversation_id, '--agent', 'carol'], { link })).code).toBe(0);
+    expect((await svc(['conv', 'invite', GROUP.conversation_id, '--el-number', 'dave'], { link })).code).toBe(0);
+    expect(calls.filter((c) => c.method === 'invite').map((c) => (c.args[2] as { number: string }).number)).toEqual([
+      'carol',
+      'dave',
+    ]);
+    const both = await svc(['conv', 'invite', GROUP.conversation_id, '--agent', 'carol', '-e', 'dave'], { link });
+    expect(both.code).toBe(2);
+    expect((await svc(['conv', 'invite', GROUP.conversation_id, '-e', 'carol,dave'], { link })).code).toBe(2);
+    expect((await svc(['conv', 'invite', GROUP.conversation_id, '--help'])).stdout).toMatch(/--agent <agent_number>/);
   });
 
   it('search passes every filter; limit up to 100, offset up to 10000', async () => {
@@ -345,5 +390,62 @@ describe('transfer progress', () => {
         else expect(stderr).toBe('');
       }
     });
+  });
+});
+
+describe('attachments as a person reads them', () => {
+  /** A media message as the sender's daemon writes it: the descriptor of `plain`, sealed with a fresh key. */
+  const mediaOf = (plain: Buffer, caption?: string) => {
+    const key = randomBytes(32);
+    const nonce = randomBytes(12);
+    const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: 16 });
+    const sealed = Buffer.concat([c.update(plain), c.final(), c.getAuthTag()]);
+    const descriptor = {
+      svc: 'attachment/v1',
+      blob_id: 'blob1',
+      name: 'report.txt',
+      media_type: 'text/plain',
+      size: plain.length,
+      digest: createHash('sha256').update(sealed).digest('base64url'),
+      key: key.toString('base64url'),
+      nonce: nonce.toString('base64url'),
+      ...(caption === undefined ? {} : { caption }),
+    };
+    return archivedMessage({
+      conversation_id: 'dm:1001:bob',
+      from: 'bob',
+      to: '1001',
+      content_type: 'media',
+      content: JSON.stringify(descriptor),
+    });
+  };
+
+  it('read shows the file name, size and caption, not the descriptor; --json keeps the descriptor', async () => {
+    const media = mediaOf(Buffer.from('hello'), 'the report');
+    const { link } = fakeLink({ ...agents, read: () => [media] });
+    const r = await svc(['read', 'bob'], { link });
+    expect(r.stdout).toContain('[file] report.txt (5 bytes, text/plain): the report');
+    expect(r.stdout).not.toContain('attachment/v1');
+    const j = await svc(['read', 'bob', '--json'], { link });
+    expect(JSON.parse(j.stdout)[0].content).toBe(media.content);
+  });
+
+  it('a second read --save: what the daemon found already saved is said so', async () => {
+    const media = mediaOf(Buffer.from('hello'));
+    const { link } = fakeLink({
+      ...agents,
+      read: () => [media],
+      saveAttachment: () => ({
+        message_id: media.message_id,
+        path: '/tmp/x/report.txt',
+        size: 5,
+        media_type: 'text/plain',
+        name: 'report.txt',
+        already_saved: true,
+      }),
+    });
+    const r = await svc(['read', 'bob', '--save', '/tmp/x'], { link });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('already saved /tmp/x/report.txt (5 bytes, text/plain)');
   });
 });

@@ -113,6 +113,28 @@ describe('svc desktop', () => {
     });
   });
 
+  it('--browser that cannot be a browser says why in words, not as EACCES or ENOENT', async () => {
+    await withTempHome(async (dir) => {
+      const { link } = fakeLink({ openDashboard: launch });
+      const message = async (browser: string) =>
+        JSON.parse(
+          (await svc(['desktop', '--json', '--no-electron', '--browser', browser], { link, env: { SVC_HOME: dir } }))
+            .stdout,
+        ) as { error: string; message: string };
+      const missing = join(dir, 'missing');
+      expect(await message(missing)).toMatchObject({
+        error: 'desktop_no_browser',
+        message: expect.stringContaining(`${missing}: no such file`),
+      });
+      // a directory (as /nonexistent is on some systems: the home of `nobody`) is what spawn calls EACCES
+      expect((await message(dir)).message).toMatch(new RegExp(`${dir}: not a file\\.`));
+      const plain = join(dir, 'not-executable');
+      writeFileSync(plain, '', { mode: 0o644 });
+      expect((await message(plain)).message).toContain(`${plain}: not executable`);
+      expect((await message('no-such-browser-here')).message).toContain('not found on PATH');
+    });
+  });
+
   it('plans a Chromium app window with its own profile', () => {
     const plan = chromiumPlan(
       'http://127.0.0.1:8191/auth?token=x',

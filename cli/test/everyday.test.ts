@@ -1,6 +1,6 @@
 /** Everyday CLI behaviour: refusals before anything is sent, the queued send, deregister, start, wording. */
 import { describe, expect, it } from 'vitest';
-import { AGENT, fakeLink, svc } from './helpers.js';
+import { AGENT, fakeLink, svc, withTempHome } from './helpers.js';
 
 const agents = { listAgents: () => [AGENT] };
 
@@ -87,8 +87,19 @@ describe('start', () => {
       const { link } = fakeLink({ status: () => status });
       const r = await svc(argv, { link, connected: (a) => autostarts.push(a) });
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toBe('The svc daemon already runs (pid 42, version 0.1.0, home /h).\n');
+      expect(r.stdout).toBe(
+        'The svc daemon already runs (pid 42, version 0.1.0, home /h); stop it with `svc stop` (same SVC_HOME).\n',
+      );
       expect(autostarts).toEqual([false]);
+    },
+  );
+
+  it.each([[['start', '--json']], [['start', '-b', '--json']]])(
+    'svc %j prints one JSON object: the status, and that it already ran',
+    async (argv) => {
+      const { link } = fakeLink({ status: () => status });
+      const r = await svc(argv, { link });
+      expect(JSON.parse(r.stdout)).toEqual({ ...status, already_running: true, foreground: false });
     },
   );
 
@@ -103,7 +114,9 @@ describe('start', () => {
       },
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe('The svc daemon runs (pid 42, version 0.1.0, home /h).\n');
+    expect(r.stdout).toBe(
+      'The svc daemon runs in the background (pid 42, version 0.1.0, home /h); stop it with `svc stop` (same SVC_HOME).\n',
+    );
     expect(autostarts).toEqual([false, true]);
   });
 
@@ -111,6 +124,48 @@ describe('start', () => {
     const help = (await svc(['start', '--help'])).stdout;
     expect(help).toMatch(/start the svc daemon/);
     expect(help).not.toMatch(/stack|bridge \(/);
+  });
+});
+
+describe('--json where docs/cli.md says every command has it', () => {
+  it('stop --json says what it stopped, or that nothing ran', async () => {
+    const { link } = fakeLink({ shutdown: () => undefined });
+    const r = await svc(['stop', '--json'], { link });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ target: 'daemon', stopped: true });
+    const none = await svc(['stop', '--json'], {
+      connected: () => {
+        throw new Error('no daemon answers');
+      },
+    });
+    expect(JSON.parse(none.stdout)).toEqual({ target: 'daemon', stopped: false });
+  });
+
+  it('config list --json: the profile and its settings, secrets masked', async () => {
+    await withTempHome(async (home) => {
+      const env = { SVC_HOME: home };
+      await svc(['config', 'set', 'api-key', 'sk-secret-value-1234'], { env });
+      await svc(['config', 'set', 'name', 'ann'], { env });
+      const r = await svc(['config', 'list', '--json'], { env });
+      expect(r.code, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout);
+      expect(out).toMatchObject({ profile: 'default', settings: { name: 'ann' } });
+      expect(out.settings['api-key']).not.toContain('secret');
+    });
+  });
+});
+
+describe('a group send', () => {
+  it('names the group once: it is both the recipient and the conversation', async () => {
+    const id = 'grp:1001:AAAAAAAAAAAAAAAAAAAAAA';
+    const sent = { message_id: 'm1', conversation_id: id, to: id, sent_at: 't', status: 'accepted' as const };
+    const { link } = fakeLink({ ...agents, send: () => ({ ...sent, state: 'sent' as const }) });
+    const r = await svc(['send', '--conversation-id', id, 'hello'], { link });
+    expect(r.stdout).toBe(`Sent m1 to ${id}.\n`);
+    const queued = fakeLink({ ...agents, send: () => ({ ...sent, status: 'queued', state: 'queued' }) }).link;
+    expect((await svc(['send', '--conversation-id', id, 'hello'], { link: queued })).stdout).toMatch(
+      new RegExp(`^Queued m1 for ${id}: `),
+    );
   });
 });
 

@@ -243,6 +243,15 @@ describe('svc codex setup', () => {
     expect(readFileSync(h.codex, 'utf8')).toBe(text);
   });
 
+  it('--json prints what it did as one object', async () => {
+    const h = homesWithSvc();
+    const r = await svc(['codex', 'setup', '--agent', 'alice', '--json'], { env: h.env, link: link() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ config: h.codex, server: 'svc-alice', outcome: 'added' });
+    const again = await svc(['codex', 'setup', '--agent', 'alice', '--json'], { env: h.env, link: link() });
+    expect(JSON.parse(again.stdout)).toMatchObject({ outcome: 'unchanged' });
+  });
+
   it('updates its own entry in place, keeping keys the user added to it', async () => {
     const h = homesWithSvc();
     mkdirSync(join(h.env.HOME, '.codex'));

@@ -1,5 +1,5 @@
 /** `svc` as a real process against a real daemon it autostarts in a temp SVC_HOME. */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -77,5 +77,46 @@ describe('svc subprocess', () => {
     const opened = await svc(['desktop', '--json', '--no-electron', '--port', '0', '--browser', browser('sleep 3')]);
     expect(opened.code).toBe(0);
     expect(JSON.parse(opened.stdout)).toMatchObject({ mode: 'chromium', pid: expect.any(Number) });
+  });
+});
+
+describe('svc start in the foreground', () => {
+  /** Runs `svc start ARGS` in a fresh home until it has said something on stdout; then `svc stop` ends it. */
+  async function startThenStop(args: string[]): Promise<{ said: string; code: number | null; after: string }> {
+    const own = tempDir('svc-cli-fg-');
+    const env = { ...process.env, SVC_HOME: own, SVC_VAULT_PASSPHRASE: 'cli-subprocess-test', SVC_AGENT: '' };
+    try {
+      const child = spawn(process.execPath, [SVC_BIN, 'start', ...args], { cwd: root, env, stdio: 'pipe' });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c;
+      });
+      // it blocks while the daemon runs: what it said before is what a person sees
+      const deadline = Date.now() + 20_000;
+      while (out === '' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const said = out;
+      await exec(process.execPath, [SVC_BIN, 'stop'], { cwd: root, env, timeout: 30_000 });
+      const code = await exited;
+      return { said, code, after: out.slice(said.length) };
+    } finally {
+      await rm(own, { recursive: true, force: true });
+    }
+  }
+
+  it('says that the daemon runs, its pid and home, and how to stop it, before it blocks', async () => {
+    const r = await startThenStop([]);
+    expect(r.said).toMatch(
+      /^The svc daemon runs in the foreground \(pid \d+, version [^,]+, home .+\); stop it with Ctrl-C or `svc stop`\.\n$/,
+    );
+    expect(r.code).toBe(0);
+    expect(r.after).toBe('');
+  });
+
+  it('--json: one JSON object, the status as `start -b --json` prints it', async () => {
+    const r = await startThenStop(['--json']);
+    expect(JSON.parse(r.said)).toMatchObject({ pid: expect.any(Number), foreground: true, already_running: false });
+    expect(r.code).toBe(0);
+    expect(r.after).toBe('');
   });
 });

@@ -6,7 +6,7 @@
  * into a group is refused.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from '@svc/test-harness';
@@ -93,6 +93,20 @@ describe('attachments', () => {
     await expect(relayAs(a, 'alice', 'GET', `blobs/${d.blob_id}`)).resolves.toMatchObject({
       status: 404,
       body: { error: 'unknown_blob' },
+    });
+    // saved again: the copy there is the file (whatever its name), so it is reported saved
+    renameSync(saved.path, join(dir, 'renamed.pdf'));
+    writeFileSync(join(dir, 'same-size.pdf'), randomBytes(bytes.length)); // not the copy
+    expect(await b.client.saveAttachment('bob', m.message_id, dir)).toMatchObject({
+      path: join(dir, 'renamed.pdf'),
+      already_saved: true,
+    });
+    // elsewhere, without a copy: the relay deleted it once saved, and the error says so
+    await expect(
+      b.client.saveAttachment('bob', m.message_id, mkdtempSync(join(tmpdir(), 'svc-attach-save-'))),
+    ).rejects.toMatchObject({
+      code: 'unknown_blob',
+      message: expect.stringMatching(/once it is saved.*No copy of it is in/),
     });
   });
 

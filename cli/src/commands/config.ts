@@ -11,7 +11,7 @@ import {
   setSetting,
 } from '../config-file.js';
 import { CliError } from '../errors.js';
-import { action } from '../options.js';
+import { action, withJson } from '../options.js';
 import { table } from '../output.js';
 
 const profileOption = (cmd: Command) => cmd.option('--profile <name>', `profile (default: ${DEFAULT_PROFILE})`);
@@ -49,12 +49,12 @@ export function configCommand(app: App): Command {
     run.out(`Set ${k} in profile ${profile}.\n`);
   });
 
-  const list = profileOption(new Command('list').description('settings of a profile (secrets masked)'));
+  const list = withJson(profileOption(new Command('list').description('settings of a profile (secrets masked)')));
   action(app, list, async (run) => {
     const profile = checkProfileName(run.opts<{ profile?: string }>().profile ?? DEFAULT_PROFILE);
     const values = (await readConfig(app.home)).profiles[profile] ?? {};
     const rows = Object.entries(values).map(([key, value]) => ({ key, value: maskSetting(key, value) }));
-    run.out(
+    run.print({ profile, settings: Object.fromEntries(rows.map((r) => [r.key, r.value])) }, () =>
       table(
         [
           ['key', 'key'],

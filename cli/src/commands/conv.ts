@@ -3,8 +3,8 @@
  * derives them from signed, encrypted control messages, and the relay sees only sealed
  * envelopes (docs/conversations.md).
  */
-import type { ConversationInfo, ConversationSummary } from '@svc/daemon/client';
-import { Command } from 'commander';
+import type { ArchivedMessage, ConversationInfo, ConversationSummary } from '@svc/daemon/client';
+import { Command, InvalidArgumentError } from 'commander';
 import type { App, Run } from '../app.js';
 import { usageError } from '../errors.js';
 import { action, choice, common, intParser, isoTimeParser } from '../options.js';
@@ -66,6 +66,44 @@ function listText(list: readonly ConversationSummary[]): string {
   );
 }
 
+/** From the start of a conversation: earlier than any message's sort key. */
+const FIRST_PAGE = '1970-01-01';
+
+/**
+ * A --since cursor: a message's sort key (sent time `~` message id) as printed, or an
+ * ISO-8601 timestamp, taken as the instant in the sort key's form, so it sorts before the
+ * messages sent at or after it.
+ */
+export function sortKeyParser(raw: string): string {
+  const tilde = raw.indexOf('~');
+  const time = tilde === -1 ? raw : raw.slice(0, tilde);
+  const id = tilde === -1 ? undefined : raw.slice(tilde + 1);
+  try {
+    isoTimeParser(time);
+  } catch {
+    throw new InvalidArgumentError(
+      "expected a message's SORT_KEY (as `svc conv messages --json` prints it) or an ISO-8601 timestamp such as 2025-01-31T12:00:00Z.",
+    );
+  }
+  if (id === undefined) return new Date(time).toISOString();
+  if (id === '' || raw.length > 512) throw new InvalidArgumentError('the message id after ~ is missing or too long.');
+  return raw;
+}
+
+/**
+ * Where the next page is. Without --since the page is the latest messages, so the next one
+ * after it is always empty: the way on is from the first message. With --since, a full page
+ * may have more after its last message.
+ */
+function pagingHint(page: readonly ArchivedMessage[], limit: number, since: string | undefined): string {
+  const last = page.at(-1)?.sort_key;
+  if (page.length < limit || last === undefined) return '';
+  if (since === undefined) {
+    return `These are the latest ${limit}; to page from the first message: --since ${FIRST_PAGE}\n`;
+  }
+  return `next page: --since '${last}'\n`;
+}
+
 export function convCommand(app: App): Command {
   const listAction = async (run: Run) => {
     const o = run.opts<{ limit: number }>();
@@ -120,13 +158,20 @@ export function convCommand(app: App): Command {
     new Command('invite')
       .description('invite an agent (the creator only)')
       .argument('<conversation_id>', 'conversation')
-      .requiredOption('-e, --el-number <agent_number>', 'agent number to invite')
+      .option('--agent <agent_number>', 'agent number to invite (required, or as -e)')
+      // the specification's name for it, kept so that command lines written to it still work
+      .option('-e, --el-number <agent_number>', 'same as --agent')
       .addOption(choice('-r, --role <role>', 'role', ['member', 'observer'], 'member')),
   );
   action(app, invite, async (run, id?: string) => {
-    const o = run.opts<{ elNumber: string; role: 'member' | 'observer' }>();
-    const [number] = numbers([o.elNumber], '--el-number');
-    if (number === undefined) throw usageError('--el-number: give an agent number.');
+    const o = run.opts<{ agent?: string; elNumber?: string; role: 'member' | 'observer' }>();
+    if (o.agent !== undefined && o.elNumber !== undefined && o.agent !== o.elNumber) {
+      throw usageError('--agent and --el-number differ; give one.');
+    }
+    const flag = o.agent !== undefined ? '--agent' : '--el-number';
+    const [number, more] = numbers([o.agent ?? o.elNumber ?? ''], flag);
+    if (number === undefined) throw usageError('Give the agent to invite: --agent AGENT_NUMBER.');
+    if (more !== undefined) throw usageError(`${flag}: invite one agent at a time.`);
     const { link, agent } = await run.asAgent();
     const c = await link.invite(agent, id!, { number, role: o.role });
     run.print(c, () => `Invited ${number} as ${o.role}.\n${conversationText(c)}`);
@@ -143,10 +188,14 @@ export function convCommand(app: App): Command {
 
   const messages = common(
     new Command('messages')
-      .description('messages of a conversation, in sort-key order')
+      .description('messages of a conversation, in sort-key order: the latest page, or the page after --since')
       .argument('<conversation_id>', 'conversation id (or agent number of a direct peer)')
       .option('--limit <n>', 'at most this many', intParser(1, 1000, '--limit'), 50)
-      .option('--since <cursor>', 'sort-key cursor: only messages after it (the SORT_KEY of a message)'),
+      .option(
+        '--since <cursor>',
+        'only messages after this SORT_KEY (of a message) or ISO-8601 timestamp',
+        sortKeyParser,
+      ),
   );
   action(app, messages, async (run, id?: string) => {
     const o = run.opts<{ limit: number; since?: string }>();
@@ -155,10 +204,7 @@ export function convCommand(app: App): Command {
       limit: o.limit,
       ...(o.since ? { since: o.since } : {}),
     });
-    run.print(page, () => {
-      const last = page.at(-1)?.sort_key;
-      return messagesTable(page) + (last && page.length === o.limit ? `next page: --since '${last}'\n` : '');
-    });
+    run.print(page, () => messagesTable(page) + pagingHint(page, o.limit, o.since));
   });
 
   const search = common(

@@ -317,16 +317,22 @@ export function coreCommands(app: App): Command[] {
     }
     const dir = resolve(o.save);
     const saved: SavedAttachment[] = [];
-    for (const m of messages)
-      if (m.content_type === 'media')
+    for (const m of messages) {
+      if (m.content_type === 'media') {
         saved.push(await withProgress(run, agent, () => link.saveAttachment(agent, m.message_id, dir)));
+      }
+    }
     run.print(
       { messages, saved },
       () =>
         messagesTable(messages) +
         (saved.length === 0
           ? 'No attachments to save.\n'
-          : saved.map((f) => `saved ${f.path} (${f.size} bytes, ${f.media_type})\n`).join('')),
+          : saved
+              .map(
+                (f) => `${f.already_saved ? 'already saved' : 'saved'} ${f.path} (${f.size} bytes, ${f.media_type})\n`,
+              )
+              .join('')),
     );
   });
 

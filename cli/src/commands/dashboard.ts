@@ -18,6 +18,7 @@ import {
   launchFile,
   start,
   startWatched,
+  unstartable,
 } from '../launch.js';
 import { action, intParser, withJson, withVerbose } from '../options.js';
 
@@ -137,6 +138,8 @@ export function desktopCommand(app: App): Command {
     );
     let child: Awaited<ReturnType<typeof start>>;
     try {
+      const problem = unstartable(chromium, run.env.PATH);
+      if (problem) throw new Error(problem);
       child = await startWatched(plan, run.env);
     } catch (err) {
       throw new CliError(

@@ -1,22 +1,13 @@
-/** Identity: whoami, deregister, sync, doctor, account (hosted), start, stop, star, tui. */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import {
-  daemonCommand,
-  type LocalAgent,
-  localStackFiles,
-  refusedAdvice,
-  resolvePorts,
-  type SyncResult,
-  stopOwnedServer,
-} from '@svc/daemon/client';
+/** Identity: whoami, deregister, sync, doctor, account (hosted), star, tui; start and stop live in daemon-process.ts. */
+import { type LocalAgent, refusedAdvice, type SyncResult } from '@svc/daemon/client';
 import type { OwnProfile, TokenResponse } from '@svc/shared';
 import { Command } from 'commander';
 import type { App } from '../app.js';
 import { CliError, usageError } from '../errors.js';
-import { action, hostedOnly, intParser, notBuilt, withAs, withJson, withVerbose, yes } from '../options.js';
+import { action, hostedOnly, notBuilt, withAs, withJson, withVerbose, yes } from '../options.js';
 import { keyValues, table } from '../output.js';
 import { agentText } from '../render.js';
+import { startCommand, stopCommand } from './daemon-process.js';
 import { tuiCommand } from './tui.js';
 
 /** whoami straight against a relay with an API key: token exchange, then GET /api/v1/agents/me. */
@@ -249,123 +240,8 @@ export function identityCommands(app: App): Command[] {
     .option('--repo <owner/name>', 'repository');
   notBuilt(app, star, 'svc star');
 
-  const start = withVerbose(
-    withJson(
-      withAs(
-        new Command('start')
-          .description(
-            'start the svc daemon for this SVC_HOME (in the foreground, or -b in the background); does nothing if it already runs',
-          )
-          .option('--local-only', 'local server, no upstream bridge, no cross-machine delivery', false)
-          .option('--port <port>', 'leaf port (default env SVC_LEAF_PORT else 4222)', intParser(1, 65535, '--port'))
-          .option(
-            '--monitor-port <port>',
-            'monitor port (default env SVC_MONITOR_PORT else 8222)',
-            intParser(1, 65535, '--monitor-port'),
-          )
-          .option('--listen <host>', 'listen address', '127.0.0.1')
-          .option('-b, --background', 'run in the background', false),
-      ),
-    ),
-  );
-  action(app, start, async (run) => {
-    const o = run.opts<{
-      localOnly: boolean;
-      as?: string;
-      port?: number;
-      monitorPort?: number;
-      listen: string;
-      background: boolean;
-    }>();
-    const uplinkAsked =
-      o.as !== undefined || o.port !== undefined || o.monitorPort !== undefined || o.listen !== '127.0.0.1';
-    if (o.localOnly || uplinkAsked) {
-      // The local nats-server is a child of the daemon: the daemon runs in the background for it.
-      let ports: { port: number; monitorPort: number };
-      try {
-        ports = resolvePorts(o, run.env);
-      } catch (err) {
-        throw usageError((err as Error).message);
-      }
-      const link = await app.link(true);
-      const stack = await link.localStack('start', {
-        local_only: o.localOnly,
-        port: ports.port,
-        monitor_port: ports.monitorPort,
-        listen: o.listen,
-        ...(o.as !== undefined && !o.localOnly ? { as: o.as } : {}),
-      });
-      run.print(
-        stack,
-        () =>
-          `The local nats-server ${stack.already_running ? 'already runs' : 'runs'} (pid ${stack.pid}) on ${stack.url}, monitoring ${stack.monitor_url}; ${
-            stack.uplink
-              ? `leaf of ${stack.uplink} (sources: ${(stack.sources ?? []).join(', ') || 'none'})`
-              : 'local only, no uplink'
-          }.\n`,
-      );
-      return;
-    }
-    const running = await app.link(false).then(
-      (l) => l.status(),
-      () => undefined,
-    );
-    // idempotent, in the foreground or -b: the daemon this command would start is already there
-    if (running) {
-      run.print(
-        running,
-        () => `The svc daemon already runs (pid ${running.pid}, version ${running.version}, home ${running.home}).\n`,
-      );
-      return;
-    }
-    if (o.background) {
-      const status = await app.link(true).then((l) => l.status());
-      run.print(
-        status,
-        () => `The svc daemon runs (pid ${status.pid}, version ${status.version}, home ${status.home}).\n`,
-      );
-      return;
-    }
-    const { command, args, cwd } = daemonCommand();
-    run.info(`running the daemon in the foreground: ${command} ${args.join(' ')}`);
-    const child = spawn(command, args, { cwd, stdio: 'inherit', env: { ...run.env, SVC_HOME: app.home } });
-    const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
-    if (code !== 0) throw new CliError('daemon_unavailable', `The daemon exited with status ${code}.`);
-  });
-
-  const stop = new Command('stop')
-    .description('stop the svc daemon of this SVC_HOME')
-    .option('--local', 'stop only the local-only server', false);
-  action(app, stop, async (run) => {
-    if (run.opts<{ local: boolean }>().local) {
-      const running = await app.link(false).then(
-        (l) => l,
-        () => undefined,
-      );
-      if (running) {
-        const { stopped } = await running.localStack('stop');
-        run.out(stopped ? 'Stopped the local nats-server.\n' : 'The local nats-server was not running.\n');
-        return;
-      }
-      // No daemon: signal the server only if its pid file and the process itself prove it is ours.
-      const pid = await stopOwnedServer(localStackFiles(join(app.home, 'run')));
-      run.out(
-        pid === undefined
-          ? 'The local nats-server was not running.\n'
-          : `Stopped the local nats-server (pid ${pid}).\n`,
-      );
-      return;
-    }
-    let link: Awaited<ReturnType<App['link']>>;
-    try {
-      link = await app.link(false);
-    } catch {
-      run.out('No svc daemon is running.\n');
-      return;
-    }
-    await link.shutdown();
-    run.out('Stopped the svc daemon.\n');
-  });
+  const start = startCommand(app);
+  const stop = stopCommand(app);
 
   const tui = tuiCommand(app);
 

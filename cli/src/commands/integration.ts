@@ -18,7 +18,7 @@ import {
 } from '../integrations/claude.js';
 import { codexConfigPath, codexSetup, entryFor } from '../integrations/codex.js';
 import { onPath, shellQuote } from '../integrations/files.js';
-import { action } from '../options.js';
+import { action, withJson } from '../options.js';
 
 export const HOST_A = 'claude';
 export const HOST_B = 'codex';
@@ -87,11 +87,13 @@ export function integrationCommands(app: App): Command[] {
   hostA.addCommand(install).addCommand(uninstall).addCommand(installWake).addCommand(uninstallWake);
 
   const hostB = new Command(HOST_B).description(`${HOST_B} integration`);
-  const setup = new Command('setup')
-    .description(`register \`svc mcp\` for an agent as an MCP server of ${HOST_B} (idempotent)`)
-    .requiredOption('--agent <agent_number>', 'public agent number')
-    .option('--binary <path>', 'the MCP server runs `<path> mcp` (default: the svc found on PATH)')
-    .option('--migrate-legacy', 'migrate a legacy configuration', false);
+  const setup = withJson(
+    new Command('setup')
+      .description(`register \`svc mcp\` for an agent as an MCP server of ${HOST_B} (idempotent)`)
+      .requiredOption('--agent <agent_number>', 'public agent number')
+      .option('--binary <path>', 'the MCP server runs `<path> mcp` (default: the svc found on PATH)')
+      .option('--migrate-legacy', 'migrate a legacy configuration', false),
+  );
   action(app, setup, async (run) => {
     const o = run.opts<{ agent: string; binary?: string; migrateLegacy: boolean }>();
     // the host starts the command itself, with a PATH of its own: only an absolute path is
@@ -113,12 +115,15 @@ export function integrationCommands(app: App): Command[] {
       unchanged: 'Already set up:',
       migrated: 'Migrated the legacy entry to',
     }[r.outcome];
-    run.out(`${what} [mcp_servers.${r.server}] in ${r.config}.\n`);
-    if (r.legacy) {
-      run.out(
-        `A legacy entry [mcp_servers.${r.legacy}] is still there; rerun with --migrate-legacy to rewrite it in place.\n`,
-      );
-    }
+    run.print(
+      r,
+      () =>
+        `${what} [mcp_servers.${r.server}] in ${r.config}.\n${
+          r.legacy
+            ? `A legacy entry [mcp_servers.${r.legacy}] is still there; rerun with --migrate-legacy to rewrite it in place.\n`
+            : ''
+        }`,
+    );
   });
   hostB.addCommand(setup);
   return [hostA, hostB];

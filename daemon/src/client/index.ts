@@ -29,6 +29,7 @@ import { errorOfBody } from './error-body.js';
 import { defaultHome, socketPathFor } from './home.js';
 
 export * from './api.js';
+export { ATTACHMENT_FORMAT, type AttachmentDescriptor, attachmentText, parseDescriptor } from './attachment.js';
 export { defaultHome, homeFrom, socketPathFor } from './home.js';
 export { deregisterCommand, refusedAdvice, refusedAdviceShort } from './refused.js';
 export { ALL_AGENTS_KEY, statusFileText, statusText } from './statusline.js';

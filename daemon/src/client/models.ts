@@ -332,6 +332,8 @@ export const SavedAttachment = Type.Object({
   media_type: Str(),
   /** the name the sender gave */
   name: Str(),
+  /** the relay had deleted it (it was saved before), and `path` is a copy already in the directory */
+  already_saved: Opt(Type.Boolean()),
 });
 export type SavedAttachment = Static<typeof SavedAttachment>;
 

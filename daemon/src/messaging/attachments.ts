@@ -7,31 +7,20 @@
  * the file and acknowledges the blob (the relay then deletes it).
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { open, readFile, stat } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join } from 'node:path';
 import type { SavedAttachment } from '../client/api.js';
+import {
+  ATTACHMENT_FORMAT,
+  ATTACHMENT_MAX_BYTES,
+  type AttachmentDescriptor,
+  parseDescriptor,
+} from '../client/attachment.js';
 import { DaemonError } from '../errors.js';
-import { MAX_ERROR_ANSWER_BYTES, openRequest, readBody, toRelayError } from '../relay/http.js';
+import { MAX_ERROR_ANSWER_BYTES, openRequest, readBody, relayCode, toRelayError } from '../relay/http.js';
 import type { AgentSession } from '../session/session.js';
 
-export const ATTACHMENT_FORMAT = 'attachment/v1';
 const TAG_BYTES = 16;
-/** No relay stores more than this per blob; a larger file is refused before it is read. */
-const HARD_MAX_BYTES = 1024 * 1024 * 1024;
-
-export interface AttachmentDescriptor {
-  svc: typeof ATTACHMENT_FORMAT;
-  blob_id: string;
-  name: string;
-  media_type: string;
-  /** bytes of the file */
-  size: number;
-  /** sha256 of the encrypted bytes, base64url */
-  digest: string;
-  key: string;
-  nonce: string;
-  caption?: string;
-}
 
 const TYPES: Record<string, string> = {
   '.txt': 'text/plain',
@@ -50,41 +39,6 @@ const TYPES: Record<string, string> = {
 };
 
 export const mediaTypeOf = (name: string): string => TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream';
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const B64U = /^[A-Za-z0-9_-]+$/;
-
-/** The descriptor a media message carries, or undefined when its content is not one. */
-export function parseDescriptor(content: string): AttachmentDescriptor | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(content);
-  } catch {
-    return undefined;
-  }
-  if (!isObject(v) || v.svc !== ATTACHMENT_FORMAT) return undefined;
-  const str = (x: unknown, max: number) => typeof x === 'string' && x.length > 0 && x.length <= max;
-  if (
-    !str(v.blob_id, 64) ||
-    !B64U.test(v.blob_id as string) ||
-    !str(v.name, 255) ||
-    !str(v.media_type, 255) ||
-    typeof v.size !== 'number' ||
-    !Number.isSafeInteger(v.size) ||
-    v.size < 0 ||
-    v.size > HARD_MAX_BYTES ||
-    !str(v.digest, 64) ||
-    !str(v.key, 64) ||
-    !str(v.nonce, 32) ||
-    (v.caption !== undefined && typeof v.caption !== 'string')
-  ) {
-    return undefined;
-  }
-  const key = Buffer.from(v.key as string, 'base64url');
-  const nonce = Buffer.from(v.nonce as string, 'base64url');
-  if (key.length !== 32 || nonce.length !== 12) return undefined;
-  return v as unknown as AttachmentDescriptor;
-}
 
 export function encryptFile(plain: Uint8Array): { sealed: Buffer; key: Buffer; nonce: Buffer; digest: string } {
   const key = randomBytes(32);
@@ -144,7 +98,7 @@ export async function uploadAttachment(
   } catch (err) {
     throw new DaemonError('validation_failed', `Cannot read ${filePath}: ${(err as Error).message}`);
   }
-  if (size > HARD_MAX_BYTES) throw new DaemonError('blob_too_large');
+  if (size > ATTACHMENT_MAX_BYTES) throw new DaemonError('blob_too_large');
   const { sealed, key, nonce, digest } = encryptFile(await readFile(filePath));
   const name = basename(filePath);
   const res = await session.relay.request<{ blob_id: string }>({
@@ -198,6 +152,34 @@ async function download(session: AgentSession, d: AttachmentDescriptor): Promise
   return Buffer.concat(chunks);
 }
 
+/**
+ * A file in `dir` that is this attachment, byte for byte, whatever it was named: sealed
+ * with the attachment's key and nonce it gives the digest the sender signed for.
+ */
+async function savedCopy(dir: string, d: AttachmentDescriptor): Promise<string | undefined> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return undefined;
+  }
+  const key = Buffer.from(d.key, 'base64url');
+  const nonce = Buffer.from(d.nonce, 'base64url');
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      const st = await stat(path);
+      if (!st.isFile() || st.size !== d.size) continue;
+      const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG_BYTES });
+      const sealed = Buffer.concat([c.update(await readFile(path)), c.final(), c.getAuthTag()]);
+      if (createHash('sha256').update(sealed).digest('base64url') === d.digest) return path;
+    } catch {
+      // unreadable, or gone meanwhile: not the copy
+    }
+  }
+  return undefined;
+}
+
 /** A file name of our own choosing from the sender's: no directories, no hidden file. */
 function safeName(name: string): string {
   const base = [...basename(name.replace(/\\/g, '/'))].map((c) => (c.charCodeAt(0) < 32 ? '_' : c)).join('');
@@ -212,7 +194,22 @@ export async function saveAttachment(session: AgentSession, messageId: string, d
   if (!m) throw new DaemonError('unknown_message', `No archived message ${messageId}.`);
   const d = m.content_type === 'media' ? parseDescriptor(m.content) : undefined;
   if (!d) throw new DaemonError('not_an_attachment', `Message ${messageId} carries no attachment.`);
-  const plain = decryptBlob(await download(session, d), d);
+  let sealed: Buffer;
+  try {
+    sealed = await download(session, d);
+  } catch (err) {
+    // the relay deletes a blob once it is saved: a copy in `dir` is the file, saved already
+    if (relayCode(err) !== 'unknown_blob') throw err;
+    const path = await savedCopy(dir, d);
+    if (path)
+      return { message_id: messageId, path, size: d.size, media_type: d.media_type, name: d.name, already_saved: true };
+    throw new DaemonError(
+      'unknown_blob',
+      `The relay no longer has ${d.name} (message ${messageId}): it deletes an attachment once it is saved, and when it expires. No copy of it is in ${dir}; if you saved it before, it is where you saved it.`,
+      { cause: err },
+    );
+  }
+  const plain = decryptBlob(sealed, d);
   const name = safeName(d.name);
   const dot = name.lastIndexOf('.');
   const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];

@@ -19,12 +19,13 @@ import {
 import { sealEnvelope } from '@svc/shared/node';
 import { isLocalOnly } from '../agents/local-agent.js';
 import { CONTENT_TYPES, type ContentType, type ReplyInput, type SendInput, type SentMessage } from '../client/api.js';
+import { parseDescriptor } from '../client/attachment.js';
 import { sendToConversation } from '../conversations/groups.js';
 import { parseGroupId } from '../conversations/roster.js';
 import { DaemonError, RelayError } from '../errors.js';
 import { relayCode } from '../relay/http.js';
 import type { AgentSession } from '../session/session.js';
-import { parseDescriptor, uploadAttachment } from './attachments.js';
+import { uploadAttachment } from './attachments.js';
 import { directConversationId, directPeer } from './conversation-id.js';
 
 export { directConversationId } from './conversation-id.js';
