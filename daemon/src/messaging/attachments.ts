@@ -40,12 +40,17 @@ const TYPES: Record<string, string> = {
 
 export const mediaTypeOf = (name: string): string => TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream';
 
+/** The file sealed with this key and nonce, and the digest of the sealed bytes (what the sender signs for). */
+function seal(plain: Uint8Array, key: Buffer, nonce: Buffer): { sealed: Buffer; digest: string } {
+  const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG_BYTES });
+  const sealed = Buffer.concat([c.update(plain), c.final(), c.getAuthTag()]);
+  return { sealed, digest: createHash('sha256').update(sealed).digest('base64url') };
+}
+
 export function encryptFile(plain: Uint8Array): { sealed: Buffer; key: Buffer; nonce: Buffer; digest: string } {
   const key = randomBytes(32);
   const nonce = randomBytes(12);
-  const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG_BYTES });
-  const sealed = Buffer.concat([c.update(plain), c.final(), c.getAuthTag()]);
-  return { sealed, key, nonce, digest: createHash('sha256').update(sealed).digest('base64url') };
+  return { ...seal(plain, key, nonce), key, nonce };
 }
 
 /** The file, or a refusal: digest first (what the sender signed for), then the AEAD tag. */
@@ -170,9 +175,7 @@ async function savedCopy(dir: string, d: AttachmentDescriptor): Promise<string |
     try {
       const st = await stat(path);
       if (!st.isFile() || st.size !== d.size) continue;
-      const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG_BYTES });
-      const sealed = Buffer.concat([c.update(await readFile(path)), c.final(), c.getAuthTag()]);
-      if (createHash('sha256').update(sealed).digest('base64url') === d.digest) return path;
+      if (seal(await readFile(path), key, nonce).digest === d.digest) return path;
     } catch {
       // unreadable, or gone meanwhile: not the copy
     }

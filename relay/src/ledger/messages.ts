@@ -138,20 +138,23 @@ function envelopeInsert(
     for (const r of rows) values.push(r.message_id, r.stream_seq, r.size);
     return { text, values };
   }
-  for (const r of rows) {
-    values.push(
-      r.recipient_row,
-      r.message_id,
-      r.tenant_id,
-      r.recipient_number,
-      r.sender_row,
-      r.sender_number,
-      r.stream_seq,
-      r.size,
-      r.accepted_at,
-    );
-  }
+  for (const r of rows) values.push(...rowValues(r));
   return { text, values };
+}
+
+/** A row's values in the order of COLUMNS. */
+function rowValues(r: NewEnvelopeRow): SqlValue[] {
+  return [
+    r.recipient_row,
+    r.message_id,
+    r.tenant_id,
+    r.recipient_number,
+    r.sender_row,
+    r.sender_number,
+    r.stream_seq,
+    r.size,
+    r.accepted_at,
+  ];
 }
 
 /**
@@ -271,20 +274,9 @@ export class MessageStore {
     const known = new Set<string>();
     for (const r of dropped) {
       const added = await tx.run(
-        `INSERT INTO envelopes (recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number,
-           stream_seq, size, accepted_at, acked_at)
-         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?) ON CONFLICT (recipient_row, message_id) DO NOTHING`,
-        [
-          r.recipient_row,
-          r.message_id,
-          r.tenant_id,
-          r.recipient_number,
-          r.sender_row,
-          r.sender_number,
-          r.size,
-          r.accepted_at,
-          r.accepted_at,
-        ],
+        `INSERT INTO envelopes (${COLUMNS}, acked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (recipient_row, message_id) DO NOTHING`,
+        [...rowValues({ ...r, stream_seq: 0 }), r.accepted_at],
       );
       if (added === 1) continue;
       const there = await this.find(r.recipient_row, r.message_id, tx);

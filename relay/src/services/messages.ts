@@ -26,7 +26,6 @@ import {
   type EnvelopeRow,
   envelopeKey,
   type IgnoredRow,
-  type InsertOutcome,
   type MessageStore,
   type Recipient,
 } from '../ledger/messages.js';
@@ -50,7 +49,6 @@ interface RecipientEntry {
   seen: Set<string>;
 }
 
-/** An envelope to publish (a PublishItem) and record, and its answer (duplicate once the ledger says so). */
 /** An envelope whose recipient blocked its sender: accepted, recorded as done, never published. */
 interface Dropped {
   recipient: Recipient;
@@ -70,6 +68,17 @@ const droppedRow = (sender: AgentRow, d: Dropped, now: number): DroppedEnvelopeR
   accepted_at: now,
 });
 
+const conflictError = (messageId: string) =>
+  new SvcError('message_id_conflict', `message ${messageId} exists from another sender`);
+
+/** The dropped envelopes the ledger had already (a retry) are duplicates. */
+function markKnownDropped(outcome: { known?: Set<string> }, dropped: Dropped[]): void {
+  for (const d of dropped) {
+    if (outcome.known?.has(envelopeKey(d.recipient.id, d.messageId))) d.result.status = 'duplicate';
+  }
+}
+
+/** An envelope to publish (a PublishItem) and record, and its answer (duplicate once the ledger says so). */
 interface Outgoing extends PublishItem {
   /** the canonical envelope bytes (published, and kept for readers) */
   data: Buffer;
@@ -281,9 +290,8 @@ export class Messaging {
         msgId: `${h.message_id}:${h.recipient}:${sender.id}`,
       });
     }
-    const droppedRows = dropped.map((d) => droppedRow(sender, d, now));
     if (toPublish.length === 0) {
-      await this.#recordDropped(dropped, droppedRows);
+      await this.#recordDropped(sender, dropped, now);
       return { results };
     }
     let reserved = new Map<string, { count: number; bytes: number }>();
@@ -292,8 +300,8 @@ export class Messaging {
       // (a full inbox's retry may have turned out to hold nothing new)
       const ignored =
         toPublish.length > 0
-          ? await this.#publishAndRecord(sender, toPublish, now, dropped, droppedRows)
-          : await this.#recordDropped(dropped, droppedRows);
+          ? await this.#publishAndRecord(sender, toPublish, now, dropped)
+          : await this.#recordDropped(sender, dropped, now);
       const kept = new Map([...reserved].map(([row, t]) => [row, { ...t }]));
       // rows that were there already (a retry) count once
       for (const r of ignored) {
@@ -314,20 +322,16 @@ export class Messaging {
     return { results };
   }
 
-  /** Records what is dropped when nothing is published; nothing of it is ignored. */
-  async #recordDropped(dropped: Dropped[], rows: DroppedEnvelopeRow[]): Promise<IgnoredRow[]> {
-    if (dropped.length > 0) this.#settleDropped(await this.store.insertMany([], rows), dropped);
+  /** Records what is dropped when nothing is published (nothing of it is ignored); another sender's id refuses the request. */
+  async #recordDropped(sender: AgentRow, dropped: Dropped[], now: number): Promise<IgnoredRow[]> {
+    if (dropped.length === 0) return [];
+    const outcome = await this.store.insertMany(
+      [],
+      dropped.map((d) => droppedRow(sender, d, now)),
+    );
+    if ('conflict' in outcome) throw conflictError(outcome.conflict);
+    markKnownDropped(outcome, dropped);
     return [];
-  }
-
-  /** Marks the dropped envelopes the ledger had already as duplicates; a conflict refuses the request. */
-  #settleDropped(outcome: InsertOutcome, dropped: Dropped[]): void {
-    if ('conflict' in outcome) {
-      throw new SvcError('message_id_conflict', `message ${outcome.conflict} exists from another sender`);
-    }
-    for (const d of dropped) {
-      if (outcome.known?.has(envelopeKey(d.recipient.id, d.messageId))) d.result.status = 'duplicate';
-    }
   }
 
   /**
@@ -399,7 +403,6 @@ export class Messaging {
     toPublish: Outgoing[],
     now: number,
     dropped: Dropped[],
-    droppedRows: DroppedEnvelopeRow[],
   ): Promise<IgnoredRow[]> {
     const tenant = sender.tenant_id;
     let acks: PublishAck[];
@@ -428,16 +431,16 @@ export class Messaging {
         accepted_at: now,
         webhook: p.webhook,
       })),
-      droppedRows,
+      dropped.map((d) => droppedRow(sender, d, now)),
     );
     if ('conflict' in outcome) {
       // Another sender holds the id (recorded by an earlier request, or by another relay
       // instance just now): nothing of this request was recorded, so its copies go, or a
       // named source (a leaf) would still deliver them. First copies are their owners' to tidy.
       await Promise.all(seqs.map((seq) => this.#deleteCopy(tenant, seq)));
-      throw new SvcError('message_id_conflict', `message ${outcome.conflict} exists from another sender`);
+      throw conflictError(outcome.conflict);
     }
-    this.#settleDropped(outcome, dropped);
+    markKnownDropped(outcome, dropped);
     /** the sequences the ledger already had, for the rows this request did not record */
     let recorded: Map<string, number> | undefined;
     if (outcome.ignored.length > 0) {
