@@ -10,7 +10,6 @@ import { parseEnrollmentCode } from '@svc/shared';
 import { tempDir } from '@svc/test-harness';
 import { call, enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
 import { bareEnv, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
-import { onPostgres } from '@svc/test-harness/test-ledger';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /** Runs svc-relay from `cwd` (a directory of its own, not the checkout) with no relay setting in its environment. */
@@ -35,13 +34,8 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
   it('take the URL and tenants from the data dir, and never re-sign the deployment document', async () => {
     const relay = await spawnRelay({ command: 'dev' });
     started.push(relay);
-    // the hint dev prints names the exact data dir (and the ledger, on PostgreSQL)
-    const ledgerFlag = onPostgres() ? ' --ledger-dsn-file \\S+' : '';
-    expect(relay.stdout()).toMatch(
-      new RegExp(
-        `grant --data-dir ${relay.dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${ledgerFlag} --agent-id <id>`,
-      ),
-    );
+    // the hint dev prints names the exact data dir (grant finds a PostgreSQL ledger from it)
+    expect(relay.stdout()).toContain(`grant --data-dir ${relay.dataDir} --agent-id <id>`);
     const documentFile = join(relay.dataDir, 'deployment', 'document.jws');
     const document = readFileSync(documentFile, 'utf8');
     const elsewhere = dir('svc-relay-cwd-');

@@ -17,6 +17,7 @@ import {
   sealFor,
   type TestAgent,
 } from '@svc/test-harness/agent-client';
+import { RELAY_BIN } from '@svc/test-harness/bins';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { type PostgresServer, postgresUnavailable, startPostgres } from '@svc/test-harness/postgres';
 import { bareEnv, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
@@ -174,6 +175,34 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'the re
       } finally {
         await c.end();
       }
+      // grant and agent revoke told the data dir alone find the ledger the relay runs on
+      // (on the data dir's SQLite file, the code would never enroll and the revocation
+      // would change nothing)
+      const operator = (args: string[]) =>
+        runChild(process.execPath, [RELAY_BIN, ...args, '--data-dir', proc.dataDir], {
+          cwd: tempDir('svc-elsewhere-'),
+          env: bareEnv(),
+        });
+      const q = await operator(['grant', '--agent-id', 'quin', '--json']);
+      expect(q.code, q.stderr).toBe(0);
+      const quin = await enrollAgent(proc.url, (JSON.parse(q.stdout) as { enrollment_code: string }).enrollment_code);
+      const revoked = await operator(['agent', 'revoke', '--agent-id', 'pat']);
+      expect(revoked.code, revoked.stderr).toBe(0);
+      const c2 = new pg.Client({ connectionString: db.url });
+      await c2.connect();
+      try {
+        const { rows } = await c2.query(
+          'SELECT agent_id, revoked_at IS NOT NULL AS revoked FROM agents ORDER BY agent_id',
+        );
+        expect(rows).toEqual([
+          { agent_id: 'pat', revoked: true },
+          { agent_id: 'quin', revoked: false },
+        ]);
+      } finally {
+        await c2.end();
+      }
+      expect((await call(proc.url, 'GET', '/api/v1/agents/me', undefined, pat.auth)).status).toBe(401);
+      expect((await call(proc.url, 'GET', '/api/v1/agents/me', undefined, quin.auth)).status).toBe(200);
       expect(existsSync(join(proc.dataDir, 'ledger.db'))).toBe(false);
     } finally {
       await proc.stop();

@@ -70,7 +70,10 @@ function withDataDir(cmd: Command): Command {
   return cmd
     .option('--config <file>', 'JSON file with settings (only data_dir and ledger_dsn_file are read)')
     .option('--data-dir <dir>', 'SVC_RELAY_DATA_DIR: the data dir of the relay (default ./.svc-relay)')
-    .option('--ledger-dsn-file <file>', 'SVC_RELAY_LEDGER_DSN_FILE: the PostgreSQL ledger of the relay, if it has one')
+    .option(
+      '--ledger-dsn-file <file>',
+      'SVC_RELAY_LEDGER_DSN_FILE: the PostgreSQL ledger (default: the one the relay on the data dir last ran with)',
+    )
     .option('--json', 'print JSON');
 }
 
@@ -84,11 +87,12 @@ function operatorConfig(flags: { config?: string; dataDir?: string; ledgerDsnFil
   );
   const dataDir = buildConfig({ SVC_RELAY_DATA_DIR: raw.SVC_RELAY_DATA_DIR }).dataDir;
   const served = servedSettings(dataDir);
+  const dsnFile = raw.SVC_RELAY_LEDGER_DSN_FILE || served.ledger_dsn_file;
   return buildConfig({
     SVC_RELAY_DATA_DIR: dataDir,
     SVC_RELAY_PUBLIC_URL: served.public_url,
     SVC_RELAY_TENANTS: served.tenants.join(','),
-    ...(raw.SVC_RELAY_LEDGER_DSN_FILE ? { SVC_RELAY_LEDGER_DSN_FILE: raw.SVC_RELAY_LEDGER_DSN_FILE } : {}),
+    ...(dsnFile ? { SVC_RELAY_LEDGER_DSN_FILE: dsnFile } : {}),
   });
 }
 
@@ -131,6 +135,7 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
     public_url: config.publicUrl,
     listen: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     tenants: config.tenants,
+    ...(config.ledgerDsnFile === undefined ? {} : { ledger_dsn_file: config.ledgerDsnFile }),
   });
   const stop = (signal: string) => {
     relay.context.logger.info({ signal }, 'shutting down');
@@ -158,10 +163,8 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
           capabilities: ['http-relay'],
           createdBy: 'local-operator',
         });
-    // on PostgreSQL the grant must land there, not in a SQLite file of the data dir
-    const ledgerFlag =
-      config.ledgerDsnFile === undefined ? '' : ` --ledger-dsn-file ${shellQuote(config.ledgerDsnFile)}`;
-    const mintMore = `Mint more with: ${svcRelay} grant --data-dir ${dataDir}${ledgerFlag} --agent-id <id>   ·   stop with Ctrl-C`;
+    // (on PostgreSQL too: grant finds the ledger in the settings recorded above)
+    const mintMore = `Mint more with: ${svcRelay} grant --data-dir ${dataDir} --agent-id <id>   ·   stop with Ctrl-C`;
     out(
       flags,
       {

@@ -1,7 +1,7 @@
 /**
  * What a data dir remembers about the relay that runs on it, for the local operator
  * commands (`grant`, `agent revoke`): `serve` and `dev` record the public URL, listen
- * address and tenants they use, so a code minted later names the URL the relay serves,
+ * address, tenants and PostgreSQL ledger file they use, so a code minted later names the URL the relay serves,
  * whatever the operator's shell has set. `dev` also keeps its agent id here, so a restart
  * on the same data dir goes on with the same agent.
  */
@@ -16,6 +16,12 @@ export interface ServedSettings {
   /** host:port the relay listens on (unknown for a data dir it has not recorded) */
   listen?: string;
   tenants: string[];
+  /**
+   * the file naming its PostgreSQL ledger (a path, not the URL inside), so the operator
+   * commands find that ledger without being told: on the data dir's SQLite file instead,
+   * a grant would never enroll and a revocation would change nothing
+   */
+  ledger_dsn_file?: string;
 }
 
 export const servedSettingsPath = (dataDir: string): string => join(dataDir, 'relay-settings.json');
@@ -60,7 +66,12 @@ export function servedSettings(dataDir: string): ServedSettings {
     if (typeof s.public_url !== 'string' || !Array.isArray(s.tenants)) {
       throw new SvcError('config_invalid', `${recorded} is incomplete; start the relay once to write it again`);
     }
-    return { public_url: s.public_url, listen: s.listen, tenants: s.tenants };
+    return {
+      public_url: s.public_url,
+      listen: s.listen,
+      tenants: s.tenants,
+      ...(typeof s.ledger_dsn_file === 'string' ? { ledger_dsn_file: s.ledger_dsn_file } : {}),
+    };
   }
   const document = deploymentPaths(dataDir).document;
   if (!existsSync(document)) {
