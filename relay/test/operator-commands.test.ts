@@ -84,6 +84,13 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
         /agent_id must be letters, digits and _ \. : @ -, at most 256 characters.*validation_failed/,
       );
     }
+    // --ttl is whole seconds in range ("90.5" once minted a grant of 90 s)
+    for (const ttl of ['90.5', '5', '1e3', '']) {
+      const bad = await relayCli(['grant', '--data-dir', relay.dataDir, '--agent-id', 'ttl', '--ttl', ttl], elsewhere);
+      expect(bad.code, ttl).toBe(2);
+      expect(bad.stdout).toBe('');
+      expect(bad.stderr).toContain('give a whole number of seconds from 60 to 2592000');
+    }
     // neither wrote anything where it ran
     expect(readdirSync(elsewhere)).toEqual([]);
 

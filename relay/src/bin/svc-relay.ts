@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { resolve as resolvePath } from 'node:path';
 /** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
-import { CAPABILITIES, type Capability, SvcError } from '@svc/shared';
+import { CAPABILITIES, type Capability, GRANT_TTL, SvcError } from '@svc/shared';
 import { everyCommand, usageLine } from '@svc/shared/usage-line';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { RELAY_VERSION } from '../app.js';
 import { NATS_SERVER_NOT_FOUND } from '../bus/managed-server.js';
 import { connectAsRelay, managedNatsUrl } from '../bus/operator-access.js';
@@ -246,12 +246,25 @@ function program(): Command {
     );
   });
 
+  /** --ttl as a whole number of seconds in range: "5x", "1.5" or "30" are refused as the option's. */
+  function ttlSeconds(raw: string): number {
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < GRANT_TTL.min || n > GRANT_TTL.max) {
+      throw new InvalidArgumentError(`give a whole number of seconds from ${GRANT_TTL.min} to ${GRANT_TTL.max}.`);
+    }
+    return n;
+  }
+
   withDataDir(root.command('grant').description('mint a single-use enrollment grant locally (no token needed)'))
     .requiredOption('--agent-id <id>', 'internal agent identifier')
     .option('--agent-number <number>', 'public agent number (default: the agent id)')
     .option('--tenant <id>', "tenant (default: the relay's first tenant)")
     .addOption(new Option('--capability <cap...>', 'capabilities').choices([...CAPABILITIES]).default(['http-relay']))
-    .option('--ttl <seconds>', 'lifetime of the grant in seconds', (v) => Number.parseInt(v, 10))
+    .option(
+      '--ttl <seconds>',
+      `lifetime of the grant in seconds, ${GRANT_TTL.min} to ${GRANT_TTL.max} (default ${GRANT_TTL.default}: a day)`,
+      ttlSeconds,
+    )
     .action(
       async (
         flags: CommonFlags & {
