@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs and is missing: npm packages, and Debian packages
 # (nats-server; chromium for `svc desktop` and the dashboard's browser tests; gnome-keyring,
-# dbus, dbus-user-session for the keyring vault test; tmux for the terminal UI test;
+# dbus, dbus-user-session for the keyring vault test; tmux for the terminal UI test; jq and
+# curl for the docs' walkthroughs;
 # postgresql for the PostgreSQL ledger's tests) through apt when running as root.
 # Never downloads binaries itself. Builds the dashboard page when its sources changed.
 set -euo pipefail
@@ -17,6 +18,9 @@ command -v nats-server >/dev/null 2>&1 || need_apt+=(nats-server)
 test_apt=()
 command -v chromium >/dev/null 2>&1 || test_apt+=(chromium)
 command -v tmux >/dev/null 2>&1 || test_apt+=(tmux)
+# the walkthroughs of docs/local-stack.md run as printed (e2e/test/docs-local-stack.test.ts)
+command -v jq >/dev/null 2>&1 || test_apt+=(jq)
+command -v curl >/dev/null 2>&1 || test_apt+=(curl)
 # the PostgreSQL ledger's tests (the harness starts a throwaway server; they skip without it)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || test_apt+=(postgresql)
 if ! command -v gnome-keyring-daemon >/dev/null 2>&1 || ! command -v dbus-run-session >/dev/null 2>&1; then
