@@ -6,7 +6,7 @@
  * arrival or duplicate it was given.
  */
 import { join } from 'node:path';
-import { createEnvelopeHeader, type Envelope, utf8 } from '@svc/shared';
+import { createEnvelopeHeader, type Envelope, newMessageId, utf8 } from '@svc/shared';
 import { deriveIdentityKeys, sealEnvelope } from '@svc/shared/node';
 import { until } from '@svc/test-harness';
 import { relayAs } from '@svc/test-harness/as-agent';
@@ -67,6 +67,8 @@ interface Forged {
   conversation_type: 'group' | 'broadcast' | 'direct';
   content_type?: 'text' | 'control';
   plaintext: string;
+  /** a message id of the forger's choosing (any UUIDv7: its time too) */
+  message_id?: string;
 }
 
 /** An envelope `from` seals by hand (its own seed), as a misbehaving member's client could. */
@@ -82,6 +84,7 @@ async function forged(from: Name, recipient: Name, fields: Forged): Promise<Enve
   const { fromBase64url } = await import('@svc/shared');
   return sealEnvelope({
     header: createEnvelopeHeader({
+      ...(fields.message_id !== undefined ? { message_id: fields.message_id } : {}),
       sender: from,
       recipient,
       conversation_id: fields.conversation_id,
@@ -477,5 +480,105 @@ describe('conv list, messages and search over the archive', () => {
     await expect(c.searchConversations('alice', { sort: 'newest' as 'recent' })).rejects.toMatchObject({
       code: 'validation_failed',
     });
+  });
+});
+
+describe('a member or peer that signs whatever it likes', () => {
+  let g = '';
+  beforeAll(async () => {
+    g = (
+      await client('alice').createConversation('alice', { kind: 'group', name: 'hostile', members: ['bob', 'carol'] })
+    ).conversation_id;
+    await converged(g, ['bob', 'carol']);
+  });
+  const controlsAt = async (n: Name) =>
+    (await client(n).read(n, g)).filter((m) => m.content_type === 'control').map((m) => m.message_id);
+
+  it('a leave stamped before the member was put in changes nothing and is not kept (no pile of them)', async () => {
+    const before = await controlsAt('bob');
+    // a valid UUIDv7 from 1970: older than the create that made carol a member, so it
+    // could never win her presence register, however many of them she sends
+    const { reason, envelope } = await refusal('carol', 'bob', {
+      conversation_id: g,
+      conversation_type: 'group',
+      content_type: 'control',
+      message_id: newMessageId(1_000),
+      plaintext: JSON.stringify({ svc: 'group/v1', seq: 1, control: { op: 'leave' } }),
+    });
+    expect(reason).toBe('leave_superseded');
+    expect(await controlsAt('bob')).toEqual(before);
+    expect(await controlsAt('bob')).not.toContain(envelope.header.message_id);
+    expect(roster(await client('bob').getConversation('bob', g))).toContain('carol:member:true');
+  });
+
+  it("an id copied from another sender's message is refused, never counted as a repeat of it", async () => {
+    // bob's own group message: the relay holds its id for alice and carol, not for bob
+    const mine = await client('bob').send('bob', { to: '', conversation_id: g, content: 'bob speaks' });
+    await received('carol', g, 'bob speaks');
+    const { reason } = await refusal('carol', 'bob', {
+      conversation_id: g,
+      conversation_type: 'group',
+      message_id: mine.message_id,
+      plaintext: JSON.stringify({ svc: 'group/v1', seq: 1, body: 'not bob' }),
+    });
+    expect(reason).toBe('message_id_conflict');
+    const atBob = (await client('bob').read('bob', g)).filter((m) => m.message_id === mine.message_id);
+    expect(atBob).toHaveLength(1);
+    expect(atBob[0]).toMatchObject({ from: 'bob', content: 'bob speaks' });
+    expect(atBob[0]?.sequence).toBeUndefined();
+    expect(
+      events.bob?.some((e) => e.type === 'sequence' && e.message_id === mine.message_id && e.kind === 'duplicate'),
+    ).toBe(false);
+  });
+
+  it('a direct message that calls itself a roster change is refused (it would hide from search)', async () => {
+    const { reason } = await refusal('carol', 'bob', {
+      conversation_id: 'dm:bob:carol',
+      conversation_type: 'direct',
+      content_type: 'control',
+      plaintext: 'not in any search',
+    });
+    expect(reason).toBe('content_type_mismatch');
+    expect(
+      (
+        await client('bob')
+          .read('bob', 'dm:bob:carol')
+          .catch(() => [] as ArchivedMessage[])
+      ).map((m) => m.content),
+    ).not.toContain('not in any search');
+  });
+
+  it('a group name or description with terminal escapes or text-direction overrides is refused, sent or received', async () => {
+    const id = `grp:carol:${'E'.repeat(22)}`;
+    const { reason } = await refusal('carol', 'bob', {
+      conversation_id: id,
+      conversation_type: 'group',
+      content_type: 'control',
+      plaintext: JSON.stringify({
+        svc: 'group/v1',
+        seq: 1,
+        control: {
+          op: 'create',
+          kind: 'group',
+          name: '\u001b]0;svc: vault unlocked\u0007\u001b[2Jteam',
+          members: [{ number: 'bob', role: 'member' }],
+        },
+      }),
+    });
+    expect(reason).toBe('group_payload_invalid');
+    await expect(client('bob').getConversation('bob', id)).rejects.toMatchObject({ code: 'unknown_conversation' });
+    for (const input of [{ name: 'evil\u202egnp.exe' }, { name: 'ok', description: 'line\r\u001b[1Aover' }]) {
+      await expect(
+        client('alice').createConversation('alice', { kind: 'group', members: ['bob'], ...input }),
+      ).rejects.toMatchObject({ code: 'validation_failed', status: 400 });
+    }
+    // line breaks stay allowed in a description
+    const fine = await client('alice').createConversation('alice', {
+      kind: 'group',
+      name: 'plain',
+      description: 'two\nlines',
+      members: ['bob'],
+    });
+    expect(fine.description).toBe('two\nlines');
   });
 });

@@ -18,7 +18,7 @@ import type { ConversationInfo, CreateConversationInput, InviteInput, SentMessag
 import { DaemonError } from '../errors.js';
 import { isTransient, postEnvelope, sealingKey } from '../messaging/send.js';
 import type { AgentSession } from '../session/session.js';
-import { encodePayload } from './payload.js';
+import { encodePayload, isShowable } from './payload.js';
 import {
   activeMember,
   type ControlBody,
@@ -204,8 +204,14 @@ export async function createConversation(
     throw new DaemonError('validation_failed', 'kind must be group or broadcast');
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (name === '' || name.length > 200) throw new DaemonError('validation_failed', 'name must be 1 to 200 characters');
+  if (!isShowable(name, false)) {
+    throw new DaemonError('validation_failed', 'name must be one line without control or text-direction characters');
+  }
   if (input.description !== undefined && (typeof input.description !== 'string' || input.description.length > 2000)) {
     throw new DaemonError('validation_failed', 'description must be at most 2000 characters');
+  }
+  if (input.description !== undefined && !isShowable(input.description, true)) {
+    throw new DaemonError('validation_failed', 'description must not hold control or text-direction characters');
   }
   const me = session.config.agent_number;
   const members = checkNumbers(input.members, kind === 'group' ? 'participants' : 'subscribers').filter(

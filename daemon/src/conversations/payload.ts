@@ -18,6 +18,16 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isRole = (v: unknown) => typeof v === 'string' && (MEMBER_ROLES as readonly string[]).includes(v);
 const isText = (v: unknown, max: number) => typeof v === 'string' && v.length <= max;
 
+/**
+ * C0 and C1 controls (a description's line breaks and tabs aside) and the bidirectional
+ * marks, embeddings, overrides and isolates: a name or description is shown in lists
+ * where no one expects a terminal escape or text that reads in another order than stored.
+ */
+const UNSHOWABLE = /[\p{Cc}\p{Bidi_Control}]/u;
+/** A group's name (one line) or description (line breaks allowed) that any terminal shows as stored. */
+export const isShowable = (v: string, multiline: boolean): boolean =>
+  !UNSHOWABLE.test(multiline ? v.replace(/[\n\t]/g, '') : v);
+
 function isEntry(v: unknown): v is RosterEntry {
   return (
     isObject(v) &&
@@ -35,7 +45,8 @@ function isControl(v: unknown): v is ControlBody {
   const meta =
     (v.kind === 'group' || v.kind === 'broadcast') &&
     isText(v.name, 200) &&
-    (v.description === undefined || isText(v.description, 2000));
+    isShowable(v.name as string, false) &&
+    (v.description === undefined || (isText(v.description, 2000) && isShowable(v.description as string, true)));
   if (!meta) return false;
   if (v.op === 'create') {
     return (

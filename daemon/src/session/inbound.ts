@@ -19,7 +19,7 @@ import type { AgentConfig } from '../agents/store.js';
 import type { Archive } from '../archive/archive.js';
 import type { ArchivedMessage } from '../client/api.js';
 import { decodePayload, type GroupPayload } from '../conversations/payload.js';
-import { activeMember, deriveRoster, mayReach, parseGroupId } from '../conversations/roster.js';
+import { activeMember, deriveRoster, mayReach, parseGroupId, type Roster } from '../conversations/roster.js';
 import { type Arrival, classifyArrival, type SequenceNote } from '../conversations/sequence.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
@@ -109,15 +109,20 @@ export class InboundProcessor {
       return mayReach(before, sender, me) ? undefined : 'not_allowed_to_post';
     }
     const body = payload.control;
+    const after = () => deriveRoster(conversationId, [...controls, { message_id: messageId, sender, body }]);
     if (body.op === 'leave') {
       if (!before || !activeMember(before, me)) return 'not_a_member';
-      return activeMember(before, sender) ? undefined : 'not_a_member';
+      if (!activeMember(before, sender)) return 'not_a_member';
+      // a leave whose id is older than what put the sender in changes nothing, now or ever
+      // (each register only moves to a later id): not kept, so a member cannot pile up
+      // leaves stamped in the past that every later arrival would re-read
+      return activeMember(after() as Roster, sender) ? 'leave_superseded' : undefined;
     }
     if (sender !== parseGroupId(conversationId)?.creator) return 'not_conversation_creator';
-    const after = deriveRoster(conversationId, [...controls, { message_id: messageId, sender, body }]);
     // taken when it reaches a member, or makes us one
     if (before && activeMember(before, me)) return undefined;
-    return after && activeMember(after, me) ? undefined : 'not_a_member';
+    const next = after();
+    return next && activeMember(next, me) ? undefined : 'not_a_member';
   }
 
   #reportSequence(
@@ -169,7 +174,11 @@ export class InboundProcessor {
     if (h.deployment_id !== me.deployment_id || h.tenant_id !== me.tenant_id) {
       return this.#reject(item, 'envelope_binding_mismatch');
     }
-    if (this.#archive.hasMessage(h.message_id)) {
+    const held = this.#archive.getMessage(h.message_id)?.from;
+    if (held !== undefined) {
+      // the id is another sender's (a member copying an id it saw, or one of our own
+      // sends): not a repeat of that message, and never counted as one
+      if (held !== h.sender) return this.#reject(item, 'message_id_conflict');
       this.#reportDuplicate(h.message_id);
       return 'duplicate';
     }
@@ -205,6 +214,9 @@ export class InboundProcessor {
       if (h.conversation_id !== directConversationId(h.sender, me.agent_number)) {
         return this.#reject(item, 'conversation_mismatch');
       }
+      // a roster change exists only in a group or broadcast; a direct one would be mail that
+      // `conv search` (which leaves control messages out) never finds
+      if (h.content_type === 'control') return this.#reject(item, 'content_type_mismatch');
     } else if (parseGroupId(h.conversation_id)?.kind !== h.conversation_type) {
       return this.#reject(item, 'conversation_mismatch');
     }
