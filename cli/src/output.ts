@@ -6,9 +6,27 @@ export interface Writer {
 
 export type Cell = string | number | boolean | null | undefined;
 
+/** C0 and C1 controls, and the marks that make text read in another order than stored. */
+const UNPRINTABLE = /[\p{Cc}\p{Bidi_Control}]/gu;
+const KEPT_IN_LINES = new Set(['\n', '\t']);
+
+/**
+ * `text` with each control character written as an escape (`\x1b`, `\u202e`): what a
+ * peer or the relay wrote (a message, a display name) reaches the terminal as text, never as
+ * a command to it (clear the screen, set the title, write the clipboard, hide a line).
+ * `lines` keeps line breaks and tabs.
+ */
+export function printable(text: string, lines = false): string {
+  return text.replace(UNPRINTABLE, (c) => {
+    if (lines && KEPT_IN_LINES.has(c)) return c;
+    const code = c.codePointAt(0) as number;
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
 function cellText(value: Cell): string {
   if (value === null || value === undefined || value === '') return '-';
-  return String(value).replace(/\s*\n\s*/g, ' ');
+  return printable(String(value).replace(/\s*\n\s*/g, ' '));
 }
 
 /** An aligned table with an upper-case header; `empty` is printed instead when there are no rows. */
@@ -34,7 +52,7 @@ export function keyValues(entries: ReadonlyArray<[label: string, value: Cell | s
   const shown = entries.filter(([, v]) => v !== undefined);
   const width = Math.max(0, ...shown.map(([k]) => k.length));
   return `${shown
-    .map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${Array.isArray(v) ? v.join(', ') || '-' : cellText(v)}`)
+    .map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${Array.isArray(v) ? cellText(v.join(', ')) : cellText(v)}`)
     .join('\n')}\n`;
 }
 

@@ -9,7 +9,7 @@ import { loadCommands } from './command-modules.js';
 import { bashCompletion, installCompletion } from './completion.js';
 import { CliError, describeError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './errors.js';
 import { refusalOf } from './options.js';
-import { jsonLine } from './output.js';
+import { jsonLine, printable } from './output.js';
 
 import { VERSION } from './version.js';
 
@@ -137,7 +137,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     }
     const { code, message, exitCode } = describeError(err);
     if (wantsJson()) io.stdout.write(jsonLine({ error: code, message }));
-    io.stderr.write(`svc: error: ${message} (${code})\n`);
+    // one line, as text: a message may quote the relay or a peer
+    io.stderr.write(`svc: error: ${printable(message)} (${printable(code)})\n`);
     if (code === 'internal_error' && err instanceof Error && err.stack && argv.some((a) => /^-v{2,}$/.test(a))) {
       io.stderr.write(`${err.stack}\n`);
     }

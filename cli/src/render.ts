@@ -1,7 +1,7 @@
 /** Human renderings of the daemon's answers shared by several command modules. */
 import type { ArchivedMessage, LocalAgent, SentMessage } from '@svc/daemon/client';
 import { contentText } from './attachment.js';
-import { keyValues, table } from './output.js';
+import { keyValues, printable, table } from './output.js';
 
 const short = (text: string, max = 60) => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -66,7 +66,8 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
 /** One line per message, for watch and msg check --stream in human mode. */
 export function messageLine(m: ArchivedMessage): string {
   const where = m.conversation_type === 'direct' ? '' : ` [${m.conversation_type} ${m.conversation_id}]`;
-  return `${m.sent_at}  ${m.from} → ${m.to}${where}  (${m.message_id})\n  ${contentText(m).replace(/\n/g, '\n  ')}\n`;
+  const head = printable(`${m.sent_at}  ${m.from} → ${m.to}${where}  (${m.message_id})`);
+  return `${head}\n  ${printable(contentText(m), true).replace(/\n/g, '\n  ')}\n`;
 }
 
 export function sentText(s: SentMessage): string {

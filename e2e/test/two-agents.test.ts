@@ -301,6 +301,25 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     expect(nothing).toEqual([]);
   }, 60_000);
 
+  it('a message holding terminal escapes is shown as text: inbox and msg search write them as \\x1b, --json keeps them', async () => {
+    // clear the screen, then an OSC 52 clipboard write: a peer's words must never drive bob's terminal
+    const hostile = 'look\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07 here';
+    const sent = await send(homes.a, 'bob', hostile);
+    ids.hostile = sent.message_id;
+    await watchLine(watches.b!, sent.message_id, 'bob');
+    const [inbox, thread, json] = await Promise.all([
+      svc(homes.b, ['inbox']),
+      svc(homes.b, ['msg', 'search', 'look']),
+      svcJson<ArchivedMessage[]>(homes.b, ['msg', 'search', 'look', '--json']),
+    ]);
+    for (const r of [inbox, thread]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.replace(/\n/g, '')).not.toMatch(/\p{Cc}/u);
+      expect(r.stdout).toContain('look\\x1b[2J\\x1b]52;c;cm0gLXJmIH4=\\x07 here');
+    }
+    expect(json.find((m) => m.message_id === sent.message_id)?.content).toBe(hostile);
+  }, 60_000);
+
   it('refuses a forged envelope and reports it on svc watch; it is never archived', async () => {
     // alice's real access token, but an envelope signed by a throwaway key claiming to be alice
     const [{ access_token }, bobKeys] = await Promise.all([
@@ -397,16 +416,25 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     ]);
     const idsB = threadB.map((m) => m.message_id);
     expect(new Set(idsB).size, 'no duplicates in bob archive').toBe(idsB.length);
-    expect(idsB).toEqual([ids.first, ids.answer, ids.second, queued.message_id, after.message_id, back.message_id]);
-    expect(threadA.map((m) => m.message_id)).toEqual([
+    expect(idsB).toEqual([
       ids.first,
       ids.answer,
       ids.second,
+      ids.hostile,
       queued.message_id,
       after.message_id,
       back.message_id,
     ]);
-    expect(inbox.map((m) => m.message_id)).toEqual([ids.second, queued.message_id, after.message_id]);
+    expect(threadA.map((m) => m.message_id)).toEqual([
+      ids.first,
+      ids.answer,
+      ids.second,
+      ids.hostile,
+      queued.message_id,
+      after.message_id,
+      back.message_id,
+    ]);
+    expect(inbox.map((m) => m.message_id)).toEqual([ids.second, ids.hostile, queued.message_id, after.message_id]);
   }, 120_000);
 
   it('manages the webhook endpoint: the secret is printed once, status shows it set, clear removes both', async () => {
