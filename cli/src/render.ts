@@ -76,7 +76,10 @@ export function sentText(s: SentMessage): string {
   if (s.status === 'queued') {
     return `Queued ${s.message_id} for ${where}: the relay cannot be reached now; the daemon sends it when it answers.\n`;
   }
-  return `${s.status === 'duplicate' ? 'Already sent' : 'Sent'} ${s.message_id} to ${where}.\n`;
+  const left = s.skipped?.length
+    ? `Left out ${s.skipped.join(', ')}: the relay no longer lists them (revoked or deregistered without leaving).\n`
+    : '';
+  return `${s.status === 'duplicate' ? 'Already sent' : 'Sent'} ${s.message_id} to ${where}.\n${left}`;
 }
 
 export function agentText(a: LocalAgent): string {

@@ -582,3 +582,27 @@ describe('a member or peer that signs whatever it likes', () => {
     expect(fine.description).toBe('two\nlines');
   });
 });
+
+// last: carol deregisters here, and no test after this one may need her
+describe('a member the relay no longer lists', () => {
+  it('a message leaves out a member who deregistered without leaving, and says so; the others get it', async () => {
+    const g = await client('alice').createConversation('alice', {
+      kind: 'group',
+      name: 'departures',
+      members: ['bob', 'carol'],
+    });
+    await converged(g.conversation_id, ['bob', 'carol']);
+    await client('carol').deregister('carol');
+    const sent = await client('alice').send('alice', {
+      to: '',
+      conversation_id: g.conversation_id,
+      content: 'carol has gone',
+    });
+    expect(sent).toMatchObject({ status: 'accepted', recipients: ['bob'], skipped: ['carol'] });
+    await received('bob', g.conversation_id, 'carol has gone');
+    // a roster change still needs every key: nothing is created, invited or told past a gone member
+    await expect(
+      client('alice').createConversation('alice', { kind: 'group', name: 'with carol', members: ['carol'] }),
+    ).rejects.toMatchObject({ code: 'unknown_recipient' });
+  });
+});

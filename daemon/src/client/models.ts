@@ -209,6 +209,8 @@ export const SentMessage = Type.Object({
   state: Literals(['sent', 'queued']),
   /** group and broadcast messages: the members it was sealed to */
   recipients: Opt(Type.Array(Str())),
+  /** group and broadcast messages: members left out, as the relay's directory no longer lists them (revoked or deregistered) */
+  skipped: Opt(Type.Array(Str())),
 });
 export type SentMessage = Static<typeof SentMessage>;
 

@@ -93,11 +93,25 @@ async function post(
   // keys come from the local sessions, delivery goes straight to their inbound processing
   const locals = recipients.map((n) => session.localPeer(n));
   const onDevice = locals.length > 0 && locals.every((l) => l !== undefined);
-  // every key first: a member without a usable key fails the send before a number is taken
+  // every key first: a member without a usable key fails the send before a number is taken,
+  // except, for a message, a member the directory no longer lists (revoked or deregistered
+  // without leaving): it is left out and named, or one departed member would silence the group
   const keys: Array<{ agentNumber: string; key: Uint8Array }> = [];
+  const skipped: string[] = [];
   for (const [i, n] of recipients.entries()) {
     const local = locals[i];
-    keys.push(onDevice && local ? { agentNumber: n, key: local.keys().encPublic } : await sealingKey(session, n));
+    try {
+      keys.push(onDevice && local ? { agentNumber: n, key: local.keys().encPublic } : await sealingKey(session, n));
+    } catch (err) {
+      if (!('body' in body) || !(err instanceof DaemonError) || err.code !== 'unknown_recipient') throw err;
+      skipped.push(n);
+    }
+  }
+  if (keys.length === 0 && skipped.length > 0) {
+    throw new DaemonError(
+      'unknown_recipient',
+      `No member of ${r.conversation_id} can be reached: the relay no longer lists ${skipped.join(', ')} (revoked or deregistered).`,
+    );
   }
   const seq = session.archive.nextConvSeq(r.conversation_id);
   const messageId = newMessageId();
@@ -125,11 +139,14 @@ async function post(
   if (onDevice) {
     await deliverOnDevice(session, locals as AgentSession[], messageId, envelopes);
   } else if (envelopes.length > 0) {
+    const progress = { requestsDone: 0 };
     try {
-      status = await postEnvelope(session, envelopes);
+      status = await postEnvelope(session, envelopes, progress);
     } catch (err) {
       if (!isTransient(err)) {
-        session.archive.releaseConvSeq(r.conversation_id, seq);
+        // the number goes back only when no member got it: one that did would take the
+        // next message under the same number for a repeat and refuse it
+        if (progress.requestsDone === 0) session.archive.releaseConvSeq(r.conversation_id, seq);
         throw err;
       }
       status = 'queued';
@@ -165,6 +182,7 @@ async function post(
     status,
     state: status === 'queued' ? 'queued' : 'sent',
     recipients: keys.map((k) => k.agentNumber),
+    ...(skipped.length > 0 ? { skipped } : {}),
   };
 }
 

@@ -211,7 +211,11 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
  * Posts one sealed envelope, or the list of a group message (one per member, in requests
  * of at most the relay's batch size); the relay's answer ('duplicate' when it had them all).
  */
-export async function postEnvelope(session: AgentSession, envelope: unknown): Promise<'accepted' | 'duplicate'> {
+export async function postEnvelope(
+  session: AgentSession,
+  envelope: unknown,
+  progress?: { requestsDone: number },
+): Promise<'accepted' | 'duplicate'> {
   const all = Array.isArray(envelope) ? envelope : [envelope];
   let accepted = false;
   for (let i = 0; i < all.length; i += MESSAGE_LIMITS.maxEnvelopesPerRequest) {
@@ -221,6 +225,7 @@ export async function postEnvelope(session: AgentSession, envelope: unknown): Pr
       body: { envelopes: all.slice(i, i + MESSAGE_LIMITS.maxEnvelopesPerRequest) },
       timeoutMs: 15_000,
     });
+    if (progress) progress.requestsDone++;
     if (res.results.length === 0 || res.results.some((r) => r.status !== 'duplicate')) accepted = true;
   }
   return accepted || all.length === 0 ? 'accepted' : 'duplicate';
