@@ -280,6 +280,42 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     expect(keys.held).toEqual([]);
   });
 
+  it('a wait_for_messages the client cancels consumes nothing: the next wait returns what arrived after', async () => {
+    // alice's cursor caught up first
+    await call<Messages>(clients.a!, 'wait_for_messages', { timeout_seconds: 1 });
+    const cancel = new AbortController();
+    const cancelled = clients.a!.callTool(
+      { name: 'wait_for_messages', arguments: { timeout_seconds: 30 } },
+      undefined,
+      { signal: cancel.signal },
+    );
+    // the long-poll reaches the daemon, then the client gives up on it
+    await new Promise((r) => setTimeout(r, 500));
+    cancel.abort();
+    await expect(cancelled).rejects.toThrow();
+    // the largest content a message holds, as the schema tells the model, through the real relay
+    const { tools } = await clients.b!.listTools();
+    const send = tools.find((t) => t.name === 'send_message')!.inputSchema.properties as Record<string, object>;
+    const MAX_CONTENT_BYTES = (send.content as { maxLength: number }).maxLength;
+    const big = `after the cancel ${'x'.repeat(MAX_CONTENT_BYTES - 17)}`;
+    expect(Buffer.byteLength(big)).toBe(MAX_CONTENT_BYTES);
+    const sent = await call<{ message_id: string; status: string }>(clients.b!, 'send_message', {
+      to: 'alice',
+      content: big,
+    });
+    expect(sent.status).toBe('accepted');
+    // in alice's archive (list_inbox moves no cursor) before she waits again
+    await until(
+      async () =>
+        (await call<Messages>(clients.a!, 'list_inbox')).messages.some((m) => m.message_id === sent.message_id),
+      30_000,
+      'alice has the message sent after the cancel',
+    );
+    const next = await call<Messages>(clients.a!, 'wait_for_messages', { timeout_seconds: 1 });
+    expect(next.messages.map((m) => m.message_id)).toEqual([sent.message_id]);
+    expect(next.messages[0]!.body.content).toBe(big);
+  }, 90_000);
+
   it('svc statusline prints the agent, relay state and unread count; a stopped daemon is a line too', async () => {
     const line = await svc(homes.b, ['statusline']);
     expect(line).toMatchObject({ code: 0, stdout: 'svc bob ● connected · 1 unread\n', stderr: '' });
@@ -310,9 +346,11 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     const toNobody = JSON.parse(await callError(clients.a!, 'send_message', { to: 'nobody', content: 'hi' }));
     expect(toNobody.error).toEqual(expect.any(String));
     expect(toNobody.message).toEqual(expect.any(String));
-    // out of range: refused by the input schema, never sent to the daemon
-    expect(await callError(clients.b!, 'wait_for_messages', { timeout_seconds: 31 })).toMatch(/timeout_seconds/);
-    expect(await callError(clients.b!, 'acknowledge', { message_ids: [] })).toMatch(/message_ids/);
+    // out of range: refused by the input schema, never sent to the daemon; the same shape, one line
+    const tooLong = JSON.parse(await callError(clients.b!, 'wait_for_messages', { timeout_seconds: 31 }));
+    expect(tooLong).toEqual({ error: 'validation_failed', message: expect.stringMatching(/^[^\n]*timeout_seconds/) });
+    const noIds = JSON.parse(await callError(clients.b!, 'acknowledge', { message_ids: [] }));
+    expect(noIds).toEqual({ error: 'validation_failed', message: expect.stringContaining('message_ids') });
   }, 60_000);
 
   it('after alice re-enrolls with a new key: her messages show the key changed, the new one is held unopened', async () => {

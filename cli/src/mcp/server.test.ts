@@ -2,6 +2,8 @@
  * Tool errors and deadlines without a healthy daemon: a socket nobody listens on is
  * daemon_unavailable; a daemon that accepts and never answers is daemon_timeout after the
  * client's deadline. Either way the tool answers with an MCP tool error, never hangs.
+ * Input the schema refuses never reaches the daemon: it is a validation_failed tool error
+ * on one line, like every other failure. The schemas a model reads describe every field.
  */
 import { mkdtempSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -12,7 +14,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DaemonClient } from '@svc/daemon/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSvcMcp } from './server.js';
+import { createSvcMcp, MAX_CONTENT_BYTES } from './server.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -65,6 +67,61 @@ describe('svc mcp without a healthy daemon', () => {
     ] as const) {
       const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
       expect(e.error, name).toBe('daemon_timeout');
+    }
+  });
+});
+
+describe('svc mcp input, as a model meets it', () => {
+  const nowhere = () => new DaemonClient({ socketPath: join(mkdtempSync(join(tmpdir(), 'svc-mcp-')), 'none.sock') });
+
+  it('input outside the schema: validation_failed, one line naming every bad field', async () => {
+    const client = await connected(nowhere());
+    for (const [name, args, fields] of [
+      ['send_message', { to: 5, content: null, content_type: 'x' }, ['to:', 'content:', 'content_type:']],
+      ['send_message', { to: 'bob' }, ['content:']],
+      ['acknowledge', { message_ids: 'abc' }, ['message_ids:']],
+      ['wait_for_messages', { timeout_seconds: 2.5 }, ['timeout_seconds:']],
+      ['read_conversation', { conversation: 'bob', since: 'yesterday' }, ['since:']],
+    ] as const) {
+      const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
+      expect(e.error, name).toBe('validation_failed');
+      expect(e.message, name).not.toContain('\n');
+      expect(e.message.startsWith(`${name}: `), e.message).toBe(true);
+      for (const f of fields) expect(e.message, name).toContain(f);
+    }
+    const unknown = errorOf((await client.callTool({ name: 'send_mail', arguments: {} })) as CallToolResult);
+    expect(unknown).toEqual({ error: 'not_found', message: expect.stringContaining('send_mail') });
+  });
+
+  it('every input field is described; send_message offers no content type it cannot send', async () => {
+    const client = await connected(nowhere());
+    const { tools } = await client.listTools();
+    for (const t of tools) {
+      for (const [field, schema] of Object.entries(t.inputSchema.properties ?? {})) {
+        expect((schema as { description?: string }).description, `${t.name}.${field}`).toBeTruthy();
+      }
+    }
+    const send = tools.find((t) => t.name === 'send_message')!.inputSchema.properties as Record<
+      string,
+      { enum?: string[]; maxLength?: number; description: string }
+    >;
+    expect(send.content_type!.enum).toEqual(['text', 'structured']);
+    expect(send.content!.maxLength).toBe(MAX_CONTENT_BYTES);
+    expect(send.content!.description).toContain(`${MAX_CONTENT_BYTES} bytes`);
+  });
+
+  it('content larger than a message holds: envelope_too_large with the limit, before the daemon', async () => {
+    const client = await connected(nowhere());
+    // fewer characters than the limit, more UTF-8 bytes (4 each)
+    const content = '😀'.repeat(MAX_CONTENT_BYTES / 4 + 1);
+    for (const [name, args] of [
+      ['send_message', { to: 'bob', content }],
+      ['reply', { message_id: 'm1', content }],
+    ] as const) {
+      const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
+      expect(e.error, name).toBe('envelope_too_large');
+      expect(e.message).toContain(`${Buffer.byteLength(content)} bytes`);
+      expect(e.message).toContain('split it');
     }
   });
 });

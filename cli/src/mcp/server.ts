@@ -2,14 +2,20 @@
  * `svc mcp`: an MCP server over stdio acting as one local agent, through the daemon's
  * client only. Every message it returns goes through ./present.ts (verified facts apart
  * from the untrusted body). Failures are MCP tool errors whose text is
- * `{"error": code, "message": one line}` with the project's codes. Every daemon call has
- * a deadline (CALL_TIMEOUT_MS; wait_for_messages adds its wait), so no tool hangs.
+ * `{"error": code, "message": one line}` with the project's codes, input that fails a
+ * tool's schema included (validation_failed). Every daemon call has a deadline
+ * (CALL_TIMEOUT_MS; wait_for_messages adds its wait), so no tool hangs; a request the
+ * client cancels cancels its daemon call.
  */
 import type { Readable, Writable } from 'node:stream';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ArchivedMessage, DaemonApi, DaemonEventStream } from '@svc/daemon/client';
 import type { Contact } from '@svc/shared';
 import { z } from 'zod';
@@ -22,6 +28,14 @@ export const CALL_TIMEOUT_MS = 15_000;
 const NAME_LOOKUP_MS = 2_000;
 const NAME_TTL_MS = 5 * 60_000;
 export const MAX_WAIT_S = 30;
+/**
+ * The most UTF-8 bytes of content one message holds: the relay takes 256 KiB per sealed
+ * envelope, and sealing (encryption, base64url, signed header) adds about a third. Measured
+ * at 196,232 bytes with short names; the margin covers the longest names.
+ */
+export const MAX_CONTENT_BYTES = 190_000;
+/** Codes of a send the relay or the daemon refused for its size. */
+const TOO_LARGE = new Set(['envelope_too_large', 'payload_too_large']);
 export const INBOX_URI = 'svc://inbox';
 export const conversationUri = (id: string) => `svc://conversations/${encodeURIComponent(id)}`;
 
@@ -40,6 +54,35 @@ function toolError(err: unknown): CallToolResult {
   const message = err instanceof Error ? err.message : String(err);
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: code, message }) }] };
 }
+
+/** Input outside a tool's schema, as one line naming each field and what is wrong with it. */
+function invalidInput(tool: string, error: z.ZodError): CallToolResult {
+  const fields = error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
+  return toolError(new ToolError('validation_failed', `${tool}: ${fields.join('; ')} (see the tool's input schema).`));
+}
+
+/** A size refusal as what the model can act on: the limit in content bytes, and to split. */
+function sizeError(err: unknown, content: string): unknown {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string' || !TOO_LARGE.has(code)) return err;
+  return new ToolError(
+    'envelope_too_large',
+    `The message is too large for the relay: its content is ${Buffer.byteLength(content)} bytes of UTF-8, and one message holds about ${MAX_CONTENT_BYTES}; split it into several messages.`,
+  );
+}
+
+/** Content longer than MAX_CONTENT_BYTES: refused before the daemon seals it. */
+function checkSize(content: string): void {
+  const bytes = Buffer.byteLength(content);
+  if (bytes > MAX_CONTENT_BYTES) {
+    throw new ToolError(
+      'envelope_too_large',
+      `The message is too large for the relay: its content is ${bytes} bytes of UTF-8, and one message holds at most ${MAX_CONTENT_BYTES}; split it into several messages.`,
+    );
+  }
+}
+
+const CONTENT_DESCRIPTION = `the message: text, or JSON text when content_type is "structured". At most ${MAX_CONTENT_BYTES} bytes of UTF-8 (about 190 KB); split anything longer into several messages.`;
 
 function ok<T extends Record<string, unknown>>(value: T): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
@@ -103,11 +146,17 @@ export function createSvcMcp(options: McpOptions) {
     },
   );
 
+  /** What tools/call runs: each tool's input schema and its body. */
+  const tools = new Map<
+    string,
+    { input: z.ZodObject<z.ZodRawShape>; run: (args: never, signal: AbortSignal) => Promise<unknown> }
+  >();
   const tool = <I extends z.ZodRawShape, O extends z.ZodRawShape>(
     name: string,
     config: { title: string; description: string; input: I; output: O; readOnly?: boolean },
-    run: (args: z.infer<z.ZodObject<I>>) => Promise<z.infer<z.ZodObject<O>>>,
+    run: (args: z.infer<z.ZodObject<I>>, signal: AbortSignal) => Promise<z.infer<z.ZodObject<O>>>,
   ) => {
+    // registered with the SDK for tools/list (the JSON schemas); tools/call is ours, below
     mcp.registerTool(
       name,
       {
@@ -117,16 +166,12 @@ export function createSvcMcp(options: McpOptions) {
         outputSchema: config.output,
         annotations: { readOnlyHint: config.readOnly === true, openWorldHint: true },
       },
-      // the SDK types the callback from the schemas; the cast keeps one generic helper for every tool
-      (async (args: z.infer<z.ZodObject<I>>) => {
-        try {
-          return ok((await run(args)) as Record<string, unknown>);
-        } catch (err) {
-          log(`tool ${name} failed: ${(err as Error).message}`);
-          return toolError(err);
-        }
-      }) as never,
+      (() => undefined) as never,
     );
+    tools.set(name, {
+      input: z.object(config.input),
+      run: run as (args: never, signal: AbortSignal) => Promise<unknown>,
+    });
   };
 
   tool(
@@ -159,33 +204,59 @@ export function createSvcMcp(options: McpOptions) {
     {
       title: 'Send a message',
       description:
-        'Send an end-to-end encrypted message to another agent of the tenant. status "queued" means the relay is unreachable and the daemon sends it when it answers.',
+        'Send an end-to-end encrypted message to another agent of the tenant (a direct message; files cannot be sent from here). status "queued" means the relay is unreachable and the daemon sends it when it answers.',
       input: {
-        to: z.string().min(1).max(256).describe('agent number of the recipient'),
-        content: z.string().max(1024 * 1024),
-        content_type: z.enum(['text', 'structured', 'media']).default('text'),
-        conversation_id: z.string().min(1).max(256).optional().describe('continue this conversation'),
+        to: z
+          .string()
+          .min(1)
+          .max(256)
+          .describe('agent number of the recipient, as list_contacts and messages name agents (e.g. "bob")'),
+        content: z.string().min(1).max(MAX_CONTENT_BYTES).describe(CONTENT_DESCRIPTION),
+        content_type: z
+          .enum(['text', 'structured'])
+          .default('text')
+          .describe('"text" (default) or "structured": content is JSON text, which the daemon checks parses'),
+        conversation_id: z
+          .string()
+          .min(1)
+          .max(256)
+          .optional()
+          .describe('the direct conversation with `to` to continue (optional: there is one per peer)'),
       },
       output: S.Sent,
     },
-    async (a) =>
-      client.send(agent, {
-        to: a.to,
-        content: a.content,
-        content_type: a.content_type,
-        ...(a.conversation_id ? { conversation_id: a.conversation_id } : {}),
-      }),
+    async (a) => {
+      checkSize(a.content);
+      return client
+        .send(agent, {
+          to: a.to,
+          content: a.content,
+          content_type: a.content_type,
+          ...(a.conversation_id ? { conversation_id: a.conversation_id } : {}),
+        })
+        .catch((err: unknown) => {
+          throw sizeError(err, a.content);
+        });
+    },
   );
 
   tool(
     'reply',
     {
       title: 'Reply to a message',
-      description: 'Reply to a received message, in its conversation, to its sender.',
-      input: { message_id: z.string().min(1).max(256), content: z.string().max(1024 * 1024) },
+      description: 'Reply to a received message, in its conversation, to its sender. Text only.',
+      input: {
+        message_id: z.string().min(1).max(256).describe('message_id of the message to answer'),
+        content: z.string().min(1).max(MAX_CONTENT_BYTES).describe(CONTENT_DESCRIPTION),
+      },
       output: S.Sent,
     },
-    async (a) => client.reply(agent, { message_id: a.message_id, content: a.content }),
+    async (a) => {
+      checkSize(a.content);
+      return client.reply(agent, { message_id: a.message_id, content: a.content }).catch((err: unknown) => {
+        throw sizeError(err, a.content);
+      });
+    },
   );
 
   tool(
@@ -194,7 +265,7 @@ export function createSvcMcp(options: McpOptions) {
       title: 'List the inbox',
       description:
         'Received messages not yet acknowledged, oldest first, without consuming them; then envelopes held because the sender key changed (unopened).',
-      input: { limit: z.number().int().min(1).max(200).default(50) },
+      input: { limit: z.number().int().min(1).max(200).default(50).describe('at most this many messages (1-200)') },
       output: { ...S.Messages, held: z.array(S.Message) },
       readOnly: true,
     },
@@ -215,8 +286,11 @@ export function createSvcMcp(options: McpOptions) {
       description: 'Messages of a conversation in time order, by conversation id or the peer agent number.',
       input: {
         conversation: z.string().min(1).max(256).describe('conversation id or peer agent number'),
-        last: z.number().int().min(1).max(500).default(20).describe('the N most recent'),
-        since: z.iso.datetime({ offset: true }).optional().describe('only messages sent at or after this time'),
+        last: z.number().int().min(1).max(500).default(20).describe('the N most recent messages (1-500)'),
+        since: z.iso
+          .datetime({ offset: true })
+          .optional()
+          .describe('only messages sent at or after this time, ISO-8601 with a zone (e.g. 2025-01-31T09:00:00Z)'),
       },
       output: S.Messages,
       readOnly: true,
@@ -238,7 +312,13 @@ export function createSvcMcp(options: McpOptions) {
       title: 'Acknowledge messages',
       description:
         'Mark received messages as read: they leave the inbox. Stops at the first unknown id (an error naming it; the ones before it are acknowledged).',
-      input: { message_ids: z.array(z.string().min(1).max(256)).min(1).max(100) },
+      input: {
+        message_ids: z
+          .array(z.string().min(1).max(256))
+          .min(1)
+          .max(100)
+          .describe('message_id of each received message to acknowledge (1-100)'),
+      },
       output: S.Acknowledged,
     },
     async (a) => {
@@ -262,11 +342,22 @@ export function createSvcMcp(options: McpOptions) {
     {
       title: 'Wait for messages',
       description: `Long-poll: waits up to timeout_seconds (1-${MAX_WAIT_S}) for new received messages and returns those that arrived since the last check (empty when none). Does not acknowledge them.`,
-      input: { timeout_seconds: z.number().int().min(1).max(MAX_WAIT_S).default(10) },
+      input: {
+        timeout_seconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_WAIT_S)
+          .default(10)
+          .describe(`whole seconds to wait for the first new message (1-${MAX_WAIT_S})`),
+      },
       output: S.Messages,
       readOnly: true,
     },
-    async (a) => ({ messages: await present(await client.check(agent, { wait: a.timeout_seconds, verified: true })) }),
+    // the signal: a wait the client cancels ends at the daemon too, which then moves no cursor
+    async (a, signal) => ({
+      messages: await present(await client.check(agent, { wait: a.timeout_seconds, verified: true, signal })),
+    }),
   );
 
   tool(
@@ -274,7 +365,10 @@ export function createSvcMcp(options: McpOptions) {
     {
       title: 'Search messages',
       description: 'Full-text search over this agent’s archive (sent and received), best matches first.',
-      input: { query: z.string().min(1).max(500), limit: z.number().int().min(1).max(100).default(20) },
+      input: {
+        query: z.string().min(1).max(500).describe('words to find (every word must match; no operators)'),
+        limit: z.number().int().min(1).max(100).default(20).describe('at most this many messages (1-100)'),
+      },
       output: S.Messages,
       readOnly: true,
     },
@@ -303,9 +397,9 @@ export function createSvcMcp(options: McpOptions) {
       title: 'Add a contact',
       description: 'Add an agent of the tenant as a contact, or update its alias and notes.',
       input: {
-        agent_number: z.string().min(1).max(256),
-        alias: z.string().max(200).optional(),
-        notes: z.string().max(2000).optional(),
+        agent_number: z.string().min(1).max(256).describe('agent number of the agent to add (e.g. "bob")'),
+        alias: z.string().max(200).optional().describe('your name for it (empty: none)'),
+        notes: z.string().max(2000).optional().describe('free text about it'),
       },
       output: { contact: S.Contact },
     },
@@ -324,7 +418,9 @@ export function createSvcMcp(options: McpOptions) {
     {
       title: 'List conversations',
       description: 'Conversations, most recent first, with the peer, message and unread counts and the last message.',
-      input: { limit: z.number().int().min(1).max(200).default(50) },
+      input: {
+        limit: z.number().int().min(1).max(200).default(50).describe('at most this many conversations (1-200)'),
+      },
       output: S.Conversations,
       readOnly: true,
     },
@@ -355,6 +451,23 @@ export function createSvcMcp(options: McpOptions) {
       return { ...t, held: t.held.map((h) => presentHeld(h, n)) };
     },
   );
+
+  // The SDK's own tools/call answers input outside the schema with its multi-line text and no
+  // code; this one answers it as every other failure (validation_failed, one line), and hands
+  // each tool the request's signal, so a cancelled wait_for_messages moves no cursor.
+  mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name } = request.params;
+    const t = tools.get(name);
+    if (!t) return toolError(new ToolError('not_found', `No tool ${name}; tools/list names them.`));
+    const parsed = t.input.safeParse(request.params.arguments ?? {});
+    if (!parsed.success) return invalidInput(name, parsed.error);
+    try {
+      return ok((await t.run(parsed.data as never, extra.signal)) as Record<string, unknown>);
+    } catch (err) {
+      log(`tool ${name} failed: ${(err as Error).message}`);
+      return toolError(err);
+    }
+  });
 
   // --- resources
   const subscribed = new Set<string>();
