@@ -29,6 +29,8 @@ let failed = false;
 const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
 const screen = () => tmux('capture-pane', '-p', '-t', SESSION);
 const keys = (...k: string[]) => tmux('send-keys', '-t', SESSION, ...k);
+/** A tmux format of the pane: #{alternate_on}, #{cursor_flag}, #{pane_dead}… */
+const pane = (format: string) => tmux('display-message', '-p', '-t', SESSION, format).trim();
 const sessionAlive = () => {
   try {
     tmux('has-session', '-t', SESSION);
@@ -91,7 +93,9 @@ describe('svc tui in tmux against a live daemon', () => {
     const command = ['env', ...env, process.execPath, SVC_BIN, 'tui']
       .map((a) => `'${a.replace(/'/g, "'\\''")}'`)
       .join(' ');
-    tmux('new-session', '-d', '-s', SESSION, '-x', '110', '-y', '30', '-c', ROOT, command);
+    // the shell stays after svc tui exits, to read the terminal it leaves behind
+    const then = `; echo "svc tui exited: $?"; exec sleep 60`;
+    tmux('new-session', '-d', '-s', SESSION, '-x', '110', '-y', '30', '-c', ROOT, command + then);
     const down = await shows('The svc daemon is not running.', 'the daemon down');
     expect(down).toContain('Start it with:  svc start');
     expect(down).not.toMatch(/Error:|at .*\.ts:\d+/);
@@ -135,7 +139,20 @@ describe('svc tui in tmux against a live daemon', () => {
     const narrow = await shows(/^┌─{22}┐┌─{46}┐$/m, 'the dashboard redrawn 72 columns wide');
     for (const line of narrow.split('\n')) expect(line.length, line).toBeLessThanOrEqual(72);
     expect(narrow).toContain('Inbox · 2 unread');
+    // drawn on the alternate screen, from its top: no piece of an earlier frame above it
+    expect(pane('#{alternate_on}')).toBe('1');
+    expect(narrow.split('\n')[0]).toMatch(/^svc · daemon /);
+    // narrower still: every key named on screen, the quit key first of all
+    tmux('resize-window', '-t', SESSION, '-x', '60', '-y', '20');
+    const sixty = await shows(/^┌─{22}┐┌─{34}┐$/m, 'the dashboard redrawn 60 columns wide');
+    expect(sixty.split('\n')[0]).toMatch(/^svc · daemon /);
+    expect(sixty).toContain('Enter open');
+    expect(sixty).toContain('q quit');
     keys('q');
-    await until(() => !sessionAlive(), 15_000, 'the tui to quit');
+    await shows('svc tui exited: 0', 'the tui to quit with status 0');
+    // the terminal as the shell had it: the main screen, the cursor shown
+    expect(pane('#{alternate_on} #{cursor_flag}')).toBe('0 1');
+    tmux('kill-session', '-t', SESSION);
+    expect(sessionAlive()).toBe(false);
   }, 60_000);
 });

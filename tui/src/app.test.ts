@@ -15,7 +15,7 @@ import type { OwnProfile } from '@svc/shared';
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clip, Dashboard } from './app.js';
+import { clip, Dashboard, keysLine, wrapLines } from './app.js';
 import { loadSnapshot, type Source } from './model.js';
 
 const status: DaemonStatus = {
@@ -327,5 +327,70 @@ describe('svc tui frames', () => {
     const f = await frame((f) => f.includes('xxx'), 'the long message');
     for (const line of f.split('\n')) expect(line.length, line).toBeLessThanOrEqual(100);
     expect(clip('abcdef', 4)).toBe('abc…');
+  });
+
+  it('in a conversation j/k move between its messages and Enter shows one whole; Esc goes back step by step', async () => {
+    const { source, data } = fakeSource();
+    const long = `${'a long report line. '.repeat(30)}THE-END`;
+    data.inbox = [
+      msg('m1', 'alice', 'hello bob, lunch at noon?', 1),
+      msg('m2', 'alice', long, 2),
+      msg('m3', 'alice', 'third and newest', 3),
+    ];
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('hello bob'), 'the inbox');
+    await press('\t'); // inbox → conversations
+    await frame((f) => f.includes('▸ Conversations'), 'the conversations pane focused');
+    await press('\r');
+    await frame((f) => f.includes('Conversation with alice · 3 · 3/3'), 'the conversation, on its newest message');
+    await press('k');
+    let f = await frame((f) => f.includes('· 2/3'), 'the selection on the long message');
+    expect(f).not.toContain('THE-END'); // a list line is cut
+    await press('\r');
+    f = await frame((f) => f.includes('(Esc back)') && f.includes('from alice · key pinned'), 'the whole message');
+    expect(f).toContain('id m2');
+    expect(f).toContain('THE-END');
+    await press('\u001b');
+    await frame((f) => f.includes('· 2/3'), 'back in the conversation');
+    await press('\u001b');
+    await frame((f) => f.includes('Inbox · 3 unread'), 'back to the overview');
+  });
+
+  it('Enter on a search result shows it whole', async () => {
+    const { source, data } = fakeSource();
+    data.inbox = [msg('m1', 'alice', 'lunch first', 1), msg('m2', 'alice', `lunch ${'x '.repeat(200)}LAST-WORD`, 2)];
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('lunch first'), 'the inbox');
+    await press('/');
+    for (const c of 'lunch') await press(c);
+    await press('\r');
+    await frame((f) => f.includes('2 found · 1/2'), 'the results');
+    await press('j');
+    await frame((f) => f.includes('2 found · 2/2'), 'the second result selected');
+    await press('\r');
+    const f = await frame((f) => f.includes('id m2'), 'the second result whole');
+    expect(f).toContain('LAST-WORD');
+  });
+
+  it('the keys line names every key that fits, and q quit at any width', () => {
+    for (const mode of ['overview', 'list', 'message', 'down'] as const) {
+      for (const columns of [120, 80, 60, 40, 30]) {
+        const line = keysLine(mode, columns);
+        expect(line.length, `${mode} ${columns}`).toBeLessThanOrEqual(columns);
+        expect(line, `${mode} ${columns}`).toContain('q quit');
+      }
+    }
+    expect(keysLine('overview', 80)).toBe('Tab pane · ↑↓/j k move · Enter open · Esc back · / search · q quit');
+    expect(keysLine('overview', 60)).toContain('Enter open');
+    // a stopped daemon takes no key but q
+    expect(keysLine('down', 80)).toBe('q quit');
+  });
+
+  it('wraps a message to the width, at spaces, keeping its line breaks', () => {
+    expect(wrapLines('one two three four', 9)).toEqual(['one two', 'three', 'four']);
+    expect(wrapLines('x'.repeat(12), 5)).toEqual(['xxxxx', 'xxxxx', 'xx']);
+    expect(wrapLines('a\n\nb\tc', 10)).toEqual(['a', '', 'b  c']);
+    // wide characters take two columns
+    expect(wrapLines('漢字テスト', 4)).toEqual(['漢字', 'テス', 'ト']);
   });
 });

@@ -16,9 +16,12 @@ interface Nav {
   agent: string | undefined;
   pane: Pane;
   sel: Record<Pane, number>;
-  open?: { id: string; title: string; messages: ArchivedMessage[] };
+  /** an open conversation; sel: the selected message (the newest when it opens) */
+  open?: { id: string; title: string; messages: ArchivedMessage[]; sel: number };
   /** editing: the query is being typed; results: what the archive answered */
-  search?: { editing: boolean; query: string; results?: ArchivedMessage[] };
+  search?: { editing: boolean; query: string; results?: ArchivedMessage[]; sel?: number };
+  /** one message read whole (Enter on a message of a conversation or of the results); scroll: first line shown */
+  message?: { m: ArchivedMessage; scroll: number };
 }
 const PANES: Pane[] = ['agents', 'inbox', 'conversations'];
 
@@ -42,6 +45,66 @@ export function clip(text: string, width: number): string {
   const flat = text.replace(/\s+/g, ' ');
   if (width <= 0) return '';
   return flat.length <= width ? flat : `${flat.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/** Columns a character takes: 2 for East Asian wide characters and emoji, else 1. */
+const WIDE =
+  /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1faff}]/u;
+const columnsOf = (c: string) => (WIDE.test(c) ? 2 : 1);
+
+const widthOf = (s: string) => [...s].reduce((n, c) => n + columnsOf(c), 0);
+
+/**
+ * Text broken into lines of at most `width` columns, at a space where there is one (its
+ * own line breaks kept, tabs as spaces).
+ */
+export function wrapLines(text: string, width: number): string[] {
+  const out: string[] = [];
+  const w = Math.max(1, width);
+  for (const raw of text.replace(/\t/g, '  ').split(/\r?\n/)) {
+    let line = '';
+    for (const c of raw) {
+      if (widthOf(line) + columnsOf(c) > w) {
+        const space = line.lastIndexOf(' ');
+        if (space > 0 && c !== ' ') {
+          out.push(line.slice(0, space));
+          line = line.slice(space + 1);
+        } else {
+          out.push(line);
+          line = '';
+          if (c === ' ') continue;
+        }
+      }
+      line += c;
+    }
+    out.push(line);
+  }
+  return out;
+}
+
+export type KeysMode = 'overview' | 'list' | 'message' | 'down';
+
+/**
+ * The keys line for what is on screen: the longest wording that fits the width, so every
+ * key stays named on a narrow terminal (the quit key always).
+ */
+export function keysLine(mode: KeysMode, columns: number): string {
+  const variants: Record<KeysMode, string[]> = {
+    overview: [
+      'Tab pane · ↑↓/j k move · Enter open · Esc back · / search · q quit',
+      'Tab pane · j k move · Enter open · Esc back · / search · q quit',
+      'Tab · j k · Enter open · Esc back · / search · q quit',
+      'Tab · jk · Enter · Esc · / · q quit',
+    ],
+    list: [
+      '↑↓/j k move · Enter read the whole message · Esc back · / search · q quit',
+      'j k move · Enter read whole · Esc back · / search · q quit',
+      'jk · Enter read · Esc back · / · q quit',
+    ],
+    message: ['↑↓/j k scroll · Esc back · q quit', 'jk scroll · Esc back · q quit', 'jk · Esc · q quit'],
+    down: ['q quit'],
+  };
+  return variants[mode].find((v) => v.length <= columns) ?? clip('q quit', columns);
 }
 
 /** UTC "MM-DD HH:MM": short, and the same on every machine. */
@@ -81,20 +144,25 @@ function sender(m: ArchivedMessage): { text: string; color: string; bold?: boole
     : { text: `${m.from} [key ${trust}]`, color: 'red', bold: true };
 }
 
-function Panel(props: { title: string; focused: boolean; width: number; height?: number; children?: ReactNode }) {
+/**
+ * A bordered pane. Without a width it takes the rest of the row: Ink lays the last tree out
+ * again at a new terminal width before React draws the next one, and a fixed width from
+ * the old size would wrap that frame (and leave pieces of it on screen).
+ */
+function Panel(props: { title: string; focused: boolean; width?: number; height?: number; children?: ReactNode }) {
   return h(
     Box,
     {
       flexDirection: 'column',
       borderStyle: props.focused ? 'double' : 'single',
       borderColor: props.focused ? 'cyan' : 'gray',
-      width: props.width,
+      ...(props.width ? { width: props.width, flexShrink: 0 } : { flexGrow: 1, flexShrink: 1, minWidth: 0 }),
       ...(props.height ? { height: props.height } : {}),
       paddingX: 1,
     },
     h(
       Text,
-      { bold: true, color: props.focused ? 'cyan' : undefined },
+      { bold: true, color: props.focused ? 'cyan' : undefined, wrap: 'truncate' },
       props.focused ? `▸ ${props.title}` : props.title,
     ),
     props.children,
@@ -206,7 +274,13 @@ export function Dashboard(props: DashboardProps): ReactElement {
         const o = nav.current.open;
         if (next.daemon === 'up' && next.agent && o) {
           const messages = await source.read(next.agent, o.id, { last: 200, verified: true });
-          if (alive.current && nav.current.open?.id === o.id) update({ open: { ...o, messages } });
+          const now = nav.current.open;
+          if (alive.current && now?.id === o.id) {
+            // on the newest message: stay on the newest as more arrive
+            const sel =
+              now.sel >= now.messages.length - 1 ? messages.length - 1 : Math.min(now.sel, messages.length - 1);
+            update({ open: { ...now, messages, sel: Math.max(0, sel) } });
+          }
         }
       } catch (err) {
         if (alive.current) setError((err as Error).message);
@@ -257,7 +331,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
   }, [source, reload, retryMs, initial]);
 
   const view = snap.daemon === 'up' ? snap : undefined;
-  const { pane, sel, open, search } = nav.current;
+  const { pane, sel, open, search, message } = nav.current;
   const lists: Record<Pane, number> = {
     agents: view?.status.agents.length ?? 0,
     inbox: view?.inbox.length ?? 0,
@@ -268,7 +342,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
     if (!view?.agent) return;
     try {
       const messages = await source.read(view.agent, id, { last: 200, verified: true });
-      update({ open: { id, title, messages } });
+      update({ open: { id, title, messages, sel: Math.max(0, messages.length - 1) } });
     } catch (err) {
       setError((err as Error).message);
     }
@@ -299,10 +373,35 @@ export function Dashboard(props: DashboardProps): ReactElement {
       exit();
       return;
     }
+    const move = key.downArrow || input === 'j' ? 1 : key.upArrow || input === 'k' ? -1 : 0;
+    const { message, open } = nav.current;
     if (key.escape) {
-      if (search) update({ search: undefined });
+      if (message) update({ message: undefined });
+      else if (search) update({ search: undefined });
       else update({ open: undefined });
       return;
+    }
+    // a message read whole: the keys scroll it (the view clamps the line)
+    if (message) {
+      if (move !== 0) update({ message: { ...message, scroll: Math.max(0, message.scroll + move) } });
+      return;
+    }
+    // a list of messages (search results, or an open conversation) takes the move and Enter keys
+    const results = search && !search.editing ? search.results : undefined;
+    const list = results ?? (search ? undefined : open?.messages);
+    if (list) {
+      const at = results ? (search?.sel ?? 0) : (open?.sel ?? 0);
+      if (move !== 0) {
+        const sel = Math.min(list.length - 1, Math.max(0, at + move));
+        if (results && search) update({ search: { ...search, sel } });
+        else if (open) update({ open: { ...open, sel } });
+        return;
+      }
+      if (key.return) {
+        const m = list[at];
+        if (m) update({ message: { m, scroll: 0 } });
+        return;
+      }
     }
     if (input === '/') {
       update({ search: { editing: true, query: '' } });
@@ -313,7 +412,6 @@ export function Dashboard(props: DashboardProps): ReactElement {
       update({ pane: PANES[(i + (key.shift ? PANES.length - 1 : 1)) % PANES.length]! });
       return;
     }
-    const move = key.downArrow || input === 'j' ? 1 : key.upArrow || input === 'k' ? -1 : 0;
     if (move !== 0) {
       const n = lists[pane];
       update({ sel: { ...sel, [pane]: n === 0 ? 0 : Math.min(n - 1, Math.max(0, sel[pane] + move)) } });
@@ -347,18 +445,18 @@ export function Dashboard(props: DashboardProps): ReactElement {
         ? ' · connecting…'
         : ' · daemon down',
   );
+  const keysMode: KeysMode =
+    snap.daemon !== 'up' ? 'down' : message ? 'message' : (search && !search.editing) || open ? 'list' : 'overview';
   const footer = h(
     Text,
     { color: 'gray', wrap: 'truncate' },
-    search?.editing
-      ? `search: ${search.query}▏ (Enter to search, Esc to cancel)`
-      : clip('Tab pane · ↑↓/j k move · Enter open · Esc back · / search · q quit', columns),
+    search?.editing ? `search: ${search.query}▏ (Enter to search, Esc to cancel)` : keysLine(keysMode, columns),
   );
 
   if (snap.daemon !== 'up') {
     return h(
       Box,
-      { flexDirection: 'column', width: columns },
+      { flexDirection: 'column' },
       header,
       snap.daemon === 'down'
         ? h(DaemonDown, { home: snap.home, reason: snap.reason, width: Math.min(columns, 80) })
@@ -400,26 +498,59 @@ export function Dashboard(props: DashboardProps): ReactElement {
 
   /** A panel of the right column: its rows, or a gray line saying why there are none. */
   const listPanel = (title: string, focused: boolean, rows: ReactNode[], empty: string) =>
-    h(Panel, { title, focused, width: rightWidth }, rows.length === 0 ? h(Text, { color: 'gray' }, empty) : rows);
+    h(Panel, { title, focused }, rows.length === 0 ? h(Text, { color: 'gray' }, empty) : rows);
   const messageRows = (messages: ArchivedMessage[], selected = -1) =>
     messages.map((m, i) =>
       h(MessageLine, { key: m.message_id, m, width: inner(rightWidth), selected: i === selected }),
     );
 
+  /** A list of messages with its selection in view; the title says which of how many. */
+  const selectable = (messages: ArchivedMessage[], at: number) => {
+    const win = windowOf(messages, at, listRows(1));
+    return {
+      rows: messageRows(win.items, at - win.offset),
+      where: messages.length > 1 ? ` · ${at + 1}/${messages.length}` : '',
+    };
+  };
+
   let right: ReactNode;
-  if (search && !search.editing) {
+  if (message) {
+    const { m } = message;
+    const who = sender(m);
+    const facts = [
+      `from ${m.direction === 'outbound' ? `you (${m.from})` : m.from}${m.direction === 'inbound' ? ` · key ${m.verified?.trust ?? 'not verified'}${m.verified?.key_fingerprint ? ` ${m.verified.key_fingerprint}` : ''}` : ''}`,
+      `to ${m.to} · sent ${m.sent_at} · ${m.content_type}`,
+      `id ${m.message_id}`,
+    ];
+    const lines = wrapLines(m.content, inner(rightWidth));
+    const room = Math.max(1, listRows(1) - facts.length - 1);
+    const top = Math.min(message.scroll, Math.max(0, lines.length - room));
+    const shown = lines.slice(top, top + room);
+    const more = lines.length > room ? ` · lines ${top + 1}-${top + shown.length} of ${lines.length}` : '';
+    right = h(
+      Panel,
+      { title: `Message${more} (Esc back)`, focused: true },
+      ...facts.map((f, i) =>
+        h(Text, { key: `f${i}`, color: i === 0 ? who.color : 'gray', wrap: 'truncate' }, clip(f, inner(rightWidth))),
+      ),
+      h(Text, { key: 'sep', color: 'gray' }, ' '),
+      ...shown.map((l, i) => h(Text, { key: `l${top + i}`, wrap: 'truncate' }, l === '' ? ' ' : l)),
+    );
+  } else if (search && !search.editing) {
     const results = search.results ?? [];
+    const list = selectable(results, search.sel ?? 0);
     right = listPanel(
-      `Search “${clip(search.query, 30)}” · ${results.length} found (Esc back)`,
+      `Search “${clip(search.query, 30)}” · ${results.length} found${list.where} (Esc back)`,
       true,
-      messageRows(windowOf(results, 0, listRows(1)).items),
+      list.rows,
       search.results === undefined ? 'Searching…' : 'Nothing found.',
     );
   } else if (open) {
+    const list = selectable(open.messages, open.sel);
     right = listPanel(
-      `Conversation with ${open.title} · ${open.messages.length} (Esc back)`,
+      `Conversation with ${open.title} · ${open.messages.length}${list.where} (Esc back)`,
       true,
-      messageRows(windowOf(open.messages, open.messages.length - 1, listRows(1)).items),
+      list.rows,
       'No messages.',
     );
   } else {
@@ -427,7 +558,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
     const convWin = windowOf(v.conversations, sel.conversations, listRows(0.55));
     right = h(
       Box,
-      { flexDirection: 'column' },
+      { flexDirection: 'column', flexGrow: 1, flexShrink: 1, minWidth: 0 },
       listPanel(
         `Inbox · ${v.inbox.length} unread`,
         pane === 'inbox',
@@ -452,7 +583,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
 
   return h(
     Box,
-    { flexDirection: 'column', width: columns },
+    { flexDirection: 'column' },
     header,
     h(Box, { flexDirection: 'row' }, agents, right),
     h(StatusLines, { view: v, width: columns }),
