@@ -59,6 +59,7 @@ const SHARED_FOR_CLI = [
   'canonical-json',
   'enrollment-code',
   'errors',
+  'printable',
   'schemas/index',
   'signed-statements',
 ];

@@ -1,28 +1,11 @@
 /** Human output (aligned tables, key/value blocks) and JSON output with stable snake_case fields. */
+import { printable } from '@svc/shared';
 
 export interface Writer {
   write(text: string): void;
 }
 
 export type Cell = string | number | boolean | null | undefined;
-
-/** C0 and C1 controls, and the marks that make text read in another order than stored. */
-const UNPRINTABLE = /[\p{Cc}\p{Bidi_Control}]/gu;
-const KEPT_IN_LINES = new Set(['\n', '\t']);
-
-/**
- * `text` with each control character written as an escape (`\x1b`, `\u202e`): what a
- * peer or the relay wrote (a message, a display name) reaches the terminal as text, never as
- * a command to it (clear the screen, set the title, write the clipboard, hide a line).
- * `lines` keeps line breaks and tabs.
- */
-export function printable(text: string, lines = false): string {
-  return text.replace(UNPRINTABLE, (c) => {
-    if (lines && KEPT_IN_LINES.has(c)) return c;
-    const code = c.codePointAt(0) as number;
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
-}
 
 function cellText(value: Cell): string {
   if (value === null || value === undefined || value === '') return '-';

@@ -2,6 +2,7 @@
  * The `svc` command tree and `run()`, which parses, dispatches and turns every outcome
  * into an exit status: 0 success, 1 failure, 2 usage error. Tests call `run()` in-process.
  */
+import { printable } from '@svc/shared';
 import { everyCommand, usageLine } from '@svc/shared/usage-line';
 import { Command, CommanderError } from 'commander';
 import { App, type CliIO } from './app.js';
@@ -9,7 +10,7 @@ import { loadCommands } from './command-modules.js';
 import { bashCompletion, installCompletion } from './completion.js';
 import { CliError, describeError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './errors.js';
 import { refusalOf } from './options.js';
-import { jsonLine, printable } from './output.js';
+import { jsonLine } from './output.js';
 
 import { VERSION } from './version.js';
 

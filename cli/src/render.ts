@@ -1,7 +1,8 @@
 /** Human renderings of the daemon's answers shared by several command modules. */
 import type { ArchivedMessage, LocalAgent, SentMessage } from '@svc/daemon/client';
+import { printable } from '@svc/shared';
 import { contentText } from './attachment.js';
-import { keyValues, printable, table } from './output.js';
+import { keyValues, table } from './output.js';
 
 const short = (text: string, max = 60) => {
   const flat = text.replace(/\s+/g, ' ').trim();

@@ -4,5 +4,6 @@ export * from './deployment-document.js';
 export * from './enrollment-code.js';
 export * from './envelope/index.js';
 export * from './errors.js';
+export * from './printable.js';
 export * from './schemas/index.js';
 export * from './signed-statements.js';

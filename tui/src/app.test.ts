@@ -356,6 +356,22 @@ describe('svc tui frames', () => {
     await frame((f) => f.includes('Inbox · 3 unread'), 'back to the overview');
   });
 
+  it("a peer's terminal escapes are shown as text, in the list and in the whole message", async () => {
+    const { source, data } = fakeSource();
+    // clear the screen, write the clipboard (OSC 52), return to the line's start and overwrite it
+    data.inbox = [msg('m1', 'alice', 'pay\u001b[2J\u001b]52;c;cm0gLXJm\u0007\rnothing\nsecond line', 1)];
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    let f = await frame((f) => f.includes('pay\\x1b[2J'), 'the message in the inbox');
+    await press('\t');
+    await frame((f) => f.includes('▸ Conversations'), 'the conversations pane focused');
+    await press('\r');
+    await frame((f) => f.includes('Conversation with alice'), 'the conversation');
+    await press('\r');
+    f = await frame((f) => f.includes('(Esc back)') && f.includes('second line'), 'the whole message');
+    expect(f).toContain('pay\\x1b[2J\\x1b]52;c;cm0gLXJm\\x07\\x0dnothing');
+    for (const c of ['\u001b[2J', '\u001b]52', '\u0007', '\r']) expect(f).not.toContain(c);
+  });
+
   it('Enter on a search result shows it whole', async () => {
     const { source, data } = fakeSource();
     data.inbox = [msg('m1', 'alice', 'lunch first', 1), msg('m2', 'alice', `lunch ${'x '.repeat(200)}LAST-WORD`, 2)];

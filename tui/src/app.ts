@@ -5,6 +5,7 @@
  * shown with the command that starts it, and retried.
  */
 import { type ArchivedMessage, type ConversationSummary, refusedAdviceShort } from '@svc/daemon/client';
+import { printable } from '@svc/shared';
 import { Box, type Key, Text, useApp, useInput, useStdout } from 'ink';
 import { createElement as h, type ReactElement, type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
 import { type AgentView, loadSnapshot, type Snapshot, type Source } from './model.js';
@@ -40,9 +41,9 @@ export interface DashboardProps {
   initial?: Promise<Snapshot>;
 }
 
-/** One line of at most `width` characters. */
+/** One line of at most `width` characters, as text (see printable). */
 export function clip(text: string, width: number): string {
-  const flat = text.replace(/\s+/g, ' ');
+  const flat = printable(text.replace(/\s+/g, ' '));
   if (width <= 0) return '';
   return flat.length <= width ? flat : `${flat.slice(0, Math.max(0, width - 1))}…`;
 }
@@ -61,7 +62,8 @@ const widthOf = (s: string) => [...s].reduce((n, c) => n + columnsOf(c), 0);
 export function wrapLines(text: string, width: number): string[] {
   const out: string[] = [];
   const w = Math.max(1, width);
-  for (const raw of text.replace(/\t/g, '  ').split(/\r?\n/)) {
+  // what a peer wrote reaches the terminal as text, never as a command to it (see printable)
+  for (const raw of printable(text.replace(/\t/g, '  ').replace(/\r\n/g, '\n'), true).split('\n')) {
     let line = '';
     for (const c of raw) {
       if (widthOf(line) + columnsOf(c) > w) {
@@ -163,7 +165,7 @@ function Panel(props: { title: string; focused: boolean; width?: number; height?
     h(
       Text,
       { bold: true, color: props.focused ? 'cyan' : undefined, wrap: 'truncate' },
-      props.focused ? `▸ ${props.title}` : props.title,
+      printable(props.focused ? `▸ ${props.title}` : props.title),
     ),
     props.children,
   );
@@ -185,7 +187,7 @@ function MessageLine(props: { m: ArchivedMessage; width: number; selected: boole
 function ConversationLine(props: { c: ConversationSummary; width: number; selected: boolean }) {
   const { c } = props;
   const unread = c.unread > 0 ? ` (${c.unread} new)` : '';
-  const head = `${props.selected ? '›' : ' '} ${c.peer ?? c.conversation_id}${unread} · ${c.message_count} · ${shortTime(c.last_message_at)} `;
+  const head = `${props.selected ? '›' : ' '} ${printable(c.peer ?? c.conversation_id)}${unread} · ${c.message_count} · ${shortTime(c.last_message_at)} `;
   const last = c.last_message
     ? `${c.last_message.direction === 'outbound' ? 'you: ' : ''}${c.last_message.content}`
     : '';
