@@ -16,9 +16,9 @@ export interface RunTuiOptions extends DashboardProps {
 }
 
 /** The terminal's alternate screen (as less and htop use), and clearing it. */
-export const ALT_SCREEN_ON = '\u001b[?1049h';
+const ALT_SCREEN_ON = '\u001b[?1049h';
 /** back to the main screen, the cursor shown (Ink hid it, and its own restore lands on the alternate screen) */
-export const ALT_SCREEN_OFF = '\u001b[?1049l\u001b[?25h';
+const ALT_SCREEN_OFF = '\u001b[?1049l\u001b[?25h';
 const CLEAR = '\u001b[2J\u001b[H';
 
 /**
