@@ -70,6 +70,24 @@ describe('POST /v1/dashboard', () => {
     expect(await forwarded.json()).toMatchObject({ error: 'unknown_agent' });
   });
 
+  it('takes agent numbers and conversation ids as long as the schemas allow, on the socket and through the page', async () => {
+    const long = 'x'.repeat(128);
+    // a group id of a creator with the longest number: grp:<128>:<64>
+    const group = `grp:${long}:${'r'.repeat(64)}`;
+    await expect(d.client.keys(long)).rejects.toMatchObject({ code: 'unknown_agent', status: 404 });
+    const launch = await d.client.openDashboard({ port: 0 });
+    const signIn = await fetch(launch.url, { redirect: 'manual' });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    for (const path of [
+      `/api/v1/agents/${long}/keys`,
+      `/api/v1/agents/${long}/conversations/${encodeURIComponent(group)}/messages?last=200`,
+    ]) {
+      const res = await fetch(`${launch.base_url}${path}`, { headers: { cookie } });
+      expect(res.status, path).toBe(404);
+      expect(await res.json()).toMatchObject({ error: 'unknown_agent' });
+    }
+  });
+
   it('never logs a launch token or a session id', async () => {
     const launch = await d.client.openDashboard({ port: 0 });
     const token = new URL(launch.url).searchParams.get('token')!;

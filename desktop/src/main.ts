@@ -19,7 +19,7 @@ await runDesktop(electron, {
     // inside Electron, process.execPath is Electron itself: the daemon runs on the system's Node
     const client = await ensureDaemon({ home, nodePath: process.env.SVC_NODE || 'node' });
     return {
-      openDashboard: () => client.openDashboard(),
+      openDashboard: (address) => client.openDashboard(address ?? {}),
       listAgents: () => client.listAgents(),
       inbox: (agent) => client.inbox(agent, { source: 'local' }),
       events: () => client.events(),

@@ -1,5 +1,6 @@
 /** The desktop shell's rules, checked against a fake Electron (no binary exists on these machines). */
 import type { ArchivedMessage, DaemonEvent } from '@svc/daemon/client';
+import { until } from '@svc/test-harness';
 import { archivedMessage } from '@svc/test-harness/fixtures';
 import { describe, expect, it } from 'vitest';
 import type { ElectronLike, WindowOptions } from './electron-api.js';
@@ -47,6 +48,8 @@ function fakeElectron(lock = true) {
       url?: string;
       focused: boolean;
       shown: number;
+      destroyed: boolean;
+      closed?: () => void;
       nav: Map<string, (e: { preventDefault(): void }, url: string) => void>;
       openHandler?: (d: { url: string }) => { action: string };
       permission?: (wc: unknown, p: string, cb: (g: boolean) => void) => void;
@@ -73,7 +76,13 @@ function fakeElectron(lock = true) {
       readonly r: (typeof rec.windows)[number];
       webContents;
       constructor(options: WindowOptions) {
-        const r: (typeof rec.windows)[number] = { options, focused: false, shown: 0, nav: new Map() };
+        const r: (typeof rec.windows)[number] = {
+          options,
+          focused: false,
+          shown: 0,
+          destroyed: false,
+          nav: new Map(),
+        };
         this.r = r;
         rec.windows.push(r);
         this.webContents = {
@@ -94,7 +103,9 @@ function fakeElectron(lock = true) {
       once(_e: string, fn: () => void) {
         fn();
       }
-      on() {}
+      on(e: string, fn: () => void) {
+        if (e === 'closed') this.r.closed = fn;
+      }
       show() {
         this.r.shown++;
       }
@@ -109,7 +120,7 @@ function fakeElectron(lock = true) {
         return this.r.focused;
       }
       isDestroyed() {
-        return false;
+        return this.r.destroyed;
       }
     },
     Tray: class {
@@ -144,14 +155,17 @@ function fakeElectron(lock = true) {
   return { electron, rec };
 }
 
-function fakeDaemon(inbox: ArchivedMessage[] = []) {
+function fakeDaemon(inbox: ArchivedMessage[] = [], open?: DesktopDaemon['openDashboard']) {
   const stream = pushStream();
-  const calls = { connect: 0, open: 0 };
+  const calls = { connect: 0, open: 0, addresses: [] as unknown[] };
   const daemon: DesktopDaemon = {
-    openDashboard: async () => {
-      calls.open++;
-      return { url: `${BASE}/auth?token=t1`, base_url: BASE, host: '127.0.0.1', port: 8191 };
-    },
+    openDashboard:
+      open ??
+      (async (address) => {
+        calls.open++;
+        calls.addresses.push(address);
+        return { url: `${BASE}/auth?token=t${calls.open}`, base_url: BASE, host: '127.0.0.1', port: 8191 };
+      }),
     listAgents: async () => [{ name: 'bob' }],
     inbox: async () => inbox,
     events: async () => stream,
@@ -283,6 +297,44 @@ describe('runDesktop', () => {
     });
     expect(d.calls.open).toBe(0);
     expect(rec.windows[0]!.url).toBe(`${BASE}/auth?token=from-cli`);
+    handle!.quit();
+  });
+
+  it('a window opened again signs in with a fresh link at the same address (the daemon may have restarted)', async () => {
+    const { electron, rec } = fakeElectron();
+    const d = fakeDaemon();
+    const handle = await runDesktop(electron, {
+      connect: d.connect,
+      trayIcon: 't.png',
+      launchUrl: `${BASE}/auth?token=from-cli`,
+    });
+    const first = rec.windows[0]!;
+    first.destroyed = true;
+    first.closed?.();
+    rec.handlers.get('activate')!();
+    await until(async () => rec.windows.length === 2, 2000, 'a new window');
+    expect(rec.windows[1]!.url).toBe(`${BASE}/auth?token=t1`);
+    expect(d.calls.addresses).toEqual([{ host: '127.0.0.1', port: 8191 }]);
+    handle!.quit();
+  });
+
+  it('without a new link (the daemon does not answer) the window opens the page itself', async () => {
+    const { electron, rec } = fakeElectron();
+    const d = fakeDaemon([], async () => {
+      throw new Error('daemon gone');
+    });
+    const logged: string[] = [];
+    const handle = await runDesktop(electron, {
+      connect: d.connect,
+      trayIcon: 't.png',
+      launchUrl: `${BASE}/auth?token=from-cli`,
+      log: (m) => logged.push(m),
+    });
+    rec.windows[0]!.destroyed = true;
+    rec.handlers.get('second-instance')!();
+    await until(async () => rec.windows.length === 2, 2000, 'a new window');
+    expect(rec.windows[1]!.url).toBe(`${BASE}/`);
+    expect(logged.join('\n')).toContain('daemon gone');
     handle!.quit();
   });
 });

@@ -11,7 +11,8 @@ import { dashboardWindowOptions, navigationAllowed } from './window-options.js';
 
 /** What the shell needs of the daemon (DaemonClient has it; see daemon-link.ts). */
 export interface DesktopDaemon {
-  openDashboard(): Promise<DashboardLaunch>;
+  /** serves the dashboard (at this address, else the daemon's default) and mints a sign-in link */
+  openDashboard(address?: { host: string; port: number }): Promise<DashboardLaunch>;
   listAgents(): Promise<Array<{ name: string }>>;
   inbox(agent: string): Promise<ArchivedMessage[]>;
   events(): Promise<AsyncIterable<DaemonEvent> & { close(): void }>;
@@ -55,6 +56,7 @@ export async function runDesktop(electron: ElectronLike, o: DesktopOptions): Pro
   const daemon = await o.connect();
   const firstUrl = o.launchUrl ?? (await daemon.openDashboard()).url;
   const origin = new URL(firstUrl).origin;
+  const address = { host: new URL(firstUrl).hostname, port: Number(new URL(firstUrl).port) };
 
   const openWindow = (url: string): BrowserWindowLike => {
     const w = new electron.BrowserWindow(dashboardWindowOptions(o.windowIcon));
@@ -78,10 +80,18 @@ export async function runDesktop(electron: ElectronLike, o: DesktopOptions): Pro
     return w;
   };
 
-  const show = () => {
-    // the session cookie outlives the window: a new one opens the page without a new link
+  const show = async () => {
     if (!win || win.isDestroyed()) {
-      win = openWindow(`${origin}/`);
+      // a fresh link: since the last window the daemon may have restarted (its sessions and
+      // its dashboard server gone) or the session expired; same address, so the origin holds
+      const url = await daemon.openDashboard(address).then(
+        (launch) => (new URL(launch.url).origin === origin ? launch.url : `${origin}/`),
+        (err: Error) => {
+          o.log?.(`no new sign-in link: ${err.message}`);
+          return `${origin}/`;
+        },
+      );
+      if (!win || win.isDestroyed()) win = openWindow(url);
       return;
     }
     if (win.isMinimized()) win.restore();
@@ -110,8 +120,9 @@ export async function runDesktop(electron: ElectronLike, o: DesktopOptions): Pro
     tray?.destroy();
   };
 
-  app.on('second-instance', show);
-  app.on('activate', show);
+  const reopen = () => void show();
+  app.on('second-instance', reopen);
+  app.on('activate', reopen);
   // closing the window keeps the shell in the tray; Quit in its menu ends it
   app.on('window-all-closed', () => undefined);
   app.on('before-quit', cleanup);
@@ -120,12 +131,12 @@ export async function runDesktop(electron: ElectronLike, o: DesktopOptions): Pro
   tray = new electron.Tray(o.trayIcon);
   tray.setContextMenu(
     electron.Menu.buildFromTemplate([
-      { label: 'Open svc', click: show },
+      { label: 'Open svc', click: reopen },
       { type: 'separator', label: '' },
       { label: 'Quit svc', click: () => app.quit() },
     ]),
   );
-  tray.on('click', show);
+  tray.on('click', reopen);
   await refresh();
   timer = setInterval(() => void refresh(), o.refreshMs ?? 30_000);
 
@@ -139,7 +150,7 @@ export async function runDesktop(electron: ElectronLike, o: DesktopOptions): Pro
         // the owner looking at the dashboard needs no popup
         if (!note || (win && !win.isDestroyed() && win.isFocused()) || !electron.Notification.isSupported()) continue;
         const n = new electron.Notification({ title: note.title, body: note.body });
-        n.on('click', show);
+        n.on('click', reopen);
         n.show();
       }
     } catch (err) {

@@ -6,7 +6,7 @@
  * refused. Screenshots of every view, light and dark, go to .tmp/dashboard-screenshots
  * (and to docs/screenshots with SVC_UPDATE_SCREENSHOTS=1).
  */
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -272,6 +272,82 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
   });
+
+  it('reads well with what peers choose: long names, a file, a group, a malformed link', async () => {
+    // the longest agent number the relay's own routes take; its conversation id is longer
+    const long = 'n'.repeat(100);
+    await a.client.register({ enrollment_code: await stage.grant(long), name: long });
+    await until(
+      async () => (await a.client.status()).agents.every((s) => s.session === 'connected'),
+      20_000,
+      'the long-named agent connects',
+    );
+    const file = join(a.home, 'quarterly-report.pdf');
+    writeFileSync(file, 'not really a pdf');
+    // all from the new agent: alice's key was changed behind her daemon above
+    const attached = await a.client.send(long, { to: 'bob', content: 'the report', file_path: file });
+    const fromLong = await a.client.send(long, { to: 'bob', content: 'hello from a long name' });
+    const group = await a.client.createConversation(long, {
+      kind: 'group',
+      name: 'Launch planning',
+      members: ['bob'],
+    });
+    await a.client.send(long, { conversation_id: group.conversation_id, content: 'kickoff at nine' });
+    await b.client.saveContact('bob', { agent_number: long, alias: 'L'.repeat(150) });
+
+    // a file is named, sized and saved from the terminal; its key never reaches the screen
+    await view('#/inbox', 'Inbox');
+    const item = page.locator(`[data-message-id="${attached.message_id}"]`);
+    const shown = item.getByTestId('attachment');
+    await shown.getByText('quarterly-report.pdf').waitFor();
+    expect(await shown.textContent()).toContain('16 bytes');
+    expect(await shown.textContent()).toContain('--save DIR');
+    expect(await item.textContent()).not.toMatch(/attachment\/v1|"key"|nonce/);
+
+    // a group by its name, its roster change as a sentence, a reply to it goes to the group
+    await page.locator(`[data-message-id="${fromLong.message_id}"]`).waitFor();
+    await view('#/conversations', 'Conversations');
+    await page.locator('.conv-item', { hasText: 'Launch planning' }).click();
+    await page.getByRole('heading', { name: 'Launch planning', level: 2 }).waitFor();
+    await page.getByTestId('thread').getByText(`${long} created the group “Launch planning”`).waitFor();
+    await page.getByRole('textbox', { name: 'Message Launch planning' }).fill('see you there');
+    await page.getByRole('textbox', { name: 'Message Launch planning' }).press('Control+Enter');
+    await until(
+      () =>
+        aliceEvents.find(
+          (e) =>
+            e.type === 'message' &&
+            e.agent === long &&
+            e.message.content === 'see you there' &&
+            e.message.conversation_id === group.conversation_id,
+        ),
+      15_000,
+      "the group's creator receives the message",
+    );
+
+    // the long-named peer's conversation opens, and nothing sticks out of the page sideways
+    await view(`#/conversations/dm:bob:${long}`, `With ${long}`);
+    await page.getByTestId('thread').getByText('hello from a long name').waitFor();
+    await view('#/contacts', 'Contacts');
+    await page.getByText('L'.repeat(150)).waitFor();
+    for (const hash of ['#/contacts', '#/keys', '#/inbox', `#/conversations/dm:bob:${long}`]) {
+      await page.evaluate(`window.location.hash = ${JSON.stringify(hash)}`);
+      await page.waitForTimeout(300);
+      const wide = (await page.evaluate(
+        `[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1).map((e) => e.outerHTML.slice(0, 160))`,
+      )) as string[];
+      expect(wide, `${hash}: elements beyond the window's right edge`).toEqual([]);
+    }
+
+    // a link with a malformed hash (any page may make one) still opens the dashboard
+    await view('#/keys', 'Keys');
+    await page.goto(`${launch.base_url}/#/conversations/%E0%A4%A`);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Conversations', level: 2 }).waitFor({ timeout: 10_000 });
+
+    // leave the inbox as the tests after this expect it
+    for (const m of await b.client.inbox('bob', { source: 'local' })) await b.client.ack('bob', m.message_id);
+  }, 60_000);
 
   it('says so on every view when the relay refuses the agent (revoked by the operator), and what to do', async () => {
     // an agent of its own, so that bob stays as the later views expect him

@@ -37,8 +37,8 @@ function Title({ text }: { text: string }) {
   return null;
 }
 
-/** The daemon's reason, which starts lower case, as a sentence of its own. */
-const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+/** The daemon's reason (lower case, or a sentence with its own full stop) as a clause the page goes on from. */
+const clause = (text: string) => text.charAt(0).toUpperCase() + text.slice(1).replace(/[.\s]+$/, '');
 
 export function App() {
   const [agentsLoad, retryAgents] = useLoad(() => api.agents(), []);
@@ -221,8 +221,8 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
           ) : null}
           {session !== 'connected' && session !== 'refused' && mine?.session_error ? (
             <div className="banner" role="status">
-              <strong>{agent} is not connected to its relay.</strong> {sentence(mine.session_error)}; sending queues,
-              and the daemon keeps trying.
+              <strong>{agent} is not connected to its relay.</strong> {clause(mine.session_error)}; sending queues, and
+              the daemon keeps trying.
             </div>
           ) : null}
           {changed.length > 0 && view !== 'keys' ? (

@@ -2,6 +2,7 @@
 import { useState } from 'react';
 import { type ArchivedMessage, api } from './api.js';
 import { Badge, Time } from './Components.js';
+import { attachmentOf, byteSize, controlText } from './content.js';
 import { useShell } from './context.js';
 
 const STATE_TONE: Record<string, 'ok' | 'warn' | 'bad' | 'idle'> = {
@@ -65,13 +66,15 @@ export function MessageItem({
           </button>
         ) : null}
       </header>
-      <div className="message-body">{m.content}</div>
+      <MessageContent m={m} agent={shell.agent} />
       {m.send_error ? <p className="message-error">The relay refused it: {m.send_error}</p> : null}
       {inbound ? (
         <footer className="message-actions">
-          <button type="button" onClick={() => setReplying((r) => !r)}>
-            Reply
-          </button>
+          {m.content_type === 'control' ? null : (
+            <button type="button" onClick={() => setReplying((r) => !r)}>
+              Reply
+            </button>
+          )}
           {m.acked_at === null ? (
             <button type="button" onClick={ack} disabled={busy}>
               Acknowledge
@@ -94,6 +97,37 @@ export function MessageItem({
       ) : null}
     </article>
   );
+}
+
+/**
+ * The body as text; an attachment by name, size and type with how to save it (its
+ * descriptor holds the file's key: never on screen); a roster change as a sentence.
+ */
+function MessageContent({ m, agent }: { m: ArchivedMessage; agent: string }) {
+  const file = attachmentOf(m);
+  if (file) {
+    return (
+      <div className="message-body attachment" data-testid="attachment">
+        <div>
+          <Badge>file</Badge> <strong className="attachment-name">{file.name}</strong>{' '}
+          <span className="muted small">
+            {byteSize(file.size)} · {file.media_type}
+          </span>
+        </div>
+        {file.caption ? <div>{file.caption}</div> : null}
+        <div className="muted small">
+          The dashboard does not save files. Save it with{' '}
+          <code>
+            svc read --as {agent} {m.conversation_id} --save DIR
+          </code>
+          .
+        </div>
+      </div>
+    );
+  }
+  const change = controlText(m);
+  if (change) return <div className="message-body muted">{change}</div>;
+  return <div className="message-body">{m.content}</div>;
 }
 
 /** A text box with Send; Ctrl+Enter sends. */

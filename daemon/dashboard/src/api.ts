@@ -72,6 +72,8 @@ export const api = {
     call<ArchivedMessage[]>('GET', `/v1/agents/${enc(agent)}/conversations/${enc(id)}/messages?last=200`),
   send: (agent: string, to: string, content: string) =>
     call<SentMessage>('POST', `/v1/agents/${enc(agent)}/send`, { to, content }),
+  sendInConversation: (agent: string, conversationId: string, content: string) =>
+    call<SentMessage>('POST', `/v1/agents/${enc(agent)}/send`, { conversation_id: conversationId, content }),
   reply: (agent: string, messageId: string, content: string) =>
     call<SentMessage>('POST', `/v1/agents/${enc(agent)}/reply`, { message_id: messageId, content }),
   ack: (agent: string, messageId: string) =>

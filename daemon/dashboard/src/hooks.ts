@@ -85,10 +85,15 @@ export function useRoute(): [string[], (path: string) => void] {
   return [route, go];
 }
 
+/** A segment as written when it is not valid percent-encoding: any page may link here with any hash. */
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 function readRoute(): string[] {
-  return window.location.hash
-    .replace(/^#\/?/, '')
-    .split('/')
-    .filter(Boolean)
-    .map((s) => decodeURIComponent(s));
+  return window.location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeSegment);
 }

@@ -23,6 +23,9 @@ export function buildApp(ctx: DaemonContext): DaemonApp {
     bodyLimit: 2 * 1024 * 1024,
     // the default request log carries query strings (search terms): log our own line instead
     logController: new LogController({ disableRequestLogging: true }),
+    // the schemas bound each parameter (agent numbers 128, conversation ids 256, encoded up
+    // to three times longer); the router's own default of 100 refused valid ones with a 414
+    routerOptions: { maxParamLength: 1024 },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // answer schemas type the handlers (client/api.ts); answers are sent as the handlers made
   // them, not filtered through the schema, so a field added to a model is never dropped silently

@@ -1,7 +1,8 @@
 /** The conversation list, and one conversation as a thread with a reply box. */
 import { useEffect, useRef } from 'react';
-import { api } from '../api.js';
+import { api, type ConversationSummary } from '../api.js';
 import { Badge, Empty, Loaded, Time, ViewHeader } from '../Components.js';
+import { previewText } from '../content.js';
 import { useShell } from '../context.js';
 import { useLoad } from '../hooks.js';
 import { Composer, MessageItem } from '../Message.js';
@@ -28,14 +29,22 @@ export function ConversationsView({ id }: { id: string | undefined }) {
                       className={`conv-item${c.conversation_id === id ? ' active' : ''}`}
                       onClick={() => shell.go(`conversations/${c.conversation_id}`)}
                     >
-                      <span className="conv-peer">{c.peer ?? c.conversation_id}</span>
+                      <span className="conv-peer">
+                        {c.conversation_type === 'direct' ? (
+                          (c.peer ?? c.conversation_id)
+                        ) : (
+                          <>
+                            <span className="conv-kind">{c.conversation_type}</span> {c.name ?? c.conversation_id}
+                          </>
+                        )}
+                      </span>
                       {c.unread > 0 ? <Badge tone="warn">{c.unread} new</Badge> : null}
                       <span className="conv-time">
                         <Time iso={c.last_message_at} />
                       </span>
                       <span className="conv-preview">
                         {c.last_message?.direction === 'outbound' ? 'You: ' : ''}
-                        {c.last_message?.content.slice(0, 200) ?? ''}
+                        {c.last_message ? previewText(c.last_message).slice(0, 200) : ''}
                       </span>
                     </button>
                   </li>
@@ -47,7 +56,10 @@ export function ConversationsView({ id }: { id: string | undefined }) {
       </div>
       <div className="split-detail">
         {id ? (
-          <Thread id={id} />
+          <Thread
+            id={id}
+            summary={list.state === 'ready' ? list.data.find((c) => c.conversation_id === id) : undefined}
+          />
         ) : (
           <Empty title="Choose a conversation">Pick one on the left to read it and reply.</Empty>
         )}
@@ -56,7 +68,7 @@ export function ConversationsView({ id }: { id: string | undefined }) {
   );
 }
 
-function Thread({ id }: { id: string }) {
+function Thread({ id, summary }: { id: string; summary: ConversationSummary | undefined }) {
   const shell = useShell();
   const [load, retry] = useLoad(() => api.conversation(shell.agent, id), [shell.agent, id, shell.rev.messages]);
   const end = useRef<HTMLDivElement>(null);
@@ -67,10 +79,13 @@ function Thread({ id }: { id: string }) {
   const messages = load.state === 'ready' ? load.data : [];
   const lastInbound = [...messages].reverse().find((m) => m.direction === 'inbound');
   const peer = messages[0] ? (messages[0].direction === 'inbound' ? messages[0].from : messages[0].to) : undefined;
+  // a group or broadcast is named by its roster, and written to as a whole
+  const group = messages[0] && messages[0].conversation_type !== 'direct';
+  const title = group ? (summary?.name ?? messages[0]!.conversation_id) : peer ? `With ${peer}` : 'Conversation';
   const unacked = messages.filter((m) => m.direction === 'inbound' && m.acked_at === null);
   return (
     <div className="thread">
-      <ViewHeader title={peer ? `With ${peer}` : 'Conversation'}>
+      <ViewHeader title={title}>
         {unacked.length > 0 ? (
           <button
             type="button"
@@ -98,13 +113,14 @@ function Thread({ id }: { id: string }) {
           )
         }
       </Loaded>
-      {peer ? (
+      {peer && summary?.me?.role !== 'observer' && summary?.me?.active !== false ? (
         <Composer
-          label={`Message ${peer}`}
+          label={`Message ${group ? title : peer}`}
           onSend={async (text) => {
-            if (lastInbound) await api.reply(shell.agent, lastInbound.message_id, text);
+            if (group) await api.sendInConversation(shell.agent, messages[0]!.conversation_id, text);
+            else if (lastInbound) await api.reply(shell.agent, lastInbound.message_id, text);
             else await api.send(shell.agent, peer, text);
-            shell.toast(`Sent to ${peer}.`);
+            shell.toast(`Sent to ${group ? title : peer}.`);
             shell.bump('messages');
           }}
         />
