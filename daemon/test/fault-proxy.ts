@@ -31,6 +31,8 @@ export interface FaultProxy {
   tamperBlobs: boolean;
   /** key lookups (GET /api/v1/agents/:number/keys) of these agent numbers are answered with this, not the relay's */
   keys: Map<string, unknown>;
+  /** key lookups of these agent numbers are refused with this status (an error answer of the relay's shape) */
+  keyErrors: Map<string, number>;
   /** while set, the relay's answers to enrollments are passed through this before the daemon gets them */
   rewriteEnrollment: ((answer: Record<string, unknown>) => Record<string, unknown>) | undefined;
   /** writes an `envelope` event with this item into every open stream, under the last cursor the relay gave it */
@@ -74,6 +76,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     refuseNext: false,
     tamperBlobs: false,
     keys: new Map(),
+    keyErrors: new Map(),
     rewriteEnrollment: undefined,
     inject: (item) => {
       for (const [res, cursor] of streams) {
@@ -101,6 +104,12 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     const path = (req.url ?? '/').split('?')[0] as string;
     const payload = await body(req);
     const lookup = req.method === 'GET' ? /^\/api\/v1\/agents\/([^/]+)\/keys$/.exec(path) : null;
+    const refusal = lookup ? proxy.keyErrors.get(decodeURIComponent(lookup[1] as string)) : undefined;
+    if (refusal !== undefined) {
+      res.writeHead(refusal, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'uri_too_long', message: 'refused by the test proxy' }));
+      return;
+    }
     const substitute = lookup ? proxy.keys.get(decodeURIComponent(lookup[1] as string)) : undefined;
     if (substitute !== undefined) {
       res.writeHead(200, { 'content-type': 'application/json' });

@@ -18,7 +18,7 @@ import {
 } from '@svc/shared';
 import { deriveIdentityKeys, ed25519Generate, ed25519Sign, openEnvelope, sealEnvelope } from '@svc/shared/node';
 import { until } from '@svc/test-harness';
-import { call, enrollmentBody, newIdentity } from '@svc/test-harness/agent-client';
+import { call, enrollAgent, enrollmentBody, newIdentity, sealFor } from '@svc/test-harness/agent-client';
 import { relayAs } from '@svc/test-harness/as-agent';
 import type { TestDaemon } from '@svc/test-harness/daemon';
 import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
@@ -434,6 +434,38 @@ describe('a sender cannot choose the conversation', () => {
     // the id alone names alice
     const sent = await b.client.send('bob', { to: '', conversation_id: 'dm:alice:bob', content: 'by id' });
     expect(sent).toMatchObject({ to: 'alice', conversation_id: 'dm:alice:bob' });
+  });
+});
+
+describe('a sender the relay will not look up', () => {
+  it('is refused alone (sender_lookup_refused): what comes after it still arrives', async () => {
+    const dana = await enrollAgent(relay.url, await stage.grant('dana'));
+    const bobKey = fromBase64url((await realEntry('bob')).current.encryption_public_key);
+    // the answer a relay gave for a long agent number (its router's 414), or any refusal of the lookup
+    proxy.keyErrors.set('dana', 414);
+    try {
+      const first = sealFor(dana, { number: 'bob', keys: { encPublic: bobKey } }, 'from dana');
+      const posted = await call(relay.url, 'POST', '/api/v1/messages', { envelopes: [first] }, dana.auth);
+      expect(posted.status).toBe(202);
+      await until(
+        () =>
+          bobEvents.find(
+            (e) =>
+              e.type === 'rejected' && e.message_id === first.header.message_id && e.reason === 'sender_lookup_refused',
+          ),
+        15_000,
+        "the refusal of dana's envelope",
+      );
+      const after = await a.client.send('alice', { to: 'bob', content: 'after dana' });
+      await until(
+        () => bobEvents.find((e) => e.type === 'message' && e.message.message_id === after.message_id),
+        15_000,
+        "alice's message after it",
+      );
+      expect((await b.client.read('bob', 'dm:bob:dana').catch(() => [])).length).toBe(0);
+    } finally {
+      proxy.keyErrors.delete('dana');
+    }
   });
 });
 

@@ -56,6 +56,10 @@ export async function buildApp(ctx: RelayContext, opts: { requestTimeoutMs?: num
     // Every error answer has the one shape, including the router's and Node's HTTP parser's.
     frameworkErrors,
     clientErrorHandler,
+    // the schemas bound each path parameter (agent numbers 128, agent ids 256, percent-encoded
+    // longer); the router's default of 100 answered 414 for valid ones, so a peer with a long
+    // agent number had no key record anyone could look up
+    routerOptions: { maxParamLength: 1024 },
     // request.ip (what the rate limits count) is the client behind a trusted proxy only
     trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false,
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -136,7 +136,7 @@ describe('router and parser refusals have the one shape', () => {
   });
 
   it('a parameter over the length limit: 414 uri_too_long', async () => {
-    const res = await raw('GET', `/api/v1/agents/${'a'.repeat(300)}`, { headers: alice.auth });
+    const res = await raw('GET', `/api/v1/agents/${'a'.repeat(1100)}`, { headers: alice.auth });
     expect(res.status).toBe(414);
     expect(res.body).toEqual({ error: 'uri_too_long', message: expect.any(String) });
   });

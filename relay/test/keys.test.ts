@@ -320,6 +320,19 @@ describe('rotation', () => {
 });
 
 describe('lookup', () => {
+  it('finds an agent whose number is as long as numbers may be (128), and one whose id is 256 long', async () => {
+    // the router once cut path values at 100 characters (414): nobody could look such an agent up
+    const alice = await enroll('acme', 'alice');
+    const long = await enroll('acme', `id-${'i'.repeat(253)}`, 'n'.repeat(128));
+    for (const key of ['n'.repeat(128), `id-${'i'.repeat(253)}`]) {
+      const res = await get(alice, `/api/v1/agents/${key}/keys`);
+      expect(res.statusCode, key).toBe(200);
+      expect(res.json().current.signing_public_key).toBe(long.identity.signPublic);
+      expect((await get(alice, `/api/v1/agents/${key}/keys/1`)).statusCode).toBe(200);
+    }
+    expect((await get(alice, `/api/v1/agents/${'n'.repeat(128)}`)).statusCode).toBe(200);
+  });
+
   it('finds an agent of the same tenant by number and by id; other tenants and unknown agents are 404', async () => {
     const alice = await enroll('acme', 'alice');
     const bob = await enroll('acme', 'bob.internal', 'bob');

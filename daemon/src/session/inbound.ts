@@ -21,12 +21,15 @@ import type { ArchivedMessage } from '../client/api.js';
 import { decodePayload, type GroupPayload } from '../conversations/payload.js';
 import { activeMember, deriveRoster, mayReach, parseGroupId, type Roster } from '../conversations/roster.js';
 import { type Arrival, classifyArrival, type SequenceNote } from '../conversations/sequence.js';
-import { DaemonError } from '../errors.js';
+import { DaemonError, RelayError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import { directConversationId } from '../messaging/conversation-id.js';
 import { recordSenderKey } from '../messaging/trust.js';
 import { relayCode } from '../relay/http.js';
 import type { Peers } from './peers.js';
+
+/** Answers to a sender's key lookup that say it is about that sender, not the session (401, 408, 429, 5xx are). */
+const SENDER_LOOKUP_REFUSED = new Set([400, 404, 413, 414, 422]);
 
 export type InboundOutcome = 'archived' | 'duplicate' | 'held' | 'rejected';
 
@@ -193,6 +196,10 @@ export class InboundProcessor {
         return this.#reject(item, 'sender_key_invalid');
       if (err instanceof DaemonError && err.code === 'peer_directory_mismatch')
         return this.#reject(item, 'sender_directory_mismatch');
+      // the relay refuses this sender's lookup as such (a malformed or overlong number): final
+      // for this envelope; thrown, it would stop every later envelope behind it
+      if (err instanceof RelayError && SENDER_LOOKUP_REFUSED.has(err.relayStatus))
+        return this.#reject(item, 'sender_lookup_refused');
       throw err;
     }
     if (!verifyEnvelope(env, fromBase64url(pinned))) {
