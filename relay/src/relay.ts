@@ -141,6 +141,12 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
     : baseConfig;
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const now = overrides.now ?? Date.now;
+  if (config.retiredSettings.length > 0) {
+    logger.warn(
+      { settings: config.retiredSettings },
+      `${config.retiredSettings.join(', ')}: no longer used (sign-in challenges are not stored); remove from the configuration`,
+    );
+  }
   // A relay that runs its own nats-server holds the data dir alone, taken before anything in
   // it is read or written; relays on an external NATS share theirs (several instances).
   const lock = overrides.bus || config.nats.url ? undefined : await acquireDataDirLock(config.dataDir);

@@ -270,7 +270,9 @@ describe('challenge sign-in', () => {
       status: 401,
       body: { error: 'invalid_sign_in' },
     });
-    // the failed attempt spent the challenge
+    // a wrong signature spends nothing (nobody without the key can burn an agent's challenge);
+    // the right one signs in, once
+    expect(await answer(c.body)).toMatchObject({ status: 200 });
     expect(await answer(c.body)).toMatchObject({ status: 401, body: { error: 'invalid_sign_in' } });
   });
 

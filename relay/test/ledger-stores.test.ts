@@ -158,34 +158,22 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
       }
     });
 
-    it('a challenge is spent once, whichever instance answers', async () => {
+    it('a challenge is spent once, whichever instance answers; spent rows go once expired', async () => {
       const row = await enroll(a, 'signer');
       for (let i = 0; i < 10; i++) {
         const id = `chl_${++seq}`;
-        await a.insertBoundedChallenge(
-          { id, agent_row: row, nonce: 'n', created_at: NOW + i, expires_at: NOW + 60_000 },
-          100,
-        );
-        const got = await Promise.all([a.consumeChallenge(id, NOW), b.consumeChallenge(id, NOW)]);
-        expect(got.filter((c) => c !== undefined)).toEqual([
-          { id, agent_row: row, nonce: 'n', created_at: NOW + i, expires_at: NOW + 60_000, consumed_at: null },
+        const got = await Promise.all([
+          a.spendChallenge(id, row, NOW + 60_000, NOW),
+          b.spendChallenge(id, row, NOW + 60_000, NOW),
         ]);
+        expect(got.sort()).toEqual([false, true]);
       }
-    });
-
-    it('keeps each agent to its newest challenges and prunes expired ones', async () => {
-      const row = await enroll(a, 'bounded');
-      for (let i = 0; i < 5; i++) {
-        await a.insertBoundedChallenge(
-          { id: `bc${i}`, agent_row: row, nonce: 'n', created_at: NOW + i, expires_at: NOW + 10 + i },
-          3,
-        );
-      }
-      const ids = await a.sql.all<{ id: string }>('SELECT id FROM challenges WHERE agent_row = ? ORDER BY id', [row]);
-      expect(ids.map((r) => r.id)).toEqual(['bc2', 'bc3', 'bc4']);
-      await a.pruneChallenges(NOW + 13);
-      expect(await b.consumeChallenge('bc2', NOW)).toBeUndefined();
-      expect((await b.consumeChallenge('bc4', NOW))?.id).toBe('bc4');
+      const count = async () =>
+        (await a.sql.get<{ n: number }>('SELECT count(*) AS n FROM challenges WHERE agent_row = ?', [row]))?.n;
+      expect(Number(await count())).toBe(10);
+      // the next spend after their expiry prunes them
+      expect(await b.spendChallenge(`chl_${++seq}`, row, NOW + 120_000, NOW + 60_000)).toBe(true);
+      expect(Number(await count())).toBe(1);
     });
 
     it('a message id is accepted once: the same sender at once records one row, another sender conflicts', async () => {

@@ -5,7 +5,14 @@
  * revocation taken by one ends the agent's streams on both.
  */
 import { freePort, until } from '@svc/test-harness';
-import { call, enrollAgent, openMessageStream, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import {
+  call,
+  enrollAgent,
+  openMessageStream,
+  sealFor,
+  signInSignature,
+  type TestAgent,
+} from '@svc/test-harness/agent-client';
 import { type NatsCluster, startNatsCluster } from '@svc/test-harness/nats-cluster';
 import { type RelayProcess, runRelayCli, spawnRelayFleet } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -180,6 +187,27 @@ describe('two relays, one NATS, one ledger', () => {
     } finally {
       for (const s of streams) s.close();
     }
+  });
+
+  it('a challenge issued by A signs in on B, once: both derive its nonce, the ledger spends it', async () => {
+    const scope = { deployment_id: alice.deploymentId, tenant_id: alice.tenantId, agent_id: alice.agentId };
+    const c = await call<{ challenge_id: string; nonce: string }>(
+      a.url,
+      'POST',
+      '/api/v1/auth/sign-in/challenge',
+      scope,
+    );
+    expect(c.status).toBe(201);
+    const body = {
+      challenge_id: c.body.challenge_id,
+      agent_id: alice.agentId,
+      signature: signInSignature(alice.identity, { ...scope, challenge_id: c.body.challenge_id, nonce: c.body.nonce }),
+    };
+    const [onB, onA] = await Promise.all([
+      call(b.url, 'POST', '/api/v1/auth/sign-in', body),
+      call(a.url, 'POST', '/api/v1/auth/sign-in', body),
+    ]);
+    expect([onA.status, onB.status].sort()).toEqual([200, 401]);
   });
 
   it('refuses to start with more stream replicas than the NATS servers can hold', async () => {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { SvcError, TENANT_ID_PATTERN } from '@svc/shared';
-import type { RawSettings } from './env.js';
+import { type RawSettings, RETIRED_SETTINGS } from './env.js';
 
 export interface AuthorityConfig {
   issuer: string;
@@ -56,6 +56,8 @@ export interface RelayConfig {
    */
   trustedProxies: string[];
   limits: RelayLimits;
+  /** Settings given that this relay no longer reads (RETIRED_SETTINGS): named in a warning at start. */
+  retiredSettings: string[];
 }
 
 export interface WebhookTiming {
@@ -72,12 +74,8 @@ export const WEBHOOK_TIMING: WebhookTiming = { timeoutMs: 5000, retryDelaysMs: [
 export interface RelayLimits {
   /** Requests per minute from one source address to the unauthenticated routes (burst: as many). */
   authPerAddressPerMinute: number;
-  /** Requests per minute naming one agent (or enrollment code) on those routes. */
+  /** Requests per minute naming one enrollment code, or one API key, on those routes. */
   authPerAgentPerMinute: number;
-  /** Live sign-in challenges kept per agent; a newer one replaces the oldest. */
-  challengesPerAgent: number;
-  /** Live sign-in challenges kept in all; past it challenge requests get 429. */
-  challengesMax: number;
   /** Envelopes per second one agent may send, sustained … */
   sendPerAgentPerSecond: number;
   /** … and at once (the bucket's size). */
@@ -106,8 +104,6 @@ export interface RelayLimits {
 export const DEFAULT_LIMITS: RelayLimits = {
   authPerAddressPerMinute: 120,
   authPerAgentPerMinute: 20,
-  challengesPerAgent: 5,
-  challengesMax: 10_000,
   sendPerAgentPerSecond: 200,
   sendBurstPerAgent: 2_000,
   recipientMaxPending: 10_000,
@@ -126,8 +122,6 @@ export const DEFAULT_LIMITS: RelayLimits = {
 const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
   ['authPerAddressPerMinute', 'SVC_RELAY_AUTH_RATE_PER_ADDRESS'],
   ['authPerAgentPerMinute', 'SVC_RELAY_AUTH_RATE_PER_AGENT'],
-  ['challengesPerAgent', 'SVC_RELAY_CHALLENGES_PER_AGENT'],
-  ['challengesMax', 'SVC_RELAY_CHALLENGES_MAX'],
   ['sendPerAgentPerSecond', 'SVC_RELAY_SEND_RATE_PER_AGENT'],
   ['sendBurstPerAgent', 'SVC_RELAY_SEND_BURST_PER_AGENT'],
   ['recipientMaxPending', 'SVC_RELAY_RECIPIENT_MAX_PENDING'],
@@ -144,13 +138,11 @@ const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
 ];
 
 /**
- * Only these must stay positive: a challenge that is never kept could never sign in, a
- * blob limit of "none" would let one upload take the relay's memory, a consumer cap of 0
- * would deny every consumer, and 0 s creds would be dead on arrival.
+ * Only these must stay positive: a blob limit of "none" would let one upload take the
+ * relay's memory, a consumer cap of 0 would deny every consumer, and 0 s creds would be
+ * dead on arrival.
  */
 const POSITIVE_ONLY = new Set<keyof RelayLimits>([
-  'challengesPerAgent',
-  'challengesMax',
   'blobMaxBytes',
   'sourcesPerTenant',
   'sourcesPerEdge',
@@ -344,5 +336,6 @@ export function buildConfig(s: RawSettings): RelayConfig {
     logLevel: s.SVC_RELAY_LOG_LEVEL ?? 'info',
     trustedProxies: trustedProxiesFrom(s.SVC_RELAY_TRUSTED_PROXIES),
     limits: limitsFrom(s),
+    retiredSettings: RETIRED_SETTINGS.filter((name) => s[name] !== undefined),
   };
 }

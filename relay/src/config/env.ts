@@ -35,6 +35,7 @@ export const SETTINGS = [
   // rate limits and quotas (0 = no limit; see docs/operators.md)
   'SVC_RELAY_AUTH_RATE_PER_ADDRESS',
   'SVC_RELAY_AUTH_RATE_PER_AGENT',
+  // retired (RETIRED_SETTINGS): still known, so a configuration that sets them starts
   'SVC_RELAY_CHALLENGES_PER_AGENT',
   'SVC_RELAY_CHALLENGES_MAX',
   'SVC_RELAY_SEND_RATE_PER_AGENT',
@@ -57,6 +58,12 @@ export const SETTINGS = [
 ] as const;
 export type SettingName = (typeof SETTINGS)[number];
 export type RawSettings = Partial<Record<SettingName, string>>;
+
+/**
+ * Settings this relay no longer reads: sign-in challenges are no longer stored (so there
+ * is no table to bound). Set, they are named in a warning at start and change nothing.
+ */
+export const RETIRED_SETTINGS: SettingName[] = ['SVC_RELAY_CHALLENGES_PER_AGENT', 'SVC_RELAY_CHALLENGES_MAX'];
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv): RawSettings {
   const out: RawSettings = {};

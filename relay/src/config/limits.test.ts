@@ -11,8 +11,6 @@ describe('rate limit and quota settings', () => {
     const c = buildConfig({
       SVC_RELAY_AUTH_RATE_PER_ADDRESS: '0',
       SVC_RELAY_AUTH_RATE_PER_AGENT: '7',
-      SVC_RELAY_CHALLENGES_PER_AGENT: '2',
-      SVC_RELAY_CHALLENGES_MAX: '50',
       SVC_RELAY_SEND_RATE_PER_AGENT: '5',
       SVC_RELAY_SEND_BURST_PER_AGENT: '10',
       SVC_RELAY_RECIPIENT_MAX_PENDING: '3',
@@ -30,8 +28,6 @@ describe('rate limit and quota settings', () => {
     expect(c.limits).toEqual({
       authPerAddressPerMinute: 0,
       authPerAgentPerMinute: 7,
-      challengesPerAgent: 2,
-      challengesMax: 50,
       sendPerAgentPerSecond: 5,
       sendBurstPerAgent: 10,
       recipientMaxPending: 3,
@@ -48,14 +44,16 @@ describe('rate limit and quota settings', () => {
     });
   });
 
-  it('refuses what is not a whole number, and a challenge cap of 0', () => {
+  it('refuses what is not a whole number, and a 0 where it would deny everything', () => {
     expect(() => buildConfig({ SVC_RELAY_SEND_RATE_PER_AGENT: '1.5' })).toThrow(
       /SVC_RELAY_SEND_RATE_PER_AGENT must be an integer/,
     );
     expect(() => buildConfig({ SVC_RELAY_TENANT_MAX_BYTES: '-1' })).toThrow(/TENANT_MAX_BYTES/);
-    expect(() => buildConfig({ SVC_RELAY_CHALLENGES_MAX: '0' })).toThrow(
-      /SVC_RELAY_CHALLENGES_MAX must be an integer ≥ 1/,
-    );
+    // retired settings are taken (a configuration that sets them starts) and named, nothing more
+    const retired = buildConfig({ SVC_RELAY_CHALLENGES_MAX: '0', SVC_RELAY_CHALLENGES_PER_AGENT: 'x' });
+    expect(retired.retiredSettings.sort()).toEqual(['SVC_RELAY_CHALLENGES_MAX', 'SVC_RELAY_CHALLENGES_PER_AGENT']);
+    expect(retired.limits).toEqual(DEFAULT_LIMITS);
+    expect(buildConfig({}).retiredSettings).toEqual([]);
     // a blob limit of "none" would let one upload hold the relay's memory
     expect(() => buildConfig({ SVC_RELAY_BLOB_MAX_BYTES: '0' })).toThrow(
       /SVC_RELAY_BLOB_MAX_BYTES must be an integer ≥ 1/,

@@ -1,7 +1,7 @@
 /**
  * Rate limits of the unauthenticated routes (enrollment, sign-in challenge, sign-in, API
- * key exchange): per source address before the body is read, and per agent (or
- * enrollment code, or API key) once it is. Over a limit: 429 rate_limited with Retry-After,
+ * key exchange): per source address before the body is read, and per enrollment code or
+ * API key once it is. Over a limit: 429 rate_limited with Retry-After,
  * the same for agents that exist and agents that do not.
  */
 import { createHash } from 'node:crypto';
@@ -15,22 +15,24 @@ type Body = Record<string, unknown> | undefined;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const digest = (v: string): string => createHash('sha256').update(v).digest('base64url').slice(0, 22);
 
-/** What each route's per-agent key is made of. */
-const AGENT_KEYS: Record<string, (request: FastifyRequest) => string | undefined> = {
+/**
+ * What each route's per-secret key is made of: the secret it tries (an enrollment code, an
+ * API key), so guessing one is slow. The sign-in routes have none: what they try is a
+ * signature nobody forges, and a limit per agent id would let anyone lock an agent out of
+ * signing in by naming it; the per-address limit bounds the work they cause.
+ */
+const SECRET_KEYS: Record<string, ((request: FastifyRequest) => string | undefined) | null> = {
   '/api/v1/enrollment': (r) => {
     // the code's signed payload names the grant (and so the agent); the secret part is not kept
     const payload = str((r.body as Body)?.enrollment_code).split('.')[1];
     return payload ? `code:${digest(payload)}` : undefined;
   },
-  '/api/v1/auth/sign-in/challenge': (r) => {
-    const b = r.body as Body;
-    return `agent:${str(b?.tenant_id)}:${str(b?.agent_id)}`;
-  },
-  '/api/v1/auth/sign-in': (r) => `agent:*:${str((r.body as Body)?.agent_id)}`,
   '/api/v1/auth/token': (r) => {
     const auth = r.headers.authorization;
     return auth ? `key:${digest(auth)}` : undefined;
   },
+  '/api/v1/auth/sign-in/challenge': null,
+  '/api/v1/auth/sign-in': null,
 };
 
 export function installAuthRateLimits(app: TypedApp, ctx: RelayContext): void {
@@ -40,7 +42,7 @@ export function installAuthRateLimits(app: TypedApp, ctx: RelayContext): void {
     perSecond: limits.authPerAddressPerMinute / 60,
     now: ctx.now,
   });
-  const perAgent = new TokenBuckets({
+  const perSecret = new TokenBuckets({
     capacity: limits.authPerAgentPerMinute,
     perSecond: limits.authPerAgentPerMinute / 60,
     now: ctx.now,
@@ -51,21 +53,22 @@ export function installAuthRateLimits(app: TypedApp, ctx: RelayContext): void {
   };
   // Only the limited routes get the hooks: every other request (a send) pays nothing for them.
   app.addHook('onRoute', (route) => {
-    const keyOf = Object.hasOwn(AGENT_KEYS, route.url) ? AGENT_KEYS[route.url] : undefined;
+    if (!Object.hasOwn(SECRET_KEYS, route.url)) return;
+    const keyOf = SECRET_KEYS[route.url];
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (keyOf === undefined || !methods.includes('POST')) return;
-    const perAgentHook = async (request: FastifyRequest) => {
-      if (request.method !== 'POST') return;
+    if (!methods.includes('POST')) return;
+    const perSecretHook = async (request: FastifyRequest) => {
+      if (request.method !== 'POST' || !keyOf) return;
       const key = keyOf(request);
       if (key === undefined) return;
-      const wait = perAgent.take(key);
+      const wait = perSecret.take(key);
       if (wait > 0) throw new RateLimitedError(wait, undefined, `too many requests for ${key}`);
     };
     const onRequest = async (request: FastifyRequest) => {
       if (request.method === 'POST') await perAddressHook(request);
     };
     route.onRequest = [onRequest, ...hooksOf(route.onRequest)];
-    route.preHandler = [perAgentHook, ...hooksOf(route.preHandler)];
+    if (keyOf) route.preHandler = [perSecretHook, ...hooksOf(route.preHandler)];
   });
 }
 

@@ -50,15 +50,6 @@ export interface ApiKeyRow {
   revoked_at: number | null;
 }
 
-export interface ChallengeRow {
-  id: string;
-  agent_row: string;
-  nonce: string;
-  created_at: number;
-  expires_at: number;
-  consumed_at: number | null;
-}
-
 type Raw<T> = { [K in keyof T]: T[K] extends boolean ? number : T[K] extends Capability[] ? string : T[K] };
 
 const grantFrom = (r: Raw<GrantRow>): GrantRow => ({ ...r, capabilities: JSON.parse(r.capabilities) as Capability[] });
@@ -243,7 +234,7 @@ export class Ledger {
     return 'enrolled';
   }
 
-  /** Marks the active incarnation revoked, its keys and challenges dead, cleanup pending. */
+  /** Marks the active incarnation revoked, its keys dead, cleanup pending (its challenges find no active agent). */
   revokeAgent(tenantId: string, agentId: string, now: number): Promise<AgentRow | undefined> {
     return this.sql.transaction(async (tx): Promise<AgentRow | undefined> => {
       const row = await this.activeAgent(tenantId, agentId, tx);
@@ -257,7 +248,6 @@ export class Ledger {
       )
         return undefined;
       await tx.run('UPDATE api_keys SET revoked_at = ? WHERE agent_row = ? AND revoked_at IS NULL', [now, row.id]);
-      await tx.run('UPDATE challenges SET consumed_at = ? WHERE agent_row = ? AND consumed_at IS NULL', [now, row.id]);
       return { ...row, revoked_at: now, cleanup_pending: true };
     });
   }
@@ -281,47 +271,19 @@ export class Ledger {
 
   // challenges
 
-  async insertChallenge(c: Omit<ChallengeRow, 'consumed_at'>, q: Sql = this.sql): Promise<void> {
-    await q.run('INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at) VALUES (?, ?, ?, ?, ?)', [
-      c.id,
-      c.agent_row,
-      c.nonce,
-      c.created_at,
-      c.expires_at,
-    ]);
-  }
-
-  /** Single use: returns the challenge only to the first caller, whichever relay instance asks. */
-  consumeChallenge(id: string, now: number): Promise<ChallengeRow | undefined> {
-    return this.sql.get<ChallengeRow>(
-      'UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL RETURNING id, agent_row, nonce, created_at, expires_at, NULL AS consumed_at',
-      [now, id],
-    );
-  }
-
   /**
-   * The challenge table is kept bounded: expired rows go at every new challenge, each agent
-   * keeps at most `perAgent` live ones (a newer replaces the oldest, so a flood of requests
-   * for one agent never refuses, and so never tells, anything), and the table as a whole at
-   * most `max` (past it, requests for every agent id, known or not, are turned away).
-   * Drops expired challenges; true when the table still holds `max` or more live ones.
+   * Spends a challenge id once, whichever relay instance asks: true for the first caller.
+   * The row (kept until the challenge expires) is the only trace of a challenge, written
+   * after its signature verified.
    */
-  async challengeTableFull(max: number, now: number): Promise<boolean> {
-    await this.sql.run('DELETE FROM challenges WHERE expires_at <= ?', [now]);
-    const r = await this.sql.get<{ n: number }>('SELECT count(*) AS n FROM challenges');
-    return (r?.n ?? 0) >= max;
-  }
-
-  /** Stores the challenge, first dropping the agent's oldest ones past `perAgent - 1`. */
-  insertBoundedChallenge(c: Omit<ChallengeRow, 'consumed_at'>, perAgent: number): Promise<void> {
-    return this.sql.transaction(async (tx) => {
-      await tx.run(
-        `DELETE FROM challenges WHERE id IN (
-           SELECT id FROM challenges WHERE agent_row = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?)`,
-        [c.agent_row, Number.MAX_SAFE_INTEGER, Math.max(0, perAgent - 1)],
-      );
-      await this.insertChallenge(c, tx);
-    });
+  async spendChallenge(id: string, agentRow: string, expiresAt: number, now: number): Promise<boolean> {
+    await this.pruneChallenges(now);
+    const n = await this.sql.run(
+      `INSERT INTO challenges (id, agent_row, nonce, created_at, expires_at, consumed_at)
+       VALUES (?, ?, '', ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      [id, agentRow, now, expiresAt, now],
+    );
+    return n === 1;
   }
 
   async pruneChallenges(now: number): Promise<void> {

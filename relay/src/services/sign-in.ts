@@ -1,9 +1,15 @@
 /**
- * Challenge sign-in and the API key → access JWT exchange. A challenge is a random
- * nonce that lives 60 s and is consumed by its first use. An expired (not revoked)
- * credential may sign in: that is how an agent recovers without a new grant.
+ * Challenge sign-in and the API key → access JWT exchange. A challenge is a random id with
+ * its expiry (60 s) and tenant, and a nonce the relay derives from it and the agent id
+ * with a key of its own: nothing is stored when it is issued. A sign-in checks the id's
+ * expiry, derives the nonce again, verifies the agent's signature, and only then spends the
+ * id (one ledger row until it expires, the same on every relay instance), so a challenge
+ * signs in once. Nobody without the agent's key writes anything, and a flood of requests
+ * naming an agent neither fills a table nor pushes that agent's own challenge out. An
+ * expired (not revoked) credential may sign in: that is how an agent recovers without a
+ * new grant.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import {
   type ChallengeRequest,
   type ChallengeResponse,
@@ -16,15 +22,39 @@ import {
 import { hashSecret, issueAccessToken, newApiKey } from '../auth/agent-credentials.js';
 import { verifyEd25519 } from '../auth/signatures.js';
 import type { RelayContext } from '../context.js';
-import { RateLimitedError } from '../http/rate-limit.js';
+import type { LoadedKey } from '../deployment/key-files.js';
 import type { AgentRow } from '../ledger/ledger.js';
 
 export const CHALLENGE_TTL_MS = 60_000;
 
+/** `chl_<random>.<expiry, ms in base 36>.<tenant>` */
+const CHALLENGE_ID = /^chl_([A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.(.+)$/;
+
 /**
- * A challenge for an agent that does not exist (or is revoked) is made and answered exactly
- * like one for an agent that does, but not stored: the answer never tells which agent ids
- * exist, and the sign-in that follows fails with its one uniform code.
+ * The key nonces are derived with: from the relay key, which every instance of a deployment
+ * holds, so any instance checks a challenge another issued. Derived once per key.
+ */
+const nonceKeys = new WeakMap<LoadedKey, Buffer>();
+function nonceKey(relayKey: LoadedKey): Buffer {
+  let key = nonceKeys.get(relayKey);
+  if (!key) {
+    const secret = relayKey.privateKey.export({ format: 'der', type: 'pkcs8' });
+    key = Buffer.from(hkdfSync('sha256', secret, 'svc', 'svc.sign-in-challenge/v1', 32));
+    nonceKeys.set(relayKey, key);
+  }
+  return key;
+}
+
+function nonceFor(ctx: RelayContext, challengeId: string, tenantId: string, agentId: string): string {
+  return createHmac('sha256', nonceKey(ctx.deployment.relayKey))
+    .update(JSON.stringify([ctx.deployment.deploymentId, tenantId, agentId, challengeId]))
+    .digest('base64url');
+}
+
+/**
+ * The same answer for every agent id, enrolled, revoked or never seen (nothing is looked
+ * up): the answer never tells which agent ids exist, and the sign-in that follows fails
+ * with its one uniform code.
  */
 export async function createChallenge(ctx: RelayContext, body: ChallengeRequest): Promise<ChallengeResponse> {
   const refuse = (reason: string): never => {
@@ -32,26 +62,12 @@ export async function createChallenge(ctx: RelayContext, body: ChallengeRequest)
   };
   if (body.deployment_id !== ctx.deployment.deploymentId) refuse('wrong deployment');
   if (!ctx.config.tenants.includes(body.tenant_id)) refuse('unknown tenant');
-  const now = ctx.now();
-  const { challengesMax, challengesPerAgent } = ctx.config.limits;
-  // Checked before the agent is looked up, so a full table turns every agent id away alike.
-  if (await ctx.ledger.challengeTableFull(challengesMax, now)) {
-    throw new RateLimitedError(Math.ceil(CHALLENGE_TTL_MS / 1000), undefined, 'challenge table full');
-  }
-  const agent = await ctx.ledger.activeAgent(body.tenant_id, body.agent_id);
-  const challenge = {
-    id: `chl_${randomBytes(16).toString('base64url')}`,
-    agent_row: agent?.id ?? '',
-    nonce: randomBytes(32).toString('base64url'),
-    created_at: now,
-    expires_at: now + CHALLENGE_TTL_MS,
-  };
-  if (agent) await ctx.ledger.insertBoundedChallenge(challenge, challengesPerAgent);
-  else ctx.logger.info({ tenant_id: body.tenant_id }, 'challenge for an unknown or revoked agent (not stored)');
+  const expiresAt = ctx.now() + CHALLENGE_TTL_MS;
+  const id = `chl_${randomBytes(16).toString('base64url')}.${expiresAt.toString(36)}.${body.tenant_id}`;
   return {
-    challenge_id: challenge.id,
-    nonce: challenge.nonce,
-    expires_at: new Date(challenge.expires_at).toISOString(),
+    challenge_id: id,
+    nonce: nonceFor(ctx, id, body.tenant_id, body.agent_id),
+    expires_at: new Date(expiresAt).toISOString(),
   };
 }
 
@@ -60,22 +76,25 @@ export async function signIn(ctx: RelayContext, body: SignInRequest): Promise<Cr
     throw new SvcError('invalid_sign_in', undefined, { detail: reason });
   };
   const now = ctx.now();
-  const challenge = (await ctx.ledger.consumeChallenge(body.challenge_id, now)) ?? refuse('unknown or spent challenge');
-  if (challenge.expires_at <= now) refuse('stale challenge');
-  const agent = (await ctx.ledger.agentByRow(challenge.agent_row)) ?? refuse('challenge for a vanished agent');
-  if (agent.revoked_at !== null) refuse('agent revoked');
-  if (agent.agent_id !== body.agent_id) refuse('challenge issued to another agent');
+  const m = CHALLENGE_ID.exec(body.challenge_id) ?? refuse('not a challenge id');
+  const expiresAt = Number.parseInt(m[2] as string, 36);
+  const tenantId = m[3] as string;
+  if (!ctx.config.tenants.includes(tenantId)) refuse('challenge of another tenant');
+  if (expiresAt <= now) refuse('stale challenge');
+  if (expiresAt > now + CHALLENGE_TTL_MS) refuse('challenge expiring later than any issued');
+  const agent = (await ctx.ledger.activeAgent(tenantId, body.agent_id)) ?? refuse('unknown or revoked agent');
   const proof = signInProofBytes({
-    challenge_id: challenge.id,
-    nonce: challenge.nonce,
+    challenge_id: body.challenge_id,
+    nonce: nonceFor(ctx, body.challenge_id, tenantId, agent.agent_id),
     agent_id: agent.agent_id,
     deployment_id: ctx.deployment.deploymentId,
     tenant_id: agent.tenant_id,
   });
   if (!verifyEd25519(agent.signing_public_key, proof, body.signature)) refuse('wrong signature');
+  if (!(await ctx.ledger.spendChallenge(body.challenge_id, agent.id, expiresAt, now))) refuse('spent challenge');
   const apiKey = newApiKey();
-  const expiresAt = now + ctx.config.apiKeyTtlSeconds * 1000;
-  await ctx.ledger.replaceApiKey({ hash: apiKey.hash, agent_row: agent.id, created_at: now, expires_at: expiresAt });
+  const expires = now + ctx.config.apiKeyTtlSeconds * 1000;
+  await ctx.ledger.replaceApiKey({ hash: apiKey.hash, agent_row: agent.id, created_at: now, expires_at: expires });
   ctx.logger.info({ tenant_id: agent.tenant_id, agent_id: agent.agent_id }, 'agent signed in');
   const access = await accessTokenFor(ctx, agent, now);
   return {
@@ -85,7 +104,7 @@ export async function signIn(ctx: RelayContext, body: SignInRequest): Promise<Cr
     deployment_id: ctx.deployment.deploymentId,
     capabilities: agent.capabilities,
     api_key: apiKey.key,
-    api_key_expires_at: new Date(expiresAt).toISOString(),
+    api_key_expires_at: new Date(expires).toISOString(),
     access_token: access.token,
     access_token_expires_at: access.expiresAt.toISOString(),
   };
