@@ -15,7 +15,7 @@ import { acquireDataDirLock } from './bus/data-dir-lock.js';
 import { Bus } from './bus/index.js';
 import type { RelayConfig, WebhookTiming } from './config/config.js';
 import type { RelayBase, RelayBus, RelayContext } from './context.js';
-import { hasDeployment, initDeployment, loadDeployment } from './deployment/deployment.js';
+import { hasDeployment, initDeployment, loadDeployment, requireDeployment } from './deployment/deployment.js';
 import type { LedgerLocation } from './ledger/database.js';
 import { Ledger } from './ledger/ledger.js';
 import { SqliteDatabase } from './ledger/sqlite.js';
@@ -147,6 +147,8 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       `${config.retiredSettings.join(', ')}: no longer used (sign-in challenges are not stored); remove from the configuration`,
     );
   }
+  // a data dir without a deployment is refused before the lock would create it
+  if (!overrides.autoInitDeployment) requireDeployment(config.dataDir);
   // A relay that runs its own nats-server holds the data dir alone, taken before anything in
   // it is read or written; relays on an external NATS share theirs (several instances).
   const lock = overrides.bus || config.nats.url ? undefined : await acquireDataDirLock(config.dataDir);

@@ -117,6 +117,17 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
     expect(existsSync(missing)).toBe(false);
     expect(readdirSync(elsewhere)).toEqual([]);
   }, 30_000);
+
+  it('serve on a data dir without a deployment says how to create one, and creates nothing', async () => {
+    const elsewhere = dir('svc-relay-cwd-');
+    const missing = join(elsewhere, 'not-yet');
+    const r = await relayCli(['serve', '--data-dir', missing, '--listen', '127.0.0.1:0'], elsewhere);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `no deployment in ${missing}; create one with: svc-relay deployment init --data-dir ${missing}`,
+    );
+    expect(existsSync(missing)).toBe(false);
+  }, 30_000);
 });
 
 describe('svc-relay dev restarted on the same data dir', () => {

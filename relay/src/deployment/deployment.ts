@@ -111,6 +111,16 @@ export function hasDeployment(dataDir: string): boolean {
   return existsSync(deploymentPaths(dataDir).meta);
 }
 
+/** Refuses a data dir without a deployment, naming the command that creates one (and creating nothing). */
+export function requireDeployment(dataDir: string): void {
+  if (!hasDeployment(dataDir)) {
+    throw new SvcError(
+      'config_invalid',
+      `no deployment in ${dataDir}; create one with: svc-relay deployment init --data-dir ${dataDir}`,
+    );
+  }
+}
+
 /**
  * Loads the deployment, re-signing its document when stale and the signer is present;
  * with `resign: false` (local operator commands) it reads the document as it is.
@@ -128,12 +138,7 @@ export async function loadDeployment(
   },
 ): Promise<Deployment> {
   const paths = deploymentPaths(dataDir);
-  if (!existsSync(paths.meta)) {
-    throw new SvcError(
-      'config_invalid',
-      `no deployment in ${dataDir}; create one with: svc-relay deployment init --data-dir ${dataDir}`,
-    );
-  }
+  requireDeployment(dataDir);
   const deploymentId = readMeta(paths);
   if (opts.deploymentId !== undefined && opts.deploymentId !== deploymentId) {
     throw new SvcError(
