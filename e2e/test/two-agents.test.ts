@@ -416,7 +416,8 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     ]);
     const idsB = threadB.map((m) => m.message_id);
     expect(new Set(idsB).size, 'no duplicates in bob archive').toBe(idsB.length);
-    expect(idsB).toEqual([
+    // both sides hold the whole thread, in order
+    const thread = [
       ids.first,
       ids.answer,
       ids.second,
@@ -424,16 +425,9 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
       queued.message_id,
       after.message_id,
       back.message_id,
-    ]);
-    expect(threadA.map((m) => m.message_id)).toEqual([
-      ids.first,
-      ids.answer,
-      ids.second,
-      ids.hostile,
-      queued.message_id,
-      after.message_id,
-      back.message_id,
-    ]);
+    ];
+    expect(idsB).toEqual(thread);
+    expect(threadA.map((m) => m.message_id)).toEqual(thread);
     expect(inbox.map((m) => m.message_id)).toEqual([ids.second, ids.hostile, queued.message_id, after.message_id]);
   }, 120_000);
 

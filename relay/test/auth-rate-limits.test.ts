@@ -29,8 +29,11 @@ const challenge = (r: InProcessRelay, agentId: string, from?: string) =>
     from,
   );
 
-function signIn(r: InProcessRelay, agent: InProcessAgent, res: LightMyRequestResponse, from?: string) {
-  const c = res.json() as { challenge_id: string; nonce: string };
+type Challenge = { challenge_id: string; nonce: string };
+
+/** Signs in with a challenge (as answered, or its fields) as the agent would. */
+function signIn(r: InProcessRelay, agent: InProcessAgent, res: LightMyRequestResponse | Challenge, from?: string) {
+  const c = 'json' in res ? (res.json() as Challenge) : res;
   return post(
     r,
     '/api/v1/auth/sign-in',
@@ -190,19 +193,6 @@ describe('challenges for unknown agents', () => {
 });
 
 describe('a challenge', () => {
-  const signInWith = (r: InProcessRelay, agent: InProcessAgent, c: { challenge_id: string; nonce: string }) =>
-    post(r, '/api/v1/auth/sign-in', {
-      challenge_id: c.challenge_id,
-      agent_id: agent.agentId,
-      signature: signInSignature(agent.identity, {
-        challenge_id: c.challenge_id,
-        nonce: c.nonce,
-        agent_id: agent.agentId,
-        deployment_id: r.ctx.deployment.deploymentId,
-        tenant_id: 'default',
-      }),
-    });
-
   it('signs in once, within its 60 s, for the agent it was asked for; nothing is stored until then', async () => {
     relay = await inProcessRelay({ settings: { SVC_RELAY_AUTH_RATE_PER_ADDRESS: '0' } });
     const r = relay;
@@ -219,12 +209,12 @@ describe('a challenge', () => {
       (typeof issued)[0],
     ];
     // any of them, in any order, each once
-    expect((await signInWith(r, alice, second)).statusCode).toBe(200);
-    expect((await signInWith(r, alice, second)).json()).toMatchObject({ error: 'invalid_sign_in' });
-    expect((await signInWith(r, alice, first)).statusCode).toBe(200);
+    expect((await signIn(r, alice, second)).statusCode).toBe(200);
+    expect((await signIn(r, alice, second)).json()).toMatchObject({ error: 'invalid_sign_in' });
+    expect((await signIn(r, alice, first)).statusCode).toBe(200);
     expect(await liveChallenges(r)).toBe(2);
     // alice's challenge, signed by bob for bob: its nonce was derived for alice
-    expect((await signInWith(r, bob, third)).json()).toMatchObject({ error: 'invalid_sign_in' });
+    expect((await signIn(r, bob, third)).json()).toMatchObject({ error: 'invalid_sign_in' });
     // an id altered (a later expiry, another tenant, another random part) has no nonce of its own
     const [, rand, exp] = /^chl_([^.]+)\.([^.]+)\.default$/.exec(fourth.challenge_id) as RegExpExecArray;
     for (const id of [
@@ -232,13 +222,13 @@ describe('a challenge', () => {
       `chl_${(rand as string).replace(/^./, (c) => (c === 'A' ? 'B' : 'A'))}.${exp}.default`,
       `chl_${rand}.${exp}.other`,
     ]) {
-      expect((await signInWith(r, alice, { ...fourth, challenge_id: id })).json(), id).toMatchObject({
+      expect((await signIn(r, alice, { ...fourth, challenge_id: id })).json(), id).toMatchObject({
         error: 'invalid_sign_in',
       });
     }
     // after 60 s: stale, and the spent rows are gone with the next sign-in
     r.advance(60_000);
-    expect((await signInWith(r, alice, fourth)).json()).toMatchObject({ error: 'invalid_sign_in' });
+    expect((await signIn(r, alice, fourth)).json()).toMatchObject({ error: 'invalid_sign_in' });
     expect((await signIn(r, alice, await challenge(r, 'alice'))).statusCode).toBe(200);
     expect(await liveChallenges(r)).toBe(1);
   });
