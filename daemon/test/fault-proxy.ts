@@ -27,6 +27,8 @@ export interface FaultProxy {
   down: boolean;
   /** the next post of envelopes is refused for good (400) */
   refuseNext: boolean;
+  /** while set, a post of envelopes it matches is refused for good (400) */
+  refuseWhen: ((envelopes: Envelope[]) => boolean) | undefined;
   /** while set, every attachment blob served has one byte flipped */
   tamperBlobs: boolean;
   /** key lookups (GET /api/v1/agents/:number/keys) of these agent numbers are answered with this, not the relay's */
@@ -74,6 +76,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     },
     down: false,
     refuseNext: false,
+    refuseWhen: undefined,
     tamperBlobs: false,
     keys: new Map(),
     keyErrors: new Map(),
@@ -140,13 +143,13 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
         res.end(JSON.stringify({ error: 'service_unavailable', message: 'down (test)' }));
         return;
       }
-      if (proxy.refuseNext) {
+      const all = (JSON.parse(payload.toString('utf8')) as { envelopes: unknown[] }).envelopes;
+      if (proxy.refuseNext || proxy.refuseWhen?.(all.map((raw) => parseEnvelope(raw)))) {
         proxy.refuseNext = false;
         res.writeHead(400, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: 'validation_failed', message: 'refused (test)' }));
         return;
       }
-      const all = (JSON.parse(payload.toString('utf8')) as { envelopes: unknown[] }).envelopes;
       const forwarded: unknown[] = [];
       const later: unknown[] = [];
       for (const raw of all) {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createEnvelopeHeader, type Envelope, newMessageId, utf8 } from '@svc/shared';
 import { deriveIdentityKeys, sealEnvelope } from '@svc/shared/node';
 import { until } from '@svc/test-harness';
+import { enrollAgent } from '@svc/test-harness/agent-client';
 import { relayAs } from '@svc/test-harness/as-agent';
 import type { TestDaemon } from '@svc/test-harness/daemon';
 import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
@@ -581,6 +582,45 @@ describe('a member or peer that signs whatever it likes', () => {
     });
     expect(fine.description).toBe('two\nlines');
   });
+});
+
+describe('a group larger than one send request (100 envelopes)', () => {
+  it('a send refused after its first request went through keeps its number: the next message is new to those who got it', async () => {
+    // 100 members that are relay clients only (keys from their enrollment), then bob
+    const others: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const n = `zz-${String(i).padStart(3, '0')}`; // after bob in roster order: bob is in the first request
+      await enrollAgent(stage.relay.url, await stage.grant(n));
+      others.push(n);
+    }
+    const g = await client('alice').createConversation('alice', {
+      kind: 'group',
+      name: 'large',
+      members: ['bob', ...others],
+    });
+    const id = g.conversation_id;
+    await until(
+      () =>
+        client('bob')
+          .getConversation('bob', id)
+          .catch(() => undefined),
+      15_000,
+      'bob in the group',
+    );
+    // the second request of the next send (the one envelope past 100) is refused for good
+    proxy.refuseWhen = (envs) => envs.length === 1 && envs[0]?.header.conversation_id === id;
+    try {
+      await expect(
+        client('alice').send('alice', { to: '', conversation_id: id, content: 'half sent' }),
+      ).rejects.toMatchObject({ code: 'validation_failed' });
+    } finally {
+      proxy.refuseWhen = undefined;
+    }
+    const first = await received('bob', id, 'half sent');
+    await client('alice').send('alice', { to: '', conversation_id: id, content: 'the next one' });
+    const next = await received('bob', id, 'the next one');
+    expect(next.seq).toBe((first.seq as number) + 1);
+  }, 90_000);
 });
 
 // last: carol deregisters here, and no test after this one may need her
