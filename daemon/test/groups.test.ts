@@ -587,12 +587,9 @@ describe('a member or peer that signs whatever it likes', () => {
 describe('a group larger than one send request (100 envelopes)', () => {
   it('a send refused after its first request went through keeps its number: the next message is new to those who got it', async () => {
     // 100 members that are relay clients only (keys from their enrollment), then bob
-    const others: string[] = [];
-    for (let i = 0; i < 100; i++) {
-      const n = `zz-${String(i).padStart(3, '0')}`; // after bob in roster order: bob is in the first request
-      await enrollAgent(stage.relay.url, await stage.grant(n));
-      others.push(n);
-    }
+    // after bob in roster order: bob is in the first request
+    const others = Array.from({ length: 100 }, (_, i) => `zz-${String(i).padStart(3, '0')}`);
+    await Promise.all(others.map(async (n) => enrollAgent(stage.relay.url, await stage.grant(n))));
     const g = await client('alice').createConversation('alice', {
       kind: 'group',
       name: 'large',
