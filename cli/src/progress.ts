@@ -3,6 +3,7 @@
  * reports them on its event stream (`transfer`); this draws them on stderr while a
  * command waits, and draws nothing when stderr is not a terminal or output is JSON.
  */
+import { printable } from '@svc/shared';
 import type { Run } from './app.js';
 import { eventsUntil } from './daemon-link.js';
 
@@ -18,7 +19,7 @@ export function progressLine(
   const share = total === 0 ? 1 : Math.min(1, done / total);
   const filled = Math.round(share * width);
   const size = (n: number) => (n / MIB).toFixed(1);
-  return `${direction === 'upload' ? '↑' : '↓'} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(Math.floor(share * 100)).padStart(3)}% ${size(done)}/${size(total)} MiB ${name}`;
+  return `${direction === 'upload' ? '↑' : '↓'} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(Math.floor(share * 100)).padStart(3)}% ${size(done)}/${size(total)} MiB ${printable(name)}`;
 }
 
 /** Runs `fn` while drawing the agent's transfers on a terminal's stderr. */

@@ -3,10 +3,12 @@
  * daemons, behind the hostile-relay stand-in: a file of a few MiB round-trips byte for
  * byte, encrypted on the sender's machine; a blob altered on the way is refused and never
  * written; the size limit answers clearly; a blob goes once its recipient has it; media
- * into a group is refused.
+ * into a group is refused. Then the hostile cases: a peer's descriptor naming the file to
+ * escape the directory, hide or disguise it, or to print escapes; a relay serving more than
+ * was signed, cutting a blob short, or serving a large one to fill the daemon's memory.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from '@svc/test-harness';
@@ -16,6 +18,7 @@ import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daem
 import type { RelayProcess } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArchivedMessage, DaemonEvent } from '../src/client/index.js';
+import { encryptFile } from '../src/messaging/attachments.js';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
 
 const MIB = 1024 * 1024;
@@ -174,4 +177,175 @@ describe('attachments', () => {
       a.client.send('alice', { to: 'bob', content: '{"not":"a descriptor"}', content_type: 'media' }),
     ).rejects.toMatchObject({ code: 'validation_failed' });
   });
+});
+
+const saveDir = () => mkdtempSync(join(tmpdir(), 'svc-attach-save-'));
+
+/** A media message from alice whose descriptor says what a hostile peer wants it to say. */
+async function sendDescriptor(fields: Record<string, unknown>): Promise<ArchivedMessage> {
+  const d = {
+    svc: 'attachment/v1',
+    blob_id: randomBytes(16).toString('base64url'),
+    name: 'file.bin',
+    media_type: 'application/octet-stream',
+    size: 1,
+    digest: randomBytes(32).toString('base64url'),
+    key: randomBytes(32).toString('base64url'),
+    nonce: randomBytes(12).toString('base64url'),
+    ...fields,
+  };
+  const sent = await a.client.send('alice', { to: 'bob', content: JSON.stringify(d), content_type: 'media' });
+  return arrived(sent.message_id);
+}
+
+/** A genuine blob alice encrypted and uploaded for bob, under a descriptor of the peer's own words. */
+async function craft(plain: Buffer, fields: Record<string, unknown>): Promise<{ m: ArchivedMessage; sealed: Buffer }> {
+  const { sealed, key, nonce, digest } = encryptFile(plain);
+  const [bob, { access_token }] = await Promise.all([b.client.getAgent('bob'), a.client.token('alice')]);
+  const res = await fetch(`${relay.url}/api/v1/blobs?for=${bob.agent_number}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/octet-stream' },
+    body: sealed,
+  });
+  expect(res.status).toBe(201);
+  const { blob_id } = (await res.json()) as { blob_id: string };
+  const m = await sendDescriptor({
+    blob_id,
+    size: plain.length,
+    digest,
+    key: key.toString('base64url'),
+    nonce: nonce.toString('base64url'),
+    ...fields,
+  });
+  return { m, sealed };
+}
+
+describe('attachments from a hostile peer', () => {
+  it('the saved name stays in DIR, visible, plain and short enough; nothing existing is replaced or followed', async () => {
+    const dir = saveDir();
+    const outside = mkdtempSync(join(tmpdir(), 'svc-attach-outside-'));
+    writeFileSync(join(outside, 'victim.txt'), 'keep me');
+    writeFileSync(join(dir, 'report.txt'), 'mine');
+    symlinkSync(join(outside, 'victim.txt'), join(dir, 'notes.txt'));
+    symlinkSync(join(outside, 'created.txt'), join(dir, 'dangling.txt'));
+    const long = 'é'.repeat(250);
+    const cases: [name: string, saved: string][] = [
+      ['../../escape.txt', 'escape.txt'],
+      ['/etc/passwd', 'passwd'],
+      ['..\\..\\win.txt', 'win.txt'],
+      ['..', 'attachment'],
+      ['.bashrc', 'bashrc'],
+      ['a\u0000b.txt', 'a_b.txt'],
+      // a right-to-left override shows "invoiceexe.pdf" in a file manager
+      ['invoice\u202efdp.exe', 'invoice_fdp.exe'],
+      ['\u009b31mred.txt', '_31mred.txt'],
+      ['zero\u200bwidth.txt', 'zero_width.txt'],
+      ['-rf', 'rf'],
+      ['report.txt', 'report (1).txt'],
+      ['notes.txt', 'notes (1).txt'],
+      ['dangling.txt', 'dangling (1).txt'],
+      [`${long}.pdf`, `${'é'.repeat(98)}.pdf`],
+      [`${'x'.repeat(251)}.txt`, `${'x'.repeat(196)}.txt`],
+      [`${'x'.repeat(251)}.txt`, `${'x'.repeat(196)} (1).txt`],
+    ];
+    for (const [name, expected] of cases) {
+      const plain = randomBytes(100);
+      const { m } = await craft(plain, { name });
+      const saved = await b.client.saveAttachment('bob', m.message_id, dir);
+      expect({ name, path: saved.path }).toEqual({ name, path: join(dir, expected) });
+      expect(readFileSync(saved.path).equals(plain)).toBe(true);
+    }
+    expect(readFileSync(join(dir, 'report.txt'), 'utf8')).toBe('mine');
+    expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('keep me');
+    expect(readdirSync(outside)).toEqual(['victim.txt']);
+    expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+
+  it('a media type that is not one (an escape sequence) is reported as application/octet-stream', async () => {
+    const osc52 = '\u001b]52;c;ZXZpbA==\u0007';
+    const { m } = await craft(Buffer.from('x'), { name: 'a.txt', media_type: osc52 });
+    const saved = await b.client.saveAttachment('bob', m.message_id, saveDir());
+    expect(saved.media_type).toBe('application/octet-stream');
+  });
+});
+
+describe('attachments from a hostile relay', () => {
+  it('more bytes than were signed: refused, nothing left in DIR', async () => {
+    const { m, sealed } = await craft(randomBytes(4096), { name: 'more.bin' });
+    const d = JSON.parse(m.content) as { blob_id: string };
+    proxy.blobAnswers.set(d.blob_id, (res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(Buffer.concat([sealed, randomBytes(1024)]));
+    });
+    const dir = saveDir();
+    try {
+      await expect(b.client.saveAttachment('bob', m.message_id, dir)).rejects.toMatchObject({
+        code: 'attachment_digest_mismatch',
+      });
+    } finally {
+      proxy.blobAnswers.delete(d.blob_id);
+    }
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('a blob cut short: refused, no part of it left in DIR; the genuine one then saves', async () => {
+    const plain = randomBytes(2 * MIB);
+    const { m, sealed } = await craft(plain, { name: 'cut.bin' });
+    const d = JSON.parse(m.content) as { blob_id: string };
+    proxy.blobAnswers.set(d.blob_id, (res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(sealed.length) });
+      res.write(sealed.subarray(0, MIB), () => res.destroy());
+    });
+    const dir = saveDir();
+    try {
+      await expect(b.client.saveAttachment('bob', m.message_id, dir)).rejects.toThrow();
+    } finally {
+      proxy.blobAnswers.delete(d.blob_id);
+    }
+    expect(readdirSync(dir)).toEqual([]);
+    const saved = await b.client.saveAttachment('bob', m.message_id, dir);
+    expect(readFileSync(saved.path).equals(plain)).toBe(true);
+    expect(readdirSync(dir)).toEqual(['cut.bin']);
+  });
+
+  it('a large blob is streamed to disk, never held in memory, and removed when it fails the digest', async () => {
+    const size = 160 * MIB;
+    const total = size + 16;
+    const m = await sendDescriptor({ name: 'big.bin', size });
+    const d = JSON.parse(m.content) as { blob_id: string };
+    const piece = randomBytes(256 * 1024);
+    proxy.blobAnswers.set(d.blob_id, (res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(total) });
+      let sent = 0;
+      const more = () => {
+        while (sent < total) {
+          const n = Math.min(piece.length, total - sent);
+          sent += n;
+          if (!res.write(piece.subarray(0, n))) {
+            res.once('drain', more);
+            return;
+          }
+        }
+        res.end();
+      };
+      more();
+    });
+    const dir = saveDir();
+    // the daemon runs in this process: its buffers are this process's
+    const base = process.memoryUsage().arrayBuffers;
+    let peak = base;
+    const sample = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+    }, 5);
+    try {
+      await expect(b.client.saveAttachment('bob', m.message_id, dir)).rejects.toMatchObject({
+        code: 'attachment_digest_mismatch',
+      });
+    } finally {
+      clearInterval(sample);
+      proxy.blobAnswers.delete(d.blob_id);
+    }
+    expect(peak - base).toBeLessThan(size / 4);
+    expect(readdirSync(dir)).toEqual([]);
+  }, 60_000);
 });

@@ -4,8 +4,9 @@
  * deliver one stream event twice (duplicate), refuse posts as if the relay were down, alter
  * blobs, answer an agent's key lookup with a directory entry of its own (a substituted
  * key), rewrite the relay's answer to an enrollment (an agent relabelled), write stream
- * events of its own making, or answer receipt reads with its own pages. It sees only what
- * the relay sees: sealed envelopes and their headers.
+ * events of its own making, answer receipt reads with its own pages, or answer the fetch of
+ * a blob itself (any bytes, any size, a stall, a cut). It sees only what the relay sees:
+ * sealed envelopes and their headers.
  */
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import { type Envelope, parseEnvelope } from '@svc/shared';
@@ -31,6 +32,8 @@ export interface FaultProxy {
   refuseWhen: ((envelopes: Envelope[]) => boolean) | undefined;
   /** while set, every attachment blob served has one byte flipped */
   tamperBlobs: boolean;
+  /** fetches of these blob ids (GET /api/v1/blobs/:id) are answered by this, not the relay */
+  blobAnswers: Map<string, (res: ServerResponse) => void>;
   /** key lookups (GET /api/v1/agents/:number/keys) of these agent numbers are answered with this, not the relay's */
   keys: Map<string, unknown>;
   /** key lookups of these agent numbers are refused with this status (an error answer of the relay's shape) */
@@ -78,6 +81,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     refuseNext: false,
     refuseWhen: undefined,
     tamperBlobs: false,
+    blobAnswers: new Map(),
     keys: new Map(),
     keyErrors: new Map(),
     rewriteEnrollment: undefined,
@@ -214,6 +218,11 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
         streams.delete(res);
         up.destroy();
       });
+      return;
+    }
+    const ownBlob = req.method === 'GET' ? proxy.blobAnswers.get(path.slice('/api/v1/blobs/'.length)) : undefined;
+    if (ownBlob && path.startsWith('/api/v1/blobs/')) {
+      ownBlob(res);
       return;
     }
     if (req.method === 'GET' && path.startsWith('/api/v1/blobs/') && proxy.tamperBlobs) {

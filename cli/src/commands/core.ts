@@ -6,6 +6,7 @@ import type { ContentType, RegisterInput, SavedAttachment } from '@svc/daemon/cl
 import { ENROLLMENT_CODE_PREFIX, EnrollmentCodeFormatError, parseEnrollmentCode } from '@svc/shared';
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
+import { savedText } from '../attachment.js';
 import { DEFAULT_PROFILE, getSetting, setSetting } from '../config-file.js';
 import { eventsUntil } from '../daemon-link.js';
 import { CliError, usageError } from '../errors.js';
@@ -325,14 +326,7 @@ export function coreCommands(app: App): Command[] {
     run.print(
       { messages, saved },
       () =>
-        messagesTable(messages) +
-        (saved.length === 0
-          ? 'No attachments to save.\n'
-          : saved
-              .map(
-                (f) => `${f.already_saved ? 'already saved' : 'saved'} ${f.path} (${f.size} bytes, ${f.media_type})\n`,
-              )
-              .join('')),
+        messagesTable(messages) + (saved.length === 0 ? 'No attachments to save.\n' : saved.map(savedText).join('')),
     );
   });
 

@@ -24,6 +24,9 @@ export interface AttachmentDescriptor {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const B64U = /^[A-Za-z0-9_-]+$/;
+/** `type/subtype` in the characters RFC 6838 allows (no parameters). */
+const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
+const UNKNOWN_TYPE = 'application/octet-stream';
 
 /** The descriptor a media message carries, or undefined when its content is not one. */
 export function parseDescriptor(content: string): AttachmentDescriptor | undefined {
@@ -54,7 +57,10 @@ export function parseDescriptor(content: string): AttachmentDescriptor | undefin
   const key = Buffer.from(v.key as string, 'base64url');
   const nonce = Buffer.from(v.nonce as string, 'base64url');
   if (key.length !== 32 || nonce.length !== 12) return undefined;
-  return v as unknown as AttachmentDescriptor;
+  // the peer wrote it, and it is shown as it is: anything but a media type (escapes,
+  // spaces, a second line) is an unknown type, not text to print
+  const d = v as unknown as AttachmentDescriptor;
+  return MEDIA_TYPE.test(d.media_type) ? d : { ...d, media_type: UNKNOWN_TYPE };
 }
 
 /** `[file] report.pdf (1204 bytes, application/pdf): the caption`, as a person reads it. */

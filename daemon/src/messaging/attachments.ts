@@ -3,11 +3,15 @@
  * (ChaCha20-Poly1305), uploaded to the relay as an opaque blob for its one recipient, and
  * the message (content type `media`, sealed and signed like any other) carries the blob
  * id, size, media type, the digest of the encrypted bytes and the key. The recipient's
- * daemon fetches the blob on `svc read --save DIR`, checks the digest, decrypts, writes
- * the file and acknowledges the blob (the relay then deletes it).
+ * daemon fetches the blob on `svc read --save DIR`, streaming it through the digest and
+ * the cipher into a hidden temporary file in DIR; only when the digest and the AEAD tag
+ * hold is that file given its name (a hard link, which never replaces an existing file),
+ * and the blob acknowledged (the relay then deletes it). Neither the relay nor the peer
+ * can make the daemon hold a file in memory or leave a part of one under a real name.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { createCipheriv, createDecipheriv, createHash, type Hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { constants } from 'node:fs';
+import { copyFile, type FileHandle, link, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join } from 'node:path';
 import type { SavedAttachment } from '../client/api.js';
 import {
@@ -53,29 +57,6 @@ export function encryptFile(plain: Uint8Array): { sealed: Buffer; key: Buffer; n
   return { ...seal(plain, key, nonce), key, nonce };
 }
 
-/** The file, or a refusal: digest first (what the sender signed for), then the AEAD tag. */
-export function decryptBlob(sealed: Uint8Array, d: AttachmentDescriptor): Buffer {
-  const digest = createHash('sha256').update(sealed).digest();
-  const want = Buffer.from(d.digest, 'base64url');
-  if (want.length !== digest.length || !timingSafeEqual(want, digest) || sealed.length !== d.size + TAG_BYTES) {
-    throw new DaemonError('attachment_digest_mismatch');
-  }
-  try {
-    const dc = createDecipheriv(
-      'chacha20-poly1305',
-      Buffer.from(d.key, 'base64url'),
-      Buffer.from(d.nonce, 'base64url'),
-      {
-        authTagLength: TAG_BYTES,
-      },
-    );
-    dc.setAuthTag(Buffer.from(sealed.subarray(sealed.length - TAG_BYTES)));
-    return Buffer.concat([dc.update(sealed.subarray(0, sealed.length - TAG_BYTES)), dc.final()]);
-  } catch {
-    throw new DaemonError('attachment_digest_mismatch');
-  }
-}
-
 /** Reports a transfer on the event stream, at most once per whole percent (and at the end). */
 function progress(session: AgentSession, direction: 'upload' | 'download', name: string) {
   let last = -1;
@@ -104,7 +85,12 @@ export async function uploadAttachment(
     throw new DaemonError('validation_failed', `Cannot read ${filePath}: ${(err as Error).message}`);
   }
   if (size > ATTACHMENT_MAX_BYTES) throw new DaemonError('blob_too_large');
-  const { sealed, key, nonce, digest } = encryptFile(await readFile(filePath));
+  const plain = await readFile(filePath);
+  // the bytes read are what is signed for: a file that changed since stat() would otherwise
+  // go out with a size no recipient could ever match
+  size = plain.length;
+  if (size > ATTACHMENT_MAX_BYTES) throw new DaemonError('blob_too_large');
+  const { sealed, key, nonce, digest } = encryptFile(plain);
   const name = basename(filePath);
   const res = await session.relay.request<{ blob_id: string }>({
     method: 'POST',
@@ -128,8 +114,23 @@ export async function uploadAttachment(
   return JSON.stringify(d);
 }
 
-/** Reads the blob's bytes (at most what the descriptor says, plus the tag). */
-async function download(session: AgentSession, d: AttachmentDescriptor): Promise<Buffer> {
+const mismatch = () => new DaemonError('attachment_digest_mismatch');
+
+/** Writes all of `bytes` (a write may take fewer than it was given). */
+async function writeAll(fh: FileHandle, bytes: Buffer): Promise<void> {
+  for (let at = 0; at < bytes.length; ) at += (await fh.write(bytes, at, bytes.length - at)).bytesWritten;
+}
+
+/** Hidden temporary files a save writes into DIR before the file is checked. */
+const PART = /^\.svc-[0-9a-f]{16}\.part$/;
+
+/**
+ * Streams the blob into `fh`: the digest of the encrypted bytes and the plaintext as it
+ * is decrypted. No more than the signed size is read, and nothing is kept in memory but
+ * the last 16 bytes (the tag). Throws `attachment_digest_mismatch` unless the digest, the
+ * size and the tag all hold.
+ */
+async function downloadInto(session: AgentSession, d: AttachmentDescriptor, fh: FileHandle): Promise<void> {
   const res = await openRequest(session.relay.target, {
     method: 'GET',
     path: `/api/v1/blobs/${d.blob_id}`,
@@ -141,20 +142,54 @@ async function download(session: AgentSession, d: AttachmentDescriptor): Promise
     throw toRelayError({ status: res.statusCode ?? 0, body, headers: res.headers });
   }
   const max = d.size + TAG_BYTES;
-  const report = progress(session, 'download', d.name);
-  const chunks: Buffer[] = [];
-  let got = 0;
-  for await (const c of res) {
-    got += (c as Buffer).length;
-    // more than the sender encrypted is not its blob: stop reading
-    if (got > max) {
-      res.destroy();
-      throw new DaemonError('attachment_digest_mismatch');
-    }
-    chunks.push(c as Buffer);
-    report(got, max);
+  const declared = res.headers['content-length'];
+  if (declared !== undefined && Number(declared) !== max) {
+    res.destroy();
+    throw mismatch();
   }
-  return Buffer.concat(chunks);
+  const report = progress(session, 'download', d.name);
+  const hash = createHash('sha256');
+  const dc = createDecipheriv('chacha20-poly1305', Buffer.from(d.key, 'base64url'), Buffer.from(d.nonce, 'base64url'), {
+    authTagLength: TAG_BYTES,
+  });
+  let tail = Buffer.alloc(0);
+  let got = 0;
+  try {
+    for await (const c of res) {
+      const chunk = c as Buffer;
+      got += chunk.length;
+      // more than the sender encrypted is not its blob: stop reading
+      if (got > max) throw mismatch();
+      hash.update(chunk);
+      const both = tail.length === 0 ? chunk : Buffer.concat([tail, chunk]);
+      const cut = Math.max(0, both.length - TAG_BYTES);
+      tail = Buffer.from(both.subarray(cut));
+      // awaiting the write holds the socket back: the disk sets the pace, not memory
+      if (cut > 0) await writeAll(fh, dc.update(both.subarray(0, cut)));
+      report(got, max);
+    }
+  } finally {
+    res.destroy();
+  }
+  const want = Buffer.from(d.digest, 'base64url');
+  const digest = hash.digest();
+  if (got !== max || want.length !== digest.length || !timingSafeEqual(want, digest)) throw mismatch();
+  try {
+    dc.setAuthTag(tail);
+    await writeAll(fh, dc.final());
+  } catch {
+    throw mismatch();
+  }
+}
+
+/** The digest of a file sealed with the attachment's key and nonce, read as a stream. */
+async function sealedDigest(fh: FileHandle, d: AttachmentDescriptor): Promise<Buffer> {
+  const c = createCipheriv('chacha20-poly1305', Buffer.from(d.key, 'base64url'), Buffer.from(d.nonce, 'base64url'), {
+    authTagLength: TAG_BYTES,
+  });
+  const hash: Hash = createHash('sha256');
+  for await (const chunk of fh.createReadStream({ autoClose: false })) hash.update(c.update(chunk as Buffer));
+  return hash.update(c.final()).update(c.getAuthTag()).digest();
 }
 
 /**
@@ -168,26 +203,83 @@ async function savedCopy(dir: string, d: AttachmentDescriptor): Promise<string |
   } catch {
     return undefined;
   }
-  const key = Buffer.from(d.key, 'base64url');
-  const nonce = Buffer.from(d.nonce, 'base64url');
+  const want = Buffer.from(d.digest, 'base64url');
   for (const name of names) {
+    if (PART.test(name)) continue;
     const path = join(dir, name);
+    let fh: FileHandle | undefined;
     try {
-      const st = await stat(path);
+      // non-blocking: opening a FIFO planted there must not wait for a writer
+      fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+      const st = await fh.stat();
       if (!st.isFile() || st.size !== d.size) continue;
-      if (seal(await readFile(path), key, nonce).digest === d.digest) return path;
+      const digest = await sealedDigest(fh, d);
+      if (digest.length === want.length && timingSafeEqual(digest, want)) return path;
     } catch {
       // unreadable, or gone meanwhile: not the copy
+    } finally {
+      await fh?.close().catch(() => undefined);
     }
   }
   return undefined;
 }
 
-/** A file name of our own choosing from the sender's: no directories, no hidden file. */
-function safeName(name: string): string {
-  const base = [...basename(name.replace(/\\/g, '/'))].map((c) => (c.charCodeAt(0) < 32 ? '_' : c)).join('');
-  const cleaned = base.replace(/^\.+/, '');
+/** Longest saved name, in UTF-8 bytes: room under the usual 255-byte limit for ` (999)`. */
+const NAME_BYTES = 200;
+const EXT_BYTES = 32;
+/** Control characters, and the invisible ones that change how a name reads (bidi overrides, zero widths). */
+const HIDDEN_CHARS = /[\p{Cc}\p{Cf}]/gu;
+
+/** `text` cut to at most `bytes` UTF-8 bytes, on a character boundary. */
+function cutUtf8(text: string, bytes: number): string {
+  let out = '';
+  let used = 0;
+  for (const ch of text) {
+    used += Buffer.byteLength(ch);
+    if (used > bytes) break;
+    out += ch;
+  }
+  return out;
+}
+
+/**
+ * A file name of our own choosing from the sender's: no directories, no hidden file, no
+ * leading dash (read as an option by a shell command over the directory), no control or
+ * invisible characters, short enough for the file system.
+ */
+export function safeName(name: string): string {
+  const base = basename(name.normalize('NFC').replace(/\\/g, '/')).replace(HIDDEN_CHARS, '_');
+  let cleaned = base.replace(/^[.\s-]+/, '').replace(/\s+$/, '');
+  if (Buffer.byteLength(cleaned) > NAME_BYTES) {
+    const ext = extname(cleaned);
+    const keep = ext.length > 1 && Buffer.byteLength(ext) <= EXT_BYTES ? ext : '';
+    cleaned = cutUtf8(cleaned.slice(0, cleaned.length - keep.length), NAME_BYTES - Buffer.byteLength(keep)) + keep;
+  }
   return cleaned === '' ? 'attachment' : cleaned;
+}
+
+/**
+ * Gives the checked file at `tmp` its name in `dir`: the sender's, else `name (n).ext`.
+ * A hard link never replaces what is there (a file, or a symlink planted under that name);
+ * where the file system has no hard links, an exclusive copy does the same.
+ */
+async function place(tmp: string, dir: string, name: string): Promise<string> {
+  const dot = name.lastIndexOf('.');
+  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+  for (let i = 0; i <= 1000; i++) {
+    const path = join(dir, i === 0 ? name : `${stem} (${i})${ext}`);
+    try {
+      await link(tmp, path).catch((err: NodeJS.ErrnoException) => {
+        if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'EMLINK', 'ENOSYS'].includes(err.code ?? '')) throw err;
+        return copyFile(tmp, path, constants.COPYFILE_EXCL);
+      });
+      return path;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw new DaemonError('validation_failed', `Cannot write into ${dir}: ${(err as Error).message}`);
+    }
+  }
+  throw new DaemonError('validation_failed', `Cannot write into ${dir}: ${name} and 1000 numbered names exist`);
 }
 
 /** Fetches, checks and decrypts the attachment of a message into `dir` (never over an existing file). */
@@ -197,47 +289,54 @@ export async function saveAttachment(session: AgentSession, messageId: string, d
   if (!m) throw new DaemonError('unknown_message', `No archived message ${messageId}.`);
   const d = m.content_type === 'media' ? parseDescriptor(m.content) : undefined;
   if (!d) throw new DaemonError('not_an_attachment', `Message ${messageId} carries no attachment.`);
-  let sealed: Buffer;
+  const alreadySaved = (path: string): SavedAttachment => ({
+    message_id: messageId,
+    path,
+    size: d.size,
+    media_type: d.media_type,
+    name: d.name,
+    already_saved: true,
+  });
+  const tmp = join(dir, `.svc-${randomBytes(8).toString('hex')}.part`);
+  let fh: FileHandle;
   try {
-    sealed = await download(session, d);
+    fh = await open(tmp, 'wx', 0o600);
   } catch (err) {
+    // a directory we cannot write to may still hold the copy saved before
+    const copy = await savedCopy(dir, d);
+    if (copy) return alreadySaved(copy);
+    throw new DaemonError('validation_failed', `Cannot write into ${dir}: ${(err as Error).message}`);
+  }
+  let path: string;
+  try {
+    try {
+      await downloadInto(session, d, fh);
+      // on disk before the relay is told it may delete its copy
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    path = await place(tmp, dir, safeName(d.name));
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
     // the relay deletes a blob once it is saved: a copy in `dir` is the file, saved already
     if (relayCode(err) !== 'unknown_blob') throw err;
-    const path = await savedCopy(dir, d);
-    if (path)
-      return { message_id: messageId, path, size: d.size, media_type: d.media_type, name: d.name, already_saved: true };
+    const copy = await savedCopy(dir, d);
+    if (copy) return alreadySaved(copy);
     throw new DaemonError(
       'unknown_blob',
       `The relay no longer has ${d.name} (message ${messageId}): it deletes an attachment once it is saved, and when it expires. No copy of it is in ${dir}; if you saved it before, it is where you saved it.`,
       { cause: err },
     );
   }
-  const plain = decryptBlob(sealed, d);
-  const name = safeName(d.name);
-  const dot = name.lastIndexOf('.');
-  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
-  for (let i = 0; ; i++) {
-    const path = join(dir, i === 0 ? name : `${stem} (${i})${ext}`);
-    let fh: Awaited<ReturnType<typeof open>>;
-    try {
-      fh = await open(path, 'wx', 0o600);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && i < 1000) continue;
-      throw new DaemonError('validation_failed', `Cannot write into ${dir}: ${(err as Error).message}`);
-    }
-    try {
-      await fh.writeFile(plain);
-    } finally {
-      await fh.close();
-    }
-    // the recipient has it: the relay may delete the blob (best effort; retention does it otherwise)
-    if (m.direction === 'inbound') {
-      await session.relay
-        .call({ method: 'POST', path: `/api/v1/blobs/${d.blob_id}/ack`, body: {}, timeoutMs: 15_000 })
-        .catch((err) =>
-          session.log.warn({ agent: session.name, blob_id: d.blob_id, err: (err as Error).message }, 'blob ack failed'),
-        );
-    }
-    return { message_id: messageId, path, size: plain.length, media_type: d.media_type, name: d.name };
+  await unlink(tmp).catch(() => undefined);
+  // the recipient has it: the relay may delete the blob (best effort; retention does it otherwise)
+  if (m.direction === 'inbound') {
+    await session.relay
+      .call({ method: 'POST', path: `/api/v1/blobs/${d.blob_id}/ack`, body: {}, timeoutMs: 15_000 })
+      .catch((err) =>
+        session.log.warn({ agent: session.name, blob_id: d.blob_id, err: (err as Error).message }, 'blob ack failed'),
+      );
   }
+  return { message_id: messageId, path, size: d.size, media_type: d.media_type, name: d.name };
 }
