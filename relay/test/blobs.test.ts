@@ -6,9 +6,11 @@
 
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
+import { until } from '@svc/test-harness';
 import type { TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TRANSFERS_PER_AGENT } from '../src/routes/blobs.js';
 
 let relay: BusRelay;
 let alice: TestAgent;
@@ -119,6 +121,44 @@ describe('blobs', () => {
       expect([r.status, json(r.body).error], `chunked ${chunked}`).toEqual([413, 'blob_too_large']);
     }
     expect((await send('POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, randomBytes(LIMIT))).status).toBe(201);
+  });
+
+  it(`at most ${TRANSFERS_PER_AGENT} transfers at once per agent (each holds a blob in memory): the next is 429, a slot comes back when one ends`, async () => {
+    // uploads that send their headers and half their body, then stall
+    const stalled = Array.from({ length: TRANSFERS_PER_AGENT }, () => {
+      const req = request(`${relay.url}/api/v1/blobs?for=${bob.number}`, {
+        method: 'POST',
+        headers: { ...eve.auth, 'content-type': 'application/octet-stream', 'content-length': String(LIMIT) },
+      });
+      req.on('error', () => undefined);
+      req.write(randomBytes(LIMIT / 2));
+      return req;
+    });
+    try {
+      const over = await until(
+        async () => {
+          const r = await send('GET', `/api/v1/blobs/${'A'.repeat(22)}`, eve.auth);
+          return r.status === 429 ? r : undefined;
+        },
+        10_000,
+        'the stalled uploads to hold every slot',
+      );
+      expect(json(over.body).error).toBe('rate_limited');
+      // another agent is not held back by eve's transfers
+      expect((await send('POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, randomBytes(16))).status).toBe(201);
+      stalled.pop()?.destroy();
+      const after = await until(
+        async () => {
+          const r = await send('POST', `/api/v1/blobs?for=${bob.number}`, eve.auth, randomBytes(16));
+          return r.status === 201 ? r : undefined;
+        },
+        10_000,
+        'a slot given back by the closed upload',
+      );
+      expect(json(after.body).blob_id).toEqual(expect.any(String));
+    } finally {
+      for (const req of stalled) req.destroy();
+    }
   });
 
   it('bad requests get a 4xx in the one shape', async () => {

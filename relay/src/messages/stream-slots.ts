@@ -11,11 +11,18 @@ import { SvcError } from '@svc/shared';
 
 export class StreamSlots {
   readonly #max: number;
+  readonly #refusal: (open: number) => Error;
   /** per agent row: each open stream's recheck */
   readonly #open = new Map<string, Set<() => void>>();
 
-  constructor(max: number) {
+  /** `refusal`: the error past the limit (429 too_many_streams unless given). */
+  constructor(
+    max: number,
+    refusal: (open: number) => Error = (open) =>
+      new SvcError('too_many_streams', undefined, { detail: `${open} message streams open` }),
+  ) {
     this.#max = max;
+    this.#refusal = refusal;
   }
 
   /** Streams `agent` holds open now. */
@@ -24,15 +31,13 @@ export class StreamSlots {
   }
 
   /**
-   * Takes one of `agent`'s slots, or throws 429 too_many_streams. `recheck` is called when
+   * Takes one of `agent`'s slots, or throws the refusal. `recheck` is called when
    * the agent may have been revoked. The returned function gives the slot back; calling it
    * again does nothing, so a slot is never freed twice.
    */
   take(agent: string, recheck: () => void = () => undefined): () => void {
     const open = this.count(agent);
-    if (this.#max > 0 && open >= this.#max) {
-      throw new SvcError('too_many_streams', undefined, { detail: `${open} message streams open` });
-    }
+    if (this.#max > 0 && open >= this.#max) throw this.#refusal(open);
     // a slot of its own even when the same function is passed twice
     const slot = () => recheck();
     const streams = this.#open.get(agent) ?? new Set();

@@ -1,20 +1,42 @@
 /**
  * Attachment blobs (relay/src/blobs/blob-store.ts): upload opaque encrypted bytes for
  * named recipients, fetch them, acknowledge them. Limits: SVC_RELAY_BLOB_MAX_BYTES per
- * blob (413 blob_too_large), the tenant's blob store (507 tenant_storage_full).
+ * blob (413 blob_too_large), the tenant's blob store (507 tenant_storage_full), and
+ * TRANSFERS_PER_AGENT uploads and fetches at once per agent (429 rate_limited).
  */
 import { Type } from '@sinclair/typebox';
 import { SvcError } from '@svc/shared';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BLOB_ID } from '../blobs/blob-store.js';
+import { RateLimitedError } from '../http/rate-limit.js';
 import type { RoutePlugin } from '../http/scopes.js';
+import { StreamSlots } from '../messages/stream-slots.js';
 import type { TypedApp } from './types.js';
 
 const AGENT_NUMBER = /^[A-Za-z0-9_-]{1,128}$/;
 const MAX_RECIPIENTS = 100;
+/**
+ * Uploads and fetches one agent may run at once on this instance: each holds a whole blob
+ * (up to SVC_RELAY_BLOB_MAX_BYTES) in memory, so one agent may not hold many.
+ */
+export const TRANSFERS_PER_AGENT = 4;
 
 export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
   const store = ctx.blobs;
   const max = ctx.config.limits.blobMaxBytes;
+  const transfers = new StreamSlots(
+    TRANSFERS_PER_AGENT,
+    (open) =>
+      new RateLimitedError(
+        1,
+        `At most ${TRANSFERS_PER_AGENT} attachment transfers at once per agent; retry when one ends.`,
+        `${open} transfers`,
+      ),
+  );
+  /** Holds a transfer slot of the agent until the answer is done or the connection goes (taken before the body is read). */
+  const holdSlot = async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.raw.once('close', transfers.take(request.agent.row.id));
+  };
   const blobParams = Type.Object({ blob_id: Type.String({ pattern: BLOB_ID.source }) });
   const tooLarge = () =>
     new SvcError(
@@ -30,10 +52,13 @@ export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
     scope.post(
       '/api/v1/blobs',
       {
-        onRequest: async (request) => {
-          // refused before the body is read when the size is declared
-          if (Number(request.headers['content-length'] ?? 0) > max) throw tooLarge();
-        },
+        onRequest: [
+          async (request) => {
+            // refused before the body is read when the size is declared
+            if (Number(request.headers['content-length'] ?? 0) > max) throw tooLarge();
+          },
+          holdSlot,
+        ],
         bodyLimit: max,
         schema: {
           summary: 'Upload an encrypted attachment for the named recipients (`for`, comma-separated agent numbers)',
@@ -80,6 +105,7 @@ export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get(
     '/api/v1/blobs/:blob_id',
     {
+      onRequest: holdSlot,
       schema: { summary: 'Fetch an attachment (its owner or a named recipient)', params: blobParams },
     },
     async (request, reply) => {
