@@ -7,7 +7,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { freePort } from '@svc/test-harness';
-import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { call, sealFor, sourceClaimBody, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus } from '../src/bus/index.js';
@@ -23,7 +23,8 @@ let edgeB: NatsConnection;
 
 async function edgeFor(agent: TestAgent, name: string): Promise<NatsConnection> {
   const identity = await relay.enroll(name, undefined, ['nats-relay']);
-  expect((await call(relay.url, 'POST', '/api/v1/sources', { agent: agent.agentId }, identity.auth)).status).toBe(200);
+  const body = sourceClaimBody(agent, identity.number);
+  expect((await call(relay.url, 'POST', '/api/v1/sources', body, identity.auth)).status).toBe(200);
   const creds = await call<{ creds: string; leaf_url: string; inbox_prefix: string }>(
     relay.url,
     'POST',

@@ -8,7 +8,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import type { UplinkCreds as Creds } from '@svc/shared';
 import { freePort } from '@svc/test-harness';
-import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
+import { call, sealFor, sourceClaimBody, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EdgeServer, startEdgeServer } from './helpers/edge-nats.js';
@@ -61,7 +61,7 @@ describe('POST /api/v1/nats/issue-leaf-creds', () => {
     const res = await issue(alice);
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ error: 'capability_required' });
-    const claim = await call(relay.url, 'POST', '/api/v1/sources', { agent: 'bob' }, alice.auth);
+    const claim = await call(relay.url, 'POST', '/api/v1/sources', sourceClaimBody(bob, alice.number), alice.auth);
     expect(claim.status).toBe(403);
     expect(claim.body).toMatchObject({ error: 'capability_required' });
   });
@@ -73,7 +73,7 @@ describe('POST /api/v1/nats/issue-leaf-creds', () => {
   });
 
   it('issues leaf-only creds scoped to the sources of the edge, and a message crosses the leaf link', async () => {
-    const claim = await call(relay.url, 'POST', '/api/v1/sources', { agent: 'bob' }, edge.auth);
+    const claim = await call(relay.url, 'POST', '/api/v1/sources', sourceClaimBody(bob, edge.number), edge.auth);
     expect(claim.status).toBe(200);
     expect(claim.body).toMatchObject({ agent_id: 'bob', durable: 'src_bob', filter_subject: 'msg.bob' });
 

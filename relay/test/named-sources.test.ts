@@ -6,12 +6,24 @@
  * revoked source frees its slot.
  */
 import { jetstreamManager } from '@nats-io/jetstream';
-import { call, type TestAgent } from '@svc/test-harness/agent-client';
+import { call, sourceClaimBody, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+/** enrolled agents by id: a claim carries the agent's own signed consent */
+const byId = new Map<string, TestAgent>();
+const enrolled = (a: TestAgent): TestAgent => {
+  byId.set(a.agentId, a);
+  return a;
+};
 const claim = (relay: BusRelay, edge: TestAgent, agent: string) =>
-  call<Record<string, unknown>>(relay.url, 'POST', '/api/v1/sources', { agent }, edge.auth);
+  call<Record<string, unknown>>(
+    relay.url,
+    'POST',
+    '/api/v1/sources',
+    sourceClaimBody(byId.get(agent) as TestAgent, edge.number),
+    edge.auth,
+  );
 const release = (relay: BusRelay, edge: TestAgent, agent: string) =>
   call(relay.url, 'DELETE', `/api/v1/sources/${agent}`, undefined, edge.auth);
 
@@ -36,7 +48,7 @@ describe('named sources at the real limits (400 per tenant, 64 per edge)', () =>
     relay = await inProcessBusRelay({ SVC_RELAY_AUTH_RATE_PER_ADDRESS: '0', SVC_RELAY_AUTH_RATE_PER_AGENT: '0' });
     for (let e = 0; e < 7; e++) edges.push(await relay.enroll(`edge-${e}`, undefined, ['nats-relay']));
     const ids = Array.from({ length: 402 }, (_, i) => `agent-${i}`);
-    agents.push(...(await inParallel(ids, 8, (id) => relay.enroll(id))));
+    agents.push(...(await inParallel(ids, 8, async (id) => enrolled(await relay.enroll(id)))));
   }, 120_000);
 
   afterAll(async () => relay?.close());
@@ -102,7 +114,7 @@ describe('the account consumer ceiling', () => {
   beforeAll(async () => {
     relay = await inProcessBusRelay({ SVC_RELAY_TENANT_MAX_CONSUMERS: '3', SVC_RELAY_SOURCES_PER_TENANT: '10' });
     edge = await relay.enroll('edge', undefined, ['nats-relay']);
-    for (const id of ['a', 'b', 'c']) await relay.enroll(id);
+    for (const id of ['a', 'b', 'c']) enrolled(await relay.enroll(id));
   }, 30_000);
 
   afterAll(async () => relay?.close());

@@ -5,7 +5,7 @@
  * names an injected disagreement of each kind, changes nothing, and fixes them with --apply.
  */
 import { jetstreamManager } from '@nats-io/jetstream';
-import { call, type TestAgent } from '@svc/test-harness/agent-client';
+import { call, sourceClaimBody, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { runRelayCli } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 let relay: BusRelay;
 let edge: TestAgent;
 
-const claim = (agent: string) => call(relay.url, 'POST', '/api/v1/sources', { agent }, edge.auth);
+const agents = new Map<string, TestAgent>();
+const claim = (agent: string) =>
+  call(relay.url, 'POST', '/api/v1/sources', sourceClaimBody(agents.get(agent) as TestAgent, edge.number), edge.auth);
 const jsm = async () => jetstreamManager(await relay.relay.context.bus.tenantConnection('default'));
 /** `svc-relay nats reconcile-source-capacity` on this relay, as text; `reconcile` as JSON. */
 const reconcileText = (...extra: string[]) =>
@@ -35,7 +37,7 @@ const reconcile = (...extra: string[]) => reconcileText('--json', ...extra);
 beforeAll(async () => {
   relay = await inProcessBusRelay({ SVC_RELAY_TENANT_MAX_CONSUMERS: '2' });
   edge = await relay.enroll('edge', undefined, ['nats-relay']);
-  for (const id of ['a', 'b', 'c']) await relay.enroll(id);
+  for (const id of ['a', 'b', 'c']) agents.set(id, await relay.enroll(id));
 }, 30_000);
 afterAll(async () => relay?.close());
 

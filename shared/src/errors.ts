@@ -319,6 +319,11 @@ export const ERROR_CATALOG = {
     status: 409,
     message: 'Another edge machine already streams this agent; release it there first.',
   },
+  invalid_source_claim_proof: {
+    status: 403,
+    message:
+      "proof must be the agent's own Ed25519 signature over the svc.source-claim/v1 statement naming this edge, issued within 5 minutes; an edge claims only agents whose keys it holds.",
+  },
   edge_source_capacity_exhausted: {
     status: 409,
     message: 'This edge machine already streams the maximum of 64 named sources; release one first.',

@@ -64,6 +64,31 @@ export function signInProofBytes(fields: SignInFields): Uint8Array {
   return canonicalJsonBytes({ typ: 'svc.sign-in/v1', ...fields });
 }
 
+/**
+ * An agent's consent to be streamed by one edge machine (a named source): signed with the
+ * agent's own signing key, so an uplink identity of the tenant can claim only the agents
+ * whose keys its machine holds, never another machine's.
+ */
+export interface SourceClaimFields {
+  deployment_id: string;
+  tenant_id: string;
+  agent_number: string;
+  /** the agent number of the edge's nats-relay identity */
+  edge_agent_number: string;
+  issued_at: string;
+}
+
+export function sourceClaimProofBytes(fields: SourceClaimFields): Uint8Array {
+  return canonicalJsonBytes({
+    typ: 'svc.source-claim/v1',
+    deployment_id: fields.deployment_id,
+    tenant_id: fields.tenant_id,
+    agent_number: fields.agent_number,
+    edge_agent_number: fields.edge_agent_number,
+    issued_at: fields.issued_at,
+  });
+}
+
 /** Allowed clock skew for a signed enrollment proof's issued_at. */
 export const PROOF_MAX_SKEW_MS = 5 * 60 * 1000;
 

@@ -4,7 +4,7 @@
  * file and the process itself do not prove to be ours.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
@@ -66,6 +66,42 @@ describe('svc start --local-only: the local nats-server', () => {
     const pid = status.pid as number;
     expect(await stack.stop()).toBe(true);
     expect(processAlive(pid)).toBe(false);
+  }, 30_000);
+
+  it('a port another process listens on first is refused: the daemon never takes that server for its own', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-local-stack-'));
+    const files = localStackFiles(join(home, 'run'));
+    // another user's nats-server on the port first (no auth: it would take any token)
+    const port = await freePort();
+    const otherConf = join(home, 'squatter.conf');
+    writeFileSync(otherConf, `host: "127.0.0.1"\nport: ${port}\n`);
+    strangerProcess(['/usr/sbin/nats-server', '-c', otherConf]);
+    for (let i = 0; i < 200; i++) {
+      const nc = await connect({ servers: `nats://127.0.0.1:${port}`, reconnect: false }).catch(() => undefined);
+      if (nc) {
+        await nc.close();
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const stack = new LocalStack(files, pino({ level: 'silent' }));
+    cleanups.push(() => stack.stop());
+    await expect(stack.start({ listen: '127.0.0.1', port, monitorPort: await freePort() })).rejects.toMatchObject({
+      code: 'local_stack_failed',
+    });
+    expect(stack.status().running).toBe(false);
+  }, 30_000);
+
+  it('the config file (it holds the token) is 0600 even when an older one was wider', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-local-stack-'));
+    const files = localStackFiles(join(home, 'run'));
+    mkdirSync(files.dir, { recursive: true });
+    writeFileSync(files.configFile, '# an older file\n', { mode: 0o644 });
+    const stack = new LocalStack(files, pino({ level: 'silent' }));
+    cleanups.push(() => stack.stop());
+    await stack.start({ listen: '127.0.0.1', port: await freePort(), monitorPort: await freePort() });
+    expect(statSync(files.configFile).mode & 0o777).toBe(0o600);
+    await stack.stop();
   }, 30_000);
 
   it('stop refuses a process it cannot prove it owns, and stops the one it does', async () => {

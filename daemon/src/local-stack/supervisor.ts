@@ -8,7 +8,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import type { Logger } from 'pino';
 import type { LocalStackStatus } from '../client/api.js';
 import {
@@ -24,22 +23,14 @@ import {
   localServerConfig,
 } from '../client/local-stack/server-config.js';
 import { DaemonError } from '../errors.js';
+import { ensurePrivateFile } from '../private-file.js';
 
 const START_TIMEOUT_MS = 10_000;
 const RESTART_DELAY_MS = 500;
-
-function portAnswers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host, port });
-    const done = (ok: boolean) => {
-      s.destroy();
-      resolve(ok);
-    };
-    s.setTimeout(500, () => done(false));
-    s.once('connect', () => done(true));
-    s.once('error', () => done(false));
-  });
-}
+/** What nats-server logs (stderr) once its listeners are bound: from then on the port is our child's. */
+const READY_LINE = 'Server is ready';
+/** The end of stderr kept while waiting for READY_LINE (it may come split across chunks). */
+const STDERR_TAIL = 4096;
 
 export class LocalStack {
   readonly #files: LocalStackFiles;
@@ -86,28 +77,51 @@ export class LocalStack {
     // a fresh token at each start: clients of an earlier run cannot come back
     const token = input.clientToken ?? randomBytes(32).toString('base64url');
     const opts: LocalStackOptions = { ...input, clientToken: token };
+    // 0600 before the token is written, also when an older file of a wider mode is there
+    ensurePrivateFile(this.#files.configFile);
     writeFileSync(this.#files.configFile, localServerConfig(opts), { mode: 0o600 });
     this.#token = token;
     this.#opts = opts;
     this.#wanted = true;
-    await this.#spawn();
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (!(await portAnswers(opts.listen, opts.port))) {
-      if (this.#child?.exitCode !== null || Date.now() > deadline) {
-        await this.stop();
-        throw new DaemonError('local_stack_failed', `nats-server did not come up on ${opts.listen}:${opts.port}.`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
+    const { ready } = await this.#spawn();
+    // Up means our child said its listeners are bound, not that something answers on the
+    // port: another user's process listening there first (the default 4222 is easy to
+    // take) would otherwise get the daemon's token and every local delivery. Our child
+    // then fails to bind and exits.
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      ready,
+      new Promise<'timeout'>((r) => {
+        timer = setTimeout(() => r('timeout'), START_TIMEOUT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (outcome !== 'ready') {
+      await this.stop();
+      throw new DaemonError(
+        'local_stack_failed',
+        outcome === 'exited'
+          ? `nats-server exited at start: is ${opts.listen}:${opts.port} or monitor port ${opts.monitorPort} taken by another process?`
+          : `nats-server did not come up on ${opts.listen}:${opts.port}.`,
+      );
     }
     this.#log.info({ port: opts.port, local_only: opts.uplink === undefined }, 'local stack: nats-server up');
     return this.status();
   }
 
-  async #spawn(): Promise<void> {
+  /** Spawns the child; resolves once it runs, with when it says it is ready (or exits first). */
+  async #spawn(): Promise<{ ready: Promise<'ready' | 'exited'> }> {
     const opts = this.#opts as LocalStackOptions;
     const child = spawn(this.#bin, ['-c', this.#files.configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.#child = child;
-    child.stderr?.on('data', () => undefined);
+    const ready = new Promise<'ready' | 'exited'>((resolve) => {
+      let tail = '';
+      child.stderr?.on('data', (chunk: Buffer) => {
+        tail = (tail + chunk.toString('utf8')).slice(-STDERR_TAIL);
+        if (tail.includes(READY_LINE)) resolve('ready');
+      });
+      child.once('exit', () => resolve('exited'));
+    });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err) =>
@@ -130,6 +144,7 @@ export class LocalStack {
       this.#log.warn({ code, signal }, 'local stack: nats-server exited; restarting');
       this.#restartTimer = setTimeout(() => void this.#spawn().catch(() => undefined), RESTART_DELAY_MS);
     });
+    return { ready };
   }
 
   async stop(): Promise<boolean> {

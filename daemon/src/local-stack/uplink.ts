@@ -6,9 +6,11 @@
  * relay revokes the old user and the server reconnects with the rewritten file.
  */
 import { renameSync, writeFileSync } from 'node:fs';
-import type { UplinkCreds } from '@svc/shared';
+import { sourceClaimProofBytes, toBase64url, type UplinkCreds } from '@svc/shared';
+import { ed25519Sign } from '@svc/shared/node';
 import type { AgentManager } from '../agents/manager.js';
 import { DaemonError } from '../errors.js';
+import { ensurePrivateFile } from '../private-file.js';
 import type { AgentSession } from '../session/session.js';
 
 export interface Uplink {
@@ -84,6 +86,30 @@ export function checkLeafUrl(signed: string | null | undefined, answered: string
   }
 }
 
+/**
+ * The claim of `session`'s named source by `uplink`, with the agent's consent signed by the
+ * agent's own key: the relay lets an edge claim only agents whose keys it holds.
+ */
+export function sourceClaim(
+  session: AgentSession,
+  uplink: AgentSession,
+  now = new Date(),
+): { agent: string; issued_at: string; proof: string } {
+  const issued_at = now.toISOString();
+  const statement = sourceClaimProofBytes({
+    deployment_id: session.config.deployment_id,
+    tenant_id: session.config.tenant_id,
+    agent_number: session.config.agent_number,
+    edge_agent_number: uplink.config.agent_number,
+    issued_at,
+  });
+  return {
+    agent: session.config.agent_number,
+    issued_at,
+    proof: toBase64url(ed25519Sign(session.keys().signPrivate, statement)),
+  };
+}
+
 export async function prepareUplink(agents: AgentManager, uplink: AgentSession, credsFile: string): Promise<Uplink> {
   const locals = agents
     .sessions()
@@ -94,7 +120,7 @@ export async function prepareUplink(agents: AgentManager, uplink: AgentSession, 
     const source = await uplink.relay.call<ClaimedSource>({
       method: 'POST',
       path: '/api/v1/sources',
-      body: { agent: s.config.agent_number },
+      body: sourceClaim(s, uplink),
     });
     claimed.push({ session: s, durable: source.durable });
   }
@@ -105,6 +131,8 @@ export async function prepareUplink(agents: AgentManager, uplink: AgentSession, 
   });
   checkLeafUrl(agents.signedLeafUrl(uplink.config), creds.leaf_url, uplink.config.deployment);
   // whole or not at all: the local server may read it again any moment (its leaf reconnects)
+  // 0600 before the seed is written, also over a leftover of a wider mode
+  ensurePrivateFile(`${credsFile}.tmp`);
   writeFileSync(`${credsFile}.tmp`, creds.creds, { mode: 0o600 });
   renameSync(`${credsFile}.tmp`, credsFile);
   return {

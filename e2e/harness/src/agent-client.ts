@@ -9,6 +9,7 @@ import {
   keyRecordBytes,
   parseEnrollmentCode,
   signInProofBytes,
+  sourceClaimProofBytes,
   toBase64url,
 } from '@svc/shared';
 import { deriveIdentityKeys, openEnvelope, sealEnvelope } from '@svc/shared/node';
@@ -112,6 +113,30 @@ export function identityFromSeed(seed: Uint8Array): {
   return {
     keys,
     identity: { signPrivate, signPublic: toBase64url(keys.signPublic), encPublic: toBase64url(keys.encPublic) },
+  };
+}
+
+/**
+ * The body of `POST /api/v1/sources`: `agent` consents, with its own signature, to be
+ * streamed by the edge whose agent number is `edgeNumber`.
+ */
+export function sourceClaimBody(
+  agent: TestAgent,
+  edgeNumber: string,
+  opts: { issuedAt?: Date; signer?: TestAgent } = {},
+): { agent: string; issued_at: string; proof: string } {
+  const issued_at = (opts.issuedAt ?? new Date()).toISOString();
+  const statement = sourceClaimProofBytes({
+    deployment_id: agent.deploymentId,
+    tenant_id: agent.tenantId,
+    agent_number: agent.number,
+    edge_agent_number: edgeNumber,
+    issued_at,
+  });
+  return {
+    agent: agent.number,
+    issued_at,
+    proof: toBase64url(sign(null, statement, (opts.signer ?? agent).identity.signPrivate)),
   };
 }
 

@@ -34,7 +34,8 @@ export const edgeRoutes: RoutePlugin = async (app, { ctx }) => {
     },
     async (request) => {
       const edge = request.agent.row;
-      return claimSource(ctx, edge, await targetAgent(ctx, edge, request.body.agent));
+      const { agent, issued_at, proof } = request.body;
+      return claimSource(ctx, edge, await targetAgent(ctx, edge, agent), { issued_at, proof });
     },
   );
 

@@ -7,13 +7,21 @@
  * as the server-side backstop.
  */
 import { randomUUID } from 'node:crypto';
-import { SvcError } from '@svc/shared';
+import { PROOF_MAX_SKEW_MS, SvcError, sourceClaimProofBytes } from '@svc/shared';
+import { verifyEd25519 } from '../auth/signatures.js';
 import { accountConsumerCount, createSourceConsumer, deleteSourceConsumer, sourceDurable } from '../bus/sources.js';
 import type { RelayBase } from '../context.js';
 import type { AgentRow } from '../ledger/ledger.js';
 import type { SourceRow } from '../ledger/sources.js';
 
 type Ctx = Pick<RelayBase, 'config' | 'ledger' | 'stores' | 'bus' | 'logger' | 'now' | 'sourceClaims'>;
+type ClaimCtx = Ctx & Pick<RelayBase, 'deployment'>;
+
+/** The agent's signed consent to be streamed by this edge (see sourceClaimProofBytes). */
+export interface SourceConsent {
+  issued_at: string;
+  proof: string;
+}
 
 const BUS_TIMEOUT_MS = 2000;
 
@@ -50,8 +58,34 @@ async function busCall<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The agent itself must consent: any uplink identity of the tenant may call this route, and
+ * without the agent's signature one edge could take another machine's agent (and pull its
+ * mail, or keep the agent's own machine from claiming it).
+ */
+function checkConsent(ctx: ClaimCtx, edge: AgentRow, agent: AgentRow, consent: SourceConsent): void {
+  const issuedAt = Date.parse(consent.issued_at);
+  if (!Number.isFinite(issuedAt) || Math.abs(ctx.now() - issuedAt) > PROOF_MAX_SKEW_MS)
+    throw new SvcError('invalid_source_claim_proof', undefined, { detail: 'issued_at is not within 5 minutes' });
+  const statement = sourceClaimProofBytes({
+    deployment_id: ctx.deployment.deploymentId,
+    tenant_id: agent.tenant_id,
+    agent_number: agent.agent_number,
+    edge_agent_number: edge.agent_number,
+    issued_at: consent.issued_at,
+  });
+  if (!verifyEd25519(agent.signing_public_key, statement, consent.proof))
+    throw new SvcError('invalid_source_claim_proof', undefined, { detail: "not the agent's signature" });
+}
+
 /** Claims `agent` as a named source of `edge`; claiming one the edge already holds answers it again. */
-export function claimSource(ctx: Ctx, edge: AgentRow, agent: AgentRow): Promise<ClaimedSource> {
+export function claimSource(
+  ctx: ClaimCtx,
+  edge: AgentRow,
+  agent: AgentRow,
+  consent: SourceConsent,
+): Promise<ClaimedSource> {
+  checkConsent(ctx, edge, agent, consent);
   return serialized(ctx, edge.tenant_id, async () => {
     const durable = sourceDurable(agent.agent_number);
     const held = await ctx.stores.sources.activeByDurable(edge.tenant_id, durable);

@@ -21,7 +21,15 @@ export const UplinkCreds = Type.Object(
 export type UplinkCreds = Static<typeof UplinkCreds>;
 
 export const SourceClaim = Type.Object(
-  { agent: Type.String({ minLength: 1, maxLength: 256, description: 'agent number or agent id, same tenant' }) },
+  {
+    agent: Type.String({ minLength: 1, maxLength: 256, description: 'agent number or agent id, same tenant' }),
+    issued_at: Type.String({ format: 'date-time', description: 'when the agent signed its consent (5 minutes skew)' }),
+    proof: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: "the agent's Ed25519 signature (base64url) over the svc.source-claim/v1 statement naming this edge",
+    }),
+  },
   { additionalProperties: false },
 );
 export type SourceClaim = Static<typeof SourceClaim>;
