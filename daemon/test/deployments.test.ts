@@ -104,6 +104,21 @@ describe('deployments', () => {
     });
   });
 
+  it("refuses a deployment under the id of this machine's offline agents (local)", async () => {
+    const local = JSON.stringify({ ...JSON.parse(bundle), deployment_id: 'local' });
+    for (const attempt of [
+      () => d.client.fetchDeployment({ url, trust_bundle: local, name: 'local-looking', ca_bundle: caPem }),
+      async () =>
+        d.client.addDeployment({
+          document: await document({ deployment_id: 'local' }),
+          trust_bundle: local,
+          name: 'local-looking',
+        }),
+    ]) {
+      await expect(attempt()).rejects.toMatchObject({ code: 'deployment_malformed' });
+    }
+  });
+
   it('adds, audits, inspects and removes', async () => {
     const soon = await document({
       expires_at: new Date(Date.now() + 2 * 86_400_000).toISOString(),

@@ -23,6 +23,7 @@ import {
   type TrustBundle,
   verifyDeploymentDocument,
 } from '@svc/shared';
+import { LOCAL_DEPLOYMENT } from '../agents/local-agent.js';
 import type { DeploymentAudit, DeploymentInfo } from '../client/api.js';
 import { DaemonError } from '../errors.js';
 import { isLocalName } from '../paths.js';
@@ -54,11 +55,21 @@ export function parseBundleText(text: string): TrustBundle {
   } catch {
     throw new DaemonError('deployment_malformed', 'the trust bundle is not JSON');
   }
+  let bundle: TrustBundle;
   try {
-    return parseTrustBundle(value);
+    bundle = parseTrustBundle(value);
   } catch (err) {
     trustError(err);
   }
+  // the offline agents' pseudo-deployment: a relay's deployment under that id would be taken
+  // for this machine's own agents (local delivery matches on deployment and tenant)
+  if (bundle.deployment_id === LOCAL_DEPLOYMENT) {
+    throw new DaemonError(
+      'deployment_malformed',
+      `the deployment id "${LOCAL_DEPLOYMENT}" is reserved for this machine's offline agents (svc register --local); no relay may use it`,
+    );
+  }
+  return bundle;
 }
 
 export async function verifyDocument(
