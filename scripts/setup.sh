@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 export ELECTRON_SKIP_BINARY_DOWNLOAD=1
 
 need_apt=()
-command -v nats-server >/dev/null 2>&1 || need_apt+=(nats-server)
+# Debian's package puts it in /usr/sbin, which a normal user's PATH lacks: the relay looks
+# there too (and scripts/test.sh adds it to the tests' PATH), so it is not missing
+command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || need_apt+=(nats-server)
 # Test-only: a private Secret Service (daemon/test/vault-keyring.test.ts skips without it), and
 # chromium for the dashboard's browser tests (e2e/test/dashboard.test.ts; also what `svc desktop`
 # opens where no Electron is installed).

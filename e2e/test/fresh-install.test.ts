@@ -4,7 +4,7 @@
  * wrappers run from any directory; a command whose build is missing says what to run.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,4 +103,27 @@ describe('a fresh clone', () => {
       expect(r.stderr).toContain(`not built yet; build it with: npm run build --prefix ${checkout}\n`);
     }
   });
+
+  // Debian's nats-server is /usr/sbin/nats-server, and a normal user's PATH has no /usr/sbin
+  const USER_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
+  it.skipIf(!existsSync('/usr/sbin/nats-server') || USER_PATH.some((d) => existsSync(join(d, 'nats-server'))))(
+    'setup, with nats-server installed in /usr/sbin off PATH, takes it as installed (the relay finds it there)',
+    async () => {
+      const checkout = temp('svc-setup-path-');
+      mkdirSync(join(checkout, 'scripts'));
+      copyFileSync(join(ROOT, 'scripts', 'setup.sh'), join(checkout, 'scripts', 'setup.sh'));
+      // an apt-get that only notes what it was asked for
+      const bin = temp('svc-setup-bin-');
+      const asked = join(bin, 'apt-get-asked');
+      writeFileSync(join(bin, 'apt-get'), `#!/bin/sh\necho "$@" >> '${asked}'\nexit 1\n`);
+      chmodSync(join(bin, 'apt-get'), 0o755);
+      // (it goes on to npm ci, which fails in this bare copy: only what comes before matters)
+      const r = await run('bash', [join(checkout, 'scripts', 'setup.sh')], {
+        cwd: tmpdir(),
+        env: { HOME: checkout, PATH: [bin, ...USER_PATH].join(':') },
+      });
+      expect(r.stderr).not.toContain('nats-server');
+      expect(existsSync(asked) ? readFileSync(asked, 'utf8') : '').not.toContain('nats-server');
+    },
+  );
 });

@@ -120,6 +120,7 @@ function startBus(config: RelayConfig, logger: Logger, now: () => number): Promi
     tenants: config.tenants,
     logger: subsystem(logger, 'relay:bus'),
     natsUrl: config.nats.url,
+    natsServerBin: config.nats.serverBin,
     ownPorts: [config.port],
     operatorSeedFile: config.nats.operatorSeedFile,
     systemCredsFile: config.nats.systemCredsFile,

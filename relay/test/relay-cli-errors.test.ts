@@ -1,6 +1,7 @@
 /** svc-relay's failures as an operator sees them: one line with a stable code, exit 2 for a usage error. */
+import { join } from 'node:path';
 import { tempDir } from '@svc/test-harness';
-import { runRelayCli } from '@svc/test-harness/relay-process';
+import { runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { describe, expect, it } from 'vitest';
 
 describe('svc-relay usage errors', () => {
@@ -45,15 +46,24 @@ describe('svc-relay usage errors', () => {
 });
 
 describe('svc-relay runtime failures carry a code', () => {
-  it('no nats-server on PATH is dependency_missing', async () => {
+  it('no nats-server where it is looked for is dependency_missing', async () => {
     const r = await runRelayCli(['dev', '--listen', '127.0.0.1:0'], {
       SVC_RELAY_DATA_DIR: tempDir('svc-relay-nonats-'),
-      PATH: tempDir('svc-relay-empty-path-'),
+      SVC_RELAY_NATS_SERVER_BIN: join(tempDir('svc-relay-nonats-bin-'), 'nats-server'),
     });
     expect(r.code).toBe(1);
     // the log lines before it are the relay's; the failure is the last line
     expect(r.stderr.trimEnd().split('\n').at(-1)).toMatch(
-      /^svc-relay: error: nats-server not found: install it with .* \(dependency_missing\)$/,
+      /^svc-relay: error: nats-server not found \(on PATH, nor in \/usr\/sbin\): install it with .* \(dependency_missing\)$/,
     );
   });
+
+  it("a normal user's PATH (no /usr/sbin) still finds Debian's nats-server", async () => {
+    const relay = await spawnRelay({ command: 'dev', env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
+    try {
+      expect((await fetch(`${relay.url}/readyz`)).status).toBe(200);
+    } finally {
+      await relay.stop();
+    }
+  }, 60_000);
 });

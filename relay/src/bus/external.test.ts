@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
@@ -7,6 +7,7 @@ import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/trans
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Bus, findFreePort, NATS_SERVER_NOT_FOUND, writeNatsServerConfig } from './index.js';
+import { resolveNatsServerBin } from './managed-server.js';
 
 const logger = pino({ level: 'silent' });
 const dirs: string[] = [];
@@ -168,16 +169,13 @@ describe('missing nats-server binary', () => {
       Bus.start({ dataDir, tenants: [], logger, natsServerBin: join(dataDir, 'no-such-nats-server') }),
     ).rejects.toThrow(NATS_SERVER_NOT_FOUND);
 
-    const savedPath = process.env.PATH;
-    process.env.PATH = dataDir; // a PATH without nats-server
-    try {
-      const err = await Bus.start({ dataDir, tenants: [], logger }).catch((e: unknown) => e);
-      expect((err as Error).message).toBe(
-        'nats-server not found: install it with `sudo apt-get install nats-server` or set SVC_RELAY_NATS_URL',
-      );
-    } finally {
-      process.env.PATH = savedPath;
-    }
+    // by name: PATH, then Debian's /usr/sbin (a normal user's PATH lacks it)
+    await expect(resolveNatsServerBin('nats-server', dataDir, join(dataDir, 'not-here'))).rejects.toThrow(
+      'nats-server not found (on PATH, nor in /usr/sbin): install it with `sudo apt-get install nats-server`, point SVC_RELAY_NATS_SERVER_BIN at it, or set SVC_RELAY_NATS_URL',
+    );
+    const debian = join(dataDir, 'sbin-nats-server');
+    await writeFile(debian, '#!/bin/sh\n', { mode: 0o755 });
+    expect(await resolveNatsServerBin('nats-server', dataDir, debian)).toBe(debian);
     await expect(stat(join(dataDir, 'nats'))).rejects.toThrow();
   });
 });

@@ -9,16 +9,29 @@ import type { Logger } from 'pino';
 import { isRunning, type ProcessIdentity, parentPid, processIdentity } from './process-identity.js';
 
 export const NATS_SERVER_NOT_FOUND =
-  'nats-server not found: install it with `sudo apt-get install nats-server` or set SVC_RELAY_NATS_URL';
+  'nats-server not found (on PATH, nor in /usr/sbin): install it with `sudo apt-get install nats-server`, point SVC_RELAY_NATS_SERVER_BIN at it, or set SVC_RELAY_NATS_URL';
 
-/** Finds the nats-server executable the way a shell would, or throws the one-line actionable error. */
-export async function resolveNatsServerBin(bin: string, pathEnv = process.env.PATH ?? ''): Promise<string> {
+/** Where Debian's package installs it: not on a normal user's PATH, which lacks /usr/sbin. */
+export const DEBIAN_NATS_SERVER = '/usr/sbin/nats-server';
+
+/**
+ * Finds the nats-server executable the way a shell would, then where Debian's package puts
+ * it, or throws the one-line actionable error.
+ */
+export async function resolveNatsServerBin(
+  bin: string,
+  pathEnv = process.env.PATH ?? '',
+  fallback = DEBIAN_NATS_SERVER,
+): Promise<string> {
   const candidates = bin.includes('/')
     ? [bin]
-    : pathEnv
-        .split(delimiter)
-        .filter(isAbsolute)
-        .map((d) => join(d, bin));
+    : [
+        ...pathEnv
+          .split(delimiter)
+          .filter(isAbsolute)
+          .map((d) => join(d, bin)),
+        ...(bin === 'nats-server' ? [fallback] : []),
+      ];
   for (const file of candidates) {
     try {
       await access(file, constants.X_OK);

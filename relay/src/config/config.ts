@@ -29,6 +29,8 @@ export interface RelayConfig {
   defaultTenant: string;
   nats: {
     url: string | undefined;
+    /** Managed mode: the nats-server to run (a name looked up on PATH, then Debian's /usr/sbin, or a path). */
+    serverBin: string;
     operatorSeedFile: string | undefined;
     systemCredsFile: string | undefined;
     /**
@@ -322,6 +324,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
     defaultTenant: tenants[0] as string,
     nats: {
       url: s.SVC_RELAY_NATS_URL,
+      serverBin: s.SVC_RELAY_NATS_SERVER_BIN ?? 'nats-server',
       operatorSeedFile: s.SVC_RELAY_NATS_OPERATOR_SEED_FILE,
       systemCredsFile: s.SVC_RELAY_NATS_SYSTEM_CREDS_FILE,
       streamReplicas: streamReplicasFrom(s),

@@ -14,6 +14,7 @@ export const SETTINGS = [
   'SVC_RELAY_TENANTS',
   'SVC_RELAY_LEDGER_DSN_FILE',
   'SVC_RELAY_NATS_URL',
+  'SVC_RELAY_NATS_SERVER_BIN',
   'SVC_RELAY_NATS_OPERATOR_SEED_FILE',
   'SVC_RELAY_NATS_SYSTEM_CREDS_FILE',
   // scale-out: JetStream replicas of each tenant stream (docs/scale-out.md)
