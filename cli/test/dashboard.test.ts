@@ -82,6 +82,15 @@ describe('svc dashboard', () => {
       });
       expect(missing.code).toBe(0); // the link is printed; the owner opens it
       expect(missing.stderr).toContain('open the link yourself');
+      // xdg-open on a machine without a display or a browser: it exits at once with an error
+      const noDisplay = join(dir, 'xdg-open');
+      writeFileSync(noDisplay, '#!/bin/sh\necho "xdg-open: no method available for opening \'$1\'" >&2\nexit 3\n');
+      chmodSync(noDisplay, 0o755);
+      const headless = await svc(['dashboard', '--json'], { link, env: { SVC_BROWSER: noDisplay, SVC_HOME: dir } });
+      expect(headless.code).toBe(0);
+      expect(JSON.parse(headless.stdout)).toMatchObject({ browser: 'failed' });
+      expect(headless.stderr).toContain('it exited at once (code 3)');
+      expect(headless.stderr).toContain('open the link yourself');
     });
   });
 });

@@ -79,6 +79,15 @@ describe('daemon ↔ real relay', () => {
     expect(await a.client.listDeployments()).toEqual([]);
   });
 
+  it('a code for a deployment not trusted yet is refused with the fetch command to run, its URL filled in', async () => {
+    await expect(a.client.register({ enrollment_code: await grant('early') })).rejects.toMatchObject({
+      code: 'unknown_deployment',
+      message: expect.stringContaining(
+        `first run \`svc deployment fetch --url ${relay.url} --trust TRUST_BUNDLE_FILE\` with the trust bundle the operator gave you`,
+      ),
+    });
+  });
+
   it('fetches and trusts the deployment with its bundle', async () => {
     const info = await a.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
     expect(info).toMatchObject({ name: 'dev', api_url: relay.url, tenants: ['acme'] });

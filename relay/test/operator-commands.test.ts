@@ -72,6 +72,10 @@ describe('svc-relay grant and agent revoke, from another directory', () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/^svce1\.\S+\n$/);
     expect(text.stderr).toContain(`register --enrollment-grant ${text.stdout.trim()}`);
+    // and the fetch a machine needs first, with the relay's URL and the trust bundle's path
+    expect(text.stderr).toContain(
+      `deployment fetch --url ${relay.url} --trust ${join(relay.dataDir, 'deployment', 'trust-bundle.json')}\n`,
+    );
     // an agent id the grant route would refuse is refused here too (it could never sign in)
     for (const id of ['sp ace/..', 'we\nird', 'x'.repeat(257)]) {
       const bad = await relayCli(

@@ -223,6 +223,23 @@ describe('svc tui frames', () => {
     expect(f).toContain('⚠ bob connecting: the relay does not answer (connect ECONNREFUSED)');
   });
 
+  it('--as takes an agent number too; an agent that is not here is said in a red line, not dropped', async () => {
+    const { source, data } = fakeSource();
+    data.status = {
+      ...status,
+      agents: status.agents.map((a) => (a.name === 'carol' ? { ...a, agent_number: '1002' } : a)),
+    };
+    ui = render(createElement(Dashboard, { source, agent: '1002', size: { columns: 110, rows: 30 } }));
+    let f = await frame((f) => f.includes('presence: online'), 'the dashboard');
+    expect(f).toMatch(/● carol\s+offline/);
+    expect(f).not.toContain('no local agent');
+    ui.unmount();
+    ui = render(createElement(Dashboard, { source, agent: 'dave', size: { columns: 110, rows: 30 } }));
+    f = await frame((f) => f.includes('hello bob'), 'the first agent');
+    expect(f).toMatch(/● bob\s+connected/);
+    expect(f).toContain('⚠ no local agent dave; showing bob (svc agent list names them)');
+  });
+
   it('Tab moves between panes, j/k and arrows move, Enter opens a conversation, Esc goes back', async () => {
     const { source, data } = fakeSource();
     ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));

@@ -216,6 +216,11 @@ function DaemonDown(props: { home: string; reason: string; width: number }) {
  */
 function warnings(view: AgentView): string[] {
   const out: string[] = [];
+  if (view.missing !== undefined) {
+    out.push(
+      `⚠ no local agent ${view.missing}${view.agent ? `; showing ${view.agent}` : ''} (svc agent list names them)`,
+    );
+  }
   const me = view.status.agents.find((a) => a.name === view.agent);
   if (me?.session === 'refused') out.push(`⚠ ${refusedAdviceShort(me.name)}`);
   else if (me?.session_error) out.push(`⚠ ${me.name} ${me.session}: ${me.session_error}`);

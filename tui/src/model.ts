@@ -31,6 +31,8 @@ export interface AgentView {
   deployments: DeploymentInfo[];
   /** the agent shown (local name); undefined when there is none */
   agent?: string;
+  /** the agent asked for (--as, SVC_AGENT) when no local agent has that name or number */
+  missing?: string;
   inbox: ArchivedMessage[];
   conversations: ConversationSummary[];
   trust?: TrustStatus;
@@ -58,8 +60,12 @@ export async function loadSnapshot(source: Source, wanted?: string, withProfile 
     throw err;
   }
   const deployments = await deploymentsAsked;
-  const agent = status.agents.find((a) => a.name === wanted)?.name ?? status.agents[0]?.name;
-  if (agent === undefined) return { daemon: 'up', status, deployments, inbox: [], conversations: [] };
+  // --as takes a name or a number, as every command does; one that is not here is said, not dropped
+  const found =
+    wanted === undefined ? undefined : status.agents.find((a) => a.name === wanted || a.agent_number === wanted);
+  const missing = wanted !== undefined && !found ? { missing: wanted } : {};
+  const agent = found?.name ?? status.agents[0]?.name;
+  if (agent === undefined) return { daemon: 'up', status, deployments, inbox: [], conversations: [], ...missing };
   const [inbox, conversations, trust, profile] = await Promise.all([
     source.inbox(agent, { source: 'local', verified: true }),
     source.conversations(agent, { limit: 100, verified: true }),
@@ -71,6 +77,7 @@ export async function loadSnapshot(source: Source, wanted?: string, withProfile 
     status,
     deployments,
     agent,
+    ...missing,
     inbox,
     conversations,
     trust,

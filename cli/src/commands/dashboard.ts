@@ -16,7 +16,6 @@ import {
   electronBinary,
   findOnPath,
   launchFile,
-  start,
   startWatched,
   unstartable,
 } from '../launch.js';
@@ -76,7 +75,8 @@ export function dashboardCommand(app: App): Command {
     if (o.browser) {
       const { command } = browserPlan('', run.env);
       try {
-        await start(browserPlan(launchFile(launch.url, join(run.app.home, 'run')), run.env), run.env);
+        // watched: xdg-open without a display or a browser exits at once with an error
+        await startWatched(browserPlan(launchFile(launch.url, join(run.app.home, 'run')), run.env), run.env);
         browser = 'opened';
       } catch (err) {
         browser = 'failed';
@@ -136,7 +136,7 @@ export function desktopCommand(app: App): Command {
       join(run.app.home, 'desktop', 'chromium-profile'),
       run.env.SVC_DESKTOP_BROWSER_FLAGS,
     );
-    let child: Awaited<ReturnType<typeof start>>;
+    let child: Awaited<ReturnType<typeof startWatched>>;
     try {
       const problem = unstartable(chromium, run.env.PATH);
       if (problem) throw new Error(problem);

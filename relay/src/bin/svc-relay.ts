@@ -292,8 +292,17 @@ function program(): Command {
           // the code alone on stdout, so that CODE=$(svc-relay grant …) is the code
           out(flags, grant, grant.enrollment_code);
           if (!flags.json) {
+            // a machine that does not trust the deployment yet needs its trust bundle first
+            const svc = commandFor('svc');
+            const bundle = shellQuote(deploymentPaths(config.dataDir).trustBundle);
             process.stderr.write(
-              `\nRegister with: ${commandFor('svc')} register --enrollment-grant ${grant.enrollment_code}\n`,
+              [
+                '',
+                'Register with (the first line once per machine, with this trust bundle):',
+                `  ${svc} deployment fetch --url ${config.publicUrl} --trust ${bundle}`,
+                `  ${svc} register --enrollment-grant ${grant.enrollment_code}`,
+                '',
+              ].join('\n'),
             );
           }
         } finally {

@@ -34,17 +34,20 @@ export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
     const input = request.body;
     let deploymentName = input.deployment;
     if (deploymentName === undefined) {
-      let deploymentId: string;
+      let bindings: { deployment_id: string; api_url: string };
       try {
-        deploymentId = parseEnrollmentCode(input.enrollment_code).bindings.deployment_id;
+        bindings = parseEnrollmentCode(input.enrollment_code).bindings;
       } catch (err) {
         throw new DaemonError('validation_failed', (err as Error).message);
       }
+      const deploymentId = bindings.deployment_id;
       const found = ctx.deployments.store.byDeploymentId(deploymentId);
       if (!found) {
+        // the command in full: the relay's URL is in the code (the bundle, from the operator, vouches for it)
+        const url = /^https?:\/\/[^\s'"`$\\]+$/.test(bindings.api_url) ? bindings.api_url : 'URL';
         throw new DaemonError(
           'unknown_deployment',
-          `The code is for deployment ${deploymentId}, which is not trusted here; run \`svc deployment fetch\` first.`,
+          `The code is for deployment ${deploymentId}, which is not trusted here; first run \`svc deployment fetch --url ${url} --trust TRUST_BUNDLE_FILE\` with the trust bundle the operator gave you, then register again.`,
         );
       }
       deploymentName = found.name;
