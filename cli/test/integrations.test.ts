@@ -221,6 +221,23 @@ describe('svc codex setup', () => {
     expect(config.mcp_servers['svc-alice']!.command).toBe(join(process.cwd(), 'opt', 'svc'));
   });
 
+  it('--binary svc (a bare name) is looked up on PATH, not taken for ./svc', async () => {
+    const withSvc = homesWithSvc();
+    mkdirSync(join(withSvc.env.HOME, '.codex'));
+    const r = await svc(['codex', 'setup', '--agent', 'alice', '--binary', 'svc'], { env: withSvc.env, link: link() });
+    expect(r.code, r.stderr).toBe(0);
+    const config = parse(readFileSync(withSvc.codex, 'utf8')) as { mcp_servers: Record<string, { command: string }> };
+    expect(config.mcp_servers['svc-alice']!.command).toBe(join(withSvc.env.PATH as string, 'svc'));
+    const without = homes();
+    const refused = await svc(['codex', 'setup', '--agent', 'alice', '--binary', 'svc'], {
+      env: without.env,
+      link: link(),
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('No `svc` on PATH');
+    expect(existsSync(without.codex)).toBe(false);
+  });
+
   it('adds svc mcp for the agent, keeps everything else, and is idempotent', async () => {
     const h = homesWithSvc();
     mkdirSync(join(h.env.HOME, '.codex'));

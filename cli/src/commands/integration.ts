@@ -23,12 +23,20 @@ import { action, withJson } from '../options.js';
 export const HOST_A = 'claude';
 export const HOST_B = 'codex';
 
-/** --binary, else the `svc` found on PATH: what the host will run. */
+/**
+ * --binary, else the `svc` found on PATH: what the host will run, as an absolute path. A
+ * bare name (`--binary svc`) is looked up on PATH as a shell would, not taken for a file in
+ * the current directory.
+ */
 async function svcBinary(run: Run, explicit: string | undefined): Promise<string> {
-  if (explicit) return resolve(explicit);
-  const found = await onPath('svc', run.env);
+  if (explicit?.includes('/')) return resolve(explicit);
+  const name = explicit ?? 'svc';
+  const found = await onPath(name, run.env);
   if (!found) {
-    throw new CliError('binary_not_found', 'No `svc` on PATH; pass the path of the svc binary with --binary PATH.');
+    throw new CliError(
+      'binary_not_found',
+      `No \`${name}\` on PATH; pass the path of the svc binary with --binary PATH.`,
+    );
   }
   return resolve(found);
 }
@@ -53,7 +61,10 @@ export function integrationCommands(app: App): Command[] {
   );
   action(app, install, async (run) => {
     const binary = run.opts<{ binary?: string }>().binary;
-    const r = await installStatusLine(claudeTarget(run.env, app.home), binary ? resolve(binary) : undefined);
+    const r = await installStatusLine(
+      claudeTarget(run.env, app.home),
+      binary ? await svcBinary(run, binary) : undefined,
+    );
     run.out(
       `Installed the svc status line in ${r.settings}: ${r.command}\n${
         r.prior_command
