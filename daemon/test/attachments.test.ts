@@ -345,7 +345,10 @@ describe('attachments from a hostile relay', () => {
       clearInterval(sample);
       proxy.blobAnswers.delete(d.blob_id);
     }
-    expect(peak - base).toBeLessThan(size / 4);
+    // Holding the blob would put at least `size` in buffers; streaming keeps a few
+    // chunks live, but collected-later garbage grows under a loaded machine (46 MiB once in
+    // CI), so the bound is half the blob, not a quarter.
+    expect(peak - base).toBeLessThan(size / 2);
     expect(readdirSync(dir)).toEqual([]);
   }, 60_000);
 });
