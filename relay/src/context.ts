@@ -23,7 +23,16 @@ export interface AdminVerifier {
 /** What the relay's services use of the message bus (the managed or external NATS). */
 export type RelayBus = Pick<
   Bus,
-  'tenantConnection' | 'revokeUsers' | 'mintUserCreds' | 'leafUrl' | 'health' | 'close' | 'blobQuota' | 'streamReplicas'
+  | 'tenantConnection'
+  | 'revokeUsers'
+  | 'mintUserCreds'
+  | 'publishUplink'
+  | 'mintUplinkCreds'
+  | 'leafUrl'
+  | 'health'
+  | 'close'
+  | 'blobQuota'
+  | 'streamReplicas'
 >;
 
 /** The parts that need no other service: what the services themselves are built from. */

@@ -7,11 +7,11 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { freePort } from '@svc/test-harness';
-import { call, sealFor, sourceClaimBody, type TestAgent } from '@svc/test-harness/agent-client';
+import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus } from '../src/bus/index.js';
-import { type EdgeServer, startEdgeServer } from './helpers/edge-nats.js';
+import { type EdgeServer, startEdgeFor } from './helpers/edge-nats.js';
 
 let relay: BusRelay;
 let bob: TestAgent;
@@ -22,21 +22,10 @@ let edgeA: NatsConnection;
 let edgeB: NatsConnection;
 
 async function edgeFor(agent: TestAgent, name: string): Promise<NatsConnection> {
-  const identity = await relay.enroll(name, undefined, ['nats-relay']);
-  const body = sourceClaimBody(agent, identity.number);
-  expect((await call(relay.url, 'POST', '/api/v1/sources', body, identity.auth)).status).toBe(200);
-  const creds = await call<{ creds: string; leaf_url: string; inbox_prefix: string }>(
-    relay.url,
-    'POST',
-    '/api/v1/nats/issue-leaf-creds',
-    {},
-    identity.auth,
-  );
-  const server = await startEdgeServer(creds.body.leaf_url, creds.body.creds);
-  edges.push(server);
-  const nc = await server.connect(creds.body.inbox_prefix);
-  clients.push(nc);
-  return nc;
+  const edge = await startEdgeFor(relay, name, [agent]);
+  edges.push(edge.server);
+  clients.push(edge.client);
+  return edge.client;
 }
 
 /** Sends through the relay, retrying while the relay's bus comes back. */

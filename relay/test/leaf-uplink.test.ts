@@ -2,8 +2,11 @@
  * Leaf uplinks: relay-uplink/v1 credentials only for a nats-relay identity; a real edge
  * nats-server joins the hub as a leaf node with them and pulls its named source across
  * the link (JetStream domain hub); nothing else of the hub's JetStream API is reachable;
- * rotation revokes the old user and the edge comes back with the new file.
+ * rotation revokes the old user and the edge comes back with the new file; a released source
+ * is out of its reach at once; revoking the uplink identity cuts its link.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import type { UplinkCreds as Creds } from '@svc/shared';
@@ -11,6 +14,8 @@ import { freePort } from '@svc/test-harness';
 import { call, sealFor, sourceClaimBody, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Bus } from '../src/bus/index.js';
+import { cleanupIncarnation } from '../src/services/revocation.js';
 import { type EdgeServer, startEdgeServer } from './helpers/edge-nats.js';
 
 let relay: BusRelay;
@@ -20,6 +25,8 @@ let bob: TestAgent;
 let edge: TestAgent;
 let edgeServer: EdgeServer | undefined;
 let edgeClient: NatsConnection | undefined;
+/** the edge identity's row id: its uplink account is derived from it */
+let edgeRow: string;
 
 const issue = (who: TestAgent) => call<Creds>(relay.url, 'POST', '/api/v1/nats/issue-leaf-creds', {}, who.auth);
 
@@ -42,12 +49,39 @@ async function pullOne(nc: NatsConnection, durable: string): Promise<string> {
   throw new Error('no message crossed the leaf link');
 }
 
+/**
+ * Leaf node connections of the edge's uplink account as the hub counts them, once they are
+ * `expected` (a reconnect or a cut takes a moment), or as they are after 5 s.
+ */
+async function leafConnections(who: TestAgent, expected: number): Promise<number> {
+  const bus = relay.relay.context.bus as Bus;
+  const account = await bus.uplinkAccount(who.tenantId, edgeRow);
+  const sys = await connect({
+    servers: bus.clientUrl,
+    authenticator: credsAuthenticator(readFileSync(join(relay.dataDir, 'nats', 'keys', 'system-user.creds'))),
+  });
+  try {
+    let n = -1;
+    for (let attempt = 0; attempt < 50 && n !== expected; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 100));
+      const info = (await sys.request(`$SYS.REQ.ACCOUNT.${account}.INFO`, '')).json<{
+        data?: { leafnode_connections?: number };
+      }>();
+      n = info.data?.leafnode_connections ?? 0;
+    }
+    return n;
+  } finally {
+    await sys.close();
+  }
+}
+
 beforeAll(async () => {
   leafPort = await freePort();
   relay = await inProcessBusRelay({ SVC_RELAY_LEAF_LISTEN: `127.0.0.1:${leafPort}` });
   alice = await relay.enroll('alice');
   bob = await relay.enroll('bob');
   edge = await relay.enroll('edge-1', undefined, ['nats-relay']);
+  edgeRow = (await relay.relay.context.ledger.activeAgent(edge.tenantId, edge.agentId))?.id ?? '';
 }, 30_000);
 
 afterAll(async () => {
@@ -138,5 +172,33 @@ describe('POST /api/v1/nats/issue-leaf-creds', () => {
     expect(await pullOne(edgeClient, 'src_bob')).toMatch(new RegExp(`^${env.header.message_id}:bob:`));
     const again = await issue(edge);
     expect(again.body.revoked_users).toBe(1);
+    edgeServer.writeCreds(again.body.creds);
+    expect(await leafConnections(edge, 1)).toBe(1);
+  }, 30_000);
+
+  it('a released source is out of reach of the edge at once, with the creds it holds', async () => {
+    if (!edgeClient) throw new Error('needs the edge of the previous test');
+    expect((await call(relay.url, 'DELETE', `/api/v1/sources/${bob.number}`, undefined, edge.auth)).status).toBe(204);
+    // another machine claims bob: his consumer has the same name again
+    const other = await relay.enroll('edge-2', undefined, ['nats-relay']);
+    const claim = await call(relay.url, 'POST', '/api/v1/sources', sourceClaimBody(bob, other.number), other.auth);
+    expect(claim.status).toBe(200);
+    const sent = sealFor(alice, bob, 'for the machine that streams bob now');
+    expect((await call(relay.url, 'POST', '/api/v1/messages', { envelopes: [sent] }, alice.auth)).status).toBe(202);
+    // the edge's creds still name src_bob, but its uplink account no longer imports it
+    const jsm = await jetstreamManager(edgeClient, { domain: 'hub', timeout: 1000, checkAPI: false });
+    await expect(jsm.consumers.info('SVC_MSGS', 'src_bob')).rejects.toThrow();
+    // nothing of the new consumer went to it
+    const hub = await jetstreamManager(await relay.relay.context.bus.tenantConnection(alice.tenantId));
+    expect((await hub.consumers.info('SVC_MSGS', 'src_bob')).delivered.consumer_seq).toBe(0);
+  }, 30_000);
+
+  it("revoking the uplink identity cuts the edge's leaf link", async () => {
+    expect(await leafConnections(edge, 1)).toBe(1);
+    const ctx = relay.relay.context;
+    const revoked = await ctx.ledger.revokeAgent(edge.tenantId, edge.agentId, ctx.now());
+    if (!revoked) throw new Error('the edge identity is active');
+    await cleanupIncarnation(ctx, revoked);
+    expect(await leafConnections(edge, 0)).toBe(0);
   }, 30_000);
 });

@@ -57,6 +57,8 @@ const busDown: RelayBus = {
   tenantConnection: down,
   revokeUsers: down,
   mintUserCreds: down,
+  publishUplink: down,
+  mintUplinkCreds: down,
   leafUrl: undefined,
   health: async () => ({ ok: false, detail: 'no message bus' }),
   close: async () => undefined,

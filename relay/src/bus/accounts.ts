@@ -2,9 +2,10 @@ import { readFile } from 'node:fs/promises';
 import type { KeyPair } from '@nats-io/nkeys';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import { credsFile, tenantAccountJwt, type UserClaims, userJwt } from './jwts.js';
-import { loadOrCreateSeed, writeSecretFile } from './keys.js';
-import { type NatsLayout, tenantFiles } from './layout.js';
+import { credsFile, tenantAccountJwt, type UserClaims, uplinkAccountJwt, userJwt } from './jwts.js';
+import { deriveAccountKey, loadOrCreateSeed, writeSecretFile } from './keys.js';
+import { type NatsLayout, tenantFiles, uplinkFiles } from './layout.js';
+import { sourceExports, uplinkImports } from './sources.js';
 import { listAccounts, lookupAccountJwt, pushAccountJwt } from './system-client.js';
 
 export interface TenantKeys {
@@ -57,9 +58,30 @@ export interface TenantAccountsOptions {
 }
 
 /**
+ * One account the relay issues: where its state (revocations, expiries) lives and the keys
+ * its users are signed with. The tenant's account, or an edge's uplink account.
+ */
+interface AccountRef {
+  /** work on one account is serialized under this key */
+  key: string;
+  /** the account JWT's name */
+  name: string;
+  /** for errors and logs */
+  label: string;
+  stateFile: string;
+  accountPub: string;
+  signing: KeyPair;
+}
+
+/**
  * Tenant accounts: keys on disk, account JWTs issued with the operator signing key
  * and pushed to the full resolver, users signed locally with the account signing key.
- * Work on one tenant is serialized so that two revocations never overwrite each other.
+ * Work on one account is serialized so that two revocations never overwrite each other.
+ *
+ * Each edge machine (an uplink identity) has an account of its own besides: its leaf node
+ * connects there, and reaches its named sources through service imports from the tenant
+ * account (see SOURCE_SERVICES). Its keys are derived from the tenant account's seed and
+ * the edge's id, so every relay instance signs for the same one.
  */
 export class TenantAccounts {
   readonly #opts: TenantAccountsOptions;
@@ -88,84 +110,189 @@ export class TenantAccounts {
     return { account, accountPub: account.getPublicKey(), signing, relayUser };
   }
 
+  async #tenantRef(tenantId: string): Promise<AccountRef> {
+    const keys = await this.keys(tenantId);
+    return {
+      key: tenantId,
+      name: tenantId,
+      label: `tenant ${tenantId}`,
+      stateFile: tenantFiles(this.#opts.layout, tenantId).stateFile,
+      accountPub: keys.accountPub,
+      signing: keys.signing,
+    };
+  }
+
+  async #uplinkRef(tenantId: string, edgeId: string): Promise<AccountRef> {
+    const files = uplinkFiles(this.#opts.layout, tenantId, edgeId);
+    const tenant = await this.keys(tenantId);
+    const account = deriveAccountKey(tenant.account, `uplink-account:${edgeId}`);
+    return {
+      key: `${tenantId}/uplink/${edgeId}`,
+      name: `${tenantId}/uplink/${edgeId}`,
+      label: `uplink ${edgeId} of tenant ${tenantId}`,
+      stateFile: files.stateFile,
+      accountPub: account.getPublicKey(),
+      signing: deriveAccountKey(tenant.account, `uplink-signing:${edgeId}`),
+    };
+  }
+
+  /** The public key of the edge's uplink account. */
+  async uplinkAccount(tenantId: string, edgeId: string): Promise<string> {
+    return (await this.#uplinkRef(tenantId, edgeId)).accountPub;
+  }
+
   #nowSeconds(): number {
     return Math.floor((this.#opts.now ?? Date.now)() / 1000);
   }
 
-  async #writeState(tenantId: string, state: TenantState): Promise<void> {
-    await writeSecretFile(tenantFiles(this.#opts.layout, tenantId).stateFile, `${JSON.stringify(state, null, 2)}\n`);
+  async #writeState(ref: AccountRef, state: TenantState): Promise<void> {
+    await writeSecretFile(ref.stateFile, `${JSON.stringify(state, null, 2)}\n`);
   }
 
   /** Issues the tenant's account JWT from its keys and saved state and pushes it. */
-  publish(tenantId: string): Promise<void> {
-    return this.#serialized(tenantId, async () => {
-      const state = await this.#readState(tenantId);
-      if (pruneExpired(state, this.#nowSeconds())) await this.#writeState(tenantId, state);
-      await this.#push(tenantId, state);
-    });
+  async publish(tenantId: string): Promise<void> {
+    const ref = await this.#tenantRef(tenantId);
+    await this.#publish(ref, this.#tenantJwt(tenantId));
   }
 
   /** Adds users to the account's revocation list (persisted first, so a retry keeps them) and pushes it. */
-  revoke(tenantId: string, userPublicKeys: string[]): Promise<void> {
-    for (const key of userPublicKeys) {
-      if (!/^U[A-Z2-7]{55}$/.test(key)) throw new Error(`not a NATS user public key: "${key}"`);
-    }
-    return this.#serialized(tenantId, async () => {
-      const state = await this.#readState(tenantId);
-      // A revocation covers user JWTs issued at or before this second.
-      const now = this.#nowSeconds();
-      for (const key of userPublicKeys) state.revocations[key] = now;
-      // after adding: a user that expired already needs no revocation either
-      pruneExpired(state, now);
-      await this.#writeState(tenantId, state);
-      await this.#push(tenantId, state);
-      this.#opts.logger.info({ tenant: tenantId, users: userPublicKeys }, 'bus: users revoked');
-    });
+  async revoke(tenantId: string, userPublicKeys: string[]): Promise<void> {
+    checkUserKeys(userPublicKeys);
+    const ref = await this.#tenantRef(tenantId);
+    await this.#revoke(ref, userPublicKeys, this.#tenantJwt(tenantId));
   }
 
   async mintUser(tenantId: string, user: KeyPair, claims: UserClaims): Promise<string> {
-    const keys = await this.keys(tenantId);
-    if (claims.expiresInSeconds === undefined) {
-      return credsFile(await userJwt(user, keys.accountPub, keys.signing, claims), user);
-    }
-    const exp = this.#nowSeconds() + claims.expiresInSeconds;
-    // its expiry is recorded before the creds exist, so a revocation of it can be pruned later
-    await this.#serialized(tenantId, async () => {
-      const state = await this.#readState(tenantId);
-      state.expires[user.getPublicKey()] = exp;
-      await this.#writeState(tenantId, state);
-    });
-    return credsFile(await userJwt(user, keys.accountPub, keys.signing, { ...claims, expiresAt: exp }), user);
+    return this.#mint(await this.#tenantRef(tenantId), user, claims);
   }
 
-  async #push(tenantId: string, state: TenantState): Promise<void> {
-    const keys = await this.keys(tenantId);
-    for (let attempt = 1; ; attempt++) {
-      if (this.#opts.shared) {
-        const held = await this.#serverRevocations(keys.accountPub);
-        if (mergeRevocations(state.revocations, held)) {
-          await writeSecretFile(
-            tenantFiles(this.#opts.layout, tenantId).stateFile,
-            `${JSON.stringify(state, null, 2)}\n`,
-          );
-        }
-      }
-      const jwt = await tenantAccountJwt(
+  /**
+   * Issues the edge's uplink account JWT importing exactly `durables` (its named sources)
+   * and pushes it, revoking `revoke` (users of the edge) on the way. A user is revoked in the
+   * account it was minted in: the uplink account, or the tenant account for an uplink user
+   * of an older relay. One neither state knows has expired already (its record was pruned)
+   * unless another relay instance minted it (a shared NATS): then it is revoked in both.
+   */
+  async publishUplink(
+    tenantId: string,
+    edgeId: string,
+    durables: readonly string[],
+    revoke: string[] = [],
+  ): Promise<void> {
+    checkUserKeys(revoke);
+    const tenant = await this.#tenantRef(tenantId);
+    const ref = await this.#uplinkRef(tenantId, edgeId);
+    const jwt = this.#uplinkJwt(tenantId, ref, durables);
+    const inUplink = await this.#serialized(ref.key, async () => (await this.#readState(ref)).expires);
+    const inTenant = await this.#serialized(tenant.key, async () => (await this.#readState(tenant)).expires);
+    const unknown = (k: string) => this.#opts.shared === true && inUplink[k] === undefined && inTenant[k] === undefined;
+    const here = revoke.filter((k) => inUplink[k] !== undefined || unknown(k));
+    const there = revoke.filter((k) => inTenant[k] !== undefined || unknown(k));
+    if (here.length > 0) await this.#revoke(ref, here, jwt);
+    else await this.#publish(ref, jwt);
+    if (there.length > 0) await this.#revoke(tenant, there, this.#tenantJwt(tenantId));
+  }
+
+  /** A user of the edge's uplink account (the account must be published first). */
+  async mintUplinkUser(tenantId: string, edgeId: string, user: KeyPair, claims: UserClaims): Promise<string> {
+    return this.#mint(await this.#uplinkRef(tenantId, edgeId), user, claims);
+  }
+
+  #tenantJwt(tenantId: string): (revocations: Record<string, number>) => Promise<string> {
+    return async (revocations) => {
+      const keys = await this.keys(tenantId);
+      return tenantAccountJwt(
         {
           name: tenantId,
           accountPub: keys.accountPub,
           signingPub: keys.signing.getPublicKey(),
           consumers: this.#opts.consumers,
           diskStorage: this.#opts.diskStorage,
-          revocations: state.revocations,
+          revocations,
+          exports: sourceExports(),
         },
         this.#opts.operatorSigning,
       );
-      await pushAccountJwt(this.#opts.system(), jwt, `tenant ${tenantId}`, this.#opts.requestTimeoutMs);
+    };
+  }
+
+  #uplinkJwt(
+    tenantId: string,
+    ref: AccountRef,
+    durables: readonly string[],
+  ): (revocations: Record<string, number>) => Promise<string> {
+    return async (revocations) => {
+      const keys = await this.keys(tenantId);
+      return uplinkAccountJwt(
+        {
+          name: ref.name,
+          accountPub: ref.accountPub,
+          signingPub: ref.signing.getPublicKey(),
+          tenantAccount: keys.account,
+          imports: uplinkImports(durables),
+          revocations,
+        },
+        this.#opts.operatorSigning,
+      );
+    };
+  }
+
+  #publish(ref: AccountRef, jwt: (revocations: Record<string, number>) => Promise<string>): Promise<void> {
+    return this.#serialized(ref.key, async () => {
+      const state = await this.#readState(ref);
+      if (pruneExpired(state, this.#nowSeconds())) await this.#writeState(ref, state);
+      await this.#push(ref, state, jwt);
+    });
+  }
+
+  #revoke(
+    ref: AccountRef,
+    userPublicKeys: string[],
+    jwt: (revocations: Record<string, number>) => Promise<string>,
+  ): Promise<void> {
+    return this.#serialized(ref.key, async () => {
+      const state = await this.#readState(ref);
+      // A revocation covers user JWTs issued at or before this second.
+      const now = this.#nowSeconds();
+      for (const key of userPublicKeys) state.revocations[key] = now;
+      // after adding: a user that expired already needs no revocation either
+      pruneExpired(state, now);
+      await this.#writeState(ref, state);
+      await this.#push(ref, state, jwt);
+      this.#opts.logger.info({ account: ref.label, users: userPublicKeys }, 'bus: users revoked');
+    });
+  }
+
+  async #mint(ref: AccountRef, user: KeyPair, claims: UserClaims): Promise<string> {
+    if (claims.expiresInSeconds === undefined) {
+      return credsFile(await userJwt(user, ref.accountPub, ref.signing, claims), user);
+    }
+    const exp = this.#nowSeconds() + claims.expiresInSeconds;
+    // its expiry is recorded before the creds exist, so a revocation of it can be pruned later
+    await this.#serialized(ref.key, async () => {
+      const state = await this.#readState(ref);
+      state.expires[user.getPublicKey()] = exp;
+      await this.#writeState(ref, state);
+    });
+    return credsFile(await userJwt(user, ref.accountPub, ref.signing, { ...claims, expiresAt: exp }), user);
+  }
+
+  async #push(
+    ref: AccountRef,
+    state: TenantState,
+    jwtOf: (revocations: Record<string, number>) => Promise<string>,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.#opts.shared) {
+        const held = await this.#serverRevocations(ref.accountPub);
+        if (mergeRevocations(state.revocations, held)) await this.#writeState(ref, state);
+      }
+      const jwt = await jwtOf(state.revocations);
+      await pushAccountJwt(this.#opts.system(), jwt, ref.label, this.#opts.requestTimeoutMs);
       if (!this.#opts.shared || attempt >= PUSH_ATTEMPTS) return;
       // Another instance may have pushed its own list at the same moment: last push wins,
       // so check ours is there and push the union again if not.
-      const after = await this.#serverRevocations(keys.accountPub);
+      const after = await this.#serverRevocations(ref.accountPub);
       if (Object.entries(state.revocations).every(([k, at]) => (after[k] ?? -1) >= at)) return;
     }
   }
@@ -185,11 +312,9 @@ export class TenantAccounts {
     return jwt ? revocationsOf(jwt) : {};
   }
 
-  async #readState(tenantId: string): Promise<TenantState> {
+  async #readState(ref: AccountRef): Promise<TenantState> {
     try {
-      const parsed = JSON.parse(await readFile(tenantFiles(this.#opts.layout, tenantId).stateFile, 'utf8')) as
-        | Partial<TenantState>
-        | undefined;
+      const parsed = JSON.parse(await readFile(ref.stateFile, 'utf8')) as Partial<TenantState> | undefined;
       return { revocations: { ...(parsed?.revocations ?? {}) }, expires: { ...(parsed?.expires ?? {}) } };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { revocations: {}, expires: {} };
@@ -197,15 +322,21 @@ export class TenantAccounts {
     }
   }
 
-  #serialized<T>(tenantId: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.#queues.get(tenantId) ?? Promise.resolve();
+  #serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.#queues.get(key) ?? Promise.resolve();
     const next = prev.then(fn);
     const settled = next.catch(() => undefined);
-    this.#queues.set(tenantId, settled);
+    this.#queues.set(key, settled);
     void settled.then(() => {
-      if (this.#queues.get(tenantId) === settled) this.#queues.delete(tenantId);
+      if (this.#queues.get(key) === settled) this.#queues.delete(key);
     });
     return next;
+  }
+}
+
+function checkUserKeys(userPublicKeys: readonly string[]): void {
+  for (const key of userPublicKeys) {
+    if (!/^U[A-Z2-7]{55}$/.test(key)) throw new Error(`not a NATS user public key: "${key}"`);
   }
 }
 

@@ -336,6 +336,45 @@ export class Bus {
     await this.#accounts.revoke(tenantId, userPublicKeys);
   }
 
+  /**
+   * Issues and pushes the uplink account of an edge (`edgeId`: its identity's row id): its
+   * leaf node connects there and reaches exactly `durables`, its named sources, through
+   * imports from the tenant account; nothing else of the tenant account. `revoke`: users of
+   * the edge revoked with the same push (their connections are cut at once). Throws if the
+   * push is not confirmed.
+   */
+  async publishUplink(
+    tenantId: string,
+    edgeId: string,
+    durables: readonly string[],
+    revoke: string[] = [],
+  ): Promise<void> {
+    assertTenantId(tenantId);
+    this.#assertOpen();
+    // the tenant account's exports first: the imports name them
+    await this.#publishAccount(tenantId);
+    await this.#accounts.publishUplink(tenantId, edgeId, durables, revoke);
+  }
+
+  /** Mints a user of the edge's uplink account (publish the account first). */
+  async mintUplinkCreds(
+    tenantId: string,
+    edgeId: string,
+    opts: MintUserOptions,
+  ): Promise<{ creds: string; publicKey: string }> {
+    assertTenantId(tenantId);
+    this.#assertOpen();
+    const user = createUser();
+    const creds = await this.#accounts.mintUplinkUser(tenantId, edgeId, user, opts);
+    return { creds, publicKey: user.getPublicKey() };
+  }
+
+  /** The public key of the edge's uplink account. */
+  uplinkAccount(tenantId: string, edgeId: string): Promise<string> {
+    assertTenantId(tenantId);
+    return this.#accounts.uplinkAccount(tenantId, edgeId);
+  }
+
   /** A quick round trip to the server over the system connection. */
   async health(): Promise<{ ok: boolean; detail?: string }> {
     if (this.#closing) return { ok: false, detail: 'bus closed' };

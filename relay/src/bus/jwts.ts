@@ -1,14 +1,18 @@
 import {
   type Account,
+  type Export,
   encodeAccount,
+  encodeActivation,
   encodeOperator,
   encodeUser,
   fmtCreds,
+  type Import,
   type OperatorLimits,
   type RevocationList,
   type User,
 } from '@nats-io/jwt';
 import type { KeyPair } from '@nats-io/nkeys';
+import type { UplinkImport } from './sources.js';
 
 /** Consumers allowed per tenant (the server counts the JWT's `consumer` limit per stream). */
 export const DEFAULT_TENANT_CONSUMERS = 1024;
@@ -76,6 +80,14 @@ export async function systemAccountJwt(systemAccount: KeyPair, operatorSigning: 
   return encodeAccount('SYS', systemAccount.getPublicKey(), account, { signer: operatorSigning });
 }
 
+/**
+ * An edge's uplink account holds nothing but its imports: no JetStream, no client
+ * connections (its users connect as leaf nodes), no exports.
+ */
+export function uplinkAccountLimits(): Required<Omit<OperatorLimits, 'tiered_limits'>> {
+  return { ...systemAccountLimits(), conn: 0, exports: 0 };
+}
+
 export interface TenantAccountClaims {
   name: string;
   accountPub: string;
@@ -84,6 +96,8 @@ export interface TenantAccountClaims {
   /** Bytes of file storage for the whole account; -1 = no limit. */
   diskStorage?: number;
   revocations: RevocationList;
+  /** what it exports: its sources' services (sourceExports) */
+  exports: Export[];
 }
 
 export async function tenantAccountJwt(claims: TenantAccountClaims, operatorSigning: KeyPair): Promise<string> {
@@ -91,8 +105,48 @@ export async function tenantAccountJwt(claims: TenantAccountClaims, operatorSign
     limits: tenantAccountLimits(claims.consumers, claims.diskStorage),
     signing_keys: [claims.signingPub],
     revocations: claims.revocations,
-    exports: [],
+    exports: claims.exports,
     imports: [],
+  };
+  return encodeAccount(claims.name, claims.accountPub, account, { signer: operatorSigning });
+}
+
+export interface UplinkAccountClaims {
+  name: string;
+  accountPub: string;
+  signingPub: string;
+  /** the tenant account that exports the sources, and signs the activations */
+  tenantAccount: KeyPair;
+  imports: UplinkImport[];
+  revocations: RevocationList;
+}
+
+export async function uplinkAccountJwt(claims: UplinkAccountClaims, operatorSigning: KeyPair): Promise<string> {
+  const tenantPub = claims.tenantAccount.getPublicKey();
+  const imports: Import[] = [];
+  const mappings: Record<string, Array<{ subject: string; weight: number }>> = {};
+  for (const im of claims.imports) {
+    const token = await encodeActivation(im.subject, claims.accountPub, claims.tenantAccount, 'service', {
+      subject: im.subject,
+    });
+    imports.push({
+      name: im.local,
+      subject: im.subject,
+      local_subject: im.local,
+      account: tenantPub,
+      token,
+      type: 'service',
+    });
+    if (im.shield) mappings[im.local] = [{ subject: im.local, weight: 100 }];
+  }
+  // `mappings` (the account's subject mappings) is not in the library's Account type
+  const account: Partial<Account> & { mappings: typeof mappings } = {
+    limits: uplinkAccountLimits(),
+    signing_keys: [claims.signingPub],
+    revocations: claims.revocations,
+    exports: [],
+    imports,
+    mappings,
   };
   return encodeAccount(claims.name, claims.accountPub, account, { signer: operatorSigning });
 }

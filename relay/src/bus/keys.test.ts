@@ -1,8 +1,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createAccount, fromSeed } from '@nats-io/nkeys';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadOrCreateSeed } from './keys.js';
+import { deriveAccountKey, loadOrCreateSeed } from './keys.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -20,5 +21,17 @@ describe('loadOrCreateSeed', () => {
     expect((await readFile(file, 'utf8')).trim()).toBe(new TextDecoder().decode(keys[0]?.getSeed()));
     // and a later start loads it
     expect((await loadOrCreateSeed(file, 'account')).getPublicKey()).toBe([...publics][0]);
+  });
+});
+
+describe('deriveAccountKey', () => {
+  it('derives the same account key from the same seed and label, and another from another', () => {
+    const secret = createAccount();
+    const a = deriveAccountKey(secret, 'edge-row-1');
+    expect(a.getPublicKey()).toMatch(/^A[A-Z2-7]{55}$/);
+    expect(new TextDecoder().decode(a.getSeed())).toMatch(/^SA[A-Z2-7]{56}$/);
+    expect(deriveAccountKey(fromSeed(secret.getSeed()), 'edge-row-1').getPublicKey()).toBe(a.getPublicKey());
+    expect(deriveAccountKey(secret, 'edge-row-2').getPublicKey()).not.toBe(a.getPublicKey());
+    expect(deriveAccountKey(createAccount(), 'edge-row-1').getPublicKey()).not.toBe(a.getPublicKey());
   });
 });

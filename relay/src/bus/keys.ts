@@ -1,7 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { createAccount, createOperator, createUser, fromSeed, type KeyPair } from '@nats-io/nkeys';
+import { createAccount, createOperator, createUser, fromSeed, type KeyPair, Prefix } from '@nats-io/nkeys';
+// the seed encoder (prefix, checksum, base32), not on the package's entry point
+import { Codec } from '@nats-io/nkeys/lib/codec.js';
 
 export type KeyKind = 'operator' | 'account' | 'user';
 
@@ -77,4 +79,14 @@ export async function loadOrCreateSeed(file: string, kind: KeyKind): Promise<Key
 
 export function seedString(kp: KeyPair): string {
   return new TextDecoder().decode(kp.getSeed());
+}
+
+/**
+ * An account key derived from a secret seed and a label (HMAC-SHA256): every relay instance
+ * holding the same seed derives the same account, so nothing new needs to be shared or
+ * stored for it.
+ */
+export function deriveAccountKey(secret: KeyPair, label: string): KeyPair {
+  const raw = createHmac('sha256', secret.getSeed()).update(`svc-derived-account/v1\0${label}`).digest();
+  return fromSeed(Codec.encodeSeed(Prefix.Account, raw));
 }

@@ -73,3 +73,17 @@ export function tenantFiles(layout: NatsLayout, tenantId: string): TenantFiles {
     stateFile: join(dir, 'state.json'),
   };
 }
+
+export interface UplinkFiles {
+  /** revocations and expiries of the edge's uplink account (its keys are derived, never stored) */
+  stateFile: string;
+}
+
+// Edge ids (agent row ids) become file names.
+const EDGE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The files of an edge's uplink account, under its tenant's directory. */
+export function uplinkFiles(layout: NatsLayout, tenantId: string, edgeId: string): UplinkFiles {
+  if (!EDGE_ID.test(edgeId)) throw new Error(`invalid edge id "${edgeId}"`);
+  return { stateFile: join(tenantFiles(layout, tenantId).dir, 'uplinks', `${edgeId}.json`) };
+}

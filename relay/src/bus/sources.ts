@@ -4,6 +4,7 @@
  * source pulls from it across its leaf link (JetStream domain `hub`).
  */
 import { AckPolicy, DeliverPolicy, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
+import type { Export } from '@nats-io/jwt';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { JETSTREAM_DOMAIN } from './server-config.js';
 import { MSGS_STREAM } from './streams.js';
@@ -41,6 +42,89 @@ export function uplinkSubjects(edgeNumber: string, durables: readonly string[]):
       `$JS.ACK.${MSGS_STREAM}.${d}.>`,
     ]),
   ];
+}
+
+/**
+ * What a source's consumer offers an edge, as services the tenant account exports and an
+ * edge's uplink account imports (see uplinkImports): pull the next messages, read the
+ * consumer's info, acknowledge. Each is importable only with an activation the tenant
+ * account signs for one uplink account and one durable.
+ *
+ * Why another account at all: a pull's reply subject is where the consumer delivers, and
+ * nothing in nats-server checks it against the puller's permissions. Inside the tenant
+ * account an edge could name `msg.<agent>` (the stream stores what it delivers again) or
+ * another edge's inbox. Across a service import the server gives the request a reply of its
+ * own (`_R_.…`) that leads back into the importing account, so whatever an edge names, the
+ * hub delivers only into the edge's own account.
+ */
+export interface SourceService {
+  /** the subject in the tenant account; `*` stands for the durable */
+  subject: string;
+  /** the subject the edge publishes to, and the uplink account imports it under */
+  local: string;
+  /**
+   * The hub adds JetStream domain mappings to every account a leaf node binds to,
+   * `$JS.hub.API.CONSUMER.>` to `$JS.API.CONSUMER.>` among them, and every account imports
+   * the system account's `$JS.API.>`, which answers "JetStream not enabled" for one without
+   * JetStream (as the uplink account is), before the import's answer. The uplink account
+   * maps such a subject to itself: its own mappings come first, so the domain mapping never
+   * takes it.
+   */
+  shield: boolean;
+  /** MSG.NEXT answers with many messages (the batch, heartbeats, a final status) */
+  responseType: 'Singleton' | 'Stream';
+}
+
+export const SOURCE_SERVICES: readonly SourceService[] = [
+  {
+    subject: `$JS.API.CONSUMER.MSG.NEXT.${MSGS_STREAM}.*`,
+    local: `$JS.${JETSTREAM_DOMAIN}.API.CONSUMER.MSG.NEXT.${MSGS_STREAM}.*`,
+    shield: true,
+    responseType: 'Stream',
+  },
+  {
+    subject: `$JS.API.CONSUMER.INFO.${MSGS_STREAM}.*`,
+    local: `$JS.${JETSTREAM_DOMAIN}.API.CONSUMER.INFO.${MSGS_STREAM}.*`,
+    shield: true,
+    responseType: 'Singleton',
+  },
+  // the reply subject of a pulled message; nats-server passes `$JS.ACK.` replies through a
+  // service import unchanged (so that cross-account pulls can ack) and the edge acks there
+  {
+    subject: `$JS.ACK.${MSGS_STREAM}.*.>`,
+    local: `$JS.ACK.${MSGS_STREAM}.*.>`,
+    shield: false,
+    responseType: 'Singleton',
+  },
+];
+
+/** The tenant account's source services, each importable only with the tenant's activation. */
+export function sourceExports(): Export[] {
+  return SOURCE_SERVICES.map((s) => ({
+    name: s.subject,
+    subject: s.subject,
+    type: 'service',
+    token_req: true,
+    response_type: s.responseType,
+  }));
+}
+
+/** A service the tenant account exports, imported by an uplink account under `local`. */
+export interface UplinkImport {
+  subject: string;
+  local: string;
+  shield: boolean;
+}
+
+/** The imports an edge's uplink account holds for its sources, and nothing else. */
+export function uplinkImports(durables: readonly string[]): UplinkImport[] {
+  return durables.flatMap((d) =>
+    SOURCE_SERVICES.map((s) => ({
+      subject: s.subject.replace('*', d),
+      local: s.local.replace('*', d),
+      shield: s.shield,
+    })),
+  );
 }
 
 /** Consumers the tenant account holds on all its streams (what the account ceiling counts). */

@@ -152,6 +152,17 @@ const POSITIVE_ONLY = new Set<keyof RelayLimits>([
   'leafCredsTtlSeconds',
 ]);
 
+/**
+ * Upper bounds, with why. An edge's uplink account JWT carries three imports, each with an
+ * activation, per source it holds (7.6 KB with a 128-character agent number; 968 KB at 128
+ * sources) and is pushed to nats-server as one message, within its 1 MB max_payload; the
+ * rest is left for the account's revocation list.
+ */
+export const SOURCES_PER_EDGE_MAX = 120;
+const MAXIMUM: Partial<Record<keyof RelayLimits, { max: number; why: string }>> = {
+  sourcesPerEdge: { max: SOURCES_PER_EDGE_MAX, why: "an edge's uplink account must fit one NATS message" },
+};
+
 function trustedProxiesFrom(raw: string | undefined): string[] {
   const list = (raw ?? '')
     .split(',')
@@ -207,6 +218,8 @@ function limitsFrom(s: RawSettings): RelayLimits {
     if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min) {
       fail(`${name} must be an integer ≥ ${min}${min === 0 ? ' (0 = no limit)' : ''} (got "${raw}")`);
     }
+    const cap = MAXIMUM[key];
+    if (cap && n > cap.max) fail(`${name} must be at most ${cap.max}: ${cap.why} (got "${raw}")`);
     limits[key] = n;
   }
   return limits;

@@ -58,6 +58,11 @@ describe('rate limit and quota settings', () => {
     expect(() => buildConfig({ SVC_RELAY_BLOB_MAX_BYTES: '0' })).toThrow(
       /SVC_RELAY_BLOB_MAX_BYTES must be an integer ≥ 1/,
     );
+    // an edge's uplink account JWT must fit one NATS message (uplink-accounts.test.ts measures it)
+    expect(buildConfig({ SVC_RELAY_SOURCES_PER_EDGE: '120' }).limits.sourcesPerEdge).toBe(120);
+    expect(() => buildConfig({ SVC_RELAY_SOURCES_PER_EDGE: '121' })).toThrow(
+      /SVC_RELAY_SOURCES_PER_EDGE must be at most 120/,
+    );
     // a consumer cap of 0 would deny every consumer
     expect(() => buildConfig({ SVC_RELAY_TENANT_MAX_CONSUMERS: '0' })).toThrow(/≥ 1/);
     expect(() => buildConfig({ SVC_RELAY_LEAF_LISTEN: 'nowhere' })).toThrow(/SVC_RELAY_LEAF_LISTEN must be host:port/);

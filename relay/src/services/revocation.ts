@@ -1,6 +1,6 @@
 /**
  * Revocation of an agent incarnation and the cleanup it needs on the bus: its NATS
- * users are revoked in the tenant account JWT and its undelivered envelopes (sealed
+ * users (an edge's uplink users) are revoked in their account JWT and its undelivered envelopes (sealed
  * to keys that are now dead) are purged. Cleanup that cannot finish stays pending;
  * re-enrollment of the same agent id waits for it (503 revocation_unavailable).
  */
@@ -22,8 +22,13 @@ export async function cleanupIncarnation(ctx: Ctx, row: AgentRow): Promise<void>
   try {
     const users = await ctx.ledger.busUsersOf(row.id);
     if (users.length > 0) {
-      await bus.revokeUsers(
+      // the only users minted for an incarnation are an edge's uplink users, in its uplink
+      // account (which imports nothing now: its sources were released above); one minted by
+      // an older relay, in the tenant account, is revoked there as well
+      await bus.publishUplink(
         row.tenant_id,
+        row.id,
+        await ctx.stores.sources.durablesOfEdge(row.id),
         users.map((u) => u.public_key),
       );
       await ctx.ledger.markBusUsersRevoked(row.id, ctx.now());
