@@ -132,16 +132,22 @@ export function claimSource(
   });
 }
 
+/**
+ * Takes `gone` out of the edge's uplink account: done before their consumers are deleted,
+ * because once one is gone another edge may claim the agent, and its consumer has the same name.
+ */
+async function withdrawFromUplink(ctx: Ctx, tenantId: string, edgeRow: string, gone: ReadonlySet<string>) {
+  const rest = (await ctx.stores.sources.durablesOfEdge(edgeRow)).filter((d) => !gone.has(d));
+  await ctx.bus.publishUplink(tenantId, edgeRow, rest);
+}
+
 /** Releases the edge's source of `agent`: the consumer is deleted, then the row released. */
 export function releaseSource(ctx: Ctx, edge: AgentRow, agentNumber: string): Promise<void> {
   return serialized(ctx, edge.tenant_id, async () => {
     const held = await ctx.stores.sources.activeByDurable(edge.tenant_id, sourceDurable(agentNumber));
     if (!held || held.edge_row !== edge.id) throw new SvcError('not_found', 'This edge holds no such named source.');
     const nc = await busCall('tenant connection', () => ctx.bus.tenantConnection(edge.tenant_id));
-    // the edge's uplink account stops importing it first: once the consumer is gone, another
-    // edge may claim the agent, and its consumer has the same name
-    const rest = (await ctx.stores.sources.durablesOfEdge(edge.id)).filter((d) => d !== held.durable);
-    await busCall('uplink account', () => ctx.bus.publishUplink(edge.tenant_id, edge.id, rest));
+    await busCall('uplink account', () => withdrawFromUplink(ctx, edge.tenant_id, edge.id, new Set([held.durable])));
     await busCall('delete consumer', () => deleteSourceConsumer(nc, held.durable, BUS_TIMEOUT_MS));
     await ctx.stores.sources.release(held.id, ctx.now());
     ctx.logger.info({ tenant_id: edge.tenant_id, edge: edge.agent_id, durable: held.durable }, 'named source released');
@@ -159,12 +165,9 @@ export function releaseSourcesOf(ctx: Ctx, row: AgentRow): Promise<number> {
     if (sources.length === 0) return 0;
     try {
       const nc = await ctx.bus.tenantConnection(row.tenant_id);
-      // the edges' uplink accounts stop importing them first (as in releaseSource)
       const gone = new Set(sources.map((s) => s.durable));
-      for (const edgeRow of new Set(sources.map((s) => s.edge_row))) {
-        const rest = (await ctx.stores.sources.durablesOfEdge(edgeRow)).filter((d) => !gone.has(d));
-        await ctx.bus.publishUplink(row.tenant_id, edgeRow, rest);
-      }
+      for (const edgeRow of new Set(sources.map((s) => s.edge_row)))
+        await withdrawFromUplink(ctx, row.tenant_id, edgeRow, gone);
       for (const s of sources) {
         await deleteSourceConsumer(nc, s.durable, BUS_TIMEOUT_MS);
         await ctx.stores.sources.release(s.id, ctx.now());
