@@ -76,9 +76,9 @@ export async function buildApp(ctx: RelayContext, opts: { requestTimeoutMs?: num
     if (ctx.messaging.closing.aborted) void reply.header('connection', 'close');
   });
   installAuthRateLimits(app, ctx);
-  // Every API route needs the ledger; when it cannot answer, say so up front (503 ledger_closed).
+  // Every API route needs the ledger; when it is closed, say so up front (503 ledger_closed).
   app.addHook('onRequest', async (request) => {
-    if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') await ctx.ledger.ping();
+    if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') ctx.ledger.assertOpen();
   });
 
   await app.register(swagger, {

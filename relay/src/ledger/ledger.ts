@@ -6,7 +6,7 @@
  * is spent by one conditional UPDATE, so two relay instances on one PostgreSQL cannot
  * both spend it. Store failures surface as ledger_closed.
  */
-import type { Capability } from '@svc/shared';
+import { type Capability, SvcError } from '@svc/shared';
 import { type LedgerLocation, migrate, openSql } from './database.js';
 import type { Sql, SqlDatabase } from './sql.js';
 
@@ -105,9 +105,18 @@ export class Ledger {
     return this.sql.dialect === 'postgres' ? ' FOR UPDATE' : '';
   }
 
-  /** A cheap query that proves the store answers. */
+  /** A cheap query that proves the store answers (readiness). */
   async ping(): Promise<void> {
     await this.sql.get('SELECT 1');
+  }
+
+  /**
+   * Throws ledger_closed when the ledger is closed, without a query: what every API request
+   * checks first. A store that fails while open fails the request's own first query with
+   * the same code; a query per request only to find that out cost PostgreSQL a round trip.
+   */
+  assertOpen(): void {
+    if (!this.sql.isOpen) throw new SvcError('ledger_closed', undefined, { detail: 'the ledger is closed' });
   }
 
   // grants
