@@ -305,7 +305,12 @@ export class Bus {
       await this.#publishAccount(tenantId);
       const keys = await this.#accounts.keys(tenantId);
       const creds = await this.#accounts.mintUser(tenantId, keys.relayUser, { name: `svc-relay@${tenantId}` });
-      const nc = await connectWithCreds(this.clientUrl, creds, `svc-relay:${tenantId}`, { timeoutMs: this.#timeoutMs });
+      // No echo: nothing here listens for its own publishes (its inbox events, published
+      // for the other instances, came back to it only to be dropped).
+      const nc = await connectWithCreds(this.clientUrl, creds, `svc-relay:${tenantId}`, {
+        timeoutMs: this.#timeoutMs,
+        noEcho: true,
+      });
       void nc.closed().then((err) => {
         // A closed connection is not reused: the next caller opens a fresh one.
         this.#conns.delete(tenantId);

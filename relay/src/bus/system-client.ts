@@ -17,7 +17,7 @@ export async function connectWithCreds(
   url: string,
   creds: string,
   name: string,
-  extra: { reconnect?: boolean; timeoutMs?: number } = {},
+  extra: { reconnect?: boolean; timeoutMs?: number; noEcho?: boolean } = {},
 ): Promise<NatsConnection> {
   return connect({
     // A cluster is given as a comma-separated list: the client tries each and fails over.
@@ -32,6 +32,7 @@ export async function connectWithCreds(
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
     timeout: extra.timeoutMs ?? 2000,
+    noEcho: extra.noEcho ?? false,
   });
 }
 
