@@ -169,7 +169,17 @@ const COUNTED_INSERT = `WITH created AS (${JSON_INSERT.keepOwn} RETURNING recipi
   SELECT count(*) AS n FROM created`;
 
 /** Changes to recipients' pending totals (PostgreSQL, migration 010): recipient row → count and bytes to add. */
-type TotalsChange = Map<string, { count: number; bytes: number }>;
+export type TotalsChange = Map<string, { count: number; bytes: number }>;
+
+function addChange(change: TotalsChange, recipientRow: string, count: number, bytes: number): void {
+  const t = change.get(recipientRow) ?? { count: 0, bytes: 0 };
+  t.count += count;
+  t.bytes += bytes;
+  change.set(recipientRow, t);
+}
+
+const negated = (change: TotalsChange): TotalsChange =>
+  new Map([...change].map(([row, t]) => [row, { count: -t.count, bytes: -t.bytes }]));
 
 /** Adds (or, negative, takes out) each recipient's change to its pending totals, in recipient order. */
 async function addToTotals(q: Sql, change: TotalsChange): Promise<void> {
@@ -359,12 +369,7 @@ export class MessageStore {
     if (hooks.length > 0) await this.#webhooks.queueMany(tx, hooks);
     if (this.#totalsKept) {
       const change: TotalsChange = new Map();
-      for (const r of created) {
-        const t = change.get(r.recipient_row) ?? { count: 0, bytes: 0 };
-        t.count++;
-        t.bytes += r.size;
-        change.set(r.recipient_row, t);
-      }
+      for (const r of created) addChange(change, r.recipient_row, 1, r.size);
       await addToTotals(tx, change);
     }
     return ignored;
@@ -391,6 +396,43 @@ export class MessageStore {
         [row.tenant_id, row.sender_row, row.message_id, row.recipient_number, now],
       );
       return true;
+    });
+  }
+
+  /**
+   * Marks pending envelopes done, with no receipt, because their stream copies are gone
+   * (the stream's max age): nobody can read them any more, and as pending rows they would
+   * hold their recipient's quota and stop a reader's pages for good. Returns, per
+   * recipient, the count and bytes this marked (rows done already are left as they are).
+   */
+  expire(rows: ReadonlyArray<Pick<EnvelopeRow, 'recipient_row' | 'message_id'>>, now: number): Promise<TotalsChange> {
+    return this.#sql.transaction(async (tx) => {
+      const change: TotalsChange = new Map();
+      for (const r of rows) {
+        const done = await tx.all<{ size: number }>(
+          'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND message_id = ? AND acked_at IS NULL RETURNING size',
+          [now, r.recipient_row, r.message_id],
+        );
+        for (const d of done) addChange(change, r.recipient_row, 1, Number(d.size));
+      }
+      if (this.#totalsKept) await addToTotals(tx, negated(change));
+      return change;
+    });
+  }
+
+  /**
+   * `expire` for every pending envelope of the recipient accepted before `cutoff` (older
+   * than the stream keeps anything). Returns the count and bytes it marked.
+   */
+  expireAcceptedBefore(recipientRow: string, cutoff: number, now: number): Promise<{ count: number; bytes: number }> {
+    return this.#sql.transaction(async (tx) => {
+      const done = await tx.all<{ size: number }>(
+        'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND acked_at IS NULL AND accepted_at < ? RETURNING size',
+        [now, recipientRow, cutoff],
+      );
+      const t = { count: done.length, bytes: done.reduce((sum, d) => sum + Number(d.size), 0) };
+      if (this.#totalsKept && t.count > 0) await addToTotals(tx, negated(new Map([[recipientRow, t]])));
+      return t;
     });
   }
 

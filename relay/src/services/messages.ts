@@ -18,6 +18,7 @@ import {
   type SendResponse,
   SvcError,
 } from '@svc/shared';
+import { STREAM_MAX_AGE_MS } from '../bus/index.js';
 import type { RelayBase } from '../context.js';
 import { RateLimitedError, TokenBuckets } from '../http/rate-limit.js';
 import type { AgentRow } from '../ledger/ledger.js';
@@ -28,6 +29,7 @@ import {
   type IgnoredRow,
   type MessageStore,
   type Recipient,
+  type TotalsChange,
 } from '../ledger/messages.js';
 import type { LedgerStores } from '../ledger/stores.js';
 import { type PublishAck, PublishRefusedError } from '../messages/acked-publisher.js';
@@ -88,6 +90,13 @@ interface Outgoing extends PublishItem {
   result: SendResponse['results'][number];
 }
 
+/** How often a full recipient's envelopes are checked against the stream's age limit. */
+const AGED_CHECK_EVERY_MS = 60_000;
+/** Recipients whose last check is remembered (the oldest forgotten first). */
+const AGED_CHECKED_MAX = 10_000;
+/** An envelope is past the stream's age limit this long after it, whatever the clocks of relay and nats-server say. */
+const AGED_MARGIN_MS = 60 * 60 * 1000;
+
 /**
  * Envelopes just accepted for followed recipients, so a waiting reader gets them without a
  * round trip to the stream.
@@ -110,6 +119,8 @@ export class Messaging {
   /** Quotas: envelopes a recipient may hold pending, envelopes a sender may send per second. */
   readonly #pendingTotals: PendingTotals;
   readonly #sendRate: TokenBuckets;
+  /** When each full recipient was last checked for envelopes past the stream's age limit. */
+  readonly #agedChecked = new Map<string, number>();
 
   constructor(ctx: RelayBase) {
     this.#ctx = ctx;
@@ -345,6 +356,13 @@ export class Messaging {
       return await this.#reserveAll(toPublish);
     } catch (err) {
       if (!isFull(err)) throw err;
+      if (await this.#expireAged(sender.tenant_id, toPublish)) {
+        try {
+          return await this.#reserveAll(toPublish);
+        } catch (again) {
+          if (!isFull(again)) throw again;
+        }
+      }
       let known = 0;
       for (let i = toPublish.length - 1; i >= 0; i--) {
         const p = toPublish[i] as Outgoing;
@@ -528,11 +546,16 @@ export class Messaging {
       .catch((err: Error) => this.#ctx.logger.warn({ err: err.message, seq }, 'could not delete an unrecorded copy'));
   }
 
-  async #load(rows: EnvelopeRow[]): Promise<PendingItem[]> {
+  /** The rows' envelopes, read from the stream; `gone`: the rows whose copies the stream no longer holds (its max age). */
+  async #load(rows: EnvelopeRow[]): Promise<{ items: PendingItem[]; gone: EnvelopeRow[] }> {
+    const gone: EnvelopeRow[] = [];
     const items = await Promise.all(
       rows.map(async (r): Promise<PendingItem | undefined> => {
         const data = this.#recent.get(r.tenant_id, r.stream_seq) ?? (await this.#inbox.get(r.tenant_id, r.stream_seq));
-        if (!data) return undefined; // expired from the stream (max age)
+        if (!data) {
+          gone.push(r);
+          return undefined;
+        }
         return {
           cursor: r.stream_seq,
           message_id: r.message_id,
@@ -545,7 +568,60 @@ export class Messaging {
         };
       }),
     );
-    return items.filter((i): i is PendingItem => i !== undefined);
+    return { items: items.filter((i): i is PendingItem => i !== undefined), gone };
+  }
+
+  /**
+   * Marks done one reader's rows whose envelopes are gone from the stream, so that they no
+   * longer hold its quota nor fill its pages. True when any was marked; best-effort (a
+   * ledger failure leaves them for the next read).
+   */
+  async #expire(agent: AgentRow, rows: EnvelopeRow[]): Promise<boolean> {
+    if (rows.length === 0) return false;
+    return this.#markedDone(agent.tenant_id, () => this.store.expire(rows, this.#ctx.now()));
+  }
+
+  /**
+   * A full inbox may be full of envelopes the stream no longer holds (older than its max
+   * age, never read): their rows are marked done, at most once a minute per recipient.
+   * True when any was.
+   */
+  async #expireAged(tenantId: string, toPublish: Outgoing[]): Promise<boolean> {
+    const now = this.#ctx.now();
+    let any = false;
+    for (const row of new Set(toPublish.map((p) => p.recipient.id))) {
+      if ((this.#agedChecked.get(row) ?? Number.NEGATIVE_INFINITY) > now - AGED_CHECK_EVERY_MS) continue;
+      this.#agedChecked.delete(row);
+      this.#agedChecked.set(row, now);
+      if (this.#agedChecked.size > AGED_CHECKED_MAX)
+        this.#agedChecked.delete(this.#agedChecked.keys().next().value as string);
+      const cutoff = now - STREAM_MAX_AGE_MS - AGED_MARGIN_MS;
+      if (
+        await this.#markedDone(tenantId, async () => {
+          const t = await this.store.expireAcceptedBefore(row, cutoff, now);
+          return new Map(t.count > 0 ? [[row, t]] : []);
+        })
+      )
+        any = true;
+    }
+    return any;
+  }
+
+  /** Runs a ledger change that marked envelopes done, and tells the quotas and the other instances. */
+  async #markedDone(tenantId: string, mark: () => Promise<TotalsChange>): Promise<boolean> {
+    let change: TotalsChange;
+    try {
+      change = await mark();
+    } catch (err) {
+      this.#ctx.logger.warn({ err: (err as Error).message }, 'could not mark expired envelopes done');
+      return false;
+    }
+    if (change.size === 0) return false;
+    for (const [row, t] of change) this.#pendingTotals.acknowledged(row, t.count, t.bytes);
+    this.#announce(tenantId, 'acked', [...change.keys()]);
+    const envelopes = [...change.values()].reduce((n, t) => n + t.count, 0);
+    this.#ctx.logger.info({ envelopes }, 'envelopes past the stream age limit marked done');
+    return true;
   }
 
   /**
@@ -587,9 +663,9 @@ export class Messaging {
       const page = byteBudget(found.slice(0, opts.limit), opts.maxBytes);
       const more = found.length > page.length;
       if (found.length > 0 || Date.now() >= deadline || opts.signal?.aborted) {
-        let envelopes: PendingItem[];
+        let loaded: { items: PendingItem[]; gone: EnvelopeRow[] };
         try {
-          envelopes = await this.#load(page);
+          loaded = await this.#load(page);
         } catch (err) {
           throw new SvcError('bus_unavailable', undefined, { detail: (err as Error).message, cause: err });
         }
@@ -597,7 +673,10 @@ export class Messaging {
           for (const r of page) window.add(r.stream_seq, readAt);
           if (full) window.fullRead(readAt, seen, complete && !more);
         }
-        return { envelopes, more };
+        // a page of envelopes the stream no longer holds: marked done, the next rows are read at once
+        const expired = await this.#expire(agent, loaded.gone);
+        if (expired && loaded.items.length === 0 && more && !opts.signal?.aborted) continue;
+        return { envelopes: loaded.items, more };
       }
       if (window && full) window.fullRead(readAt, seen, complete);
       const untilFull = window ? Math.max(0, window.fullReadIn(Date.now())) : Number.POSITIVE_INFINITY;
