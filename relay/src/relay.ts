@@ -190,7 +190,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       ...base,
       messaging: new Messaging(base),
       keys: new KeyService(base),
-      blobs: new BlobStore(bus),
+      blobs: new BlobStore(bus, { released: (id) => base.stores.blobUsage.release(id) }),
     };
     const app = await buildApp(context, { requestTimeoutMs: overrides.requestTimeoutMs });
     await app.ready();

@@ -241,6 +241,11 @@ export const ERROR_CATALOG = {
     status: 507,
     message: "The tenant's message storage is full; retry later, and the operator should raise the tenant's quota.",
   },
+  agent_blob_quota_full: {
+    status: 507,
+    message:
+      'You hold as many attachment bytes on the relay as one agent may; retry once your recipients have fetched and acknowledged earlier attachments.',
+  },
 
   // dashboard and desktop
   dashboard_host_not_loopback: {

@@ -62,9 +62,13 @@ export class BlobStore {
   readonly #timeoutMs: number;
   readonly #clients = new Map<string, Promise<Clients>>();
 
-  constructor(bus: RelayBus, timeoutMs = 10_000) {
+  /** Told of each blob that left the stream here (acknowledged by all, or its upload failed); best-effort. */
+  readonly #released: ((blobId: string) => Promise<void>) | undefined;
+
+  constructor(bus: RelayBus, opts: { timeoutMs?: number; released?: (blobId: string) => Promise<void> } = {}) {
     this.#bus = bus;
-    this.#timeoutMs = timeoutMs;
+    this.#timeoutMs = opts.timeoutMs ?? 10_000;
+    this.#released = opts.released;
   }
 
   /** The tenant's clients, its blob stream created on first use. */
@@ -123,8 +127,17 @@ export class BlobStore {
     }
   }
 
-  /** Stores the bytes for `recipients`; the blob id. */
-  async put(tenantId: string, owner: string, recipients: string[], bytes: Uint8Array): Promise<{ blob_id: string }> {
+  /**
+   * Stores the bytes for `recipients`; the blob id. `admit`, given the new blob's id before
+   * anything is stored, may refuse it by throwing (the uploader's share of the store).
+   */
+  async put(
+    tenantId: string,
+    owner: string,
+    recipients: string[],
+    bytes: Uint8Array,
+    admit?: (blobId: string) => Promise<void>,
+  ): Promise<{ blob_id: string }> {
     const { js } = await this.#tenant(tenantId).catch((err) => {
       throw storageFull(err)
         ? new SvcError('tenant_storage_full', undefined, { detail: (err as Error).message, cause: err })
@@ -140,6 +153,7 @@ export class BlobStore {
       created_at: new Date().toISOString(),
       acked: [],
     };
+    await admit?.(id);
     try {
       for (let n = 0; n < chunks; n++) {
         await js.publish(`blob.${id}.c.${n}`, bytes.subarray(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES), {
@@ -219,6 +233,8 @@ export class BlobStore {
   async #purge(tenantId: string, id: string): Promise<void> {
     const { jsm } = await this.#tenant(tenantId);
     await jsm.streams.purge(BLOBS_STREAM, { filter: `blob.${id}.>` });
+    // a failure leaves the blob counted until it would have aged out of the stream
+    await this.#released?.(id).catch(() => undefined);
   }
 }
 

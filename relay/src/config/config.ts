@@ -1,4 +1,5 @@
 /** Step two: validate raw settings, apply defaults, return the typed configuration. */
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -94,6 +95,8 @@ export interface RelayLimits {
   blobMaxBytes: number;
   /** Each tenant's blob store (SVC_BLOBS) by bytes. */
   tenantMaxBlobBytes: number;
+  /** Bytes of blobs one agent may have stored at once (its share of the tenant's store). */
+  agentMaxBlobBytes: number;
   /** Named sources (one durable consumer each) per tenant and per edge machine. */
   sourcesPerTenant: number;
   sourcesPerEdge: number;
@@ -115,6 +118,7 @@ export const DEFAULT_LIMITS: RelayLimits = {
   streamsPerAgent: 8,
   blobMaxBytes: 25 * 1024 * 1024,
   tenantMaxBlobBytes: 1024 * 1024 * 1024,
+  agentMaxBlobBytes: 256 * 1024 * 1024,
   sourcesPerTenant: 400,
   sourcesPerEdge: 64,
   tenantMaxConsumers: 1024,
@@ -133,6 +137,7 @@ const LIMIT_SETTINGS: Array<[keyof RelayLimits, keyof RawSettings]> = [
   ['streamsPerAgent', 'SVC_RELAY_STREAMS_PER_AGENT'],
   ['blobMaxBytes', 'SVC_RELAY_BLOB_MAX_BYTES'],
   ['tenantMaxBlobBytes', 'SVC_RELAY_TENANT_MAX_BLOB_BYTES'],
+  ['agentMaxBlobBytes', 'SVC_RELAY_AGENT_MAX_BLOB_BYTES'],
   ['sourcesPerTenant', 'SVC_RELAY_SOURCES_PER_TENANT'],
   ['sourcesPerEdge', 'SVC_RELAY_SOURCES_PER_EDGE'],
   ['tenantMaxConsumers', 'SVC_RELAY_TENANT_MAX_CONSUMERS'],
@@ -251,18 +256,54 @@ function parseListen(value: string): { host: string; port: number } {
   return { host, port };
 }
 
+/** A CA bundle file: read and checked here, so a file that holds no certificate is refused at start. */
 function readCa(name: string, file: string | undefined): string | undefined {
   if (!file) return undefined;
+  let pem: string;
   try {
-    return readFileSync(file, 'utf8');
+    pem = readFileSync(file, 'utf8');
   } catch (err) {
     return fail(`${name}: cannot read ${file}: ${(err as Error).message}`);
   }
+  try {
+    new X509Certificate(pem);
+  } catch {
+    fail(`${name}: ${file} holds no PEM certificate`);
+  }
+  return pem;
 }
+
+/** Authority settings that only mean something with an issuer, and those only with the broker. */
+const ISSUER_SETTINGS = [
+  'SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE',
+] as const satisfies ReadonlyArray<keyof RawSettings>;
+const BROKER_SETTINGS = [
+  'SVC_RELAY_IDENTITY_BROKER_CLIENT_ID',
+  'SVC_RELAY_IDENTITY_BROKER_CA_FILE',
+  'SVC_RELAY_IDENTITY_BROKER_ADMIN_ENDPOINT',
+] as const satisfies ReadonlyArray<keyof RawSettings>;
+/** What the broker form derives (issuer, key set, client id, CA): given beside it, they would be ignored. */
+const REPLACED_BY_BROKER = [
+  'SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL',
+  'SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE',
+] as const satisfies ReadonlyArray<keyof RawSettings>;
 
 function authorityFrom(s: RawSettings): AuthorityConfig | undefined {
   const broker = s.SVC_RELAY_IDENTITY_BROKER_ENDPOINT;
+  // a setting the relay would silently ignore leaves the admin route refusing every token
+  const given = (names: ReadonlyArray<keyof RawSettings>) => names.filter((name) => s[name] !== undefined);
   if (broker) {
+    const ignored = given(REPLACED_BY_BROKER);
+    if (ignored.length > 0) {
+      fail(
+        `${ignored.join(', ')} cannot be set with SVC_RELAY_IDENTITY_BROKER_ENDPOINT (the broker form derives the issuer, key set and client id); set one form`,
+      );
+    }
     const base = requireHttps('SVC_RELAY_IDENTITY_BROKER_ENDPOINT', broker).replace(/\/+$/, '');
     const clientId =
       s.SVC_RELAY_IDENTITY_BROKER_CLIENT_ID ??
@@ -278,8 +319,18 @@ function authorityFrom(s: RawSettings): AuthorityConfig | undefined {
       caPem: readCa('SVC_RELAY_IDENTITY_BROKER_CA_FILE', s.SVC_RELAY_IDENTITY_BROKER_CA_FILE),
     };
   }
+  const orphans = given(BROKER_SETTINGS);
+  if (orphans.length > 0) fail(`${orphans.join(', ')} needs SVC_RELAY_IDENTITY_BROKER_ENDPOINT`);
   const issuer = s.SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER;
-  if (!issuer) return undefined;
+  if (!issuer) {
+    const unused = given(ISSUER_SETTINGS);
+    if (unused.length > 0) {
+      fail(
+        `${unused.join(', ')} needs SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER (or SVC_RELAY_IDENTITY_BROKER_ENDPOINT); without an issuer the relay refuses every administrator token`,
+      );
+    }
+    return undefined;
+  }
   requireHttps('SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER', issuer);
   const jwksUrl = s.SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL;
   if (jwksUrl) requireHttps('SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL', jwksUrl);
@@ -294,6 +345,34 @@ function authorityFrom(s: RawSettings): AuthorityConfig | undefined {
       fail('SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID is required with an issuer (the azp the relay accepts)'),
     caPem: readCa('SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE', s.SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE),
   };
+}
+
+/** pino's levels (the relay defines none of its own). */
+const LOG_LEVELS: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** 100 years: every expiry it gives is a date (a larger one broke enrollment and sign-in with a 500). */
+export const API_KEY_TTL_MAX_SECONDS = 100 * 365 * 24 * 3600;
+
+function apiKeyTtlFrom(raw: string | undefined): number {
+  if (raw === undefined) return 90 * 24 * 3600;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || n < 1 || n > API_KEY_TTL_MAX_SECONDS) {
+    fail(
+      `SVC_RELAY_API_KEY_TTL_SECONDS must be a whole number of seconds from 1 to ${API_KEY_TTL_MAX_SECONDS} (got "${raw}")`,
+    );
+  }
+  return n;
+}
+
+/** An external NATS is reached as its operator: without both files the bus cannot start. */
+function natsFiles(s: RawSettings): void {
+  if (!s.SVC_RELAY_NATS_URL) return;
+  const missing = (['SVC_RELAY_NATS_OPERATOR_SEED_FILE', 'SVC_RELAY_NATS_SYSTEM_CREDS_FILE'] as const).filter(
+    (name) => !s[name],
+  );
+  if (missing.length > 0) {
+    fail(`SVC_RELAY_NATS_URL needs ${missing.join(' and ')} (\`svc-relay nats operator-init --dir DIR\` writes them)`);
+  }
 }
 
 export function buildConfig(s: RawSettings): RelayConfig {
@@ -317,13 +396,17 @@ export function buildConfig(s: RawSettings): RelayConfig {
       fail(`invalid tenant id "${t}" (a letter or digit, then letters, digits, _ . -; at most 64)`);
     }
   }
+  natsFiles(s);
   const ledgerDsnFile = s.SVC_RELAY_LEDGER_DSN_FILE === '' ? undefined : s.SVC_RELAY_LEDGER_DSN_FILE;
   const deploymentId = s.SVC_RELAY_DEPLOYMENT_ID;
   if (deploymentId !== undefined && !/^[A-Za-z0-9_.-]{1,128}$/.test(deploymentId)) {
     fail(`invalid SVC_RELAY_DEPLOYMENT_ID "${deploymentId}"`);
   }
-  const ttl = Number(s.SVC_RELAY_API_KEY_TTL_SECONDS ?? 90 * 24 * 3600);
-  if (!Number.isInteger(ttl) || ttl < 1) fail('SVC_RELAY_API_KEY_TTL_SECONDS must be a positive integer');
+  const ttl = apiKeyTtlFrom(s.SVC_RELAY_API_KEY_TTL_SECONDS);
+  const logLevel = s.SVC_RELAY_LOG_LEVEL ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    fail(`SVC_RELAY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  }
   const allow = s.SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS ?? '0';
   if (allow !== '0' && allow !== '1') fail('SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS must be 0 or 1');
   return {
@@ -349,7 +432,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
     webhookCaPem: readCa('SVC_RELAY_WEBHOOK_CA_FILE', s.SVC_RELAY_WEBHOOK_CA_FILE),
     webhooks: WEBHOOK_TIMING,
     apiKeyTtlSeconds: ttl,
-    logLevel: s.SVC_RELAY_LOG_LEVEL ?? 'info',
+    logLevel,
     trustedProxies: trustedProxiesFrom(s.SVC_RELAY_TRUSTED_PROXIES),
     limits: limitsFrom(s),
     retiredSettings: RETIRED_SETTINGS.filter((name) => s[name] !== undefined),

@@ -46,9 +46,10 @@ export const SETTINGS = [
   'SVC_RELAY_TENANT_MAX_MESSAGES',
   'SVC_RELAY_TENANT_MAX_BYTES',
   'SVC_RELAY_STREAMS_PER_AGENT',
-  // attachments (encrypted blobs): the largest one, and each tenant's blob store
+  // attachments (encrypted blobs): the largest one, each tenant's blob store, one agent's share of it
   'SVC_RELAY_BLOB_MAX_BYTES',
   'SVC_RELAY_TENANT_MAX_BLOB_BYTES',
+  'SVC_RELAY_AGENT_MAX_BLOB_BYTES',
   // the local stack: leaf uplinks and named sources (see docs/local-stack.md)
   'SVC_RELAY_LEAF_LISTEN',
   'SVC_RELAY_LEAF_ADVERTISE',

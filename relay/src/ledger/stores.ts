@@ -2,6 +2,7 @@
  * The ledger's stores, one class per area over the one connection, built once by the
  * relay's composition root (createRelay) and handed to the services and routes.
  */
+import { BlobUsageStore } from './blob-usage.js';
 import { ContactStore } from './contacts.js';
 import { KeyDirectory } from './keys.js';
 import type { Ledger } from './ledger.js';
@@ -21,6 +22,7 @@ export interface LedgerStores {
   readonly messages: MessageStore;
   readonly webhooks: WebhookStore;
   readonly sources: SourceStore;
+  readonly blobUsage: BlobUsageStore;
 }
 
 export function createStores(ledger: Ledger): LedgerStores {
@@ -34,5 +36,6 @@ export function createStores(ledger: Ledger): LedgerStores {
     messages: new MessageStore(ledger, webhooks),
     webhooks,
     sources: new SourceStore(ledger),
+    blobUsage: new BlobUsageStore(ledger),
   };
 }

@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { SvcError } from '@svc/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BLOB_ID } from '../blobs/blob-store.js';
+import { STREAM_MAX_AGE_MS } from '../bus/index.js';
 import { RateLimitedError } from '../http/rate-limit.js';
 import type { RoutePlugin } from '../http/scopes.js';
 import { StreamSlots } from '../messages/stream-slots.js';
@@ -96,7 +97,21 @@ export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
             throw new SvcError('unknown_recipient', `for: ${n} is not an agent of your tenant`);
           }
         }
-        const put = await store.put(row.tenant_id, row.agent_number, recipients, body);
+        const share = ctx.config.limits.agentMaxBlobBytes;
+        const admit =
+          share > 0
+            ? async (blobId: string) => {
+                const now = ctx.now();
+                const blob = { id: blobId, owner: row.id, size: body.length };
+                // blobs older than the stream's max age are gone from it, and no longer count
+                if (!(await ctx.stores.blobUsage.admit(blob, now, now - STREAM_MAX_AGE_MS, share))) {
+                  throw new SvcError('agent_blob_quota_full', undefined, {
+                    detail: `${row.agent_number}: ${body.length} more bytes would pass SVC_RELAY_AGENT_MAX_BLOB_BYTES (${share})`,
+                  });
+                }
+              }
+            : undefined;
+        const put = await store.put(row.tenant_id, row.agent_number, recipients, body, admit);
         return reply.status(201).send({ ...put, size: body.length });
       },
     );

@@ -9,6 +9,7 @@ import { migration008 } from './008-named-sources.js';
 import { migration009 } from './009-envelope-agent-keys.js';
 import { migration010 } from './010-pending-totals.js';
 import { migration011 } from './011-sqlite-envelope-agent-keys.js';
+import { migration012 } from './012-blob-usage.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
@@ -24,5 +25,6 @@ export const MIGRATIONS: readonly Migration[] = [
   migration009,
   migration010,
   migration011,
+  migration012,
 ];
 export type { Migration } from './types.js';
