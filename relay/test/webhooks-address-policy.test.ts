@@ -243,7 +243,7 @@ describe('PATCH /api/v1/agents/me on a relay without SVC_RELAY_ALLOW_PRIVATE_WEB
     );
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_endpoint_url');
-    expect(res.body.message).toMatch(/refused/);
+    expect(res.body.message).toMatch(/^The webhook URL \(endpoint_url\) is refused/);
     const me = await call<{ endpoint_url: string | null }>(
       relay.url,
       'GET',

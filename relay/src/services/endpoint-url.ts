@@ -16,7 +16,7 @@ export interface EndpointPolicy {
 }
 
 const refuse = (why: string): never => {
-  throw new SvcError('invalid_endpoint_url', `endpoint_url ${why}`);
+  throw new SvcError('invalid_endpoint_url', `The webhook URL (endpoint_url) ${why}`);
 };
 
 /** Checks a non-blank endpoint URL and returns it in its normalized form (WHATWG URL href). */
