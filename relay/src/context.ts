@@ -28,6 +28,7 @@ export type RelayBus = Pick<
   | 'mintUserCreds'
   | 'publishUplink'
   | 'mintUplinkCreds'
+  | 'mintedInTenant'
   | 'leafUrl'
   | 'health'
   | 'close'

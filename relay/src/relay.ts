@@ -24,6 +24,7 @@ import { createLogger, subsystem } from './logger.js';
 import { BusInbox } from './messages/bus-inbox.js';
 import type { TypedApp } from './routes/types.js';
 import { KeyService } from './services/keys.js';
+import { revokeTenantAccountUplinkUsers } from './services/leaf-creds.js';
 import { Messaging } from './services/messages.js';
 import { RevocationNews, runPendingCleanups } from './services/revocation.js';
 import { TenantQueue } from './services/tenant-queue.js';
@@ -211,6 +212,13 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
         url = await app.listen({ host: config.host, port: config.port });
         logger.info({ url, deployment_id: deployment.deploymentId, tenants: config.tenants }, 'relay listening');
         webhooks.start();
+        // uplink creds an older relay minted in the tenant account: cut now, their edges renew
+        void revokeTenantAccountUplinkUsers(context).catch((err: Error) =>
+          logger.warn(
+            { err: err.message },
+            'uplink creds of an older relay not revoked yet; retried at the next start',
+          ),
+        );
         if (ledger.sql instanceof SqliteDatabase) ledger.sql.checkpointInBackground();
         let cleaning = false;
         // an offline revocation's streams end now, on every instance, not at their own check

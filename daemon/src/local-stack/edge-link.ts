@@ -79,6 +79,8 @@ export class EdgeLink {
   readonly #log: Logger;
   readonly #pullExpiresMs: number;
   #serving: Subscription | undefined;
+  /** Told whether each pull reached the hub through the leaf link. */
+  #hubListener: ((reached: boolean) => void) | undefined;
 
   private constructor(nc: NatsConnection, log: Logger, opts: EdgeLinkOptions) {
     this.#nc = nc;
@@ -105,15 +107,25 @@ export class EdgeLink {
     return new EdgeLink(nc, log, opts);
   }
 
+  /** `listener` hears, at each pull, whether it reached the hub (the leaf link is up and its creds taken). */
+  onHub(listener: (reached: boolean) => void): void {
+    this.#hubListener = listener;
+  }
+
   /** The named source `durable` on the hub, pulled across the leaf link. */
   source(durable: string): SourceFeed {
     const nc = this.#nc;
     const expires = this.#pullExpiresMs;
+    const hub = (reached: boolean) => this.#hubListener?.(reached);
     return {
       durable,
       async *pull(signal: AbortSignal, onReady: () => Promise<void>): AsyncGenerator<SourceMessage> {
         const js = jetstream(nc, { domain: 'hub', timeout: JS_TIMEOUT_MS });
-        const consumer = await js.consumers.get(MSGS_STREAM, durable);
+        const consumer = await js.consumers.get(MSGS_STREAM, durable).catch((err: Error) => {
+          if (!signal.aborted) hub(false);
+          throw err;
+        });
+        hub(true);
         await onReady();
         while (!signal.aborted) {
           const batch = await consumer.fetch({ max_messages: PULL_BATCH, expires });
@@ -164,6 +176,7 @@ export class EdgeLink {
           // a batch that ended on a lost leaf link must surface as an error, not as silence
           const info = await consumer.info().catch((err: Error) => {
             if (signal.aborted) return undefined;
+            hub(false);
             throw err;
           });
           if (info === undefined) return;

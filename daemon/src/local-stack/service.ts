@@ -19,6 +19,14 @@ import { prepareUplink, releaseSource, renewalDelayMs, type Uplink, uplinkIdenti
 
 /** After a failed renewal, try again this soon (or sooner, at a quarter of the creds' remaining life). */
 const RENEW_RETRY_MS = 30_000;
+/**
+ * A leaf link that has not reached the hub for this long may be refusing the creds
+ * (revoked by the relay, say those of an older relay, or damaged): new ones are fetched,
+ * at most once per CUT_RENEW_EVERY_MS. Renewing while the hub is merely down costs a few
+ * relay requests and changes nothing.
+ */
+const CUT_RENEW_AFTER_MS = 10_000;
+const CUT_RENEW_EVERY_MS = 120_000;
 
 export class LocalStackService {
   readonly #files: LocalStackFiles;
@@ -32,6 +40,9 @@ export class LocalStackService {
   readonly #renewShare: number;
   #renewTimer: NodeJS.Timeout | undefined;
   #renewing: Promise<void> = Promise.resolve();
+  /** Since when pulls have not reached the hub (undefined while they do). */
+  #hubLostAt: number | undefined;
+  #cutRenewedAt = Number.NEGATIVE_INFINITY;
 
   constructor(files: LocalStackFiles, agents: AgentManager, log: Logger, opts: { renewShare: number }) {
     this.#files = files;
@@ -83,6 +94,7 @@ export class LocalStackService {
         this.#log,
       );
       link.serveLocal((item) => this.#deliverLocally(item));
+      link.onHub((reached) => this.#hubReached(reached));
       this.#link = link;
       this.#agents.edge = link;
       for (const [session, durable] of this.#uplink?.sources ?? []) await session.receiveThrough(link.source(durable));
@@ -107,6 +119,7 @@ export class LocalStackService {
 
   async stop(): Promise<boolean> {
     this.#started = undefined;
+    this.#hubLostAt = undefined;
     clearTimeout(this.#renewTimer);
     this.#renewTimer = undefined;
     const sources = this.#uplink?.sources ?? new Map<AgentSession, string>();
@@ -165,6 +178,23 @@ export class LocalStackService {
     if (ms === undefined) return;
     this.#renewTimer = setTimeout(() => void this.renew(), ms);
     this.#renewTimer.unref();
+  }
+
+  /** After each pull: a link that stays cut gets new creds (see CUT_RENEW_AFTER_MS). */
+  #hubReached(reached: boolean): void {
+    const now = Date.now();
+    if (reached || !this.#uplink) {
+      this.#hubLostAt = undefined;
+      return;
+    }
+    this.#hubLostAt ??= now;
+    if (now - this.#hubLostAt < CUT_RENEW_AFTER_MS || now - this.#cutRenewedAt < CUT_RENEW_EVERY_MS) return;
+    this.#cutRenewedAt = now;
+    this.#log.warn(
+      { down_ms: now - this.#hubLostAt },
+      'the leaf link does not reach the hub; fetching new uplink creds',
+    );
+    void this.renew();
   }
 
   /** A local agent registered while the uplink runs: it gets its named source now. */

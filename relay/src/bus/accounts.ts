@@ -193,6 +193,17 @@ export class TenantAccounts {
     if (there.length > 0) await this.#revoke(tenant, there, this.#tenantJwt(tenantId));
   }
 
+  /**
+   * Which of these users were minted in the tenant account and have not expired: uplink
+   * users of an older relay (since uplink accounts, the relay mints none there).
+   */
+  async mintedInTenant(tenantId: string, userPublicKeys: readonly string[]): Promise<string[]> {
+    const tenant = await this.#tenantRef(tenantId);
+    const expires = await this.#serialized(tenant.key, async () => (await this.#readState(tenant)).expires);
+    const now = this.#nowSeconds();
+    return userPublicKeys.filter((k) => (expires[k] ?? 0) > now);
+  }
+
   /** A user of the edge's uplink account (the account must be published first). */
   async mintUplinkUser(tenantId: string, edgeId: string, user: KeyPair, claims: UserClaims): Promise<string> {
     return this.#mint(await this.#uplinkRef(tenantId, edgeId), user, claims);

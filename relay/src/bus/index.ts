@@ -361,6 +361,12 @@ export class Bus {
     await this.#accounts.publishUplink(tenantId, edgeId, durables, revoke);
   }
 
+  /** Which of these users an older relay minted in the tenant account (uplink users, still live). */
+  mintedInTenant(tenantId: string, userPublicKeys: readonly string[]): Promise<string[]> {
+    assertTenantId(tenantId);
+    return this.#accounts.mintedInTenant(tenantId, userPublicKeys);
+  }
+
   /** Mints a user of the edge's uplink account (publish the account first). */
   async mintUplinkCreds(
     tenantId: string,

@@ -112,6 +112,13 @@ export class SourceStore {
     return rows.map((r) => r.public_key);
   }
 
+  /** Every uplink user still live, with its tenant and edge. */
+  liveUplinkUsersOfAll(): Promise<Array<{ public_key: string; tenant_id: string; agent_row: string }>> {
+    return this.#sql.all(
+      `SELECT public_key, tenant_id, agent_row FROM bus_users WHERE kind = '${UPLINK_USER_KIND}' AND revoked_at IS NULL`,
+    );
+  }
+
   async markUsersRevoked(publicKeys: readonly string[], now: number): Promise<void> {
     for (const key of publicKeys) {
       await this.#sql.run('UPDATE bus_users SET revoked_at = ? WHERE public_key = ? AND revoked_at IS NULL', [

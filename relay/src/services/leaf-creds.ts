@@ -75,3 +75,36 @@ export async function issueUplinkCreds(ctx: Ctx, edge: AgentRow): Promise<Uplink
     revoked_users: old.length,
   };
 }
+
+/**
+ * Revokes the uplink users an older relay minted in the tenant account (before edges had
+ * uplink accounts): with them an edge could have the hub deliver its sources' messages to
+ * any subject of the tenant account. Their leaf links are cut; a daemon whose link stays
+ * cut fetches new creds (in its uplink account) by itself. Run at start; returns how many
+ * it revoked. What the bus cannot confirm stays live for the next start (and expires).
+ */
+export async function revokeTenantAccountUplinkUsers(ctx: Ctx): Promise<number> {
+  const live = await ctx.stores.sources.liveUplinkUsersOfAll();
+  const byTenant = new Map<string, typeof live>();
+  for (const u of live) byTenant.set(u.tenant_id, [...(byTenant.get(u.tenant_id) ?? []), u]);
+  let revoked = 0;
+  for (const [tenant, users] of byTenant) {
+    const legacy = new Set(
+      await ctx.bus.mintedInTenant(
+        tenant,
+        users.map((u) => u.public_key),
+      ),
+    );
+    for (const edge of new Set(users.filter((u) => legacy.has(u.public_key)).map((u) => u.agent_row))) {
+      const keys = users.filter((u) => u.agent_row === edge && legacy.has(u.public_key)).map((u) => u.public_key);
+      await ctx.sourceClaims.run(tenant, async () => {
+        await ctx.bus.publishUplink(tenant, edge, await ctx.stores.sources.durablesOfEdge(edge), keys);
+        await ctx.stores.sources.markUsersRevoked(keys, ctx.now());
+      });
+      revoked += keys.length;
+    }
+  }
+  if (revoked > 0)
+    ctx.logger.warn({ users: revoked }, 'uplink creds of an older relay revoked; their edges fetch new ones');
+  return revoked;
+}
