@@ -14,6 +14,20 @@ import { freePort } from '@svc/test-harness';
 
 export type EnvelopeMatch = (e: Envelope) => boolean;
 
+/** What the proxy answers to a post of envelopes in the relay's place. */
+export type SendAnswer = { status: number; body: unknown } | 'cut';
+
+function answerSend(res: ServerResponse, answer: SendAnswer): void {
+  if (answer === 'cut') {
+    // the relay's answer starts, then the connection is gone
+    res.writeHead(202, { 'content-type': 'application/json', 'content-length': '1000' });
+    res.write('{"results":[', () => res.socket?.destroy());
+    return;
+  }
+  res.writeHead(answer.status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(answer.body));
+}
+
 export interface FaultProxy {
   url: string;
   /** every envelope that reached the relay through the proxy, in order */
@@ -30,6 +44,18 @@ export interface FaultProxy {
   refuseNext: boolean;
   /** while set, a post of envelopes it matches is refused for good (400) */
   refuseWhen: ((envelopes: Envelope[]) => boolean) | undefined;
+  /** while set, a post of envelopes gets the answer this gives (if any) before the relay sees it */
+  beforeSend: ((envelopes: Envelope[]) => { status: number; error: string } | undefined) | undefined;
+  /**
+   * while set, a post of envelopes goes on to the relay (less what `drop` takes) and is then
+   * answered by what this gives (if anything), not the relay: a status and body, or `cut`
+   * (the answer's head, then the connection dropped)
+   */
+  afterSend: ((envelopes: Envelope[]) => SendAnswer | undefined) | undefined;
+  /** while set, reads of the pending inbox (GET /api/v1/messages/pending) get this page for their `after` */
+  pending: ((after: number) => unknown) | undefined;
+  /** how many pending reads the proxy answered itself */
+  pendingReads: number;
   /** while set, every attachment blob served has one byte flipped */
   tamperBlobs: boolean;
   /** fetches of these blob ids (GET /api/v1/blobs/:id) are answered by this, not the relay */
@@ -80,6 +106,10 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     down: false,
     refuseNext: false,
     refuseWhen: undefined,
+    beforeSend: undefined,
+    afterSend: undefined,
+    pending: undefined,
+    pendingReads: 0,
     tamperBlobs: false,
     blobAnswers: new Map(),
     keys: new Map(),
@@ -123,6 +153,13 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
       res.end(JSON.stringify(substitute));
       return;
     }
+    if (req.method === 'GET' && path === '/api/v1/messages/pending' && proxy.pending) {
+      proxy.pendingReads++;
+      const after = Number(new URL(req.url ?? '/', 'http://proxy').searchParams.get('after') ?? 0);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(proxy.pending(after)));
+      return;
+    }
     if (req.method === 'GET' && path === '/api/v1/receipts' && proxy.receipts) {
       proxy.receiptReads++;
       const since = Number(new URL(req.url ?? '/', 'http://proxy').searchParams.get('since') ?? 0);
@@ -154,6 +191,13 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
         res.end(JSON.stringify({ error: 'validation_failed', message: 'refused (test)' }));
         return;
       }
+      const early = proxy.beforeSend?.(all.map((raw) => parseEnvelope(raw)));
+      if (early) {
+        res.writeHead(early.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: early.error, message: `answered by the test proxy (${early.status})` }));
+        return;
+      }
+      const instead = proxy.afterSend?.(all.map((raw) => parseEnvelope(raw)));
       const forwarded: unknown[] = [];
       const later: unknown[] = [];
       for (const raw of all) {
@@ -172,8 +216,12 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
       forwarded.push(...held);
       held = later;
       for (const raw of forwarded) proxy.posted.push(parseEnvelope(raw));
-      const answered = all.map((raw) => ({ message_id: parseEnvelope(raw).header.message_id, status: 'accepted' }));
+      const answered = all.map((raw) => {
+        const { message_id, recipient } = parseEnvelope(raw).header;
+        return { message_id, recipient, status: 'accepted' };
+      });
       if (forwarded.length === 0) {
+        if (instead) return answerSend(res, instead);
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ results: answered }));
         return;
@@ -181,6 +229,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
       forward(req, Buffer.from(JSON.stringify({ envelopes: forwarded })), (answer) => {
         // the sender hears about its own envelopes only, as a relay that kept them would answer
         void body(answer).then(() => {
+          if (instead) return answerSend(res, instead);
           res.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' });
           const ok = (answer.statusCode ?? 502) < 300;
           res.end(ok ? JSON.stringify({ results: answered }) : '{}');

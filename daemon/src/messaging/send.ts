@@ -30,9 +30,12 @@ import { directConversationId, directPeer } from './conversation-id.js';
 
 export { directConversationId } from './conversation-id.js';
 
-/** True when the relay did not answer or failed on its side: the envelope can wait in the outbox. */
+/**
+ * True when the relay did not answer, failed on its side, or asks for the request again
+ * (408: it did not get the whole request in time; 429): the envelope can wait in the outbox.
+ */
 export function isTransient(err: unknown): boolean {
-  if (err instanceof RelayError) return err.relayStatus >= 500 || err.relayStatus === 429;
+  if (err instanceof RelayError) return err.relayStatus >= 500 || err.relayStatus === 429 || err.relayStatus === 408;
   return err instanceof DaemonError && err.code === 'relay_unreachable';
 }
 
@@ -157,7 +160,10 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     try {
       status = await postEnvelope(session, envelope);
     } catch (err) {
-      if (!isTransient(err)) throw err;
+      // only the relay's own refusal says it did not take the envelope; anything else (no
+      // answer, an answer cut short or unreadable) may come after it did: the envelope waits
+      // in the outbox and goes again under its id, which the relay answers as a duplicate
+      if (err instanceof RelayError && !isTransient(err)) throw err;
       status = 'queued';
       session.log.info(
         { agent: me.name, message_id: header.message_id, err: (err as Error).message },
@@ -219,16 +225,41 @@ export async function postEnvelope(
   const all = Array.isArray(envelope) ? envelope : [envelope];
   let accepted = false;
   for (let i = 0; i < all.length; i += MESSAGE_LIMITS.maxEnvelopesPerRequest) {
+    const chunk = all.slice(i, i + MESSAGE_LIMITS.maxEnvelopesPerRequest);
     const res = await session.relay.call<SendResponse>({
       method: 'POST',
       path: '/api/v1/messages',
-      body: { envelopes: all.slice(i, i + MESSAGE_LIMITS.maxEnvelopesPerRequest) },
+      body: { envelopes: chunk },
       timeoutMs: 15_000,
     });
     if (progress) progress.requestsDone++;
-    if (res.results.length === 0 || res.results.some((r) => r.status !== 'duplicate')) accepted = true;
+    const results = confirmed(res, chunk);
+    if (results.some((r) => r.status !== 'duplicate')) accepted = true;
   }
   return accepted || all.length === 0 ? 'accepted' : 'duplicate';
+}
+
+/**
+ * The relay's result for each envelope of `chunk` (by message id and recipient). An answer
+ * that leaves one out is no confirmation: a 502-like failure, so the envelope waits in the
+ * outbox and is posted again under its id rather than taken as sent.
+ */
+function confirmed(res: unknown, chunk: readonly unknown[]): SendResponse['results'] {
+  const results = (res as Partial<SendResponse> | undefined)?.results;
+  const key = (x: { message_id?: unknown; recipient?: unknown } | undefined) => `${x?.message_id}\n${x?.recipient}`;
+  const byKey = new Map((Array.isArray(results) ? results : []).map((r) => [key(r), r]));
+  return chunk.map((e) => {
+    const h = (e as { header?: { message_id?: unknown; recipient?: unknown } }).header;
+    const r = byKey.get(key(h));
+    if (r?.status !== 'accepted' && r?.status !== 'duplicate') {
+      throw new RelayError(
+        502,
+        'internal_error',
+        `The relay's answer does not confirm the envelope of ${String(h?.message_id)} to ${String(h?.recipient)}; it is sent again.`,
+      );
+    }
+    return r;
+  });
 }
 
 /**

@@ -1,18 +1,12 @@
 /**
  * One inbound envelope, from the stream, a pending page or the held queue: verify the
- * signature with the sender's pinned key, open it with our key, refuse replays, archive
- * it, announce it. A tampered or undecryptable envelope is never archived: it is
+ * signature with the sender's pinned key, open it with our key, archive it, announce it.
+ * The archive is what tells a replay: an id it holds is a duplicate; an id it does not hold
+ * is taken, also when an earlier try failed before archiving it (that try was no delivery). A tampered or undecryptable envelope is never archived: it is
  * recorded as rejected and reported. Network failures throw (the caller retries later
  * without acking), every other outcome is final (the caller acks on the relay).
  */
-import {
-  type Envelope,
-  fromBase64url,
-  type IdentityKeys,
-  isEnvelopeError,
-  parseEnvelope,
-  ReplayGuard,
-} from '@svc/shared';
+import { type Envelope, fromBase64url, type IdentityKeys, isEnvelopeError, parseEnvelope } from '@svc/shared';
 import { openEnvelope, verifyEnvelope } from '@svc/shared/node';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
@@ -56,7 +50,6 @@ export class InboundProcessor {
   readonly #keys: (rotation: number) => IdentityKeys;
   readonly #log: Logger;
   readonly #isMuted: (sender: string) => boolean;
-  readonly #replay = new ReplayGuard();
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(opts: {
@@ -272,8 +265,6 @@ export class InboundProcessor {
         ...(arrival.note ? { note: arrival.note } : {}),
       };
     }
-    if (!this.#replay.accept(h.sender, h.message_id)) return this.#reject(item, 'envelope_replayed');
-
     const receivedAt = new Date().toISOString();
     const message: ArchivedMessage = {
       message_id: h.message_id,

@@ -33,6 +33,8 @@ export const STREAM_CURSOR = 'stream';
 export const RECEIPTS_CURSOR = 'receipts';
 /** Sent messages older than this no longer make the session ask for receipts. */
 const RECEIPTS_HORIZON_MS = 7 * 24 * 3600 * 1000;
+/** Pages of 100 pending envelopes one sync reads at most. */
+const SYNC_PAGES_PER_CALL = 100;
 /** Pages of 100 receipts one fetchReceipts reads at most. */
 const RECEIPT_PAGES_PER_CALL = 50;
 /** Receipts of messages not archived here that the archive keeps (Archive.pruneStrayReceipts). */
@@ -607,19 +609,23 @@ export class AgentSession {
     const result: SyncResult = { agent: this.name, fetched: 0, archived: 0, rejected: 0, receipts: 0 };
     await this.refreshMutes();
     let after = 0;
-    for (;;) {
+    // bounded, and only forward: a relay whose pages repeat, go back or never end does not
+    // keep the sync going (what is left stays pending for the stream or the next sync)
+    for (let pages = 0; pages < SYNC_PAGES_PER_CALL; pages++) {
       const page = await this.relay.call<PendingResponse>({
         method: 'GET',
         path: `/api/v1/messages/pending?limit=100&after=${after}`,
       });
+      let next = after;
       for (const item of page.envelopes) {
         result.fetched++;
         const outcome = await this.handle(item);
         if (outcome === 'archived') result.archived++;
         if (outcome === 'rejected') result.rejected++;
-        after = item.cursor;
+        next = item.cursor;
       }
-      if (!page.more || page.envelopes.length === 0) break;
+      if (!page.more || !(Number.isSafeInteger(next) && next > after)) break;
+      after = next;
     }
     await this.#flushAcks();
     result.receipts = await this.fetchReceipts();
