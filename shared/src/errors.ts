@@ -155,6 +155,10 @@ export const ERROR_CATALOG = {
     message: 'Local agents are registered on this deployment; deregister them first, then remove it.',
   },
   vault_locked: { status: 423, message: 'The file vault is locked: set SVC_VAULT_PASSPHRASE to its passphrase.' },
+  archive_unusable: {
+    status: 500,
+    message: "An agent's archive cannot be opened (written by a newer svc, or damaged); it was left as it is.",
+  },
   peer_key_changed: {
     status: 409,
     message: "A peer's pinned key changed: check `svc keys status` and accept the new key to continue.",

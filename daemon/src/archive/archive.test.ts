@@ -1,8 +1,10 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Archive, ftsQuery, HELD_KEPT_PER_SENDER, REJECTED_KEPT } from './archive.js';
+import { MIGRATIONS } from './migrations/index.js';
 
 let archive: Archive | undefined;
 afterEach(() => archive?.close());
@@ -112,5 +114,31 @@ describe('archive', () => {
 
   it('quotes user text for FTS5', () => {
     expect(ftsQuery('a "b" c*')).toBe('"a" "b" "c*"');
+  });
+});
+
+describe('archive files it cannot use', () => {
+  const dir = () => mkdtempSync(join(tmpdir(), 'svc-archive-'));
+
+  it('refuses an archive of a newer schema (a later svc wrote it), and leaves the file as it was', () => {
+    const path = join(dir(), 'archive.db');
+    const newer = new Database(path);
+    newer.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    newer.exec('CREATE TABLE messages (message_id TEXT PRIMARY KEY, later_column TEXT NOT NULL)');
+    newer.close();
+    const before = readFileSync(path);
+    expect(() => {
+      archive = Archive.open(path);
+    }).toThrow(expect.objectContaining({ code: 'archive_unusable', message: expect.stringContaining(path) }));
+    expect(() => Archive.open(path)).toThrow(/newer svc/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it('a damaged archive file: an error that names it, and the file left as it was', () => {
+    const path = join(dir(), 'archive.db');
+    writeFileSync(path, 'not a database, just some bytes '.repeat(200));
+    const before = readFileSync(path);
+    expect(() => Archive.open(path)).toThrow(expect.objectContaining({ message: expect.stringContaining(path) }));
+    expect(readFileSync(path).equals(before)).toBe(true);
   });
 });

@@ -7,8 +7,9 @@ import Database, { type Database as Db } from 'better-sqlite3';
 import type { ArchivedMessage, MessageState, PeerKey } from '../client/api.js';
 import type { ControlBody, ControlMessage } from '../conversations/roster.js';
 import type { SequenceNote } from '../conversations/sequence.js';
+import { DaemonError } from '../errors.js';
 import { ensurePrivateFile, restrictExisting } from '../private-file.js';
-import { migrate } from './migrations/index.js';
+import { MIGRATIONS, migrate } from './migrations/index.js';
 
 export type SendState = 'queued' | 'sent' | 'failed';
 
@@ -130,11 +131,31 @@ export class Archive {
     ensurePrivateFile(path);
     restrictExisting(`${path}-wal`, `${path}-shm`);
     const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
-    migrate(db);
+    try {
+      // before anything writes to it: a file this svc cannot read right is left as it is
+      const version = db.pragma('user_version', { simple: true }) as number;
+      const known = MIGRATIONS.length;
+      if (version > known) {
+        throw new DaemonError(
+          'archive_unusable',
+          `The archive ${path} was written by a newer svc (schema ${version}; this one knows ${known}): upgrade svc to open it. The file was not changed.`,
+        );
+      }
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('busy_timeout = 5000');
+      migrate(db);
+    } catch (err) {
+      db.close();
+      const code = (err as { code?: unknown }).code;
+      if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') throw err;
+      throw new DaemonError(
+        'archive_unusable',
+        `The archive ${path} is damaged (${(err as Error).message}); it was not changed: restore it from a backup, or move it away for a new, empty one.`,
+        { cause: err },
+      );
+    }
     return new Archive(db);
   }
 
