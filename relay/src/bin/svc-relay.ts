@@ -386,15 +386,23 @@ function program(): Command {
             `the data dir ${config.dataDir} holds deployment ${deployment.deploymentId}, not ${flags.deploymentId}`,
           );
         const ledger = await Ledger.open(flags.ledgerDb ? { sqlite: flags.ledgerDb } : ledgerLocation(config));
-        const url = flags.natsUrl ?? process.env.SVC_RELAY_NATS_URL ?? (await managedNatsUrl(config.dataDir));
         const conns = new Map<string, Awaited<ReturnType<typeof connectAsRelay>>>();
         try {
+          const url = flags.natsUrl ?? process.env.SVC_RELAY_NATS_URL ?? (await managedBusUrl(config.dataDir));
+          const connect = (tenant: string) =>
+            connectAsRelay(config.dataDir, url, tenant).catch((err: unknown) => {
+              throw new SvcError(
+                'bus_unavailable',
+                `cannot reach the message bus at ${url} (${(err as Error).message}); run this while the relay on ${config.dataDir} runs, or give an external NATS with --nats-url`,
+                { cause: err },
+              );
+            });
           const report = await reconcileSourceCapacity(
             {
               config,
               stores: createStores(ledger),
               connection: async (tenant) => {
-                const nc = conns.get(tenant) ?? (await connectAsRelay(config.dataDir, url, tenant));
+                const nc = conns.get(tenant) ?? (await connect(tenant));
                 conns.set(tenant, nc);
                 return nc;
               },
@@ -409,6 +417,19 @@ function program(): Command {
       },
     );
   return root;
+}
+
+/** The managed nats-server's URL, which the relay on the data dir wrote in its config when it first ran. */
+async function managedBusUrl(dataDir: string): Promise<string> {
+  try {
+    return await managedNatsUrl(dataDir);
+  } catch (err) {
+    throw new SvcError(
+      'bus_unavailable',
+      `no managed nats-server in ${dataDir} (no relay has run on it); start the relay on it first, or give an external NATS with --nats-url`,
+      { cause: err },
+    );
+  }
 }
 
 /** Commander's refusal as a usage_error of one line (a bare svc-relay names its few commands). */

@@ -57,7 +57,11 @@ describe('relay configuration', () => {
 
   it('stream replicas: 1 by default, 1–5 with an external NATS, only 1 on the managed server', () => {
     expect(buildConfig({}).nats.streamReplicas).toBe(1);
-    const external = { SVC_RELAY_NATS_URL: 'nats://a:4222,nats://b:4222,nats://c:4222' };
+    const external = {
+      SVC_RELAY_NATS_URL: 'nats://a:4222,nats://b:4222,nats://c:4222',
+      SVC_RELAY_NATS_OPERATOR_SEED_FILE: '/etc/svc/operator.nk',
+      SVC_RELAY_NATS_SYSTEM_CREDS_FILE: '/etc/svc/sys.creds',
+    };
     expect(buildConfig({ ...external, SVC_RELAY_STREAM_REPLICAS: '3' }).nats.streamReplicas).toBe(3);
     for (const bad of ['0', '6', '2.5', 'three', '-1']) {
       expect(() => buildConfig({ ...external, SVC_RELAY_STREAM_REPLICAS: bad })).toThrow(

@@ -1,0 +1,119 @@
+/**
+ * Bad settings as an operator gives them to the real `svc-relay` binary: each is refused
+ * before anything starts, with one line naming the setting, `config_invalid` and exit
+ * status 2 (docs/operators.md, "Settings"). The data dir holds no deployment, so a
+ * setting that is not refused would show as the "no deployment" line instead.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '@svc/test-harness';
+import { runRelayCli } from '@svc/test-harness/relay-process';
+import { describe, expect, it } from 'vitest';
+
+const dataDir = tempDir('svc-relay-settings-');
+const notPem = join(dataDir, 'not-a-ca.pem');
+writeFileSync(notPem, 'this is not a certificate\n');
+
+/** `serve` with these settings over a bare environment (no SVC_RELAY_* of the test run). */
+async function refusal(env: Record<string, string>, args: string[] = []) {
+  const r = await runRelayCli(['serve', ...args], { SVC_RELAY_DATA_DIR: dataDir, ...env }, { bare: true });
+  return { code: r.code, stdout: r.stdout, lines: r.stderr.trimEnd().split('\n') };
+}
+
+function expectRefusedNaming(r: Awaited<ReturnType<typeof refusal>>, setting: string) {
+  expect(r.lines, r.lines.join('\n')).toHaveLength(1);
+  const line = r.lines[0] as string;
+  expect(line).toMatch(/^svc-relay: error: .* \(config_invalid\)$/);
+  expect(line).toContain(setting);
+  expect(line).not.toContain('no deployment');
+  expect(r.code).toBe(2);
+}
+
+describe('settings refused at start, naming the setting', () => {
+  it.each([
+    ['SVC_RELAY_LOG_LEVEL', { SVC_RELAY_LOG_LEVEL: 'verbose' }, []],
+    ['SVC_RELAY_LOG_LEVEL', {}, ['--log-level', 'chatty']],
+  ])('%s not a log level (%j %j)', async (setting, env, args) => {
+    expectRefusedNaming(await refusal(env, args), setting);
+  });
+
+  it.each(['1e300', '100000000000000', '0x10', '1e3'])(
+    'SVC_RELAY_API_KEY_TTL_SECONDS=%s (an expiry no date can hold, or not a whole number of seconds)',
+    async (ttl) => {
+      expectRefusedNaming(await refusal({ SVC_RELAY_API_KEY_TTL_SECONDS: ttl }), 'SVC_RELAY_API_KEY_TTL_SECONDS');
+    },
+  );
+
+  it('SVC_RELAY_NATS_URL without the operator seed and system creds files names both', async () => {
+    const r = await refusal({ SVC_RELAY_NATS_URL: 'nats://127.0.0.1:4222' });
+    expectRefusedNaming(r, 'SVC_RELAY_NATS_OPERATOR_SEED_FILE');
+    expect(r.lines[0]).toContain('SVC_RELAY_NATS_SYSTEM_CREDS_FILE');
+  });
+
+  it('SVC_RELAY_WEBHOOK_CA_FILE that holds no PEM certificate', async () => {
+    expectRefusedNaming(await refusal({ SVC_RELAY_WEBHOOK_CA_FILE: notPem }), 'SVC_RELAY_WEBHOOK_CA_FILE');
+  });
+
+  it('SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE that holds no PEM certificate, before the bus starts', async () => {
+    const r = await refusal({
+      SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'https://idp.example.test',
+      SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: 'https://relay.example.test/api',
+      SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID: 'operator-app',
+      SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE: notPem,
+    });
+    expectRefusedNaming(r, 'SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE');
+  });
+
+  it.each([
+    [
+      'SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE',
+      { SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: 'https://relay.example.test/api' },
+    ],
+    ['SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID', { SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID: 'operator-app' }],
+    [
+      'SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL',
+      { SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL: 'https://idp.example.test/jwks' },
+    ],
+    ['SVC_RELAY_IDENTITY_BROKER_CLIENT_ID', { SVC_RELAY_IDENTITY_BROKER_CLIENT_ID: 'spa-1' }],
+  ])('%s given without an issuer (the admin route would refuse every token)', async (setting, env) => {
+    const r = await refusal(env);
+    expectRefusedNaming(r, setting);
+    expect(r.lines[0]).toMatch(/SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER|SVC_RELAY_IDENTITY_BROKER_ENDPOINT/);
+  });
+
+  it('an issuer and the identity broker together: one of them would be ignored', async () => {
+    const r = await refusal({
+      SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'https://idp.example.test',
+      SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: 'https://relay.example.test/api',
+      SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID: 'operator-app',
+      SVC_RELAY_IDENTITY_BROKER_ENDPOINT: 'https://broker.example.test',
+      SVC_RELAY_IDENTITY_BROKER_CLIENT_ID: 'spa-1',
+    });
+    expectRefusedNaming(r, 'SVC_RELAY_IDENTITY_BROKER_ENDPOINT');
+    expect(r.lines[0]).toContain('SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER');
+  });
+
+  it('the settings still accepted: a full authority, the broker form, levels and a large TTL', async () => {
+    // refused only for the missing deployment, i.e. every setting passed
+    for (const env of <Record<string, string>[]>[
+      { SVC_RELAY_LOG_LEVEL: 'debug', SVC_RELAY_API_KEY_TTL_SECONDS: String(10 * 365 * 24 * 3600) },
+      { SVC_RELAY_LOG_LEVEL: 'silent' },
+      {
+        SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'https://idp.example.test',
+        SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: 'https://relay.example.test/api',
+        SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID: 'operator-app',
+        SVC_RELAY_EXTERNAL_AUTHORITY_JWKS_URL: 'https://idp.example.test/jwks',
+      },
+      {
+        SVC_RELAY_IDENTITY_BROKER_ENDPOINT: 'https://broker.example.test',
+        SVC_RELAY_IDENTITY_BROKER_CLIENT_ID: 'spa-1',
+        SVC_RELAY_IDENTITY_BROKER_ADMIN_ENDPOINT: 'https://broker.example.test:3002',
+        SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: 'https://relay.example.test/api',
+      },
+    ]) {
+      const r = await refusal(env);
+      expect(r.lines, JSON.stringify(env)).toHaveLength(1);
+      expect(r.lines[0]).toMatch(/^svc-relay: error: no deployment in .* \(config_invalid\)$/);
+    }
+  });
+});
