@@ -42,6 +42,9 @@ export function usageError(message: string): CliError {
  */
 const USAGE_CODES: ReadonlySet<string> = new Set(['validation_failed', 'usage_error']);
 
+/** Errors of the file system (a path under SVC_HOME or given on the command line): io_error. */
+const FILE_ERRNOS: ReadonlySet<string> = new Set(['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'EPERM', 'EROFS', 'ENOSPC']);
+
 /** The `{error, message}` of any thrown value: a CliError, a daemon error with `.code`, or anything else. */
 export function describeError(err: unknown): { code: string; message: string; exitCode: number } {
   if (err instanceof CliError) return { code: err.code, message: err.message, exitCode: err.exitCode };
@@ -50,7 +53,7 @@ export function describeError(err: unknown): { code: string; message: string; ex
     if (typeof code === 'string' && /^[a-z][a-z0-9_.]*$/.test(code)) {
       return { code, message: err.message, exitCode: USAGE_CODES.has(code) ? EXIT_USAGE : EXIT_FAILURE };
     }
-    if (typeof code === 'string' && (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR')) {
+    if (typeof code === 'string' && FILE_ERRNOS.has(code)) {
       return { code: 'io_error', message: err.message, exitCode: EXIT_FAILURE };
     }
     return { code: 'internal_error', message: err.message, exitCode: EXIT_FAILURE };

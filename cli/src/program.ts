@@ -3,7 +3,7 @@
  * into an exit status: 0 success, 1 failure, 2 usage error. Tests call `run()` in-process.
  */
 import { printable } from '@svc/shared';
-import { everyCommand, usageLine } from '@svc/shared/usage-line';
+import { commandPath, everyCommand, usageLine } from '@svc/shared/usage-line';
 import { Command, CommanderError } from 'commander';
 import { App, type CliIO } from './app.js';
 import { loadCommands } from './command-modules.js';
@@ -59,15 +59,29 @@ export async function buildProgram(app: App, word?: string): Promise<Command> {
 
 /** Commander's refusal of a command line, on `at` (the command it reached), as the one error line. */
 function commanderUsageError(err: CommanderError, at: Command): CliError {
-  // `svc --as bob send …`: a command's own option before the command
-  const misplaced =
-    at.parent === null && err.code === 'commander.unknownOption'
-      ? /'(--as|--json|--verbose|-v|-vv)'/.exec(err.message)?.[1]
-      : undefined;
-  const said = misplaced
-    ? { code: err.code, message: `${err.message.trimEnd()} (it goes after the command: svc COMMAND ${misplaced} …)` }
-    : err;
+  const unknown = err.code === 'commander.unknownOption' ? /'([^']+)'/.exec(err.message)?.[1] : undefined;
+  const hint =
+    // `svc --as bob send …`: a command's own option before the command
+    at.parent === null && unknown && /^(--as|--json|--verbose|-v+)$/.test(unknown)
+      ? `it goes after the command: svc COMMAND ${unknown} …`
+      : // `svc send … --no-autostart`: the global option after the command
+        at.parent !== null && unknown === '--no-autostart'
+        ? `it goes before the command: svc ${unknown} COMMAND …`
+        : undefined;
+  const said = hint ? { code: err.code, message: `${err.message.trimEnd()} (${hint})` } : err;
   return new CliError('usage_error', usageLine(said, at), { exitCode: EXIT_USAGE, cause: err });
+}
+
+/**
+ * An option given on the command line to a group (`svc conv --json list`): it belongs to
+ * the group, which does not run when one of its commands follows, so it would be dropped
+ * without a word. The root's options (--no-autostart) are the exception: they are for every
+ * command.
+ */
+function optionBeforeSubcommand(group: Command): string | undefined {
+  if (group.parent === null) return undefined;
+  const given = group.options.find((o) => group.getOptionValueSource(o.attributeName()) === 'cli');
+  return given && (given.long ?? given.short);
 }
 
 /** The global flags that act without a command (completion), if given before any command. */
@@ -104,10 +118,20 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   let reached: Command = program;
   const helpAsked = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : undefined).some(isHelpFlag);
   for (const c of everyCommand(program)) {
-    c.hook('preSubcommand', (_parent, sub) => {
+    c.hook('preSubcommand', (parent, sub) => {
       reached = sub;
-      const refusal = helpAsked ? undefined : refusalOf(sub);
+      if (helpAsked) return;
+      const refusal = refusalOf(sub);
       if (refusal) throw refusal;
+      const misplaced = optionBeforeSubcommand(parent);
+      if (misplaced) {
+        const path = commandPath(sub);
+        throw new CliError(
+          'usage_error',
+          `${misplaced} goes after the command it is for: ${path} ${misplaced} …; see ${path} --help`,
+          { exitCode: EXIT_USAGE },
+        );
+      }
     });
   }
   const wantsJson = () => {

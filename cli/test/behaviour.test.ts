@@ -514,16 +514,21 @@ describe('wired commands', () => {
       content: 'x',
       conversation_type: 'direct',
     });
+    // the stream stays open, as the daemon's does, until the interrupt
+    const interrupt = new AbortController();
     const { link } = fakeLink({
       events: () =>
-        fakeEvents([
-          { type: 'message', agent: 'alice', message: msg('m1', 'inbound') },
-          { type: 'message', agent: 'alice', message: msg('m2', 'outbound') },
-          { type: 'session', agent: 'alice', state: 'connected' },
-          { type: 'message', agent: 'alice', message: msg('m3', 'inbound') },
-        ]),
+        fakeEvents(
+          [
+            { type: 'message', agent: 'alice', message: msg('m1', 'inbound') },
+            { type: 'message', agent: 'alice', message: msg('m2', 'outbound') },
+            { type: 'session', agent: 'alice', state: 'connected' },
+            { type: 'message', agent: 'alice', message: msg('m3', 'inbound') },
+          ],
+          { hold: true, drained: () => interrupt.abort() },
+        ),
     });
-    const r = await svc(['watch', '--as', 'alice', '--json'], { link });
+    const r = await svc(['watch', '--as', 'alice', '--json'], { link, signal: interrupt.signal });
     expect(r.code).toBe(0);
     const lines = r.stdout
       .trim()

@@ -2,7 +2,9 @@
  * The built `svc` as a process, on refusals found before any daemon is asked: each is the
  * one line `svc: error: MESSAGE (CODE)`, exit 2 for a usage error, 1 for a refusal.
  */
+import { writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type Home, newHome, svc as svcIn } from '@svc/test-harness/svc-cli';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -29,6 +31,10 @@ describe('commander refusals are usage errors of one line', () => {
     [['agent', 'status'], "missing required argument 'presence'; see svc agent status --help"],
     [['send', '1', '2', '3'], "too many arguments for 'send'. Expected 2 arguments but got 3; see svc send --help"],
     [['cache'], 'svc cache needs a command: clear, stats; see svc cache --help'],
+    [
+      ['send', 'bob', 'hi', '--no-autostart'],
+      "unknown option '--no-autostart' (it goes before the command: svc --no-autostart COMMAND …); see svc send --help",
+    ],
   ])('svc %j', async (args, message) => {
     const r = await svc(args);
     expect(r.stderr).toBe(`svc: error: ${message} (usage_error)\n`);
@@ -54,6 +60,43 @@ describe('commander refusals are usage errors of one line', () => {
       expect(r.stderr, args.join(' ')).toBe('');
       expect(r.stdout, args.join(' ')).toContain(`Usage: svc ${args.find((a) => a !== 'help')}`);
     }
+  });
+});
+
+describe("an option of a command group before the group's command is refused, not dropped", () => {
+  // `svc conv` runs on its own, with these options; `svc conv list` runs with list's only
+  it.each([
+    [['conv', '--json', 'list'], '--json', 'svc conv list'],
+    [['conv', '--as', 'bob', 'list'], '--as', 'svc conv list'],
+    [['conv', '--limit', '3', 'create-group', 'g'], '--limit', 'svc conv create-group'],
+  ])('svc %j', async (args, option, path) => {
+    const r = await svc(args);
+    const message = `${option} goes after the command it is for: ${path} ${option} …; see ${path} --help`;
+    expect(r.stderr).toBe(`svc: error: ${message} (usage_error)\n`);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe(args.includes('--json') ? `${JSON.stringify({ error: 'usage_error', message })}\n` : '');
+  });
+});
+
+describe('whoami --api-url: a value that is no http(s) URL is a usage error, not an unreachable relay', () => {
+  it.each([['relay.example'], ['ftp://relay.example']])('svc whoami --api-url %s', async (url) => {
+    const r = await svc(['whoami', '--api-url', url, '--api-key', 'k', '--json']);
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: 'validation_failed',
+      message: `--api-url must be the relay's http(s) base URL; got ${JSON.stringify(url)}.`,
+    });
+    expect(r.code).toBe(2);
+  });
+});
+
+describe('a local file that cannot be used is io_error, not internal_error', () => {
+  it('SVC_HOME naming a file: svc context list --json', async () => {
+    home ??= newHome('usage');
+    const file = join(home.dir, 'not-a-dir');
+    writeFileSync(file, '');
+    const r = await svcIn({ ...home, env: { ...home.env, SVC_HOME: file } }, ['context', 'list', '--json']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'io_error', message: expect.stringMatching(/ENOTDIR/) });
+    expect(r.code).toBe(1);
   });
 });
 

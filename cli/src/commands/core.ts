@@ -365,6 +365,13 @@ export function coreCommands(app: App): Command[] {
         run.debug(`event ${JSON.stringify(event)}`);
       }
     }
+    // the stream ends by itself only when the daemon goes away: not a clean end of watching
+    if (!signal.aborted) {
+      throw new CliError(
+        'daemon_unavailable',
+        'The svc daemon stopped, which ended svc watch; start it again (svc start) and rerun svc watch.',
+      );
+    }
   });
 
   const mcp = mcpCommand(app);

@@ -79,6 +79,9 @@ export function identityCommands(app: App): Command[] {
     const o = run.opts<{ apiUrl?: string; apiKey?: string }>();
     if ((o.apiUrl === undefined) !== (o.apiKey === undefined)) throw usageError('--api-url and --api-key go together.');
     if (o.apiUrl !== undefined && o.apiKey !== undefined) {
+      if (!URL.canParse(o.apiUrl) || !/^https?:$/.test(new URL(o.apiUrl).protocol)) {
+        throw usageError(`--api-url must be the relay's http(s) base URL; got ${JSON.stringify(o.apiUrl)}.`);
+      }
       const profile = await whoamiByApiKey(o.apiUrl, o.apiKey);
       run.print(profile, () =>
         keyValues([

@@ -1,0 +1,87 @@
+/**
+ * `svc watch` against a real daemon that stops under it: the end of its event stream is
+ * not the end of watching a script can take for success. The agent is stored locally with
+ * an unreachable relay (its session just keeps connecting), which is all watch needs.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DaemonClient } from '@svc/daemon/client';
+import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../src/program.js';
+
+let d: TestDaemon | undefined;
+let home: string;
+
+beforeAll(async () => {
+  home = tempHome('svc-cli-gone-');
+  const dir = join(home, 'agents', 'alice');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(
+    join(dir, 'agent.json'),
+    JSON.stringify({
+      name: 'alice',
+      agent_id: 'alice',
+      agent_number: 'alice',
+      tenant_id: 'acme',
+      deployment: 'dev',
+      deployment_id: 'dep_test',
+      api_url: 'http://127.0.0.1:9',
+      capabilities: [],
+      signing_public_key: 'x',
+      encryption_public_key: 'x',
+      registered_at: new Date(0).toISOString(),
+      rotation: 0,
+    }),
+  );
+  d = await startDaemon(home);
+}, 30_000);
+
+afterAll(async () => {
+  await d?.daemon.close();
+  await rm(home, { recursive: true, force: true });
+});
+
+describe('svc watch when the daemon stops', () => {
+  it('--json: exits 1 with daemon_unavailable as its last line, not 0 as if it had been interrupted', async () => {
+    const daemon = d!;
+    let stdout = '';
+    let stderr = '';
+    // the real client of the real daemon; only told apart to know when watch has subscribed
+    const client = new DaemonClient({ home: daemon.home });
+    let subscribed!: () => void;
+    const watching = new Promise<void>((resolve) => {
+      subscribed = resolve;
+    });
+    const events = client.events.bind(client);
+    client.events = async (options) => {
+      const stream = await events(options);
+      subscribed();
+      return stream;
+    };
+    const exit = run(['watch', '--as', 'alice', '--json'], {
+      env: { SVC_HOME: daemon.home, SVC_AGENT: '' },
+      stdout: {
+        write: (s: string) => {
+          stdout += s;
+        },
+      },
+      stderr: {
+        write: (s: string) => {
+          stderr += s;
+        },
+      },
+      // never aborted: nothing but the daemon ends this watch
+      signal: new AbortController().signal,
+      connect: async () => client,
+    });
+    await watching;
+    await daemon.daemon.close();
+    d = undefined;
+    expect(await exit).toBe(1);
+    const lines = stdout.trimEnd().split('\n');
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ error: 'daemon_unavailable' });
+    expect(stderr).toMatch(/^svc: error: The svc daemon stopped.* \(daemon_unavailable\)\n$/);
+  });
+});
