@@ -3,38 +3,19 @@
  * not the end of watching a script can take for success. The agent is stored locally with
  * an unreachable relay (its session just keeps connecting), which is all watch needs.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { DaemonClient } from '@svc/daemon/client';
 import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../src/program.js';
+import { writeAgentFile } from './helpers.js';
 
 let d: TestDaemon | undefined;
 let home: string;
 
 beforeAll(async () => {
   home = tempHome('svc-cli-gone-');
-  const dir = join(home, 'agents', 'alice');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(
-    join(dir, 'agent.json'),
-    JSON.stringify({
-      name: 'alice',
-      agent_id: 'alice',
-      agent_number: 'alice',
-      tenant_id: 'acme',
-      deployment: 'dev',
-      deployment_id: 'dep_test',
-      api_url: 'http://127.0.0.1:9',
-      capabilities: [],
-      signing_public_key: 'x',
-      encryption_public_key: 'x',
-      registered_at: new Date(0).toISOString(),
-      rotation: 0,
-    }),
-  );
+  writeAgentFile(home);
   d = await startDaemon(home);
 }, 30_000);
 

@@ -1,5 +1,7 @@
 /** Runs `svc` in-process with captured output and a fake daemon link. */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { DaemonApi, DaemonEvent, DaemonEventStream } from '@svc/daemon/client';
 import { tempDir } from '@svc/test-harness';
@@ -186,3 +188,26 @@ export const AGENT = {
   encryption_public_key: 'enc',
   registered_at: '2025-01-01T00:00:00.000Z',
 };
+
+/** A registered agent `alice` in `home` (its file only: a daemon started on it has an agent to name). */
+export function writeAgentFile(home: string): void {
+  const dir = join(home, 'agents', 'alice');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(
+    join(dir, 'agent.json'),
+    JSON.stringify({
+      name: 'alice',
+      agent_id: 'alice',
+      agent_number: 'alice',
+      tenant_id: 'acme',
+      deployment: 'dev',
+      deployment_id: 'dep_test',
+      api_url: 'http://127.0.0.1:9',
+      capabilities: [],
+      signing_public_key: 'x',
+      encryption_public_key: 'x',
+      registered_at: new Date(0).toISOString(),
+      rotation: 0,
+    }),
+  );
+}

@@ -5,38 +5,15 @@
  * connecting), which is all these commands need.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SVC_BIN } from '@svc/test-harness/bins';
 import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeAgentFile } from './helpers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let d: TestDaemon;
-
-function agentFile(home: string): void {
-  const dir = join(home, 'agents', 'alice');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(
-    join(dir, 'agent.json'),
-    JSON.stringify({
-      name: 'alice',
-      agent_id: 'alice',
-      agent_number: 'alice',
-      tenant_id: 'acme',
-      deployment: 'dev',
-      deployment_id: 'dep_test',
-      api_url: 'http://127.0.0.1:9',
-      capabilities: [],
-      signing_public_key: 'x',
-      encryption_public_key: 'x',
-      registered_at: new Date(0).toISOString(),
-      rotation: 0,
-    }),
-  );
-}
 
 /** Starts `svc ARGS -v`, resolves once it says it is waiting, with a promise of its exit. */
 async function startWaiting(args: string[]): Promise<{ child: ChildProcess; exited: Promise<number | null> }> {
@@ -75,7 +52,7 @@ async function interrupt(w: { child: ChildProcess; exited: Promise<number | null
 
 beforeAll(async () => {
   const home = tempHome('svc-cli-int-');
-  agentFile(home);
+  writeAgentFile(home);
   d = await startDaemon(home);
 }, 30_000);
 
