@@ -81,6 +81,47 @@ describe('an outbound message whose answer goes wrong', () => {
     }
   }, 60_000);
 
+  it('a group message whose answer is cut off: queued, not an error, and delivered once to the member', async () => {
+    const created = await a.client.createConversation('alice', { kind: 'group', name: 'cut', members: ['bob'] });
+    const group = created.conversation_id;
+    await until(
+      async () => (await b.client.getConversation('bob', group).catch(() => undefined)) !== undefined,
+      20_000,
+      'bob has the group',
+    );
+    let cut = false;
+    proxy.afterSend = (envelopes) => {
+      if (cut || !envelopes.some((e) => e.header.conversation_id === group)) return undefined;
+      cut = true;
+      return 'cut';
+    };
+    try {
+      const sent = await a.client.send('alice', { to: '', conversation_id: group, content: 'group answer lost' });
+      expect(sent.state).toBe('queued');
+      const got = await until(
+        async () => {
+          const all = await b.client.conversationMessages('bob', group);
+          const mine = all.filter((m) => m.content === 'group answer lost');
+          return mine.length > 0 ? mine : undefined;
+        },
+        20_000,
+        'bob receives the group message',
+      );
+      expect(got.map((m) => m.message_id)).toEqual([sent.message_id]);
+      await until(
+        async () =>
+          ['sent', 'delivered'].includes(
+            (await a.client.conversationMessages('alice', group)).find((m) => m.message_id === sent.message_id)
+              ?.state ?? '',
+          ),
+        20_000,
+        'the outbox settles it',
+      );
+    } finally {
+      proxy.afterSend = undefined;
+    }
+  }, 60_000);
+
   it('a 202 that does not account for the envelope (no result, another id) is not taken as sent', async () => {
     for (const results of [[], [{ message_id: randomUUID(), recipient: 'bob', status: 'accepted' }]]) {
       const text = `unconfirmed ${results.length}`;

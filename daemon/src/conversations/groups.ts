@@ -15,7 +15,7 @@ import {
 } from '@svc/shared';
 import { sealEnvelope } from '@svc/shared/node';
 import type { ConversationInfo, CreateConversationInput, InviteInput, SentMessage } from '../client/api.js';
-import { DaemonError } from '../errors.js';
+import { DaemonError, RelayError } from '../errors.js';
 import { isTransient, postEnvelope, sealingKey } from '../messaging/send.js';
 import type { AgentSession } from '../session/session.js';
 import { encodePayload, isShowable } from './payload.js';
@@ -143,7 +143,8 @@ async function post(
     try {
       status = await postEnvelope(session, envelopes, progress);
     } catch (err) {
-      if (!isTransient(err)) {
+      // only the relay's own refusal says it took nothing (as for a direct send, send.ts)
+      if (err instanceof RelayError && !isTransient(err)) {
         // the number goes back only when no member got it: one that did would take the
         // next message under the same number for a repeat and refuse it
         if (progress.requestsDone === 0) session.archive.releaseConvSeq(r.conversation_id, seq);
