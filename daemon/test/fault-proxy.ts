@@ -15,9 +15,11 @@ import { freePort } from '@svc/test-harness';
 export type EnvelopeMatch = (e: Envelope) => boolean;
 
 /** What the proxy answers to a post of envelopes in the relay's place. */
-export type SendAnswer = { status: number; body: unknown } | 'cut';
+export type SendAnswer = { status: number; body: unknown } | 'cut' | 'hang';
 
 function answerSend(res: ServerResponse, answer: SendAnswer): void {
+  // the relay took it and its answer never comes (the connection stays open until closed)
+  if (answer === 'hang') return;
   if (answer === 'cut') {
     // the relay's answer starts, then the connection is gone
     res.writeHead(202, { 'content-type': 'application/json', 'content-length': '1000' });
@@ -48,8 +50,8 @@ export interface FaultProxy {
   beforeSend: ((envelopes: Envelope[]) => { status: number; error: string } | undefined) | undefined;
   /**
    * while set, a post of envelopes goes on to the relay (less what `drop` takes) and is then
-   * answered by what this gives (if anything), not the relay: a status and body, or `cut`
-   * (the answer's head, then the connection dropped)
+   * answered by what this gives (if anything), not the relay: a status and body, `cut`
+   * (the answer's head, then the connection dropped) or `hang` (no answer at all)
    */
   afterSend: ((envelopes: Envelope[]) => SendAnswer | undefined) | undefined;
   /** while set, reads of the pending inbox (GET /api/v1/messages/pending) get this page for their `after` */

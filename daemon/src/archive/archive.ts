@@ -494,6 +494,13 @@ export class Archive {
       .all(limit) as OutboxEntry[];
   }
 
+  /** Takes back an outbound message kept as queued while it was first posted: the relay refused it at once. */
+  dropQueued(messageId: string): void {
+    this.db
+      .prepare(`DELETE FROM messages WHERE message_id = ? AND direction = 'outbound' AND send_state = 'queued'`)
+      .run(messageId);
+  }
+
   /** Moves a queued message on: the relay accepted it (sent) or refused it for good (failed). */
   settleQueued(messageId: string, state: 'sent' | 'failed', error?: string): boolean {
     return (

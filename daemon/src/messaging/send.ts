@@ -156,37 +156,50 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
       );
     }
   }
+  const archived = (state: 'queued' | 'sent') =>
+    session.archive.insertMessage({
+      message_id: header.message_id,
+      conversation_id: conversationId,
+      conversation_type: 'direct',
+      direction: 'outbound',
+      from: me.agent_number,
+      to: peer.agentNumber,
+      content_type: type,
+      content,
+      sent_at: header.sent_at,
+      received_at: null,
+      acked_at: null,
+      delivered_at: null,
+      envelope: JSON.stringify(envelope),
+      send_state: state,
+    });
   if (status === undefined) {
+    // Kept as queued before it is posted: a daemon stopped while the relay answers finds it
+    // in its outbox at the next start and posts it again under its id (the relay answers
+    // duplicate if it had it), so the sender's archive never lacks what the relay delivers.
+    // The outbox leaves it to this post meanwhile.
+    archived('queued');
+    session.sending.add(header.message_id);
     try {
       status = await postEnvelope(session, envelope);
+      session.archive.settleQueued(header.message_id, 'sent');
     } catch (err) {
       // only the relay's own refusal says it did not take the envelope; anything else (no
       // answer, an answer cut short or unreadable) may come after it did: the envelope waits
       // in the outbox and goes again under its id, which the relay answers as a duplicate
-      if (err instanceof RelayError && !isTransient(err)) throw err;
+      if (err instanceof RelayError && !isTransient(err)) {
+        session.archive.dropQueued(header.message_id);
+        throw err;
+      }
       status = 'queued';
       session.log.info(
         { agent: me.name, message_id: header.message_id, err: (err as Error).message },
         'relay unreachable; message queued',
       );
+    } finally {
+      session.sending.delete(header.message_id);
     }
-  }
-  session.archive.insertMessage({
-    message_id: header.message_id,
-    conversation_id: conversationId,
-    conversation_type: 'direct',
-    direction: 'outbound',
-    from: me.agent_number,
-    to: peer.agentNumber,
-    content_type: type,
-    content,
-    sent_at: header.sent_at,
-    received_at: null,
-    acked_at: null,
-    delivered_at: null,
-    envelope: JSON.stringify(envelope),
-    send_state: status === 'queued' ? 'queued' : 'sent',
-  });
+  } else archived('sent');
   if (deliveredAt) {
     // the recipient archived it: what the relay's receipt would say
     session.archive.recordReceipt(header.message_id, peer.agentNumber, 'acked', deliveredAt);

@@ -92,6 +92,8 @@ export class AgentSession {
   #heartbeatLoop?: Promise<void>;
   #wake?: () => void;
   #wakeOutbox?: () => void;
+  /** Outbound messages archived as queued while their first post is in flight (send.ts): the outbox leaves them. */
+  readonly sending = new Set<string>();
   #wakeHeartbeat?: () => void;
   /** agent numbers this agent muted (the relay's mute list, read on connect and after a change) */
   #muted = new Set<string>();
@@ -308,7 +310,8 @@ export class AgentSession {
    */
   async flushOutbox(): Promise<boolean> {
     for (;;) {
-      const batch = this.archive.outbox(50);
+      // a message being posted by its send right now is that send's to settle
+      const batch = this.archive.outbox(50).filter((e) => !this.sending.has(e.message_id));
       if (batch.length === 0) return true;
       for (const entry of batch) {
         try {

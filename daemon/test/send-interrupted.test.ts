@@ -1,0 +1,70 @@
+/**
+ * A message is in the sender's archive (queued) before it is posted: a daemon killed while
+ * the relay has it and its answer has not come back finds it in its outbox at the next
+ * start, posts it again under its id (the relay answers duplicate), and its recipient gets
+ * it once. Before, a send was archived only after the relay answered, so a daemon killed
+ * then lacked a message its recipient got. A REAL relay process behind the fault proxy
+ * (./fault-proxy.ts), which takes the post to the relay and never answers it.
+ */
+import { until } from '@svc/test-harness';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+
+let proxy: FaultProxy;
+let stage: DaemonsOnRelay<'alice' | 'bob'>;
+let restarted: TestDaemon | undefined;
+const timing = { outboxRetryMinMs: 50, outboxRetryMaxMs: 200, reconnectMinMs: 50, reconnectMaxMs: 200 };
+
+beforeAll(async () => {
+  stage = await startDaemonsOnRelay({
+    agents: ['alice', 'bob'],
+    front: async (relayPort) => {
+      proxy = await startFaultProxy(relayPort);
+      return proxy;
+    },
+    daemon: timing,
+  });
+  // bob's key pinned by a first message
+  await stage.daemons.alice.client.send('alice', { to: 'bob', content: 'hello bob' });
+}, 90_000);
+
+afterAll(async () => {
+  await restarted?.daemon.close();
+  await stage?.close();
+});
+
+it('a send whose answer never came before the daemon stopped is in the archive and goes out once at the next start', async () => {
+  const a = stage.daemons.alice;
+  const b = stage.daemons.bob;
+  const text = 'the daemon stopped while the relay answered';
+  proxy.afterSend = (envelopes) => (envelopes.some((e) => e.header.recipient === 'bob') ? 'hang' : undefined);
+  const sending = a.client.send('alice', { to: 'bob', content: text }).catch((err: Error) => err);
+  const id = await until(
+    async () => (await b.client.read('bob', 'alice').catch(() => [])).find((m) => m.content === text)?.message_id,
+    20_000,
+    'bob receives it from the relay',
+  );
+  // what makes a stop at this moment safe: the sender's archive holds it already
+  expect((await a.client.read('alice', 'bob')).find((m) => m.message_id === id)).toMatchObject({
+    state: 'queued',
+    content: text,
+  });
+  await a.daemon.close();
+  await sending;
+  proxy.afterSend = undefined;
+
+  restarted = await startDaemon(a.home, timing);
+  await until(
+    async () =>
+      ['sent', 'delivered'].includes(
+        (await restarted?.client.read('alice', 'bob'))?.find((m) => m.message_id === id)?.state ?? '',
+      ),
+    30_000,
+    'the restarted daemon has it, sent',
+  );
+  // posted twice (the post without an answer, and the outbox's), received once
+  expect(proxy.posted.filter((e) => e.header.message_id === id)).toHaveLength(2);
+  expect((await b.client.read('bob', 'alice')).filter((m) => m.content === text)).toHaveLength(1);
+}, 120_000);
