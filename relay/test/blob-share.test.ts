@@ -71,3 +71,10 @@ it('refuses an upload past the agent share with 507 agent_blob_quota_full; other
   expect((await upload(dave, bob, 100 * KB)).status).toBe(201);
   expect((await upload(dave, bob, 100 * KB)).status).toBe(507);
 });
+
+it('uploads of one agent at once are admitted within its share, not each against the same use', async () => {
+  const erin = await relay.enroll('erin');
+  // four at once (its transfer slots), each 100 KiB of a 250 KiB share: two fit, whatever the ledger
+  const answers = await Promise.all([0, 1, 2, 3].map(() => upload(erin, bob, 100 * KB)));
+  expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 507, 507]);
+});

@@ -12,10 +12,12 @@ export class BlobUsageStore {
    * Counts a blob of `size` bytes against its owner, when the owner's blobs since `since`
    * (older ones have left the stream) and this one stay within `max` bytes (0: no limit).
    * False when they would not, and nothing is counted. The owner's rows older than `since`
-   * go first. Two uploads checked at once on two relay instances may both be admitted.
+   * go first. The owner's agent row is locked first (PostgreSQL), so uploads checked at
+   * once, on one relay instance or several, each see the others' rows.
    */
   admit(blob: { id: string; owner: string; size: number }, now: number, since: number, max: number): Promise<boolean> {
     return this.ledger.sql.transaction(async (tx) => {
+      await tx.get(`SELECT id FROM agents WHERE id = ?${this.ledger.forUpdate}`, [blob.owner]);
       await tx.run('DELETE FROM blob_usage WHERE owner_row = ? AND created_at < ?', [blob.owner, since]);
       const used = await tx.get<{ bytes: number | string | null }>(
         'SELECT sum(size) AS bytes FROM blob_usage WHERE owner_row = ?',
