@@ -4,14 +4,15 @@
  * quota, and a reader's page is never a page of them. Before, a recipient away for longer
  * than the stream keeps anything came back to an inbox refusing every sender (507) for
  * good, and `GET /messages/pending` answered an empty page with `more: true` behind them,
- * so a client paging by cursor stopped there. A real nats-server; the stream's expiry is
- * played by deleting the copies, and the age by the relay's clock.
+ * so a client paging by cursor stopped there. Only what lies below the stream's first
+ * sequence counts as gone: a copy missing above it is left pending. A real nats-server;
+ * the max age is played by purging the stream's oldest messages.
  */
-import { jetstreamManager } from '@nats-io/jetstream';
+import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MSGS_STREAM, STREAM_MAX_AGE_MS } from '../src/bus/index.js';
+import { MSGS_STREAM } from '../src/bus/index.js';
 
 interface Pending {
   envelopes: Array<{ message_id: string; cursor: number }>;
@@ -30,35 +31,40 @@ const send = (r: BusRelay, from: TestAgent, to: TestAgent, text: string) =>
 const pending = async (r: BusRelay, who: TestAgent, query = 'limit=100') =>
   (await call<Pending>(r.url, 'GET', `/api/v1/messages/pending?${query}`, undefined, who.auth)).body;
 
-describe('envelopes past the stream age limit', () => {
+describe('envelopes the stream no longer holds', () => {
   let relay: BusRelay;
   let alice: TestAgent;
-  let bob: TestAgent;
   let carol: TestAgent;
+  let jsm: JetStreamManager;
   beforeAll(async () => {
     relay = await inProcessBusRelay({ SVC_RELAY_RECIPIENT_MAX_PENDING: '3' });
-    [alice, bob, carol] = await Promise.all([relay.enroll('alice'), relay.enroll('bob'), relay.enroll('carol')]);
+    [alice, carol] = await Promise.all([relay.enroll('alice'), relay.enroll('carol')]);
+    const nc = await relay.relay.context.bus?.tenantConnection('default');
+    jsm = await jetstreamManager(nc as NonNullable<typeof nc>);
   }, 60_000);
   afterAll(async () => {
     await relay?.close();
   });
 
   it('no longer fill a full inbox: the next send finds the room they held', async () => {
-    const away = STREAM_MAX_AGE_MS + 2 * 60 * 60 * 1000;
-    relay.advance(-away);
+    const bob = await relay.enroll('bob');
     for (let i = 0; i < 3; i++) expect((await send(relay, alice, bob, `old ${i}`)).status).toBe(202);
-    relay.advance(away);
+    expect((await send(relay, alice, bob, 'refused while they are there')).body.error).toBe('recipient_inbox_full');
+    // a month later: the stream's max age took everything it held
+    await jsm.streams.purge(MSGS_STREAM);
+    // (a full inbox is checked against the stream at most once a minute: the refusal above was one)
+    relay.advance(61_000);
     const fresh = await send(relay, alice, bob, 'after a month away');
     expect(fresh.status).toBe(202);
     const page = await pending(relay, bob);
     expect(page.envelopes.map((e) => e.message_id)).toEqual([fresh.body.results?.[0]?.message_id]);
-    // the quota still holds for what is not that old
+    // the quota still holds for what the stream holds
     for (let i = 0; i < 2; i++) expect((await send(relay, carol, bob, `new ${i}`)).status).toBe(202);
     expect((await send(relay, carol, bob, 'one too many')).body.error).toBe('recipient_inbox_full');
     expect(relay.logLines.some((l) => l.includes('past the stream age limit'))).toBe(true);
   });
 
-  it('whose copies are gone are marked done when read: the page goes on past them and they free the quota', async () => {
+  it('are marked done when read: the page goes on past them, and they free the quota', async () => {
     const dave = await relay.enroll('dave');
     const sent: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -68,10 +74,8 @@ describe('envelopes past the stream age limit', () => {
     }
     const before = await pending(relay, dave);
     expect(before.envelopes.map((e) => e.message_id)).toEqual(sent);
-    // the stream drops the first two (as its max age does)
-    const nc = await relay.relay.context.bus?.tenantConnection('default');
-    const jsm = await jetstreamManager(nc as NonNullable<typeof nc>);
-    for (const e of before.envelopes.slice(0, 2)) await jsm.streams.deleteMessage(MSGS_STREAM, e.cursor, false);
+    // the max age takes the first two (everything below the third)
+    await jsm.streams.purge(MSGS_STREAM, { seq: before.envelopes[2]?.cursor as number });
     // a page of two: both gone; the reader gets the third, not an empty page that says more
     const page = await pending(relay, dave, 'limit=2');
     expect(page).toEqual({ envelopes: [expect.objectContaining({ message_id: sent[2] })], more: false });
@@ -95,5 +99,18 @@ describe('envelopes past the stream age limit', () => {
       alice.auth,
     );
     expect(receipts.body.receipts.map((r) => r.message_id)).not.toContain(sent[0]);
+  });
+
+  it('a copy missing above the stream’s first sequence is not taken for gone: its envelope stays pending', async () => {
+    const erin = await relay.enroll('erin');
+    const sent: string[] = [];
+    for (let i = 0; i < 3; i++)
+      sent.push((await send(relay, alice, erin, `e${i}`)).body.results?.[0]?.message_id as string);
+    const before = await pending(relay, erin);
+    // the middle one's copy goes missing (no path of the relay does this to a pending envelope)
+    await jsm.streams.deleteMessage(MSGS_STREAM, before.envelopes[1]?.cursor as number, false);
+    expect((await pending(relay, erin)).envelopes.map((e) => e.message_id)).toEqual([sent[0], sent[2]]);
+    const row = (await relay.relay.context.ledger.activeAgent('default', 'erin'))?.id as string;
+    expect((await relay.relay.context.stores.messages.find(row, sent[1] as string))?.acked_at).toBeNull();
   });
 });

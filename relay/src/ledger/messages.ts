@@ -400,9 +400,9 @@ export class MessageStore {
   }
 
   /**
-   * Marks pending envelopes done, with no receipt, because their stream copies are gone
-   * (the stream's max age): nobody can read them any more, and as pending rows they would
-   * hold their recipient's quota and stop a reader's pages for good. Returns, per
+   * Marks pending envelopes done, with no receipt, because the stream no longer holds them
+   * (its max age): nobody can read them any more, and as pending rows they would hold their
+   * recipient's quota and stop a reader's pages for good. Returns, per
    * recipient, the count and bytes this marked (rows done already are left as they are).
    */
   expire(rows: ReadonlyArray<Pick<EnvelopeRow, 'recipient_row' | 'message_id'>>, now: number): Promise<TotalsChange> {
@@ -421,14 +421,14 @@ export class MessageStore {
   }
 
   /**
-   * `expire` for every pending envelope of the recipient accepted before `cutoff` (older
-   * than the stream keeps anything). Returns the count and bytes it marked.
+   * `expire` for every pending envelope of the recipient below `firstSeq`, the first
+   * sequence its stream still holds. Returns the count and bytes it marked.
    */
-  expireAcceptedBefore(recipientRow: string, cutoff: number, now: number): Promise<{ count: number; bytes: number }> {
+  expireBelow(recipientRow: string, firstSeq: number, now: number): Promise<{ count: number; bytes: number }> {
     return this.#sql.transaction(async (tx) => {
       const done = await tx.all<{ size: number }>(
-        'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND acked_at IS NULL AND accepted_at < ? RETURNING size',
-        [now, recipientRow, cutoff],
+        'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND acked_at IS NULL AND stream_seq < ? RETURNING size',
+        [now, recipientRow, firstSeq],
       );
       const t = { count: done.length, bytes: done.reduce((sum, d) => sum + Number(d.size), 0) };
       if (this.#totalsKept && t.count > 0) await addToTotals(tx, negated(new Map([[recipientRow, t]])));

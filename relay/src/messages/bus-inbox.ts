@@ -118,6 +118,15 @@ export class BusInbox {
     }
   }
 
+  /**
+   * The first sequence the tenant's stream holds (its last + 1 when empty): every envelope
+   * below it has left the stream (its max age, or a purge), whatever any clock says.
+   */
+  async firstSeq(tenantId: string): Promise<number> {
+    const clients = await this.#tenant(tenantId);
+    return (await this.#retried(clients, (jsm) => jsm.streams.info(MSGS_STREAM))).state.first_seq;
+  }
+
   async delete(tenantId: string, seq: number): Promise<void> {
     const clients = await this.#tenant(tenantId);
     try {
@@ -134,7 +143,7 @@ export class BusInbox {
   }
 
   /**
-   * Receives the inbox events of every instance in the tenant (its own included) until
+   * Receives the inbox events of the other instances in the tenant (its connection has no echo) until
    * the signal aborts. A connection that closes is replaced; the subscription follows it.
    */
   listen(tenantId: string, onEvent: (event: InboxEvent) => void, signal: AbortSignal, retryMs = 1000): void {

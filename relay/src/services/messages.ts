@@ -18,7 +18,6 @@ import {
   type SendResponse,
   SvcError,
 } from '@svc/shared';
-import { STREAM_MAX_AGE_MS } from '../bus/index.js';
 import type { RelayBase } from '../context.js';
 import { RateLimitedError, TokenBuckets } from '../http/rate-limit.js';
 import type { AgentRow } from '../ledger/ledger.js';
@@ -90,12 +89,10 @@ interface Outgoing extends PublishItem {
   result: SendResponse['results'][number];
 }
 
-/** How often a full recipient's envelopes are checked against the stream's age limit. */
+/** How often a full recipient's envelopes are checked against what the stream still holds. */
 const AGED_CHECK_EVERY_MS = 60_000;
 /** Recipients whose last check is remembered (the oldest forgotten first). */
 const AGED_CHECKED_MAX = 10_000;
-/** An envelope is past the stream's age limit this long after it, whatever the clocks of relay and nats-server say. */
-const AGED_MARGIN_MS = 60 * 60 * 1000;
 
 /**
  * Envelopes just accepted for followed recipients, so a waiting reader gets them without a
@@ -119,7 +116,7 @@ export class Messaging {
   /** Quotas: envelopes a recipient may hold pending, envelopes a sender may send per second. */
   readonly #pendingTotals: PendingTotals;
   readonly #sendRate: TokenBuckets;
-  /** When each full recipient was last checked for envelopes past the stream's age limit. */
+  /** When each full recipient was last checked for envelopes the stream no longer holds. */
   readonly #agedChecked = new Map<string, number>();
 
   constructor(ctx: RelayBase) {
@@ -573,36 +570,41 @@ export class Messaging {
 
   /**
    * Marks done one reader's rows whose envelopes are gone from the stream, so that they no
-   * longer hold its quota nor fill its pages. True when any was marked; best-effort (a
-   * ledger failure leaves them for the next read).
+   * longer hold its quota nor fill its pages: those below the stream's first sequence (its
+   * max age took them). One that went missing above it (no path of the relay deletes a
+   * pending envelope's copy) is only left out of the page, as before. True when any was
+   * marked; best-effort (a failure leaves them for the next read).
    */
-  async #expire(agent: AgentRow, rows: EnvelopeRow[]): Promise<boolean> {
-    if (rows.length === 0) return false;
-    return this.#markedDone(agent.tenant_id, () => this.store.expire(rows, this.#ctx.now()));
+  async #expire(agent: AgentRow, gone: EnvelopeRow[]): Promise<boolean> {
+    if (gone.length === 0) return false;
+    return this.#markedDone(agent.tenant_id, async () => {
+      const first = await this.#inbox.firstSeq(agent.tenant_id);
+      const rows = gone.filter((r) => r.stream_seq < first);
+      return rows.length > 0 ? this.store.expire(rows, this.#ctx.now()) : new Map();
+    });
   }
 
   /**
-   * A full inbox may be full of envelopes the stream no longer holds (older than its max
-   * age, never read): their rows are marked done, at most once a minute per recipient.
-   * True when any was.
+   * A full inbox may be full of envelopes the stream no longer holds (its max age took them
+   * before the recipient read them): rows below the stream's first sequence are marked
+   * done, at most once a minute per recipient. True when any was.
    */
   async #expireAged(tenantId: string, toPublish: Outgoing[]): Promise<boolean> {
     const now = this.#ctx.now();
     let any = false;
+    let first: number | undefined;
     for (const row of new Set(toPublish.map((p) => p.recipient.id))) {
       if ((this.#agedChecked.get(row) ?? Number.NEGATIVE_INFINITY) > now - AGED_CHECK_EVERY_MS) continue;
       this.#agedChecked.delete(row);
       this.#agedChecked.set(row, now);
       if (this.#agedChecked.size > AGED_CHECKED_MAX)
         this.#agedChecked.delete(this.#agedChecked.keys().next().value as string);
-      const cutoff = now - STREAM_MAX_AGE_MS - AGED_MARGIN_MS;
-      if (
-        await this.#markedDone(tenantId, async () => {
-          const t = await this.store.expireAcceptedBefore(row, cutoff, now);
-          return new Map(t.count > 0 ? [[row, t]] : []);
-        })
-      )
-        any = true;
+      const marked = await this.#markedDone(tenantId, async () => {
+        first ??= await this.#inbox.firstSeq(tenantId);
+        const t = await this.store.expireBelow(row, first, now);
+        return new Map(t.count > 0 ? [[row, t]] : []);
+      });
+      if (marked) any = true;
     }
     return any;
   }
