@@ -160,7 +160,8 @@ export class LocalStackService {
     } catch (err) {
       if (this.#uplink !== u) return;
       const remaining = Date.parse(u.info.expiresAt) - Date.now();
-      const retry = Math.max(1_000, Math.min(RENEW_RETRY_MS, remaining / 4));
+      // spread: after an outage of the relay, every edge's retry would otherwise land together
+      const retry = Math.max(1_000, Math.min(RENEW_RETRY_MS, remaining / 4)) * (0.5 + Math.random());
       this.#log.warn({ err: (err as Error).message, retry_ms: retry }, 'uplink creds not renewed; retrying');
       this.#scheduleRenewal(undefined, retry);
     }
