@@ -112,6 +112,30 @@ describe('archive', () => {
     expect(rows.at(-1)?.message_id).toBe(`m${REJECTED_KEPT + 4}`);
   });
 
+  it('takes back a message kept as queued whose first post was refused: gone from search and the conversation list', () => {
+    archive = Archive.open(join(mkdtempSync(join(tmpdir(), 'svc-archive-')), 'archive.db'));
+    const conversations = () =>
+      archive?.db.prepare('SELECT conversation_id, message_count, last_message_at FROM conversations').all();
+    archive.insertMessage({ ...msg('q1', 'refused at once', 'outbound'), send_state: 'queued' });
+    archive.dropQueued('q1');
+    expect(archive.search('refused')).toEqual([]);
+    expect(conversations()).toEqual([]);
+    // with another message there, the summary counts that one alone
+    archive.insertMessage(msg('m1', 'hello', 'inbound', '2026-01-01T00:00:00.000Z'));
+    archive.insertMessage({
+      ...msg('q2', 'refused too', 'outbound', '2026-02-01T00:00:00.000Z'),
+      send_state: 'queued',
+    });
+    archive.dropQueued('q2');
+    expect(conversations()).toEqual([
+      { conversation_id: 'dm:alice:bob', message_count: 1, last_message_at: '2026-01-01T00:00:00.000Z' },
+    ]);
+    // a message sent already is not taken back
+    archive.insertMessage(msg('s1', 'sent', 'outbound'));
+    archive.dropQueued('s1');
+    expect(archive.conversation('dm:alice:bob', {}).map((m) => m.message_id)).toContain('s1');
+  });
+
   it('quotes user text for FTS5', () => {
     expect(ftsQuery('a "b" c*')).toBe('"a" "b" "c*"');
   });

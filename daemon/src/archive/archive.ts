@@ -496,9 +496,25 @@ export class Archive {
 
   /** Takes back an outbound message kept as queued while it was first posted: the relay refused it at once. */
   dropQueued(messageId: string): void {
-    this.db
-      .prepare(`DELETE FROM messages WHERE message_id = ? AND direction = 'outbound' AND send_state = 'queued'`)
-      .run(messageId);
+    this.db.transaction(() => {
+      const gone = this.db
+        .prepare(
+          `DELETE FROM messages WHERE message_id = ? AND direction = 'outbound' AND send_state = 'queued'
+           RETURNING conversation_id`,
+        )
+        .get(messageId) as { conversation_id: string } | undefined;
+      if (!gone) return;
+      // the conversation's summary counted it when it was inserted: count again what is left
+      const left = this.db
+        .prepare('SELECT count(*) AS n, max(sent_at) AS at FROM messages WHERE conversation_id = ?')
+        .get(gone.conversation_id) as { n: number; at: string | null };
+      if (left.n === 0)
+        this.db.prepare('DELETE FROM conversations WHERE conversation_id = ?').run(gone.conversation_id);
+      else
+        this.db
+          .prepare('UPDATE conversations SET message_count = ?, last_message_at = ? WHERE conversation_id = ?')
+          .run(left.n, left.at, gone.conversation_id);
+    })();
   }
 
   /** Moves a queued message on: the relay accepted it (sent) or refused it for good (failed). */
