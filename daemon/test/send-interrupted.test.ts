@@ -68,3 +68,39 @@ it('a send whose answer never came before the daemon stopped is in the archive a
   expect(proxy.posted.filter((e) => e.header.message_id === id)).toHaveLength(2);
   expect((await b.client.read('bob', 'alice')).filter((m) => m.content === text)).toHaveLength(1);
 }, 120_000);
+
+it('a group message is in the archive, queued, while its first post waits for the relay, and goes out once', async () => {
+  const a = restarted ?? stage.daemons.alice;
+  const b = stage.daemons.bob;
+  const created = await a.client.createConversation('alice', { kind: 'group', name: 'held', members: ['bob'] });
+  const group = created.conversation_id;
+  await until(async () => (await b.client.getConversation('bob', group).catch(() => undefined)) !== undefined);
+  const text = 'a group message whose answer never comes';
+  proxy.afterSend = (envelopes) => (envelopes.some((e) => e.header.conversation_id === group) ? 'hang' : undefined);
+  try {
+    const sending = a.client.send('alice', { to: '', conversation_id: group, content: text });
+    const id = await until(
+      async () => (await b.client.conversationMessages('bob', group)).find((m) => m.content === text)?.message_id,
+      20_000,
+      'bob receives it from the relay',
+    );
+    expect((await a.client.conversationMessages('alice', group)).find((m) => m.message_id === id)).toMatchObject({
+      state: 'queued',
+      content: text,
+    });
+    proxy.afterSend = undefined;
+    // no answer within the daemon's wait: queued, then the outbox posts it again (duplicate)
+    expect((await sending).state).toBe('queued');
+    await until(
+      async () =>
+        ['sent', 'delivered'].includes(
+          (await a.client.conversationMessages('alice', group)).find((m) => m.message_id === id)?.state ?? '',
+        ),
+      30_000,
+      'the outbox settles it',
+    );
+    expect((await b.client.conversationMessages('bob', group)).filter((m) => m.content === text)).toHaveLength(1);
+  } finally {
+    proxy.afterSend = undefined;
+  }
+}, 120_000);

@@ -135,41 +135,56 @@ async function post(
       senderEd25519Private: session.keys().signPrivate,
     }),
   );
+  const archived = (state: 'queued' | 'sent') =>
+    session.archive.insertMessage({
+      message_id: messageId,
+      conversation_id: r.conversation_id,
+      conversation_type: r.kind,
+      direction: 'outbound',
+      from: me.agent_number,
+      to: r.conversation_id,
+      content_type: contentType,
+      content: 'body' in body ? body.body : JSON.stringify(body.control),
+      sent_at: sentAt,
+      received_at: null,
+      acked_at: null,
+      delivered_at: null,
+      envelope: envelopes.length > 0 ? JSON.stringify(envelopes) : undefined,
+      send_state: state,
+      conv_seq: seq,
+    });
   let status: SentMessage['status'] = 'accepted';
   if (onDevice) {
     await deliverOnDevice(session, locals as AgentSession[], messageId, envelopes);
+    archived('sent');
   } else if (envelopes.length > 0) {
+    // kept as queued before it is posted, as a direct message is (send.ts): a daemon stopped
+    // while the relay answers posts it again from its outbox, under its id
+    archived('queued');
+    session.sending.add(messageId);
     const progress = { requestsDone: 0 };
     try {
       status = await postEnvelope(session, envelopes, progress);
+      session.archive.settleQueued(messageId, 'sent');
     } catch (err) {
       // only the relay's own refusal says it took nothing (as for a direct send, send.ts)
       if (err instanceof RelayError && !isTransient(err)) {
-        // the number goes back only when no member got it: one that did would take the
-        // next message under the same number for a repeat and refuse it
-        if (progress.requestsDone === 0) session.archive.releaseConvSeq(r.conversation_id, seq);
+        if (progress.requestsDone === 0) {
+          // the number goes back only when no member got it: one that did would take the
+          // next message under the same number for a repeat and refuse it
+          session.archive.dropQueued(messageId);
+          session.archive.releaseConvSeq(r.conversation_id, seq);
+        } else {
+          // some members have it: it stays in the archive, failed, and is not posted again
+          session.archive.settleQueued(messageId, 'failed', `${err.relayErrorCode}: ${err.message}`);
+        }
         throw err;
       }
       status = 'queued';
+    } finally {
+      session.sending.delete(messageId);
     }
-  }
-  session.archive.insertMessage({
-    message_id: messageId,
-    conversation_id: r.conversation_id,
-    conversation_type: r.kind,
-    direction: 'outbound',
-    from: me.agent_number,
-    to: r.conversation_id,
-    content_type: contentType,
-    content: 'body' in body ? body.body : JSON.stringify(body.control),
-    sent_at: sentAt,
-    received_at: null,
-    acked_at: null,
-    delivered_at: null,
-    envelope: envelopes.length > 0 ? JSON.stringify(envelopes) : undefined,
-    send_state: status === 'queued' ? 'queued' : 'sent',
-    conv_seq: seq,
-  });
+  } else archived('sent');
   if (status === 'queued') session.wakeOutbox();
   session.log.info(
     { agent: me.name, message_id: messageId, conversation_id: r.conversation_id, recipients: keys.length, status },
