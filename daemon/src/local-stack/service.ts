@@ -27,6 +27,8 @@ const RENEW_RETRY_MS = 30_000;
  */
 const CUT_RENEW_AFTER_MS = 10_000;
 const CUT_RENEW_EVERY_MS = 120_000;
+/** How long `svc start` waits for the named sources to reach the hub before it answers. */
+const START_CONNECT_WAIT_MS = 10_000;
 
 export class LocalStackService {
   readonly #files: LocalStackFiles;
@@ -99,6 +101,7 @@ export class LocalStackService {
       this.#agents.edge = link;
       for (const [session, durable] of this.#uplink?.sources ?? []) await session.receiveThrough(link.source(durable));
       this.#scheduleRenewal(Date.parse(uplink?.expiresAt ?? ''));
+      await this.#sourcesConnected(START_CONNECT_WAIT_MS);
     } catch (err) {
       await this.stop();
       throw new DaemonError('local_stack_failed', `cannot use the local nats-server: ${(err as Error).message}`, {
@@ -107,6 +110,17 @@ export class LocalStackService {
     }
     this.#started = input;
     return this.status();
+  }
+
+  /**
+   * Waits, up to `ms`, until every agent receiving through a named source has reached the
+   * hub: `svc start` then answers with a machine that receives (the leaf link comes up a
+   * moment after the server). A hub that does not answer by then is reported by the status.
+   */
+  async #sourcesConnected(ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    const waiting = () => [...(this.#uplink?.sources.keys() ?? [])].some((s) => s.state !== 'connected');
+    while (waiting() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   }
 
   /** Whether `input` asks for the server that runs: same mode, ports, address and uplink identity. */
