@@ -124,16 +124,23 @@ describe('blobs', () => {
   });
 
   it(`at most ${TRANSFERS_PER_AGENT} transfers at once per agent (each holds a blob in memory): the next is 429, a slot comes back when one ends`, async () => {
-    // uploads that send their headers and half their body, then stall
-    const stalled = Array.from({ length: TRANSFERS_PER_AGENT }, () => {
+    // uploads that send their headers and half their body, then stall; one that arrived while
+    // a probe below held a slot was refused (429) and stalls again
+    const stalled: ReturnType<typeof request>[] = [];
+    const stall = (i: number): void => {
       const req = request(`${relay.url}/api/v1/blobs?for=${bob.number}`, {
         method: 'POST',
         headers: { ...eve.auth, 'content-type': 'application/octet-stream', 'content-length': String(LIMIT) },
       });
       req.on('error', () => undefined);
+      req.on('response', (res) => {
+        res.resume();
+        if (res.statusCode === 429 && stalled[i] === req) stall(i);
+      });
       req.write(randomBytes(LIMIT / 2));
-      return req;
-    });
+      stalled[i] = req;
+    };
+    for (let i = 0; i < TRANSFERS_PER_AGENT; i++) stall(i);
     try {
       const over = await until(
         async () => {
