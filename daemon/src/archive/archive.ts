@@ -44,6 +44,8 @@ export interface OutboxEntry {
 
 function stateOf(r: MessageRow): MessageState {
   if (r.direction === 'inbound') return r.acked_at === null ? 'received' : 'read';
+  // a group message refused after some members got it: a receipt of one does not hide that
+  if (r.send_state === 'failed') return 'failed';
   if (r.delivered_at !== null) return 'delivered';
   return r.send_state ?? 'sent';
 }
