@@ -127,7 +127,9 @@ describe('blobs', () => {
     // uploads that send their headers and half their body, then stall; one that arrived while
     // a probe below held a slot was refused (429) and stalls again
     const stalled: ReturnType<typeof request>[] = [];
+    let ended = false;
     const stall = (i: number): void => {
+      if (ended) return; // the test has ended: a refusal arriving now starts nothing the relay would wait for
       const req = request(`${relay.url}/api/v1/blobs?for=${bob.number}`, {
         method: 'POST',
         headers: { ...eve.auth, 'content-type': 'application/octet-stream', 'content-length': String(LIMIT) },
@@ -164,6 +166,7 @@ describe('blobs', () => {
       );
       expect(json(after.body).blob_id).toEqual(expect.any(String));
     } finally {
+      ended = true;
       for (const req of stalled) req.destroy();
     }
   });
