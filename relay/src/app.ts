@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { SvcError } from '@svc/shared';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { RelayContext } from './context.js';
 import { installAuthRateLimits } from './http/auth-rate-limits.js';
@@ -76,6 +77,13 @@ export async function buildApp(ctx: RelayContext, opts: { requestTimeoutMs?: num
     if (ctx.messaging.closing.aborted) void reply.header('connection', 'close');
   });
   installAuthRateLimits(app, ctx);
+  // A client that went away while the request's hooks ran (an authentication round trip on a
+  // busy ledger) has closed its socket before the body is read: reading it would wait for
+  // ever (and keep the server from closing), so the request ends here.
+  app.addHook('preParsing', async (request) => {
+    if (request.raw.destroyed)
+      throw new SvcError('bad_request', 'The client closed the connection before its body was read.');
+  });
   // Every API route needs the ledger; when it is closed, say so up front (503 ledger_closed).
   app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') ctx.ledger.assertOpen();

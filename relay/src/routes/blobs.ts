@@ -36,7 +36,10 @@ export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
   );
   /** Holds a transfer slot of the agent until the answer is done or the connection goes (taken before the body is read). */
   const holdSlot = async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.raw.once('close', transfers.take(request.agent.row.id));
+    const release = transfers.take(request.agent.row.id);
+    // a client gone already (during authentication) would never close it again
+    if (request.raw.destroyed || reply.raw.destroyed) release();
+    else reply.raw.once('close', release);
   };
   const blobParams = Type.Object({ blob_id: Type.String({ pattern: BLOB_ID.source }) });
   const tooLarge = () =>
