@@ -144,7 +144,9 @@ describe('svc tui in tmux against a live daemon', () => {
     expect(narrow.split('\n')[0]).toMatch(/^svc · daemon /);
     // narrower still: every key named on screen, the quit key first of all
     tmux('resize-window', '-t', SESSION, '-x', '60', '-y', '20');
-    const sixty = await shows(/^┌─{22}┐┌─{34}┐$/m, 'the dashboard redrawn 60 columns wide');
+    // the whole frame: a capture taken while the redraw is under way can hold the boxes of
+    // the new width and the keys line of the old one
+    const sixty = await shows(/^┌─{22}┐┌─{34}┐$(?=[\s\S]*q quit)/m, 'the dashboard redrawn 60 columns wide');
     expect(sixty.split('\n')[0]).toMatch(/^svc · daemon /);
     expect(sixty).toContain('Enter open');
     expect(sixty).toContain('q quit');
