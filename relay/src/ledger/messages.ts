@@ -422,17 +422,18 @@ export class MessageStore {
 
   /**
    * `expire` for every pending envelope of the recipient below `firstSeq`, the first
-   * sequence its stream still holds. Returns the count and bytes it marked.
+   * sequence its stream still holds.
    */
-  expireBelow(recipientRow: string, firstSeq: number, now: number): Promise<{ count: number; bytes: number }> {
+  expireBelow(recipientRow: string, firstSeq: number, now: number): Promise<TotalsChange> {
     return this.#sql.transaction(async (tx) => {
       const done = await tx.all<{ size: number }>(
         'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND acked_at IS NULL AND stream_seq < ? RETURNING size',
         [now, recipientRow, firstSeq],
       );
-      const t = { count: done.length, bytes: done.reduce((sum, d) => sum + Number(d.size), 0) };
-      if (this.#totalsKept && t.count > 0) await addToTotals(tx, negated(new Map([[recipientRow, t]])));
-      return t;
+      const change: TotalsChange = new Map();
+      for (const d of done) addChange(change, recipientRow, 1, Number(d.size));
+      if (this.#totalsKept) await addToTotals(tx, negated(change));
+      return change;
     });
   }
 

@@ -89,9 +89,7 @@ interface Outgoing extends PublishItem {
   result: SendResponse['results'][number];
 }
 
-/** How often a full recipient's envelopes are checked against what the stream still holds. */
-const AGED_CHECK_EVERY_MS = 60_000;
-/** Recipients whose last check is remembered (the oldest forgotten first). */
+/** Recipients whose last check against what the stream still holds is remembered (the oldest forgotten first). */
 const AGED_CHECKED_MAX = 10_000;
 
 /**
@@ -116,8 +114,8 @@ export class Messaging {
   /** Quotas: envelopes a recipient may hold pending, envelopes a sender may send per second. */
   readonly #pendingTotals: PendingTotals;
   readonly #sendRate: TokenBuckets;
-  /** When each full recipient was last checked for envelopes the stream no longer holds. */
-  readonly #agedChecked = new Map<string, number>();
+  /** A full recipient is checked for envelopes the stream no longer holds at most once a minute. */
+  readonly #agedChecks: TokenBuckets;
 
   constructor(ctx: RelayBase) {
     this.#ctx = ctx;
@@ -138,6 +136,7 @@ export class Messaging {
       perSecond: limits.sendPerAgentPerSecond,
       now: ctx.now,
     });
+    this.#agedChecks = new TokenBuckets({ capacity: 1, perSecond: 1 / 60, now: ctx.now, maxKeys: AGED_CHECKED_MAX });
     // Inboxes changed by other relay instances wake this one's readers too.
     for (const tenant of ctx.config.tenants) {
       this.#inbox.listen(tenant, (e) => this.#onRemoteEvent(e), this.#closing.signal);
@@ -590,19 +589,13 @@ export class Messaging {
    * done, at most once a minute per recipient. True when any was.
    */
   async #expireAged(tenantId: string, toPublish: Outgoing[]): Promise<boolean> {
-    const now = this.#ctx.now();
     let any = false;
     let first: number | undefined;
     for (const row of new Set(toPublish.map((p) => p.recipient.id))) {
-      if ((this.#agedChecked.get(row) ?? Number.NEGATIVE_INFINITY) > now - AGED_CHECK_EVERY_MS) continue;
-      this.#agedChecked.delete(row);
-      this.#agedChecked.set(row, now);
-      if (this.#agedChecked.size > AGED_CHECKED_MAX)
-        this.#agedChecked.delete(this.#agedChecked.keys().next().value as string);
+      if (this.#agedChecks.take(row) > 0) continue;
       const marked = await this.#markedDone(tenantId, async () => {
         first ??= await this.#inbox.firstSeq(tenantId);
-        const t = await this.store.expireBelow(row, first, now);
-        return new Map(t.count > 0 ? [[row, t]] : []);
+        return this.store.expireBelow(row, first, this.#ctx.now());
       });
       if (marked) any = true;
     }
