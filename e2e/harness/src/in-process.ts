@@ -59,6 +59,7 @@ const busDown: RelayBus = {
   mintUserCreds: down,
   publishUplink: down,
   mintUplinkCreds: down,
+  mintedInTenant: down,
   leafUrl: undefined,
   health: async () => ({ ok: false, detail: 'no message bus' }),
   close: async () => undefined,

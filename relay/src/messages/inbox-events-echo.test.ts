@@ -37,7 +37,11 @@ it('an instance does not receive its own inbox events; the others do, and it rec
   const other = await connectWithCreds(bus.clientUrl, creds, 'another-instance');
   try {
     const seen: string[] = [];
-    other.subscribe(INBOX_EVENTS_SUBJECT, { callback: (_err, msg) => seen.push(msg.string()) });
+    other.subscribe(INBOX_EVENTS_SUBJECT, {
+      callback: (_err, msg) => {
+        seen.push(msg.string());
+      },
+    });
     await other.flush();
     // the listener subscribes on the tenant connection in the background: wait until it hears the other
     await until(
