@@ -15,8 +15,8 @@ import {
 } from '@svc/shared';
 import { sealEnvelope } from '@svc/shared/node';
 import type { ConversationInfo, CreateConversationInput, InviteInput, SentMessage } from '../client/api.js';
-import { DaemonError, RelayError } from '../errors.js';
-import { isTransient, postEnvelope, sealingKey } from '../messaging/send.js';
+import { DaemonError } from '../errors.js';
+import { firstPost, sealingKey } from '../messaging/send.js';
 import type { AgentSession } from '../session/session.js';
 import { encodePayload, isShowable } from './payload.js';
 import {
@@ -161,29 +161,17 @@ async function post(
     // kept as queued before it is posted, as a direct message is (send.ts): a daemon stopped
     // while the relay answers posts it again from its outbox, under its id
     archived('queued');
-    session.sending.add(messageId);
-    const progress = { requestsDone: 0 };
-    try {
-      status = await postEnvelope(session, envelopes, progress);
-      session.archive.settleQueued(messageId, 'sent');
-    } catch (err) {
-      // only the relay's own refusal says it took nothing (as for a direct send, send.ts)
-      if (err instanceof RelayError && !isTransient(err)) {
-        if (progress.requestsDone === 0) {
-          // the number goes back only when no member got it: one that did would take the
-          // next message under the same number for a repeat and refuse it
-          session.archive.dropQueued(messageId);
-          session.archive.releaseConvSeq(r.conversation_id, seq);
-        } else {
-          // some members have it: it stays in the archive, failed, and is not posted again
-          session.archive.settleQueued(messageId, 'failed', `${err.relayErrorCode}: ${err.message}`);
-        }
-        throw err;
+    status = await firstPost(session, messageId, envelopes, (err, requestsDone) => {
+      if (requestsDone === 0) {
+        // the number goes back only when no member got it: one that did would take the
+        // next message under the same number for a repeat and refuse it
+        session.archive.dropQueued(messageId);
+        session.archive.releaseConvSeq(r.conversation_id, seq);
+      } else {
+        // some members have it: it stays in the archive, failed, and is not posted again
+        session.archive.settleQueued(messageId, 'failed', `${err.relayErrorCode}: ${err.message}`);
       }
-      status = 'queued';
-    } finally {
-      session.sending.delete(messageId);
-    }
+    });
   } else archived('sent');
   if (status === 'queued') session.wakeOutbox();
   session.log.info(

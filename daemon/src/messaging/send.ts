@@ -179,26 +179,7 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     // duplicate if it had it), so the sender's archive never lacks what the relay delivers.
     // The outbox leaves it to this post meanwhile.
     archived('queued');
-    session.sending.add(header.message_id);
-    try {
-      status = await postEnvelope(session, envelope);
-      session.archive.settleQueued(header.message_id, 'sent');
-    } catch (err) {
-      // only the relay's own refusal says it did not take the envelope; anything else (no
-      // answer, an answer cut short or unreadable) may come after it did: the envelope waits
-      // in the outbox and goes again under its id, which the relay answers as a duplicate
-      if (err instanceof RelayError && !isTransient(err)) {
-        session.archive.dropQueued(header.message_id);
-        throw err;
-      }
-      status = 'queued';
-      session.log.info(
-        { agent: me.name, message_id: header.message_id, err: (err as Error).message },
-        'relay unreachable; message queued',
-      );
-    } finally {
-      session.sending.delete(header.message_id);
-    }
+    status = await firstPost(session, header.message_id, envelope, () => session.archive.dropQueued(header.message_id));
   } else archived('sent');
   if (deliveredAt) {
     // the recipient archived it: what the relay's receipt would say
@@ -224,6 +205,41 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
     status,
     state: status === 'queued' ? 'queued' : 'sent',
   };
+}
+
+/**
+ * The first post of a message its send has just archived as queued: settled sent when the
+ * relay takes it. Only the relay's own refusal says it did not take the envelope: `refused`
+ * then deals with the archived message (given how many requests went through) and the
+ * refusal is thrown. Anything else (no answer, an answer cut short or unreadable) may come
+ * after it did: the message stays queued, and the outbox posts it again under its id,
+ * which the relay answers as a duplicate. The outbox leaves it to this post meanwhile.
+ */
+export async function firstPost(
+  session: AgentSession,
+  messageId: string,
+  envelope: unknown,
+  refused: (err: RelayError, requestsDone: number) => void,
+): Promise<SentMessage['status']> {
+  const progress = { requestsDone: 0 };
+  session.sending.add(messageId);
+  try {
+    const status = await postEnvelope(session, envelope, progress);
+    session.archive.settleQueued(messageId, 'sent');
+    return status;
+  } catch (err) {
+    if (err instanceof RelayError && !isTransient(err)) {
+      refused(err, progress.requestsDone);
+      throw err;
+    }
+    session.log.info(
+      { agent: session.name, message_id: messageId, err: (err as Error).message },
+      'relay unreachable; message queued',
+    );
+    return 'queued';
+  } finally {
+    session.sending.delete(messageId);
+  }
 }
 
 /**
