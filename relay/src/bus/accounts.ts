@@ -183,8 +183,8 @@ export class TenantAccounts {
     const tenant = await this.#tenantRef(tenantId);
     const ref = await this.#uplinkRef(tenantId, edgeId);
     const jwt = this.#uplinkJwt(tenantId, ref, durables);
-    const inUplink = await this.#serialized(ref.key, async () => (await this.#readState(ref)).expires);
-    const inTenant = await this.#serialized(tenant.key, async () => (await this.#readState(tenant)).expires);
+    const inUplink = await this.#expiries(ref);
+    const inTenant = await this.#expiries(tenant);
     const unknown = (k: string) => this.#opts.shared === true && inUplink[k] === undefined && inTenant[k] === undefined;
     const here = revoke.filter((k) => inUplink[k] !== undefined || unknown(k));
     const there = revoke.filter((k) => inTenant[k] !== undefined || unknown(k));
@@ -199,7 +199,7 @@ export class TenantAccounts {
    */
   async mintedInTenant(tenantId: string, userPublicKeys: readonly string[]): Promise<string[]> {
     const tenant = await this.#tenantRef(tenantId);
-    const expires = await this.#serialized(tenant.key, async () => (await this.#readState(tenant)).expires);
+    const expires = await this.#expiries(tenant);
     const now = this.#nowSeconds();
     return userPublicKeys.filter((k) => (expires[k] ?? 0) > now);
   }
@@ -321,6 +321,11 @@ export class TenantAccounts {
       return {}; // unknown to the server: nobody pushed it yet
     }
     return jwt ? revocationsOf(jwt) : {};
+  }
+
+  /** The expiry of each user the account minted (and has not pruned), read in turn with its writes. */
+  #expiries(ref: AccountRef): Promise<TenantState['expires']> {
+    return this.#serialized(ref.key, async () => (await this.#readState(ref)).expires);
   }
 
   async #readState(ref: AccountRef): Promise<TenantState> {
