@@ -14,12 +14,12 @@ import { join } from 'node:path';
 import { until } from '@svc/test-harness';
 import { relayAs } from '@svc/test-harness/as-agent';
 import type { TestDaemon } from '@svc/test-harness/daemon';
-import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import type { DaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import type { RelayProcess } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArchivedMessage, DaemonEvent } from '../src/client/index.js';
 import { encryptFile } from '../src/messaging/attachments.js';
-import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { type FaultProxy, startBehindFaultProxy } from './fault-proxy.js';
 
 const MIB = 1024 * 1024;
 let proxy: FaultProxy;
@@ -44,14 +44,10 @@ const arrived = (messageId: string) =>
   ) as Promise<ArchivedMessage>;
 
 beforeAll(async () => {
-  stage = await startDaemonsOnRelay({
+  ({ stage, proxy } = await startBehindFaultProxy({
     agents: ['alice', 'bob'],
     relayEnv: { SVC_RELAY_BLOB_MAX_BYTES: String(4 * MIB) },
-    front: async (relayPort) => {
-      proxy = await startFaultProxy(relayPort);
-      return proxy;
-    },
-  });
+  }));
   ({ relay, grant } = stage);
   ({ alice: a, bob: b } = stage.daemons);
 }, 90_000);

@@ -11,6 +11,11 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import { type Envelope, parseEnvelope } from '@svc/shared';
 import { freePort } from '@svc/test-harness';
+import {
+  type DaemonsOnRelay,
+  type DaemonsOnRelayOptions,
+  startDaemonsOnRelay,
+} from '@svc/test-harness/daemons-on-relay';
 
 export type EnvelopeMatch = (e: Envelope) => boolean;
 
@@ -297,4 +302,19 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return proxy;
+}
+
+/** startDaemonsOnRelay's stage, its daemons reaching the relay through a fault proxy the test steers. */
+export async function startBehindFaultProxy<N extends string>(
+  options: Omit<DaemonsOnRelayOptions<N>, 'front'>,
+): Promise<{ stage: DaemonsOnRelay<N>; proxy: FaultProxy }> {
+  let proxy: FaultProxy | undefined;
+  const stage = await startDaemonsOnRelay({
+    ...options,
+    front: async (relayPort) => {
+      proxy = await startFaultProxy(relayPort);
+      return proxy;
+    },
+  });
+  return { stage, proxy: proxy as FaultProxy };
 }

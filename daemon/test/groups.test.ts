@@ -12,11 +12,11 @@ import { until } from '@svc/test-harness';
 import { enrollAgent } from '@svc/test-harness/agent-client';
 import { relayAs } from '@svc/test-harness/as-agent';
 import type { TestDaemon } from '@svc/test-harness/daemon';
-import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import type { DaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArchivedMessage, ConversationInfo, DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
-import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { type FaultProxy, startBehindFaultProxy } from './fault-proxy.js';
 
 type Name = 'alice' | 'bob' | 'carol';
 let proxy: FaultProxy;
@@ -114,15 +114,11 @@ async function refusal(from: Name, recipient: Name, fields: Forged): Promise<{ r
 }
 
 beforeAll(async () => {
-  stage = await startDaemonsOnRelay({
+  ({ stage, proxy } = await startBehindFaultProxy({
     agents: ['alice', 'bob', 'carol'],
     // alice's outbox retries soon: the test of a relay that seems down waits on it
     daemon: (n) => (n === 'alice' ? { outboxRetryMinMs: 50, outboxRetryMaxMs: 200 } : {}),
-    front: async (relayPort) => {
-      proxy = await startFaultProxy(relayPort);
-      return proxy;
-    },
-  });
+  }));
   ({ daemons: agents, events } = stage);
 }, 120_000);
 

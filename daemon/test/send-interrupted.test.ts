@@ -8,9 +8,9 @@
  */
 import { until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import type { DaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { type FaultProxy, startBehindFaultProxy } from './fault-proxy.js';
 
 let proxy: FaultProxy;
 let stage: DaemonsOnRelay<'alice' | 'bob'>;
@@ -18,14 +18,10 @@ let restarted: TestDaemon | undefined;
 const timing = { outboxRetryMinMs: 50, outboxRetryMaxMs: 200, reconnectMinMs: 50, reconnectMaxMs: 200 };
 
 beforeAll(async () => {
-  stage = await startDaemonsOnRelay({
+  ({ stage, proxy } = await startBehindFaultProxy({
     agents: ['alice', 'bob'],
-    front: async (relayPort) => {
-      proxy = await startFaultProxy(relayPort);
-      return proxy;
-    },
     daemon: timing,
-  });
+  }));
   // bob's key pinned by a first message
   await stage.daemons.alice.client.send('alice', { to: 'bob', content: 'hello bob' });
 }, 90_000);

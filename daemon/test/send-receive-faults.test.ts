@@ -10,11 +10,11 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { until } from '@svc/test-harness';
 import type { TestDaemon } from '@svc/test-harness/daemon';
-import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import type { DaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../src/client/index.js';
-import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { type FaultProxy, startBehindFaultProxy } from './fault-proxy.js';
 
 let proxy: FaultProxy;
 let stage: DaemonsOnRelay<'alice' | 'bob'>;
@@ -24,15 +24,11 @@ let aliceEvents: DaemonEvent[];
 let bobEvents: DaemonEvent[];
 
 beforeAll(async () => {
-  stage = await startDaemonsOnRelay({
+  ({ stage, proxy } = await startBehindFaultProxy({
     agents: ['alice', 'bob'],
-    front: async (relayPort) => {
-      proxy = await startFaultProxy(relayPort);
-      return proxy;
-    },
     // short, injected delays: outbox retries every 50-200 ms, reconnects after 50-200 ms
     daemon: { outboxRetryMinMs: 50, outboxRetryMaxMs: 200, reconnectMinMs: 50, reconnectMaxMs: 200 },
-  });
+  }));
   ({ alice: a, bob: b } = stage.daemons);
   aliceEvents = stage.events.alice;
   bobEvents = stage.events.bob;

@@ -21,13 +21,13 @@ import { until } from '@svc/test-harness';
 import { call, enrollAgent, enrollmentBody, newIdentity, sealFor } from '@svc/test-harness/agent-client';
 import { relayAs } from '@svc/test-harness/as-agent';
 import type { TestDaemon } from '@svc/test-harness/daemon';
-import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import type { DaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import type { RelayProcess } from '@svc/test-harness/relay-process';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
-import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { type FaultProxy, startBehindFaultProxy } from './fault-proxy.js';
 
 let proxy: FaultProxy;
 let stage: DaemonsOnRelay<'alice' | 'bob'>;
@@ -91,13 +91,9 @@ function serveForBob(answer: unknown): void {
 }
 
 beforeAll(async () => {
-  stage = await startDaemonsOnRelay({
+  ({ stage, proxy } = await startBehindFaultProxy({
     agents: ['alice', 'bob'],
-    front: async (relayPort) => {
-      proxy = await startFaultProxy(relayPort);
-      return proxy;
-    },
-  });
+  }));
   relay = stage.relay;
   ({ alice: a, bob: b } = stage.daemons);
   bobEvents = stage.events.bob;
