@@ -8,37 +8,36 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
-import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
+import type { TestDaemon } from '@svc/test-harness/daemon';
+import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import { type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
+let stage: DaemonsOnRelay<'alice' | 'bob'>;
+/** the relay running now (the test restarts it) */
 let relay: RelayProcess;
 let a: TestDaemon;
 let b: TestDaemon;
 
-const grant = (agentId: string, capability = 'http-relay') =>
-  grantCode(relay, agentId, ['--tenant', 'acme', '--capability', capability]);
 const log = (d: TestDaemon) => readFileSync(join(d.home, 'logs', 'daemon.log'), 'utf8').split('\n');
 
 beforeAll(async () => {
-  const leafPort = await freePort();
-  const timing = { outboxRetryMinMs: 100, outboxRetryMaxMs: 500, reconnectMaxMs: 1_000 };
-  [relay, a, b] = await Promise.all([
-    spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme', SVC_RELAY_LEAF_LISTEN: `127.0.0.1:${leafPort}` } }),
-    startDaemon(undefined, timing),
-    startDaemon(undefined, timing),
-  ]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await a.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
-  await b.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
-  await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
-  await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
-  await b.client.register({ enrollment_code: await grant('uplink-b', 'nats-relay'), name: 'uplink-b' });
+  stage = await startDaemonsOnRelay({
+    agents: ['alice', 'bob'],
+    relayEnv: { SVC_RELAY_LEAF_LISTEN: `127.0.0.1:${await freePort()}` },
+    daemon: { outboxRetryMinMs: 100, outboxRetryMaxMs: 500, reconnectMaxMs: 1_000 },
+  });
+  ({ relay } = stage);
+  ({ alice: a, bob: b } = stage.daemons);
+  await b.client.register({
+    enrollment_code: await stage.grant('uplink-b', ['--capability', 'nats-relay']),
+    name: 'uplink-b',
+  });
 }, 90_000);
 
 afterAll(async () => {
-  await Promise.all([a?.daemon.close(), b?.daemon.close()]);
-  await relay?.stop();
+  await stage?.close();
+  if (relay !== stage?.relay) await relay?.stop();
 });
 
 it('fetches new uplink creds when the hub refuses its creds, and receives through its source again', async () => {
