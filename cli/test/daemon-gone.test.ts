@@ -7,8 +7,7 @@ import { rm } from 'node:fs/promises';
 import { DaemonClient } from '@svc/daemon/client';
 import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../src/program.js';
-import { writeAgentFile } from './helpers.js';
+import { svc, writeAgentFile } from './helpers.js';
 
 let d: TestDaemon | undefined;
 let home: string;
@@ -27,8 +26,6 @@ afterAll(async () => {
 describe('svc watch when the daemon stops', () => {
   it('--json: exits 1 with daemon_unavailable as its last line, not 0 as if it had been interrupted', async () => {
     const daemon = d!;
-    let stdout = '';
-    let stderr = '';
     // the real client of the real daemon; only told apart to know when watch has subscribed
     const client = new DaemonClient({ home: daemon.home });
     let subscribed!: () => void;
@@ -41,26 +38,17 @@ describe('svc watch when the daemon stops', () => {
       subscribed();
       return stream;
     };
-    const exit = run(['watch', '--as', 'alice', '--json'], {
+    const exit = svc(['watch', '--as', 'alice', '--json'], {
       env: { SVC_HOME: daemon.home, SVC_AGENT: '' },
-      stdout: {
-        write: (s: string) => {
-          stdout += s;
-        },
-      },
-      stderr: {
-        write: (s: string) => {
-          stderr += s;
-        },
-      },
       // never aborted: nothing but the daemon ends this watch
       signal: new AbortController().signal,
-      connect: async () => client,
+      link: client,
     });
     await watching;
     await daemon.daemon.close();
     d = undefined;
-    expect(await exit).toBe(1);
+    const { code, stdout, stderr } = await exit;
+    expect(code).toBe(1);
     const lines = stdout.trimEnd().split('\n');
     expect(JSON.parse(lines.at(-1)!)).toMatchObject({ error: 'daemon_unavailable' });
     expect(stderr).toMatch(/^svc: error: The svc daemon stopped.* \(daemon_unavailable\)\n$/);
