@@ -47,6 +47,8 @@ export interface FaultProxy {
   duplicate(match: EnvelopeMatch): void;
   /** while set, posts of envelopes answer 503 (the relay seems down) */
   down: boolean;
+  /** while set, acknowledgements (POST /api/v1/messages/:id/ack) answer 503, so no receipt is written */
+  acksDown: boolean;
   /** the next post of envelopes is refused for good (400) */
   refuseNext: boolean;
   /** while set, a post of envelopes it matches is refused for good (400) */
@@ -111,6 +113,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
       toDuplicate = m;
     },
     down: false,
+    acksDown: false,
     refuseNext: false,
     refuseWhen: undefined,
     beforeSend: undefined,
@@ -183,6 +186,11 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
           res.end(ok ? JSON.stringify(rewrite(JSON.parse(bytes.toString('utf8')))) : bytes);
         });
       });
+      return;
+    }
+    if (req.method === 'POST' && proxy.acksDown && /^\/api\/v1\/messages\/[^/]+\/ack$/.test(path)) {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'service_unavailable', message: 'down (test)' }));
       return;
     }
     if (req.method === 'POST' && path === '/api/v1/messages') {
