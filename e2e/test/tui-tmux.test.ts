@@ -50,6 +50,53 @@ const shows = (text: string | RegExp, what: string) =>
     100,
   );
 
+/**
+ * The screen once it has stayed the same for a second: what a redraw leaves there for
+ * good, not a capture taken while one is under way. (The one wait here that is a span of
+ * time: the condition is that nothing changes.)
+ */
+const settled = () => {
+  let last = screen();
+  let since = Date.now();
+  return until(
+    () => {
+      const s = screen();
+      if (s !== last) {
+        last = s;
+        since = Date.now();
+        return undefined;
+      }
+      return Date.now() - since >= 1000 ? s : undefined;
+    },
+    20_000,
+    'the screen to settle',
+    100,
+  );
+};
+/** Resizes the window, then the screen it settles on. */
+const resized = async (x: number, y: number) => {
+  tmux('resize-window', '-t', SESSION, '-x', String(x), '-y', String(y));
+  return settled();
+};
+/**
+ * One whole frame and nothing else, at `columns`: the header on the first line, one box
+ * (one top border, one bottom), every box line as wide as the others, the keys line last
+ * and only once, no line wider than the terminal. A piece of an earlier frame (a line
+ * that wrapped at the old width, a second keys line) or a blank screen fails it.
+ */
+function expectOneFrame(s: string, columns: number): void {
+  const lines = s.replace(/\n+$/, '').split('\n');
+  const what = `at ${columns} columns:\n${s}`;
+  expect(lines[0], what).toMatch(/^svc · /);
+  expect(lines.filter((l) => l.startsWith('svc · ')).length, what).toBe(1);
+  expect(lines.filter((l) => l.includes('q quit')).length, what).toBe(1);
+  expect(lines.at(-1), what).toContain('q quit');
+  expect(lines.filter((l) => /^[┌╔╭]/.test(l)).length, what).toBe(1);
+  expect(lines.filter((l) => /^[└╚╰]/.test(l)).length, what).toBe(1);
+  expect(new Set(lines.filter((l) => /^[┌╔╭│║└╚╰]/.test(l)).map((l) => l.length)).size, what).toBe(1);
+  for (const line of lines) expect(line.length, what).toBeLessThanOrEqual(columns);
+}
+
 beforeAll(async () => {
   relay = await spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } });
   await Promise.all([registerWithCli(relay, homes.a, 'alice'), registerWithCli(relay, homes.b, 'bob')]);
@@ -99,6 +146,21 @@ describe('svc tui in tmux against a live daemon', () => {
     const down = await shows('The svc daemon is not running.', 'the daemon down');
     expect(down).toContain('Start it with:  svc start');
     expect(down).not.toMatch(/Error:|at .*\.ts:\d+/);
+    // resized, it settles on one whole frame: narrower than its 80-column box (which wrapped
+    // at 60 columns as Ink first laid out the old frame, and its top stayed above the new
+    // one), then a change of height alone (the frame is the same: the screen stayed blank),
+    // then wider than the box (the same again)
+    for (const [x, y] of [
+      [60, 30],
+      [60, 24],
+      [100, 24],
+      [120, 24],
+      [110, 30],
+    ] as const) {
+      const s = await resized(x, y);
+      expectOneFrame(s, x);
+      expect(s).toContain('The svc daemon is not running.');
+    }
 
     expect((await svc(homes.b, ['start', '-b'])).code).toBe(0);
     const up = await shows('hello bob, lunch at noon?', 'the inbox once the daemon runs');
@@ -150,6 +212,47 @@ describe('svc tui in tmux against a live daemon', () => {
     expect(sixty.split('\n')[0]).toMatch(/^svc · daemon /);
     expect(sixty).toContain('Enter open');
     expect(sixty).toContain('q quit');
+    // what stays on screen after a resize: one whole frame of the new size, whether the
+    // height alone changed (the same frame), the width grew or shrank, one at a time or
+    // several in quick succession
+    expectOneFrame(await resized(60, 24), 60);
+    for (const [x, y] of [
+      [120, 30],
+      [60, 20],
+      [100, 26],
+      [40, 24],
+      [80, 30],
+      [80, 22],
+    ] as const) {
+      expectOneFrame(await resized(x, y), x);
+    }
+    for (const [x, y] of [
+      [120, 30],
+      [60, 20],
+      [100, 30],
+      [40, 24],
+    ] as const) {
+      tmux('resize-window', '-t', SESSION, '-x', String(x), '-y', String(y));
+    }
+    expectOneFrame(await settled(), 40);
+    // and while a message arrives: resized every 50 ms until it is on screen
+    const sent = svcJson(homes.a, ['send', 'bob', '-m', 'third: resized while it came', '--json']);
+    const widths = [90, 50, 110, 70];
+    let width = 0;
+    await until(
+      () => {
+        width = widths[(widths.indexOf(width) + 1) % widths.length] as number;
+        tmux('resize-window', '-t', SESSION, '-x', String(width), '-y', '26');
+        return screen().includes('Inbox · 3 unread');
+      },
+      30_000,
+      'the third message, while the window is resized',
+      50,
+    );
+    await sent;
+    const arrived = await settled();
+    expectOneFrame(arrived, width);
+    expect(arrived).toContain('Inbox · 3 unread');
     keys('q');
     await shows('svc tui exited: 0', 'the tui to quit with status 0');
     // the terminal as the shell had it: the main screen, the cursor shown

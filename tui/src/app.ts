@@ -7,7 +7,16 @@
 import { type ArchivedMessage, type ConversationSummary, refusedAdviceShort } from '@svc/daemon/client';
 import { printable } from '@svc/shared';
 import { Box, type Key, Text, useApp, useInput, useStdout } from 'ink';
-import { createElement as h, type ReactElement, type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
+import {
+  createElement as h,
+  type ReactElement,
+  type ReactNode,
+  useCallback,
+  useEffect,
+  useReducer,
+  useRef,
+  useState,
+} from 'react';
 import { type AgentView, loadSnapshot, type Snapshot, type Source } from './model.js';
 
 export type Pane = 'agents' | 'inbox' | 'conversations';
@@ -120,21 +129,21 @@ function windowOf<T>(items: T[], selected: number, rows: number): { items: T[]; 
   return { items: items.slice(offset, offset + rows), offset };
 }
 
+/**
+ * The terminal's size, read at each render rather than kept in state: a render that a
+ * resize causes before React hears of it (runTui's, ahead of Ink's own redraw) already
+ * lays the dashboard out for the new size. A resize also renders it again.
+ */
 function useTerminalSize(fallback?: { columns: number; rows: number }) {
   const { stdout } = useStdout();
-  const read = () => ({
-    columns: stdout.columns || fallback?.columns || 100,
-    rows: stdout.rows || fallback?.rows || 30,
-  });
-  const [size, setSize] = useState(read);
+  const [, resized] = useReducer((n: number) => n + 1, 0);
   useEffect(() => {
-    const onResize = () => setSize(read());
-    stdout.on('resize', onResize);
+    stdout.on('resize', resized);
     return () => {
-      stdout.off('resize', onResize);
+      stdout.off('resize', resized);
     };
-  });
-  return size;
+  }, [stdout]);
+  return { columns: stdout.columns || fallback?.columns || 100, rows: stdout.rows || fallback?.rows || 30 };
 }
 
 /** Who wrote a message, coloured by what the daemon verified: red when the key is in question. */

@@ -2,8 +2,8 @@
  * `svc tui`: the read-only terminal dashboard. `runTui` renders it on a terminal until the
  * user quits; the CLI loads this module only for that command.
  */
-import { render } from 'ink';
-import { createElement } from 'react';
+import { type Instance, render, useStdout } from 'ink';
+import { createElement, type ReactNode, useEffect } from 'react';
 import { Dashboard, type DashboardProps } from './app.js';
 
 export const PACKAGE = '@svc/tui';
@@ -22,26 +22,54 @@ const ALT_SCREEN_OFF = '\u001b[?1049l\u001b[?25h';
 const CLEAR = '\u001b[2J\u001b[H';
 
 /**
+ * After each resize, the screen cleared and Ink's last frame drawn on it again, in full:
+ * Ink's `write` erases its frame, writes the text given (here the clear) and draws the
+ * frame again. Its listener comes after Ink's own (added when render starts), and by then
+ * that frame is the one laid out for the new size (see runTui).
+ */
+function FullScreen(props: { children: ReactNode }): ReactNode {
+  const { stdout, write } = useStdout();
+  useEffect(() => {
+    const redraw = () => write(CLEAR);
+    stdout.on('resize', redraw);
+    return () => {
+      stdout.off('resize', redraw);
+    };
+  }, [stdout, write]);
+  return props.children;
+}
+
+/**
  * Renders the dashboard; resolves when the user quits. On a terminal it draws on the
- * alternate screen and clears it on every resize: Ink redraws in place by erasing the
- * lines of its last frame, and after the terminal rewraps or scrolls those lines on a
- * resize, pieces of old frames stayed above the new one. Leaving the alternate screen (on
- * quit, or however the process ends) gives the shell its screen back as it was.
+ * alternate screen, and after a resize the whole frame for the new size on a cleared
+ * screen. Ink (6) alone does not: on a resize it draws only a frame that changed (a change
+ * of height alone left the cleared screen blank), and it first draws the tree React
+ * rendered for the old size, laid out at the new width, before React hears of the resize
+ * (a state update is not synchronous); on a narrower terminal a box of the old width
+ * (the daemon-down box, the agents pane) wrapped onto more lines than Ink then erased, and
+ * their tops stayed above the new frame. So `relayout` renders the dashboard for the new
+ * size (Ink's rerender is synchronous) before Ink's listener runs, and FullScreen draws
+ * the frame on a cleared screen after it. Leaving the alternate screen (on quit, or
+ * however the process ends) gives the shell its screen back as it was.
  */
 export async function runTui(options: RunTuiOptions): Promise<void> {
   const { stdin, stdout, ...props } = options;
   const out = stdout ?? process.stdout;
   const fullScreen = out.isTTY === true;
+  const tree = () =>
+    fullScreen ? createElement(FullScreen, null, createElement(Dashboard, props)) : createElement(Dashboard, props);
   const leave = () => out.write(ALT_SCREEN_OFF);
-  const clear = () => out.write(CLEAR);
+  let app: Instance | undefined;
+  // a new element each time: React renders the dashboard again, at the size the terminal has now
+  const relayout = () => app?.rerender(tree());
   if (fullScreen) {
     out.write(ALT_SCREEN_ON + CLEAR);
     process.once('exit', leave);
-    // before Ink's own resize listener (added by render): the screen is clean when it redraws
-    out.on('resize', clear);
+    // before Ink's own resize listener (added by render), which draws the tree it has
+    out.on('resize', relayout);
   }
   try {
-    const app = render(createElement(Dashboard, props), {
+    app = render(tree(), {
       ...(stdin ? { stdin } : {}),
       stdout: out,
       exitOnCtrlC: true,
@@ -49,7 +77,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
     await app.waitUntilExit();
   } finally {
     if (fullScreen) {
-      out.off('resize', clear);
+      out.off('resize', relayout);
       process.off('exit', leave);
       leave();
     }
