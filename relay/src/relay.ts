@@ -12,7 +12,7 @@ import { createAdminTokenVerifier } from './auth/admin-token.js';
 import { accessTokenVerifier } from './auth/agent-credentials.js';
 import { BlobStore } from './blobs/blob-store.js';
 import { acquireDataDirLock } from './bus/data-dir-lock.js';
-import { Bus } from './bus/index.js';
+import { Bus, STREAM_MAX_AGE_MS } from './bus/index.js';
 import type { RelayConfig, WebhookTiming } from './config/config.js';
 import type { RelayBase, RelayBus, RelayContext } from './context.js';
 import { hasDeployment, initDeployment, loadDeployment, requireDeployment } from './deployment/deployment.js';
@@ -45,7 +45,7 @@ export interface RelayOverrides {
   logger?: Logger;
   /** Create a deployment in the data dir when there is none (`svc-relay dev`, tests). */
   autoInitDeployment?: boolean;
-  /** Period of the background revocation-cleanup loop. */
+  /** Period of the background cleanup loop (spent challenges, blob usage, revocation cleanups). */
   cleanupIntervalMs?: number;
   /** The relay's clock (tests shift it; rate limits and expiries follow it). */
   now?: () => number;
@@ -66,6 +66,13 @@ export interface RelayOverrides {
 }
 
 export const ledgerPath = (dataDir: string): string => join(dataDir, 'ledger.db');
+
+/**
+ * How often (on the relay's clock) the cleanup loop deletes the blob_usage rows that no
+ * longer count: they stop counting at the stream's max age (30 days), so within an hour of
+ * it is soon enough, and the table is not scanned every few seconds.
+ */
+export const BLOB_USAGE_PRUNE_INTERVAL_MS = 60 * 60_000;
 
 /** The configured ledger: PostgreSQL when a DSN file is set, else SQLite in the data dir. */
 export const ledgerLocation = (config: Pick<RelayConfig, 'dataDir' | 'ledgerDsnFile'>): LedgerLocation =>
@@ -223,12 +230,23 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
         let cleaning = false;
         // an offline revocation's streams end now, on every instance, not at their own check
         const news = new RevocationNews((row) => context.messaging.agentRevoked(row));
+        let blobUsagePrunedAt = Number.NEGATIVE_INFINITY;
+        // the rows of blobs the stream no longer holds, also of agents that stopped uploading
+        const pruneBlobUsage = async () => {
+          const now = context.now();
+          if (now - blobUsagePrunedAt < BLOB_USAGE_PRUNE_INTERVAL_MS) return;
+          blobUsagePrunedAt = now;
+          const rows = await context.stores.blobUsage.prune(now - STREAM_MAX_AGE_MS);
+          if (rows > 0) logger.debug({ rows }, 'blob usage of blobs past the stream age pruned');
+        };
         timer = setInterval(() => {
           if (cleaning || !ledger.isOpen) return;
           cleaning = true;
           // ledger trouble is reported by /readyz and the routes
           ledger
             .pruneChallenges(context.now())
+            .catch(() => undefined)
+            .then(pruneBlobUsage)
             .catch(() => undefined)
             .then(() => runPendingCleanups(context, news))
             .catch(() => undefined)

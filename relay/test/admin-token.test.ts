@@ -4,7 +4,10 @@
  * unsecured, foreign keys) are made with jose here.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer, request } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { SvcError } from '@svc/shared';
+import { generateTestCertificates } from '@svc/test-harness/ca';
 import { startTestAuthority, type TestAuthority } from '@svc/test-harness/oidc-provider';
 import { base64url, decodeJwt, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import pino from 'pino';
@@ -12,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import {
   type AdminAuthorityConfig,
   type AdminTokenVerifier,
+  type AdminTokenVerifierTiming,
   createAdminTokenVerifier,
 } from '../src/auth/admin-token.js';
 import { KEY_SET_COOLDOWN_MS, KEY_SET_MAX_AGE_MS } from '../src/auth/admin-token-keys.js';
@@ -52,8 +56,68 @@ function unsecured(payload: JWTPayload): string {
   return `${enc({ alg: 'none', typ: 'JWT' })}.${enc(payload)}.`;
 }
 
-function freshVerifier(overrides: Partial<AdminAuthorityConfig> = {}): AdminTokenVerifier {
-  return createAdminTokenVerifier({ ...authority.config, ...overrides }, logger);
+function freshVerifier(
+  overrides: Partial<AdminAuthorityConfig> = {},
+  timing: AdminTokenVerifierTiming = {},
+): AdminTokenVerifier {
+  return createAdminTokenVerifier({ ...authority.config, ...overrides }, logger, timing);
+}
+
+/** GET over https trusting `ca`: the body as text. */
+function getText(url: string, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Pieces a trickled answer is cut into, and the pause after each: the whole takes at least 3 s. */
+const TRICKLE_PIECES = 200;
+const TRICKLE_PAUSE_MS = 15;
+
+/**
+ * A real https server (its own throw-away CA) that answers every GET 200 with the body
+ * `bodyFor` gives for its URL, cut into TRICKLE_PIECES pieces with a pause after each:
+ * never idle long enough for an idle timeout, and done only after all the pauses.
+ */
+async function trickleServer(bodyFor: (url: string) => string) {
+  const certs = await generateTestCertificates();
+  let requests = 0;
+  const server = createServer({ key: certs.keyPem, cert: certs.certPem }, (_req, res) => {
+    requests += 1;
+    const bytes = Buffer.from(bodyFor(url));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.length });
+    const size = Math.ceil(bytes.length / TRICKLE_PIECES);
+    let sent = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const next = () => {
+      if (res.destroyed) return;
+      res.write(bytes.subarray(sent, sent + size));
+      sent += size;
+      if (sent >= bytes.length) res.end();
+      else timer = setTimeout(next, TRICKLE_PAUSE_MS);
+    };
+    res.on('close', () => clearTimeout(timer));
+    next();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    caPem: certs.caPem,
+    requests: () => requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 describe('accepted tokens', () => {
@@ -385,6 +449,40 @@ describe('authority availability', () => {
   test('an unreachable key-set URL → authority_unavailable', async () => {
     const v = freshVerifier({ jwksUrl: 'https://127.0.0.1:1/jwks' });
     await expectCodeWith(v, await authority.token('admin'), 'authority_unavailable', 503);
+  });
+
+  describe('an authority that trickles its answer (never idle) is cut off at the fetch deadline', () => {
+    /** Far below the trickle's 3 s, so the deadline, not the end of the answer, decides. */
+    const deadline: AdminTokenVerifierTiming = { keySetFetchDeadlineMs: 300 };
+
+    test('the key set → authority_unavailable (503), the reason logged', async () => {
+      // the authority's real key set: whole, it would verify the token
+      const keys = await getText(authority.jwksUrl, authority.caPem);
+      const slow = await trickleServer(() => keys);
+      try {
+        const v = freshVerifier({ jwksUrl: `${slow.url}/jwks`, caPem: slow.caPem }, deadline);
+        const reason = await expectCodeWith(v, await authority.token('admin'), 'authority_unavailable', 503);
+        expect(reason).toContain(`the key set ${slow.url}/jwks did not arrive in time`);
+        expect(slow.requests()).toBe(1);
+      } finally {
+        await slow.close();
+      }
+    });
+
+    test('the discovery document → authority_unavailable (503)', async () => {
+      // whole, it would name this server as the issuer and the authority's real key set
+      const discovery = await trickleServer((url) => JSON.stringify({ issuer: url, jwks_uri: authority.jwksUrl }));
+      try {
+        const issuer = discovery.url;
+        const v = freshVerifier({ issuer, caPem: `${discovery.caPem}${authority.caPem}` }, deadline);
+        const token = await authority.token('admin', { claims: { iss: issuer } });
+        const reason = await expectCodeWith(v, token, 'authority_unavailable', 503);
+        expect(reason).toContain('the discovery document');
+        expect(reason).toContain('did not arrive in time');
+      } finally {
+        await discovery.close();
+      }
+    });
   });
 
   test('a discovery document naming another issuer → authority_unavailable', async () => {

@@ -44,6 +44,27 @@ describe('settings refused at start, naming the setting', () => {
     },
   );
 
+  it.each([
+    ['SVC_RELAY_AGENT_MAX_BLOB_BYTE', 'SVC_RELAY_AGENT_MAX_BLOB_BYTES'],
+    ['SVC_RELAY_LEDGER_DNS_FILE', 'SVC_RELAY_LEDGER_DSN_FILE'],
+  ])('%s, a misspelled setting in the environment (did you mean %s?)', async (name, near) => {
+    const r = await refusal({ [name]: '1' });
+    expectRefusedNaming(r, name);
+    expect(r.lines[0]).toContain(`(did you mean ${near}?)`);
+  });
+
+  it('a misspelled setting in the environment of a local operator command too', async () => {
+    const r = await runRelayCli(
+      ['grant', '--agent-id', 'a', '--data-dir', dataDir],
+      { SVC_RELAY_DATA_DIRS: dataDir },
+      { bare: true },
+    );
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toBe(
+      'svc-relay: error: unknown setting in the environment: SVC_RELAY_DATA_DIRS (did you mean SVC_RELAY_DATA_DIR?); rename or unset it (the settings are listed in docs/operators.md) (config_invalid)\n',
+    );
+  });
+
   it('SVC_RELAY_NATS_URL without the operator seed and system creds files names both', async () => {
     const r = await refusal({ SVC_RELAY_NATS_URL: 'nats://127.0.0.1:4222' });
     expectRefusedNaming(r, 'SVC_RELAY_NATS_OPERATOR_SEED_FILE');

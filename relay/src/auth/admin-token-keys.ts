@@ -10,6 +10,11 @@
  * whose kid matches no cached key causes one refetch, at most once per 30 seconds.
  * Concurrent callers share one fetch. Any fetch failure is `authority_unavailable`, and
  * its reason is logged once (warn).
+ *
+ * A fetch is bounded twice: a connection on which nothing arrives for FETCH_TIMEOUT_MS is
+ * dropped, and a whole fetch (discovery document and key set) not done within
+ * KEY_SET_FETCH_DEADLINE_MS fails, so an authority that trickles its answer a byte at a
+ * time cannot hold the administrators' requests that wait on it for ever.
  */
 import { request } from 'node:https';
 import { rootCertificates } from 'node:tls';
@@ -21,7 +26,10 @@ import type { Logger } from 'pino';
 export const KEY_SET_MAX_AGE_MS = 10 * 60_000;
 /** Minimum time between two fetches caused by an unknown kid. */
 export const KEY_SET_COOLDOWN_MS = 30_000;
+/** A connection on which nothing arrives for this long is dropped. */
 const FETCH_TIMEOUT_MS = 5_000;
+/** A fetch (discovery document, then key set) not done within this long fails. */
+export const KEY_SET_FETCH_DEADLINE_MS = 10_000;
 const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface AuthorityKeySetOptions {
@@ -31,12 +39,15 @@ export interface AuthorityKeySetOptions {
   /** Extra CA bundle (PEM) trusted in addition to the system CAs. */
   caPem: string | undefined;
   logger: Logger;
+  /** Default KEY_SET_FETCH_DEADLINE_MS (tests shorten it). */
+  fetchDeadlineMs?: number;
 }
 
 export class AuthorityKeySet {
   readonly #issuer: string;
   readonly #ca: string[] | undefined;
   readonly #logger: Logger;
+  readonly #deadlineMs: number;
   #jwksUrl: URL | undefined;
   #keys: JWTVerifyGetKey | undefined;
   #fetchedAt = 0;
@@ -48,6 +59,7 @@ export class AuthorityKeySet {
     this.#jwksUrl = options.jwksUrl;
     this.#ca = options.caPem === undefined ? undefined : [...rootCertificates, options.caPem];
     this.#logger = options.logger;
+    this.#deadlineMs = options.fetchDeadlineMs ?? KEY_SET_FETCH_DEADLINE_MS;
   }
 
   /** The cached key set, fetched first when there is none or it is older than the maximum age. */
@@ -83,8 +95,18 @@ export class AuthorityKeySet {
   }
 
   async #fetch(): Promise<JWTVerifyGetKey> {
-    const jwksUrl = this.#jwksUrl ?? (await this.#discover());
-    const body = await this.#getJson(jwksUrl, 'key set');
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.#deadlineMs);
+    try {
+      return await this.#fetchWithin(deadline.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #fetchWithin(deadline: AbortSignal): Promise<JWTVerifyGetKey> {
+    const jwksUrl = this.#jwksUrl ?? (await this.#discover(deadline));
+    const body = await this.#getJson(jwksUrl, 'key set', deadline);
     let keys: JWTVerifyGetKey;
     try {
       keys = createLocalJWKSet(body as JSONWebKeySet);
@@ -97,9 +119,9 @@ export class AuthorityKeySet {
     return keys;
   }
 
-  async #discover(): Promise<URL> {
+  async #discover(deadline: AbortSignal): Promise<URL> {
     const url = new URL(`${this.#issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`);
-    const doc = await this.#getJson(url, 'discovery document');
+    const doc = await this.#getJson(url, 'discovery document', deadline);
     if (typeof doc !== 'object' || doc === null)
       throw this.#unavailable(`the discovery document at ${url.href} is not an object`);
     const { issuer, jwks_uri: jwksUri } = doc as { issuer?: unknown; jwks_uri?: unknown };
@@ -114,8 +136,17 @@ export class AuthorityKeySet {
     return this.#jwksUrl;
   }
 
-  #getJson(url: URL, what: string): Promise<unknown> {
-    return new Promise((resolve, reject) => {
+  /** GET of a JSON document; fails (and drops the request) once `deadline` aborts. */
+  #getJson(url: URL, what: string, deadline: AbortSignal): Promise<unknown> {
+    return new Promise((resolveJson, rejectJson) => {
+      const resolve = (value: unknown) => {
+        deadline.removeEventListener('abort', pastDeadline);
+        resolveJson(value);
+      };
+      const reject = (error: SvcError) => {
+        deadline.removeEventListener('abort', pastDeadline);
+        rejectJson(error);
+      };
       const req = request(
         url,
         {
@@ -154,6 +185,17 @@ export class AuthorityKeySet {
       );
       req.on('timeout', () => req.destroy(new Error(`no answer within ${FETCH_TIMEOUT_MS} ms`)));
       req.on('error', (error) => reject(this.#unavailable(`fetching the ${what} ${url.href} failed`, error)));
+      // the idle timeout above never fires while bytes keep trickling in
+      const pastDeadline = () => {
+        reject(
+          this.#unavailable(
+            `the ${what} ${url.href} did not arrive in time: a fetch of the authority's keys may take ${this.#deadlineMs} ms`,
+          ),
+        );
+        req.destroy();
+      };
+      if (deadline.aborted) pastDeadline();
+      else deadline.addEventListener('abort', pastDeadline, { once: true });
       req.end();
     });
   }

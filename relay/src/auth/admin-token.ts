@@ -8,7 +8,8 @@
  *    `unsupported_algorithm`, decided from the header before any key lookup;
  * 2. signature against the authority's key set (unknown kid → one rate-limited refetch),
  *    `exp` (required), `nbf`, `iss` (exact), `aud` (equal, or a member), non-empty `sub`
- *    → `invalid_token`; a key set that cannot be fetched → `authority_unavailable`;
+ *    → `invalid_token`; a key set that cannot be fetched (unreachable, refused, too slow:
+ *    admin-token-keys.ts) → `authority_unavailable`;
  * 3. `azp` equal to the configured client id → `invalid_client_id`;
  * 4. `roles`: a non-empty array of admin / auditor / automation / member → `invalid_roles`;
  * 5. `svc_deployment_id`, `svc_tenant_id`: empty or missing → `invalid_token`, not this
@@ -123,10 +124,26 @@ function joseCode(error: unknown): string | undefined {
   return undefined;
 }
 
-export function createAdminTokenVerifier(config: AdminAuthorityConfig, logger: Logger): AdminTokenVerifier {
+/** Timing of the verifier (not settings: tests shorten it). */
+export interface AdminTokenVerifierTiming {
+  /** How long one fetch of the authority's key set may take in all (default KEY_SET_FETCH_DEADLINE_MS). */
+  keySetFetchDeadlineMs?: number;
+}
+
+export function createAdminTokenVerifier(
+  config: AdminAuthorityConfig,
+  logger: Logger,
+  timing: AdminTokenVerifierTiming = {},
+): AdminTokenVerifier {
   const { jwksUrl } = validateConfig(config);
   const log = logger.child({ component: 'admin-token' });
-  const keySet = new AuthorityKeySet({ issuer: config.issuer, jwksUrl, caPem: config.caPem, logger: log });
+  const keySet = new AuthorityKeySet({
+    issuer: config.issuer,
+    jwksUrl,
+    caPem: config.caPem,
+    logger: log,
+    fetchDeadlineMs: timing.keySetFetchDeadlineMs,
+  });
   const tenants = new Set(config.tenants);
   const options: JWTVerifyOptions = {
     issuer: config.issuer,

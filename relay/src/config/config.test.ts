@@ -1,9 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SvcError } from '@svc/shared';
 import { describe, expect, it } from 'vitest';
 import { buildConfig } from './config.js';
-import { mergeSettings, settingsFromEnv, settingsFromFile } from './env.js';
+import { mergeSettings, SETTINGS, settingsFromEnv, settingsFromFile } from './env.js';
 
 const authority = {
   SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: 'https://idp.example',
@@ -89,6 +90,54 @@ describe('relay configuration', () => {
     const merged = mergeSettings(env, settingsFromFile(file), { SVC_RELAY_LISTEN: '127.0.0.1:9002' });
     expect(buildConfig(merged)).toMatchObject({ port: 9002, tenants: ['a', 'b'] });
     writeFileSync(file, JSON.stringify({ svc_relay_lisen: 'typo' }));
-    expect(() => settingsFromFile(file)).toThrow(/unknown setting "svc_relay_lisen"/);
+    expect(() => settingsFromFile(file)).toThrow(
+      /unknown setting "svc_relay_lisen" \(did you mean "svc_relay_listen"\?\)/,
+    );
+  });
+});
+
+describe('unknown SVC_RELAY_* variables in the environment', () => {
+  /** The config_invalid refusal settingsFromEnv throws for `env`. */
+  const refusal = (env: NodeJS.ProcessEnv): SvcError => {
+    let caught: unknown;
+    try {
+      settingsFromEnv(env);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(SvcError);
+    expect((caught as SvcError).code).toBe('config_invalid');
+    expect((caught as SvcError).message).not.toContain('\n');
+    return caught as SvcError;
+  };
+
+  it.each([
+    ['SVC_RELAY_AGENT_MAX_BLOB_BYTE', 'SVC_RELAY_AGENT_MAX_BLOB_BYTES'],
+    ['SVC_RELAY_LEDGER_DNS_FILE', 'SVC_RELAY_LEDGER_DSN_FILE'],
+    ['SVC_RELAY_LISEN', 'SVC_RELAY_LISTEN'],
+    ['SVC_RELAY_TENANT', 'SVC_RELAY_TENANTS'],
+    ['SVC_RELAY_EXTERNAL_AUTHORITY_CLIENTID', 'SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID'],
+    ['svc_relay_data_dir', 'SVC_RELAY_DATA_DIR'],
+  ])('%s is refused at start, naming it and the near setting %s', (name, near) => {
+    const error = refusal({ SVC_RELAY_TENANTS: 'acme', [name]: '1', PATH: '/usr/bin' });
+    expect(error.message).toBe(
+      `unknown setting in the environment: ${name} (did you mean ${near}?); rename or unset it (the settings are listed in docs/operators.md)`,
+    );
+  });
+
+  it('a name near no setting is named without a guess; several are named together, even empty ones', () => {
+    expect(refusal({ SVC_RELAY_COLOUR: 'blue' }).message).toBe(
+      'unknown setting in the environment: SVC_RELAY_COLOUR; rename or unset it (the settings are listed in docs/operators.md)',
+    );
+    expect(refusal({ SVC_RELAY_LOG_LEVL: 'debug', SVC_RELAY_: '', SVC_RELAY_NATS_SERVER: '' }).message).toBe(
+      'unknown settings in the environment: SVC_RELAY_, SVC_RELAY_LOG_LEVL (did you mean SVC_RELAY_LOG_LEVEL?), SVC_RELAY_NATS_SERVER; rename or unset them (the settings are listed in docs/operators.md)',
+    );
+  });
+
+  it('every setting, retired ones included, and variables outside the prefix are accepted', () => {
+    const env = Object.fromEntries(SETTINGS.map((name) => [name, 'x']));
+    expect(
+      Object.keys(settingsFromEnv({ ...env, SVC_RELAYS: '1', SVC_TEST_LEDGER: 'postgres', X_SVC_RELAY_Y: '1' })),
+    ).toHaveLength(SETTINGS.length);
   });
 });

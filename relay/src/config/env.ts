@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { SvcError } from '@svc/shared';
+import { nearestName } from './nearest-name.js';
 
 /** Setting names (part of the product; see docs/operators.md). */
 export const SETTINGS = [
@@ -67,7 +68,34 @@ export type RawSettings = Partial<Record<SettingName, string>>;
  */
 export const RETIRED_SETTINGS: SettingName[] = ['SVC_RELAY_CHALLENGES_PER_AGENT', 'SVC_RELAY_CHALLENGES_MAX'];
 
+/** Every setting's name starts with this. */
+export const SETTING_PREFIX = 'SVC_RELAY_';
+
+const isSetting = (name: string): name is SettingName => (SETTINGS as readonly string[]).includes(name);
+
+/** " (did you mean X?)" naming the setting `name` was most likely meant to be, as `spell` writes it; else "". */
+function didYouMean(name: string, spell: (setting: SettingName) => string = (setting) => setting): string {
+  const near = nearestName(name, SETTINGS, SETTING_PREFIX);
+  return near === undefined ? '' : ` (did you mean ${spell(near)}?)`;
+}
+
+/**
+ * The relay's settings from the environment. A variable under the prefix (in any case)
+ * that names no setting is refused, naming it and the setting it is nearest to: a
+ * misspelled setting would otherwise be ignored while the operator believes it set.
+ */
 export function settingsFromEnv(env: NodeJS.ProcessEnv): RawSettings {
+  const unknown = Object.keys(env)
+    .filter((name) => name.toUpperCase().startsWith(SETTING_PREFIX) && !isSetting(name))
+    .sort();
+  if (unknown.length > 0) {
+    const one = unknown.length === 1;
+    throw new SvcError(
+      'config_invalid',
+      `unknown setting${one ? '' : 's'} in the environment: ${unknown.map((name) => `${name}${didYouMean(name)}`).join(', ')}; ` +
+        `rename or unset ${one ? 'it' : 'them'} (the settings are listed in docs/operators.md)`,
+    );
+  }
   const out: RawSettings = {};
   for (const name of SETTINGS) {
     const v = env[name];
@@ -89,9 +117,10 @@ export function settingsFromFile(path: string): RawSettings {
   }
   const out: RawSettings = {};
   for (const [key, value] of Object.entries(parsed)) {
-    const name = key.toUpperCase() as SettingName;
-    if (!(SETTINGS as readonly string[]).includes(name)) {
-      throw new SvcError('config_invalid', `config file ${path}: unknown setting "${key}"`);
+    const name = key.toUpperCase();
+    if (!isSetting(name)) {
+      const hint = didYouMean(key, (setting) => `"${setting.toLowerCase()}"`);
+      throw new SvcError('config_invalid', `config file ${path}: unknown setting "${key}"${hint}`);
     }
     if (value === null || value === undefined) continue;
     out[name] = Array.isArray(value) ? value.join(',') : String(value);

@@ -1,7 +1,8 @@
 /**
  * Each agent's share of its tenant's attachment store (migration 012): one row per blob
  * the agent uploaded that the stream may still hold. The store itself (SVC_BLOBS) counts
- * only the tenant's total.
+ * only the tenant's total. Rows of blobs past the stream's max age are pruned by the
+ * relay's housekeeping (relay.ts), and by the owner's next upload.
  */
 import type { Ledger } from './ledger.js';
 
@@ -37,5 +38,14 @@ export class BlobUsageStore {
   /** The blob left the stream (acknowledged by all, or its upload failed): it no longer counts. */
   async release(blobId: string): Promise<void> {
     await this.ledger.sql.run('DELETE FROM blob_usage WHERE blob_id = ?', [blobId]);
+  }
+
+  /**
+   * Deletes every agent's rows older than `since` (the blobs have left the stream, and
+   * admit() no longer counts them), so an agent that stopped uploading leaves none behind.
+   * Returns how many went.
+   */
+  prune(since: number): Promise<number> {
+    return this.ledger.sql.run('DELETE FROM blob_usage WHERE created_at < ?', [since]);
   }
 }

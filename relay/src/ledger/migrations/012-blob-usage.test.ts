@@ -44,5 +44,23 @@ describe('migration 012-blob-usage', () => {
         ),
       ).toBe(true);
     });
+
+    it('prunes every owner’s rows older than the cutoff, and only those', async () => {
+      const usage = new BlobUsageStore(Ledger.over(db));
+      await db.run('DELETE FROM blob_usage');
+      // dave uploaded long ago and never again; erin both long ago and lately
+      expect(await usage.admit({ id: 'd1', owner: 'dave', size: 10 }, 100, 0, 0)).toBe(true);
+      expect(await usage.admit({ id: 'd2', owner: 'dave', size: 10 }, 200, 0, 0)).toBe(true);
+      expect(await usage.admit({ id: 'e1', owner: 'erin', size: 10 }, 150, 0, 0)).toBe(true);
+      expect(await usage.admit({ id: 'e2', owner: 'erin', size: 10 }, 300, 0, 0)).toBe(true);
+      expect(await usage.prune(200)).toBe(2);
+      expect(await db.all('SELECT blob_id FROM blob_usage ORDER BY blob_id')).toEqual([
+        { blob_id: 'd2' },
+        { blob_id: 'e2' },
+      ]);
+      expect(await usage.prune(200)).toBe(0);
+      expect(await usage.prune(301)).toBe(2);
+      expect(await db.all('SELECT blob_id FROM blob_usage')).toEqual([]);
+    });
   });
 });
