@@ -4,7 +4,7 @@
  * options (`--as`, `--json`, `-v`). Built once per run; tests build it with fakes.
  */
 
-import { defaultHome } from '@svc/daemon/client';
+import { defaultHome, homeProblem } from '@svc/daemon/client';
 import type { Command } from 'commander';
 import type { ConnectOptions, DaemonApi } from './daemon-link.js';
 import { CliError } from './errors.js';
@@ -30,14 +30,29 @@ export interface CommonOptions {
 
 export class App {
   readonly io: CliIO;
-  readonly home: string;
+  readonly #home: string;
+  #homeChecked = false;
   /** exit status of a command that printed its own report but still failed (doctor) */
   exitCode = 0;
   private linkPromise: Promise<DaemonApi> | undefined;
 
   constructor(io: CliIO) {
     this.io = io;
-    this.home = defaultHome(io.env);
+    this.#home = defaultHome(io.env);
+  }
+
+  /**
+   * $SVC_HOME, checked once before a command uses it: one on a virtual file system (/proc,
+   * /sys) is config_invalid, before anything tries to create it (under /proc, Node's mkdir
+   * never returned). Commands that need no home (--version, help) never ask.
+   */
+  get home(): string {
+    if (!this.#homeChecked) {
+      const problem = homeProblem(this.#home);
+      if (problem) throw new CliError('config_invalid', problem);
+      this.#homeChecked = true;
+    }
+    return this.#home;
   }
 
   /** The per-invocation view of one command. */

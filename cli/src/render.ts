@@ -1,5 +1,5 @@
 /** Human renderings of the daemon's answers shared by several command modules. */
-import type { ArchivedMessage, LocalAgent, SentMessage } from '@svc/daemon/client';
+import type { ArchivedMessage, DaemonStatus, LocalAgent, SentMessage } from '@svc/daemon/client';
 import { printable } from '@svc/shared';
 import { contentText } from './attachment.js';
 import { keyValues, table } from './output.js';
@@ -96,4 +96,14 @@ export function agentText(a: LocalAgent): string {
     ['encryption key', a.encryption_public_key],
     ['registered', a.registered_at],
   ]);
+}
+
+/**
+ * An agent the daemon keeps out of service (its archive cannot be used): one line with the
+ * code, and the daemon's message (the file, what is wrong with it, what to do); undefined
+ * for an agent in service.
+ */
+export function outOfServiceText(a: DaemonStatus['agents'][number]): string | undefined {
+  if (!a.unusable) return undefined;
+  return `agent ${a.name} is out of service (${a.unusable.error}): ${a.unusable.message}`;
 }

@@ -13,11 +13,14 @@ const exec = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let home: string;
 
-async function svc(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function svc(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await exec(process.execPath, [SVC_BIN, ...args], {
       cwd: root,
-      env: { ...process.env, SVC_HOME: home, SVC_VAULT_PASSPHRASE: 'cli-subprocess-test', SVC_AGENT: '' },
+      env: { ...process.env, SVC_HOME: home, SVC_VAULT_PASSPHRASE: 'cli-subprocess-test', SVC_AGENT: '', ...env },
       timeout: 30_000,
     });
     return { code: 0, stdout, stderr };
@@ -46,6 +49,26 @@ describe('svc subprocess', () => {
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).error).toBe('daemon_unavailable');
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'SVC_HOME under /proc is config_invalid, exit 1, naming it (mkdir there never returned)',
+    async () => {
+      // exec's timeout above kills a hung svc: the hang fails here instead of holding the run
+      const procHome = `/proc/svc-cli-test-${process.pid}`;
+      const doctor = await svc(['doctor', '--json'], { SVC_HOME: procHome });
+      expect(doctor.code, doctor.stderr).toBe(1);
+      expect(JSON.parse(doctor.stdout)).toMatchObject({
+        error: 'config_invalid',
+        message: expect.stringContaining(`SVC_HOME ${procHome} lies on a proc file system`),
+      });
+      // init makes the home itself
+      const init = await svc(['init', '--skip-start', '--name', 'ann'], { SVC_HOME: procHome });
+      expect(init.code, init.stderr).toBe(1);
+      expect(init.stderr).toMatch(new RegExp(`^svc: error: SVC_HOME ${procHome} lies on .*\\(config_invalid\\)\\n$`));
+      // a command that needs no home still runs
+      expect(await svc(['--version'], { SVC_HOME: procHome })).toMatchObject({ code: 0 });
+    },
+  );
 
   it('svc deployment list --json autostarts the daemon and prints []', async () => {
     const r = await svc(['deployment', 'list', '--json']);

@@ -8,12 +8,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AgentManager } from './agents/manager.js';
 import { AgentStore } from './agents/store.js';
+import { homeProblem } from './client/home.js';
 import { localStackFiles } from './client/local-stack/server-config.js';
 import { buildConfig, type DaemonConfig, sessionTiming } from './config/config.js';
 import { readEnv } from './config/env.js';
 import type { DaemonContext } from './context.js';
 import { DeploymentService } from './deployments/service.js';
 import { DeploymentStore } from './deployments/store.js';
+import { DaemonError } from './errors.js';
 import { EventBus } from './events.js';
 import { LocalStackService } from './local-stack/service.js';
 import { createLogger, subsystem } from './logger.js';
@@ -84,6 +86,9 @@ export function createDaemon(config: DaemonConfig): Daemon {
     closed,
     close,
     async start() {
+      // before anything is created: a home under /proc made mkdirSync never return
+      const problem = homeProblem(config.home);
+      if (problem) throw new DaemonError('config_invalid', problem);
       mkdirSync(config.home, { recursive: true, mode: 0o700 });
       mkdirSync(paths.runDir, { recursive: true, mode: 0o700 });
       chmodSync(paths.runDir, 0o700);

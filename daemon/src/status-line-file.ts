@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import type { AgentManager } from './agents/manager.js';
 import { statusFileText } from './client/statusline.js';
 import type { EventBus } from './events.js';
-import { unreadCount } from './messaging/conversations.js';
 import { PRIVATE_FILE_MODE } from './private-file.js';
 
 export interface StatusLineFile {
@@ -32,14 +31,7 @@ export function keepStatusLineFile(opts: {
   const refresh = () => {
     if (stopped) return;
     try {
-      const text = statusFileText({
-        agents: opts.agents.sessions().map((s) => ({
-          name: s.name,
-          agent_number: s.config.agent_number,
-          session: s.state,
-          unread: unreadCount(s.archive),
-        })),
-      });
+      const text = statusFileText(opts.agents.summary());
       if (text === written) return;
       const tmp = `${opts.path}.${process.pid}.tmp`;
       writeFileSync(tmp, text, { mode: PRIVATE_FILE_MODE });

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { until } from '@svc/test-harness';
+import { runChild, until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DaemonClient, DaemonClientError, daemonCommand, ensureDaemon } from '../src/client/index.js';
@@ -118,4 +118,42 @@ describe('daemon shell', () => {
     await until(async () => !existsSync(join(home, 'run', 'daemon.sock')), 10_000, 'daemon exit');
     await expect(new DaemonClient({ home }).status()).rejects.toMatchObject({ code: 'daemon_unavailable' });
   });
+});
+
+describe('a home on a virtual file system', () => {
+  // under /proc, Node's recursive mkdirSync never returned: each child runs under a watchdog
+  // that kills it, so a hang fails the test instead of holding the worker
+  const home = `/proc/svc-test-home-${process.pid}`;
+  const env = { ...process.env, SVC_HOME: home, SVC_VAULT_BACKEND: 'file' };
+  const lastLine = (text: string) => JSON.parse(text.trim().split('\n').at(-1) ?? '') as unknown;
+
+  it.skipIf(process.platform !== 'linux')(
+    'the daemon and ensureDaemon refuse it with config_invalid, naming it, before creating anything',
+    async () => {
+      const bin = fileURLToPath(new URL('../dist/bin/svc-daemon.js', import.meta.url));
+      const daemon = await runChild(process.execPath, [bin], { env, timeoutMs: 20_000 });
+      expect(daemon.code, daemon.stderr).toBe(1);
+      expect(lastLine(daemon.stderr)).toMatchObject({
+        error: 'config_invalid',
+        message: expect.stringMatching(new RegExp(`^SVC_HOME ${home} lies on a proc file system.*set SVC_HOME`)),
+      });
+
+      // the client that starts a daemon (svc tui, the desktop app) checks before it makes the logs dir
+      const script = `const { ensureDaemon } = await import('./src/client/index.ts');
+        ensureDaemon({ home: ${JSON.stringify(home)} }).then(
+          () => console.log('{"error":"none"}'),
+          (e) => console.log(JSON.stringify({ error: e.code, message: e.message })),
+        );`;
+      const client = await runChild(
+        process.execPath,
+        ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script],
+        { cwd: fileURLToPath(new URL('..', import.meta.url)), env, timeoutMs: 20_000 },
+      );
+      expect(client.code, client.stderr).toBe(0);
+      expect(lastLine(client.stdout)).toMatchObject({
+        error: 'config_invalid',
+        message: expect.stringContaining(home),
+      });
+    },
+  );
 });

@@ -6,7 +6,7 @@ import type { App } from '../app.js';
 import { CliError, usageError } from '../errors.js';
 import { action, hostedOnly, notBuilt, withAs, withJson, withVerbose, yes } from '../options.js';
 import { keyValues, table } from '../output.js';
-import { agentText } from '../render.js';
+import { agentText, outOfServiceText } from '../render.js';
 import { startCommand, stopCommand } from './daemon-process.js';
 import { tuiCommand } from './tui.js';
 
@@ -193,9 +193,11 @@ export function identityCommands(app: App): Command[] {
     const problems = [
       ...(status.vault.warning ? [`vault: ${status.vault.warning}`] : []),
       ...audit.flatMap((d) => d.problems.map((p) => `deployment ${d.name}: ${p}`)),
+      // out of service, whatever its kind: the code, the file and what to do
+      ...agents.map(outOfServiceText).filter((p) => p !== undefined),
       // an uplink identity or a --local agent has no relay session, by design
       ...agents
-        .filter((a) => (a.kind ?? 'agent') === 'agent' && a.session !== 'connected')
+        .filter((a) => (a.kind ?? 'agent') === 'agent' && a.session !== 'connected' && a.session !== 'unusable')
         .map((a) =>
           a.session === 'refused'
             ? refusedAdvice(a.name)
@@ -228,9 +230,11 @@ export function identityCommands(app: App): Command[] {
           [
             'agents',
             agents.map((a) =>
-              a.kind === 'uplink' || a.kind === 'local'
-                ? `${a.name} (${a.kind})`
-                : `${a.name} (${a.session}${a.receive === 'source' ? `, via named source ${a.source}` : ''})`,
+              a.session === 'unusable'
+                ? `${a.name} (unusable)`
+                : a.kind === 'uplink' || a.kind === 'local'
+                  ? `${a.name} (${a.kind})`
+                  : `${a.name} (${a.session}${a.receive === 'source' ? `, via named source ${a.source}` : ''})`,
             ),
           ],
         ]) + (problems.length ? `Problems:\n${problems.map((p) => `  - ${p}\n`).join('')}` : 'No problems found.\n'),

@@ -50,7 +50,7 @@ export const Whoami = {
   api_url: z.string(),
   capabilities: z.array(z.string()),
   signing_key_fingerprint: z.string(),
-  session: z.enum(['connected', 'connecting', 'offline', 'refused', 'unknown']),
+  session: z.enum(['connected', 'connecting', 'offline', 'refused', 'unusable', 'unknown']),
 };
 
 export const Acknowledged = {

@@ -186,7 +186,7 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
                 ))}
               </select>
             </label>
-            <Dot tone={tone} label={`relay ${session}`} />
+            <Dot tone={tone} label={session === 'unusable' ? 'out of service' : `relay ${session}`} />
             <Dot
               tone={link === 'live' ? 'ok' : link === 'connecting' ? 'warn' : 'bad'}
               label={link === 'live' ? 'live' : link === 'connecting' ? 'reconnecting' : 'daemon lost'}
@@ -219,7 +219,13 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
               again with a new enrollment code from the operator.
             </div>
           ) : null}
-          {session !== 'connected' && session !== 'refused' && mine?.session_error ? (
+          {session === 'unusable' ? (
+            <div className="banner" role="alert">
+              <strong>{agent} is out of service: its archive cannot be used (archive_unusable).</strong>{' '}
+              {mine?.unusable?.message ?? mine?.session_error}
+            </div>
+          ) : null}
+          {session !== 'connected' && session !== 'refused' && session !== 'unusable' && mine?.session_error ? (
             <div className="banner" role="status">
               <strong>{agent} is not connected to its relay.</strong> {clause(mine.session_error)}; sending queues, and
               the daemon keeps trying.

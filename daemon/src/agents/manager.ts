@@ -1,15 +1,28 @@
-/** The live agents of this daemon: each one's archive and relay session, by name or number. */
+/**
+ * The live agents of this daemon: each one's archive and relay session, by name or number.
+ * An agent whose archive cannot be used (archive_unusable: a newer svc wrote it, it is
+ * damaged, it cannot be opened) is kept out of service: it has no session, status shows it
+ * with the file and what to do, every command for it answers archive_unusable, its file is
+ * left as it is, and the other agents run as usual.
+ */
 import type { Logger } from 'pino';
-import { Archive } from '../archive/archive.js';
+import { Archive, ArchiveUnusableError } from '../archive/archive.js';
+import type { DaemonSummary } from '../client/api.js';
 import type { SessionTiming } from '../config/config.js';
 import type { DeploymentStore } from '../deployments/store.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { EdgeLink } from '../local-stack/edge-link.js';
+import { unreadCount } from '../messaging/conversations.js';
 import { AgentSession } from '../session/session.js';
 import { forgetAgentSecrets, type Vault } from '../vault/index.js';
 import type { EnrollmentAnswer } from './register.js';
 import type { AgentConfig, AgentStore } from './store.js';
+
+export interface OutOfServiceAgent {
+  config: AgentConfig;
+  error: ArchiveUnusableError;
+}
 
 export class AgentManager {
   readonly store: AgentStore;
@@ -19,6 +32,8 @@ export class AgentManager {
   readonly #log: Logger;
   readonly #timing: SessionTiming;
   readonly #sessions = new Map<string, AgentSession>();
+  /** agents out of service, by name: no session, the file untouched (read again when the daemon restarts) */
+  readonly #unusable = new Map<string, OutOfServiceAgent>();
   /** the daemon's connection to the local nats-server while `svc start` runs it */
   edge: EdgeLink | undefined;
 
@@ -47,7 +62,24 @@ export class AgentManager {
     }
   }
 
+  /** The agent's archive; one this svc cannot use leaves the agent out of service (and throws archive_unusable). */
+  #openArchive(config: AgentConfig): Archive {
+    const file = this.store.archivePath(config.name);
+    try {
+      return Archive.open(file);
+    } catch (err) {
+      const error = ArchiveUnusableError.of(file, err);
+      this.#unusable.set(config.name, { config, error });
+      this.#log.error(
+        { agent: config.name, file, code: error.code, err: error.message },
+        'agent out of service: its archive cannot be used (the file was left as it is)',
+      );
+      throw error;
+    }
+  }
+
   #open(config: AgentConfig): AgentSession {
+    const archive = this.#openArchive(config);
     let ca: string | undefined;
     try {
       ca = this.#deployments.get(config.deployment).ca_bundle ?? undefined;
@@ -56,7 +88,7 @@ export class AgentManager {
     }
     const session: AgentSession = new AgentSession({
       config,
-      archive: Archive.open(this.store.archivePath(config.name)),
+      archive,
       vault: this.#vault,
       events: this.#events,
       log: this.#log,
@@ -82,10 +114,20 @@ export class AgentManager {
     return session;
   }
 
-  /** Opens every stored agent and starts its session (a locked vault leaves them offline). */
+  /**
+   * Opens every stored agent and starts its session (a locked vault leaves them offline). An
+   * agent whose archive cannot be used stays out of service; the others start all the same,
+   * also when that is every agent: the daemon still answers status and doctor, and says why.
+   */
   startAll(): void {
     for (const config of this.store.list()) {
-      const session = this.#open(config);
+      let session: AgentSession;
+      try {
+        session = this.#open(config);
+      } catch (err) {
+        if (err instanceof ArchiveUnusableError) continue;
+        throw err;
+      }
       try {
         session.keys();
         session.start();
@@ -99,16 +141,53 @@ export class AgentManager {
     return [...this.#sessions.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** A local agent by name, else by agent number. */
+  /** Agents kept out of service (their archive cannot be used), by name. */
+  outOfService(): OutOfServiceAgent[] {
+    return [...this.#unusable.values()].sort((a, b) => a.config.name.localeCompare(b.config.name));
+  }
+
+  /** Every registered agent's config, in service or not, by name. */
+  configs(): AgentConfig[] {
+    return [...this.sessions().map((s) => s.config), ...this.outOfService().map((u) => u.config)].sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
+  }
+
+  /** Sessions and unread counts of every agent, no relay call (status lines). */
+  summary(): DaemonSummary {
+    const agents: DaemonSummary['agents'] = [
+      ...this.sessions().map((s) => ({
+        name: s.name,
+        agent_number: s.config.agent_number,
+        session: s.state,
+        unread: unreadCount(s.archive),
+      })),
+      ...this.outOfService().map(({ config }) => ({
+        name: config.name,
+        agent_number: config.agent_number,
+        session: 'unusable' as const,
+        unread: 0,
+      })),
+    ];
+    return { agents: agents.sort((a, b) => a.name.localeCompare(b.name)) };
+  }
+
+  /** A local agent by name, else by agent number; one out of service is archive_unusable. */
   resolve(ref: string): AgentSession {
     const byName = this.#sessions.get(ref);
     if (byName) return byName;
     for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
+    const out = this.#unusable.get(ref) ?? [...this.#unusable.values()].find((u) => u.config.agent_number === ref);
+    if (out) {
+      throw new DaemonError('archive_unusable', `Agent ${out.config.name} is out of service: ${out.error.message}`, {
+        cause: out.error,
+      });
+    }
     throw new DaemonError('unknown_agent', `No local agent ${ref}; see \`svc agent list\`.`);
   }
 
   exists(name: string): boolean {
-    return this.#sessions.has(name) || this.store.has(name);
+    return this.#sessions.has(name) || this.#unusable.has(name) || this.store.has(name);
   }
 
   /** A new agent; `answer` is the relay's enrollment (a local agent has none). */
@@ -139,5 +218,6 @@ export class AgentManager {
   closeArchives(): void {
     for (const s of this.#sessions.values()) s.archive.close();
     this.#sessions.clear();
+    this.#unusable.clear();
   }
 }

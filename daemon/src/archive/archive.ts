@@ -11,6 +11,36 @@ import { DaemonError } from '../errors.js';
 import { ensurePrivateFile, restrictExisting } from '../private-file.js';
 import { MIGRATIONS, migrate } from './migrations/index.js';
 
+/** How the daemon takes a changed archive file into account: it opens archives when it starts. */
+const RESTART = 'restart the daemon (svc stop, then svc start -b)';
+
+/**
+ * An archive file this svc cannot use (written by a newer svc, damaged, or not openable):
+ * `archive_unusable`, naming the file, with what to do (`hint`). The file is left as it is.
+ */
+export class ArchiveUnusableError extends DaemonError {
+  readonly file: string;
+  /** what the operator does about it, one line */
+  readonly hint: string;
+  constructor(file: string, problem: string, hint: string, cause?: unknown) {
+    super('archive_unusable', `The archive ${file} ${problem}; it was not changed: ${hint}.`, { cause });
+    this.name = 'ArchiveUnusableError';
+    this.file = file;
+    this.hint = hint;
+  }
+
+  /** Any failure to open the archive at `file` (permissions, the disk…), as this error. */
+  static of(file: string, err: unknown): ArchiveUnusableError {
+    if (err instanceof ArchiveUnusableError) return err;
+    return new ArchiveUnusableError(
+      file,
+      `could not be opened (${(err as Error).message})`,
+      `check the file, its directory and the disk (permissions, free space), then ${RESTART}`,
+      err,
+    );
+  }
+}
+
 export type SendState = 'queued' | 'sent' | 'failed';
 
 export interface NewMessage extends Omit<ArchivedMessage, 'state' | 'muted' | 'send_error'> {
@@ -138,9 +168,10 @@ export class Archive {
       const version = db.pragma('user_version', { simple: true }) as number;
       const known = MIGRATIONS.length;
       if (version > known) {
-        throw new DaemonError(
-          'archive_unusable',
-          `The archive ${path} was written by a newer svc (schema ${version}; this one knows ${known}): upgrade svc to open it. The file was not changed.`,
+        throw new ArchiveUnusableError(
+          path,
+          `was written by a newer svc (schema ${version}; this one knows ${known})`,
+          `upgrade svc to a version that reads schema ${version}, then ${RESTART}`,
         );
       }
       db.pragma('journal_mode = WAL');
@@ -152,10 +183,11 @@ export class Archive {
       db.close();
       const code = (err as { code?: unknown }).code;
       if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') throw err;
-      throw new DaemonError(
-        'archive_unusable',
-        `The archive ${path} is damaged (${(err as Error).message}); it was not changed: restore it from a backup, or move it away for a new, empty one.`,
-        { cause: err },
+      throw new ArchiveUnusableError(
+        path,
+        `is damaged (${(err as Error).message})`,
+        `restore it from a backup, or move it away (a new, empty archive is made in its place), then ${RESTART}`,
+        err,
       );
     }
     return new Archive(db);

@@ -26,11 +26,11 @@ import {
   type DaemonEventStream,
 } from './api.js';
 import { errorOfBody } from './error-body.js';
-import { defaultHome, socketPathFor } from './home.js';
+import { defaultHome, homeProblem, socketPathFor } from './home.js';
 
 export * from './api.js';
 export { ATTACHMENT_FORMAT, type AttachmentDescriptor, attachmentText, parseDescriptor } from './attachment.js';
-export { defaultHome, homeFrom, socketPathFor } from './home.js';
+export { defaultHome, homeFrom, homeProblem, socketPathFor } from './home.js';
 export { deregisterCommand, refusedAdvice, refusedAdviceShort } from './refused.js';
 export { ALL_AGENTS_KEY, statusFileText, statusText } from './statusline.js';
 
@@ -439,6 +439,9 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
     if (!(err instanceof DaemonClientError) || err.code !== 'daemon_unavailable' || options.autostart === false)
       throw err;
   }
+  // before anything is created under it (a home under /proc made mkdirSync never return)
+  const problem = homeProblem(home);
+  if (problem) throw new DaemonClientError('config_invalid', problem, 400);
   const logsDir = join(home, 'logs');
   mkdirSync(logsDir, { recursive: true, mode: 0o700 });
   const startLog = join(logsDir, 'daemon-start.log');

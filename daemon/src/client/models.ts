@@ -22,6 +22,20 @@ export const DeploymentParams = Type.Object({ name: Str({ minLength: 1, maxLengt
 export const Empty = Type.Object({});
 
 const SessionState = Literals(['connected', 'connecting', 'offline', 'refused']);
+/** An agent's state in status and summary: its session's, or `unusable` (out of service: see `unusable`). */
+const AgentState = Literals(['connected', 'connecting', 'offline', 'refused', 'unusable']);
+
+/** Why an agent is out of service: its archive cannot be used; the daemon left the file as it is. */
+export const OutOfService = Type.Object({
+  error: Type.Literal('archive_unusable'),
+  /** one line: what is wrong with which file, and what to do */
+  message: Str(),
+  /** the archive file */
+  file: Str(),
+  /** one line: what to do about it */
+  hint: Str(),
+});
+export type OutOfService = Static<typeof OutOfService>;
 
 // --- daemon
 export const DaemonStatus = Type.Object({
@@ -35,9 +49,12 @@ export const DaemonStatus = Type.Object({
       name: Str(),
       agent_number: Str(),
       deployment: Str(),
-      session: SessionState,
-      /** why the last attempt to connect failed, while not connected */
+      /** `unusable`: the agent is out of service (no session; every command for it answers archive_unusable) */
+      session: AgentState,
+      /** why the last attempt to connect failed, while not connected; for an unusable agent, why it is */
       session_error: Opt(Str()),
+      /** only for an unusable agent: the code, the file and what to do */
+      unusable: Opt(OutOfService),
       /** `uplink`: a machine's nats-relay identity, `local`: a --local agent; neither has a relay session */
       kind: Opt(Literals(['agent', 'uplink', 'local'])),
       /** where its messages come from: the relay's HTTP stream, or its named source over the leaf uplink */
@@ -54,8 +71,8 @@ export const DaemonSummary = Type.Object({
     Type.Object({
       name: Str(),
       agent_number: Str(),
-      session: SessionState,
-      /** inbound, unacknowledged, not muted */
+      session: AgentState,
+      /** inbound, unacknowledged, not muted (0 for an unusable agent: its archive is not read) */
       unread: Type.Integer(),
     }),
   ),

@@ -4,7 +4,13 @@
  */
 import type { DaemonSummary } from './api.js';
 
-const SESSION_MARK: Record<string, string> = { connected: '●', connecting: '◌', offline: '○', refused: '✕' };
+const SESSION_MARK: Record<string, string> = {
+  connected: '●',
+  connecting: '◌',
+  offline: '○',
+  refused: '✕',
+  unusable: '✕',
+};
 
 /** One line: every agent, or the one named by `wanted` (its name or agent number). */
 export function statusText(summary: DaemonSummary, wanted?: string): string {

@@ -69,7 +69,7 @@ export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
     return reply.status(201).send(localAgent(config));
   });
 
-  route(app, API.listAgents, async () => ctx.agents.sessions().map((s) => localAgent(s.config)));
+  route(app, API.listAgents, async () => ctx.agents.configs().map(localAgent));
   route(app, API.getAgent, async (request) => localAgent(agent(request).config));
   route(app, API.deregister, async (request) => {
     const session = agent(request);

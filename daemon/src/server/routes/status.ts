@@ -1,7 +1,6 @@
 import { LOCAL_CAPABILITY } from '../../agents/local-agent.js';
 import { DAEMON_API as API, type DaemonStatus } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
-import { unreadCount } from '../../messaging/conversations.js';
 import type { ReceivePath } from '../../session/session.js';
 import { type DaemonApp, route } from './route.js';
 
@@ -21,26 +20,31 @@ export function statusRoutes(app: DaemonApp, ctx: DaemonContext): void {
     home: ctx.config.home,
     started_at: ctx.startedAt,
     vault: { kind: ctx.vault.kind, ...(ctx.vault.warning ? { warning: ctx.vault.warning } : {}) },
-    agents: ctx.agents.sessions().map((s) => ({
-      name: s.name,
-      agent_number: s.config.agent_number,
-      deployment: s.config.deployment,
-      session: s.state,
-      ...(s.lastError ? { session_error: s.lastError } : {}),
-      kind: kindOf(s.config.capabilities),
-      ...(s.config.capabilities.includes('http-relay') ? receiveOf(s.receivePath) : {}),
-    })),
+    agents: [
+      ...ctx.agents.sessions().map((s) => ({
+        name: s.name,
+        agent_number: s.config.agent_number,
+        deployment: s.config.deployment,
+        session: s.state,
+        ...(s.lastError ? { session_error: s.lastError } : {}),
+        kind: kindOf(s.config.capabilities),
+        ...(s.config.capabilities.includes('http-relay') ? receiveOf(s.receivePath) : {}),
+      })),
+      // out of service: no session; the code, the file and what to do
+      ...ctx.agents.outOfService().map(({ config, error }) => ({
+        name: config.name,
+        agent_number: config.agent_number,
+        deployment: config.deployment,
+        session: 'unusable' as const,
+        session_error: error.message,
+        kind: kindOf(config.capabilities),
+        unusable: { error: 'archive_unusable' as const, message: error.message, file: error.file, hint: error.hint },
+      })),
+    ].sort((a, b) => a.name.localeCompare(b.name)),
   }));
 
   // one cheap read for status lines: no relay call, one count per agent
-  route(app, API.summary, async () => ({
-    agents: ctx.agents.sessions().map((s) => ({
-      name: s.name,
-      agent_number: s.config.agent_number,
-      session: s.state,
-      unread: unreadCount(s.archive),
-    })),
-  }));
+  route(app, API.summary, async () => ctx.agents.summary());
 
   route(app, API.shutdown, async (_request, reply) => {
     // answer first, then stop: the caller sees {} and the socket closes after

@@ -1,0 +1,89 @@
+/**
+ * What `svc` says, against a real daemon, about an agent the daemon keeps out of service
+ * because its archive cannot be used: doctor names the code, the file and what to do (exit 1),
+ * agent list and start show it, a command as that agent fails with archive_unusable, and
+ * the machine's other agent goes on working.
+ */
+import { writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { svc } from './helpers.js';
+
+let d: TestDaemon | undefined;
+let home: string;
+let file: string;
+
+beforeAll(async () => {
+  home = tempHome('svc-cli-unusable-');
+  const first = await startDaemon(home);
+  // two agents of this machine only (no relay needed): ann, and cat whose archive gets damaged
+  await first.client.registerLocal({ name: 'ann' });
+  await first.client.registerLocal({ name: 'cat' });
+  await first.daemon.close();
+  file = join(home, 'agents', 'cat', 'archive.db');
+  writeFileSync(file, 'not a database, just some bytes '.repeat(200));
+  d = await startDaemon(home);
+}, 30_000);
+
+afterAll(async () => {
+  await d?.daemon.close();
+  await rm(home, { recursive: true, force: true });
+});
+
+const run = (argv: string[]) => svc(argv, { env: { SVC_HOME: home, SVC_AGENT: '' }, link: d!.client });
+
+describe('an agent out of service (its archive cannot be used)', () => {
+  it('svc doctor reports it with the code, the file and what to do, and exits 1', async () => {
+    const human = await run(['doctor']);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toMatch(/^agents: +ann \(local\), cat \(unusable\)$/m);
+    expect(human.stdout).toContain(
+      `  - agent cat is out of service (archive_unusable): The archive ${file} is damaged (file is not a database); it was not changed: restore it from a backup, or move it away`,
+    );
+
+    const json = await run(['doctor', '--json']);
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.agents.find((a: { name: string }) => a.name === 'cat')).toMatchObject({
+      session: 'unusable',
+      unusable: { error: 'archive_unusable', file, hint: expect.stringMatching(/then restart the daemon/) },
+    });
+    expect(report.problems).toEqual([expect.stringMatching(/^agent cat is out of service \(archive_unusable\)/)]);
+  });
+
+  it('svc agent list shows it; svc start says the daemon runs, and warns about it', async () => {
+    const list = JSON.parse((await run(['agent', 'list', '--json'])).stdout) as { name: string; session: string }[];
+    expect(list.map((a) => [a.name, a.session])).toEqual([
+      ['ann', 'offline'],
+      ['cat', 'unusable'],
+    ]);
+    const start = await run(['start', '-b']);
+    expect(start.code).toBe(0);
+    expect(start.stdout).toMatch(/^The svc daemon already runs/);
+    expect(start.stderr).toBe(
+      `svc: warning: agent cat is out of service (archive_unusable): ${
+        (await d!.client.status()).agents.find((a) => a.name === 'cat')?.unusable?.message
+      }\n`,
+    );
+    expect(start.stderr).toContain(file);
+  });
+
+  it('a command as that agent fails with archive_unusable and the message; the other agent works', async () => {
+    const refused = await run(['msg', 'check', '--as', 'cat', '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      error: 'archive_unusable',
+      message: expect.stringContaining(`Agent cat is out of service: The archive ${file} is damaged`),
+    });
+    const human = await run(['send', '--as', 'cat', 'ann', 'hello']);
+    expect(human.code).toBe(1);
+    expect(human.stderr).toMatch(/^svc: error: Agent cat is out of service: .* \(archive_unusable\)\n$/);
+
+    const ok = await run(['msg', 'check', '--as', 'ann', '--json']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual([]);
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * One agent's archive that this svc cannot use (a newer svc wrote it, or it is damaged) keeps
+ * that agent out of service, not the daemon: the daemon starts, the machine's other agents
+ * send and receive through a real relay, status names the agent, the file and what to do,
+ * every command for the agent answers archive_unusable, and the file is left as it was.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { until } from '@svc/test-harness';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../src/archive/migrations/index.js';
+import { ALL_AGENTS_KEY } from '../src/client/index.js';
+
+const timing = { outboxRetryMinMs: 50, outboxRetryMaxMs: 200, heartbeatMs: 200 };
+
+let stage: DaemonsOnRelay<'ann' | 'bob'>;
+/** ann's daemon as restarted by the test (it also runs cat) */
+let annDaemon: TestDaemon | undefined;
+const others: TestDaemon[] = [];
+
+const archiveOf = (home: string, agent: string) => join(home, 'agents', agent, 'archive.db');
+
+const connected = (d: TestDaemon, name: string) =>
+  until(
+    async () => (await d.client.status()).agents.find((a) => a.name === name)?.session === 'connected',
+    20_000,
+    `${name} connected`,
+  );
+
+/** A message from `from` to `to`, read from `to`'s archive once it arrived. */
+async function deliver(from: TestDaemon, fromAgent: string, to: TestDaemon, toAgent: string, content: string) {
+  const sent = await from.client.send(fromAgent, { to: toAgent, content });
+  expect(sent.status).toBe('accepted');
+  return until(
+    async () => (await to.client.inbox(toAgent, { source: 'local' })).find((m) => m.message_id === sent.message_id),
+    20_000,
+    `${toAgent} receives ${JSON.stringify(content)}`,
+  );
+}
+
+beforeAll(async () => {
+  stage = await startDaemonsOnRelay({ agents: ['ann', 'bob'], daemon: timing });
+  // a second agent on ann's machine
+  const ann = stage.daemons.ann;
+  await ann.client.register({ enrollment_code: await stage.grant('cat'), name: 'cat' });
+  await connected(ann, 'cat');
+}, 120_000);
+
+afterAll(async () => {
+  await annDaemon?.daemon.close();
+  await Promise.all(others.map((d) => d.daemon.close()));
+  await stage?.close();
+});
+
+describe('an agent whose archive cannot be used', () => {
+  it('a newer svc wrote it: the daemon starts, the other agent works, the agent is reported and refused; an upgrade brings it back with nothing lost', async () => {
+    const { bob } = stage.daemons;
+    const ann = stage.daemons.ann;
+    const earlier = await deliver(bob, 'bob', ann, 'cat', 'before the upgrade');
+
+    // a later svc ran on this home and moved cat's archive to a schema this one does not know
+    await ann.daemon.close();
+    const file = archiveOf(ann.home, 'cat');
+    const later = new Database(file);
+    later.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    later.close();
+    const before = readFileSync(file);
+
+    annDaemon = await startDaemon(ann.home, timing);
+    const d = annDaemon;
+    await connected(d, 'ann');
+
+    // status (svc doctor, svc start) shows cat out of service: the code, the file, what to do
+    const cat = (await d.client.status()).agents.find((a) => a.name === 'cat');
+    expect(cat).toMatchObject({
+      name: 'cat',
+      agent_number: 'cat',
+      session: 'unusable',
+      unusable: {
+        error: 'archive_unusable',
+        file,
+        message: expect.stringContaining(`The archive ${file} was written by a newer svc`),
+        hint: expect.stringMatching(/^upgrade svc to a version that reads schema \d+, then restart the daemon/),
+      },
+    });
+    expect(cat?.session_error).toBe(cat?.unusable?.message);
+    expect((await d.client.listAgents()).map((a) => a.name)).toEqual(['ann', 'cat']);
+    expect((await d.client.summary()).agents.map((a) => [a.name, a.session])).toEqual([
+      ['ann', 'connected'],
+      ['cat', 'unusable'],
+    ]);
+    // the status line a coding assistant shows
+    const line = new RegExp(`^\\${ALL_AGENTS_KEY}\tsvc ann ● connected \\| cat ✕ unusable$`, 'm');
+    await until(
+      () => line.test(readFileSync(join(d.home, 'run', 'statusline'), 'utf8')),
+      10_000,
+      'the status line shows cat out of service',
+    );
+
+    // every command for cat says why, naming the file
+    const refused = {
+      code: 'archive_unusable',
+      message: expect.stringContaining(`Agent cat is out of service: The archive ${file}`),
+    };
+    await expect(d.client.send('cat', { to: 'bob', content: 'hello' })).rejects.toMatchObject(refused);
+    await expect(d.client.check('cat')).rejects.toMatchObject(refused);
+    await expect(d.client.inbox('cat')).rejects.toMatchObject(refused);
+    await expect(d.client.getAgent('cat')).rejects.toMatchObject(refused);
+    await expect(d.client.deregister('cat')).rejects.toMatchObject(refused);
+    // its name stays taken
+    await expect(d.client.registerLocal({ name: 'cat' })).rejects.toMatchObject({ code: 'validation_failed' });
+
+    // the other agent of the machine sends and receives as usual
+    await deliver(d, 'ann', bob, 'bob', 'ann still works');
+    await deliver(bob, 'bob', d, 'ann', 'and hears back');
+    // a message for cat meanwhile waits on the relay: nobody takes it from there
+    const waiting = await bob.client.send('bob', { to: 'cat', content: 'while you were out' });
+    expect(waiting.status).toBe('accepted');
+
+    // the file was not written to
+    expect(readFileSync(file).equals(before)).toBe(true);
+
+    // svc is upgraded (here: the archive is the schema this svc knows again) and the daemon restarted
+    await d.daemon.close();
+    annDaemon = undefined;
+    const upgraded = new Database(file);
+    upgraded.pragma(`user_version = ${MIGRATIONS.length}`);
+    upgraded.close();
+    annDaemon = await startDaemon(ann.home, timing);
+    await connected(annDaemon, 'cat');
+    const back = await until(
+      async () => {
+        const ids = (await annDaemon!.client.inbox('cat', { source: 'local' })).map((m) => m.message_id);
+        return ids.includes(waiting.message_id) ? ids : undefined;
+      },
+      20_000,
+      'cat receives the message that waited on the relay',
+    );
+    expect(back).toEqual(expect.arrayContaining([earlier.message_id, waiting.message_id]));
+  });
+
+  it('every agent of the daemon unusable: the daemon still starts and reports each (damaged files left as they were)', async () => {
+    const d = await startDaemon(undefined, timing);
+    others.push(d);
+    await d.client.registerLocal({ name: 'solo' });
+    await d.client.registerLocal({ name: 'duo' });
+    await d.daemon.close();
+    const files = ['duo', 'solo'].map((n) => archiveOf(d.home, n));
+    for (const f of files) writeFileSync(f, 'not a database, just some bytes '.repeat(200));
+    const before = files.map((f) => readFileSync(f));
+
+    const again = await startDaemon(d.home, timing);
+    others.push(again);
+    const status = await again.client.status();
+    expect(status.agents).toEqual(
+      ['duo', 'solo'].map((name, i) => ({
+        name,
+        agent_number: name,
+        deployment: 'local',
+        session: 'unusable',
+        session_error: expect.any(String),
+        kind: 'local',
+        unusable: {
+          error: 'archive_unusable',
+          file: files[i],
+          message: expect.stringMatching(
+            new RegExp(`^The archive ${files[i]} is damaged \\(.+\\); it was not changed: `),
+          ),
+          hint: expect.stringMatching(/^restore it from a backup, or move it away .*then restart the daemon/),
+        },
+      })),
+    );
+    await expect(again.client.send('solo', { to: 'duo', content: 'hi' })).rejects.toMatchObject({
+      code: 'archive_unusable',
+      message: expect.stringContaining(files[1]!),
+    });
+    // the daemon still does what needs no agent
+    expect(await again.client.listDeployments()).toEqual([]);
+    files.forEach((f, i) => {
+      expect(readFileSync(f).equals(before[i]!)).toBe(true);
+    });
+  });
+});
