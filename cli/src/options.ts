@@ -31,8 +31,20 @@ export function choice(flags: string, help: string, choices: readonly string[], 
   return defaultValue === undefined ? option : option.default(defaultValue);
 }
 
+/**
+ * Whether an option's value is in fact the next option (`--limit --json`): commander takes
+ * the word after an option that needs a value as that value, whatever it is.
+ */
+export function isOptionWord(raw: string): boolean {
+  return /^--?[a-z]/i.test(raw);
+}
+
+const valueLeftOut = (what: string, raw: string) =>
+  new InvalidArgumentError(`${what} needs its value before the next option (${raw}).`);
+
 export function intParser(min: number, max: number, what = 'value') {
   return (raw: string): number => {
+    if (isOptionWord(raw)) throw valueLeftOut(what, raw);
     const n = Number(raw);
     if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n)) {
       throw new InvalidArgumentError(`${what} must be a whole number.`);
@@ -44,6 +56,7 @@ export function intParser(min: number, max: number, what = 'value') {
 
 export function numberParser(what = 'value') {
   return (raw: string): number => {
+    if (isOptionWord(raw)) throw valueLeftOut(what, raw);
     const n = Number(raw);
     if (raw.trim() === '' || !Number.isFinite(n) || n <= 0)
       throw new InvalidArgumentError(`${what} must be a positive number.`);

@@ -213,6 +213,22 @@ describe('msg check', () => {
     expect(calls).toEqual([]);
   });
 
+  it('--wait followed by another option says the seconds were left out', async () => {
+    const { link, calls } = fakeLink();
+    const r = await svc(['msg', 'check', '--as', 'alice', '--wait', '--json'], { link });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'svc: error: --wait needs its number of seconds (1 to 30) before the next option; got the option --json. (validation_failed)\n',
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it('a number option followed by another option says its value was left out', async () => {
+    const r = await svc(['conv', 'list', '--limit', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--limit needs its value before the next option (--json)');
+  });
+
   it.each([
     ['1', 1],
     ['30', 30],

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import type { App } from '../app.js';
 import { usageError } from '../errors.js';
-import { action, common, intParser } from '../options.js';
+import { action, common, intParser, isOptionWord } from '../options.js';
 import { jsonLine } from '../output.js';
 import { messagesTable } from '../render.js';
 
@@ -11,6 +11,11 @@ export const WAIT_MAX = 30;
 
 /** --wait: whole seconds from 1 to 30, checked before anything is sent. */
 export function parseWait(raw: string): number {
+  if (isOptionWord(raw)) {
+    throw usageError(
+      `--wait needs its number of seconds (${WAIT_MIN} to ${WAIT_MAX}) before the next option; got the option ${raw}.`,
+    );
+  }
   const n = Number(raw);
   if (!/^\d+$/.test(raw.trim()) || n < WAIT_MIN || n > WAIT_MAX) {
     throw usageError(
