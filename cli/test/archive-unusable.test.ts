@@ -87,3 +87,68 @@ describe('an agent out of service (its archive cannot be used)', () => {
     expect(JSON.parse(ok.stdout)).toEqual([]);
   });
 });
+
+describe('an agent out of service because its agent.json cannot be read', () => {
+  let d2: TestDaemon | undefined;
+  let home2: string;
+  let config: string;
+
+  beforeAll(async () => {
+    home2 = tempHome('svc-cli-config-unusable-');
+    const first = await startDaemon(home2);
+    await first.client.registerLocal({ name: 'ann' });
+    await first.client.registerLocal({ name: 'dot' });
+    await first.daemon.close();
+    config = join(home2, 'agents', 'dot', 'agent.json');
+    writeFileSync(config, '{"name": "dot", "agent_');
+    d2 = await startDaemon(home2);
+  }, 30_000);
+
+  afterAll(async () => {
+    await d2?.daemon.close();
+    await rm(home2, { recursive: true, force: true });
+  });
+
+  const run2 = (argv: string[]) => svc(argv, { env: { SVC_HOME: home2, SVC_AGENT: '' }, link: d2!.client });
+
+  it('svc doctor names the code, the file and what to do, and nothing else about it; exit 1', async () => {
+    const human = await run2(['doctor']);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toMatch(/^agents: +ann \(local\), dot \(unusable\)$/m);
+    expect(human.stdout.split('\n').filter((l) => l.startsWith('  - '))).toEqual([
+      `  - agent dot is out of service (config_invalid): The agent config ${config} is damaged (${
+        human.stdout.match(/is damaged \((.*?)\); it was not changed/)?.[1]
+      }); it was not changed: restore it from a backup, or move the agent's directory ${join(home2, 'agents', 'dot')} away to give the agent up (its archive is in it), then restart the daemon (svc stop, then svc start -b).`,
+    ]);
+    const report = JSON.parse((await run2(['doctor', '--json'])).stdout);
+    expect(report.agents.find((a: { name: string }) => a.name === 'dot')).toEqual({
+      name: 'dot',
+      session: 'unusable',
+      session_error: expect.any(String),
+      unusable: { error: 'config_invalid', file: config, message: expect.any(String), hint: expect.any(String) },
+    });
+  });
+
+  it('svc agent list shows it by name; a command as it fails with config_invalid; the only other agent is the default', async () => {
+    const list = await run2(['agent', 'list']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^ann +ann +local +offline$/m);
+    expect(list.stdout).toMatch(/^dot +- +- +unusable$/m);
+    const json = JSON.parse((await run2(['agent', 'list', '--json'])).stdout) as { name: string; session: string }[];
+    expect(json.map((a) => [a.name, a.session])).toEqual([
+      ['ann', 'offline'],
+      ['dot', 'unusable'],
+    ]);
+
+    const refused = await run2(['msg', 'check', '--as', 'dot', '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      error: 'config_invalid',
+      message: expect.stringContaining(`Agent dot is out of service: The agent config ${config} is damaged`),
+    });
+    // without --as: the one agent the daemon can describe
+    const ok = await run2(['msg', 'check', '--json']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual([]);
+  });
+});

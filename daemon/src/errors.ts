@@ -31,6 +31,32 @@ export class DaemonError extends Error {
   }
 }
 
+/** How the daemon takes a changed file of an agent into account: it reads them when it starts. */
+export const RESTART_DAEMON = 'restart the daemon (svc stop, then svc start -b)';
+
+/**
+ * A file of one agent that this svc cannot use (its archive, its agent.json): the agent is
+ * kept out of service, and the file left as it is. The message names the file, says what is
+ * wrong with it and what to do; `hint` is the what to do alone, one line.
+ */
+export class AgentFileUnusableError extends DaemonError {
+  declare readonly code: 'archive_unusable' | 'config_invalid';
+  readonly file: string;
+  readonly hint: string;
+  constructor(
+    code: 'archive_unusable' | 'config_invalid',
+    message: string,
+    file: string,
+    hint: string,
+    cause?: unknown,
+  ) {
+    super(code, message, { cause });
+    this.name = 'AgentFileUnusableError';
+    this.file = file;
+    this.hint = hint;
+  }
+}
+
 /** A relay answer that is not 2xx, kept with the relay's own code (it travels unchanged). */
 export class RelayError extends DaemonError {
   readonly relayStatus: number;

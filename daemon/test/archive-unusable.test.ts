@@ -1,8 +1,10 @@
 /**
- * One agent's archive that this svc cannot use (a newer svc wrote it, or it is damaged) keeps
- * that agent out of service, not the daemon: the daemon starts, the machine's other agents
- * send and receive through a real relay, status names the agent, the file and what to do,
- * every command for the agent answers archive_unusable, and the file is left as it was.
+ * One agent's archive that this svc cannot use (a newer svc wrote it, or it is damaged), or
+ * its agent.json that cannot be read, keeps that agent out of service, not the daemon: the
+ * daemon starts, the machine's other agents send and receive through a real relay, status
+ * names the agent, the file and what to do, every command for the agent answers
+ * archive_unusable (config_invalid for the agent.json), its name stays taken, and the file
+ * is left as it was.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -182,5 +184,94 @@ describe('an agent whose archive cannot be used', () => {
     files.forEach((f, i) => {
       expect(readFileSync(f).equals(before[i]!)).toBe(true);
     });
+  });
+});
+
+describe('an agent whose agent.json cannot be read', () => {
+  it('damaged: the daemon starts, the other agent works, the agent is reported and refused, its name stays taken; restored, it is back', async () => {
+    const { bob } = stage.daemons;
+    const d = await startDaemon(undefined, timing);
+    others.push(d);
+    await d.client.fetchDeployment({ url: stage.url, trust_bundle: stage.bundle, name: 'dev' });
+    for (const name of ['dan', 'eve']) {
+      await d.client.register({ enrollment_code: await stage.grant(name), name });
+      await connected(d, name);
+    }
+    await d.daemon.close();
+    // cut short, as a full disk or a crash while another program wrote it could leave it
+    const file = join(d.home, 'agents', 'eve', 'agent.json');
+    const good = readFileSync(file);
+    writeFileSync(file, good.subarray(0, 40));
+    const before = readFileSync(file);
+
+    const again = await startDaemon(d.home, timing);
+    others.push(again);
+    await connected(again, 'dan');
+
+    // status (svc doctor, svc start) shows eve out of service: the code, the file, what to do
+    const eve = (await again.client.status()).agents.find((a) => a.name === 'eve');
+    expect(eve).toEqual({
+      name: 'eve',
+      session: 'unusable',
+      session_error: eve?.unusable?.message,
+      unusable: {
+        error: 'config_invalid',
+        file,
+        message: expect.stringMatching(
+          new RegExp(`^The agent config ${file} is damaged \\(.+\\); it was not changed: restore it from a backup`),
+        ),
+        hint: expect.stringMatching(/^restore it from a backup, or move .*then restart the daemon/),
+      },
+    });
+    // agent list has only the agents it can describe: eve's facts are in the file it cannot read
+    expect((await again.client.listAgents()).map((a) => a.name)).toEqual(['dan']);
+    expect((await again.client.summary()).agents).toEqual([
+      { name: 'dan', agent_number: 'dan', session: 'connected', unread: 0 },
+      { name: 'eve', session: 'unusable', unread: 0 },
+    ]);
+    // the status line says so, with no row for a number it does not know
+    const lines = `${ALL_AGENTS_KEY}\tsvc dan ● connected | eve ✕ unusable\ndan\tsvc dan ● connected\neve\tsvc eve ✕ unusable\n`;
+    await until(
+      () => readFileSync(join(again.home, 'run', 'statusline'), 'utf8') === lines,
+      10_000,
+      'the status line shows eve out of service',
+    );
+
+    // every command for eve says why, naming the file
+    const refused = {
+      code: 'config_invalid',
+      message: expect.stringContaining(`Agent eve is out of service: The agent config ${file} is damaged`),
+    };
+    await expect(again.client.send('eve', { to: 'bob', content: 'hello' })).rejects.toMatchObject(refused);
+    await expect(again.client.check('eve')).rejects.toMatchObject(refused);
+    await expect(again.client.getAgent('eve')).rejects.toMatchObject(refused);
+    await expect(again.client.deregister('eve')).rejects.toMatchObject(refused);
+    // its name stays taken: no new agent of that name writes over the file
+    await expect(again.client.registerLocal({ name: 'eve' })).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(
+      again.client.register({ enrollment_code: await stage.grant('eve-again'), name: 'eve' }),
+    ).rejects.toMatchObject({ code: 'validation_failed' });
+
+    // the other agent of the machine sends and receives as usual
+    await deliver(again, 'dan', bob, 'bob', 'dan still works');
+    await deliver(bob, 'bob', again, 'dan', 'and hears back');
+    const waiting = await bob.client.send('bob', { to: 'eve', content: 'while you were out' });
+    expect(waiting.status).toBe('accepted');
+
+    // the file was not written to
+    expect(readFileSync(file).equals(before)).toBe(true);
+
+    // restored from a backup, and the daemon restarted: eve is back, with what waited on the relay
+    await again.daemon.close();
+    writeFileSync(file, good);
+    const restored = await startDaemon(d.home, timing);
+    others.push(restored);
+    await connected(restored, 'eve');
+    await until(
+      async () =>
+        (await restored.client.inbox('eve', { source: 'local' })).some((m) => m.message_id === waiting.message_id),
+      20_000,
+      'eve receives the message that waited on the relay',
+    );
   });
 });

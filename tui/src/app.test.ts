@@ -1,7 +1,8 @@
 /**
  * Rendered frames of the dashboard (ink-testing-library) over a scripted source: what it
  * shows, keyboard navigation, a live update when an event arrives, a daemon that is down.
- * The real daemon and a real terminal are exercised in tui/test/tmux.test.ts.
+ * A real daemon is exercised in tui/test/out-of-service.test.ts, a real daemon and a real
+ * terminal in e2e/test/tui-tmux.test.ts.
  */
 import type {
   ArchivedMessage,

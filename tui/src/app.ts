@@ -219,9 +219,15 @@ function DaemonDown(props: { home: string; reason: string; width: number }) {
   );
 }
 
+/** The status of the agent shown, when it is out of service (its archive or config cannot be used). */
+function outOfService(view: AgentView) {
+  const me = view.status.agents.find((a) => a.name === view.agent);
+  return me?.session === 'unusable' ? me : undefined;
+}
+
 /**
- * What needs the owner, one red line each above the status: a relay that refuses the agent
- * or does not answer it, changed keys.
+ * What needs the owner, one red line each above the status: an agent out of service and
+ * why, a relay that refuses the agent or does not answer it, changed keys.
  */
 function warnings(view: AgentView): string[] {
   const out: string[] = [];
@@ -231,7 +237,11 @@ function warnings(view: AgentView): string[] {
     );
   }
   const me = view.status.agents.find((a) => a.name === view.agent);
-  if (me?.session === 'refused') out.push(`⚠ ${refusedAdviceShort(me.name)}`);
+  if (me?.session === 'unusable') {
+    // the code, the file, what is wrong and what to do: cut to the width like every line here
+    const code = me.unusable ? ` (${me.unusable.error})` : '';
+    out.push(`⚠ ${me.name} is out of service${code}: ${me.unusable?.message ?? me.session_error ?? ''}`);
+  } else if (me?.session === 'refused') out.push(`⚠ ${refusedAdviceShort(me.name)}`);
   else if (me?.session_error) out.push(`⚠ ${me.name} ${me.session}: ${me.session_error}`);
   for (const p of view.trust?.peers ?? []) {
     if (p.trust === 'changed' || p.held > 0) {
@@ -255,11 +265,13 @@ function StatusLines(props: { view: AgentView; width: number }) {
   });
   lines.push(h(Text, { key: 'dep', wrap: 'truncate' }, clip(`deployments: ${deps.join(', ') || 'none'}`, width)));
   const p = view.profile;
-  const webhook = !p
-    ? 'relay not reachable'
-    : p.endpoint_url
-      ? `${p.endpoint_url}${p.webhook_secret_set ? ' (signed)' : ''}`
-      : 'none';
+  const webhook = outOfService(view)
+    ? 'not asked (the agent is out of service)'
+    : !p
+      ? 'relay not reachable'
+      : p.endpoint_url
+        ? `${p.endpoint_url}${p.webhook_secret_set ? ' (signed)' : ''}`
+        : 'none';
   lines.push(h(Text, { key: 'wh', wrap: 'truncate' }, clip(`webhook: ${webhook}`, width)));
   return h(Box, { flexDirection: 'column' }, ...lines);
 }
@@ -570,31 +582,48 @@ export function Dashboard(props: DashboardProps): ReactElement {
       'No messages.',
     );
   } else {
-    const inboxWin = windowOf(v.inbox, sel.inbox, listRows(0.45));
-    const convWin = windowOf(v.conversations, sel.conversations, listRows(0.55));
-    right = h(
-      Box,
-      { flexDirection: 'column', flexGrow: 1, flexShrink: 1, minWidth: 0 },
-      listPanel(
-        `Inbox · ${v.inbox.length} unread`,
-        pane === 'inbox',
-        messageRows(inboxWin.items, pane === 'inbox' ? sel.inbox - inboxWin.offset : -1),
-        'No unread messages.',
-      ),
-      listPanel(
-        `Conversations · ${v.conversations.length}`,
-        pane === 'conversations',
-        convWin.items.map((c, i) =>
-          h(ConversationLine, {
-            key: c.conversation_id,
-            c,
-            width: inner(rightWidth),
-            selected: pane === 'conversations' && i + convWin.offset === sel.conversations,
-          }),
+    const out = outOfService(v);
+    if (out) {
+      // no archive to read: the right column says why in full (the red line below is cut to the width)
+      const room = Math.max(1, listRows(1) - 1);
+      const lines = wrapLines(out.unusable?.message ?? out.session_error ?? '', inner(rightWidth));
+      const shown =
+        lines.length > room ? [...lines.slice(0, room - 1), clip(`${lines[room - 1]}…`, inner(rightWidth))] : lines;
+      right = h(
+        Panel,
+        {
+          title: `${v.agent} is out of service${out.unusable ? ` (${out.unusable.error})` : ''}`,
+          focused: pane !== 'agents',
+        },
+        ...shown.map((l, i) => h(Text, { key: `u${i}`, wrap: 'truncate' }, l === '' ? ' ' : l)),
+      );
+    } else {
+      const inboxWin = windowOf(v.inbox, sel.inbox, listRows(0.45));
+      const convWin = windowOf(v.conversations, sel.conversations, listRows(0.55));
+      right = h(
+        Box,
+        { flexDirection: 'column', flexGrow: 1, flexShrink: 1, minWidth: 0 },
+        listPanel(
+          `Inbox · ${v.inbox.length} unread`,
+          pane === 'inbox',
+          messageRows(inboxWin.items, pane === 'inbox' ? sel.inbox - inboxWin.offset : -1),
+          'No unread messages.',
         ),
-        'No conversations yet.',
-      ),
-    );
+        listPanel(
+          `Conversations · ${v.conversations.length}`,
+          pane === 'conversations',
+          convWin.items.map((c, i) =>
+            h(ConversationLine, {
+              key: c.conversation_id,
+              c,
+              width: inner(rightWidth),
+              selected: pane === 'conversations' && i + convWin.offset === sel.conversations,
+            }),
+          ),
+          'No conversations yet.',
+        ),
+      );
+    }
   }
 
   return h(

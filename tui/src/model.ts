@@ -36,7 +36,7 @@ export interface AgentView {
   inbox: ArchivedMessage[];
   conversations: ConversationSummary[];
   trust?: TrustStatus;
-  /** undefined: not loaded (relay unreachable) */
+  /** undefined: not loaded (relay unreachable, or the agent is out of service) */
   profile?: Profile;
 }
 
@@ -66,6 +66,11 @@ export async function loadSnapshot(source: Source, wanted?: string, withProfile 
   const missing = wanted !== undefined && !found ? { missing: wanted } : {};
   const agent = found?.name ?? status.agents[0]?.name;
   if (agent === undefined) return { daemon: 'up', status, deployments, inbox: [], conversations: [], ...missing };
+  // out of service (its archive or config cannot be used): every call for it would fail;
+  // the status says why, and the dashboard shows that
+  if (status.agents.find((a) => a.name === agent)?.session === 'unusable') {
+    return { daemon: 'up', status, deployments, agent, ...missing, inbox: [], conversations: [] };
+  }
   const [inbox, conversations, trust, profile] = await Promise.all([
     source.inbox(agent, { source: 'local', verified: true }),
     source.conversations(agent, { limit: 100, verified: true }),

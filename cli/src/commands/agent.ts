@@ -119,11 +119,17 @@ export function agentCommand(app: App): Command {
     const link = await run.link();
     const [agents, status] = await Promise.all([link.listAgents(), link.status()]);
     const session = new Map(status.agents.map((a) => [a.name, a.session]));
-    const rows = agents.map((a) => ({
-      ...a,
-      session: session.get(a.name) ?? 'offline',
-      ...(o.all ? { account: null } : {}),
-    }));
+    const rows = [
+      ...agents.map((a) => ({
+        ...a,
+        session: session.get(a.name) ?? 'offline',
+        ...(o.all ? { account: null } : {}),
+      })),
+      // out of service with an agent.json that cannot be read: the daemon knows only its name
+      ...status.agents
+        .filter((a) => a.unusable && !agents.some((l) => l.name === a.name))
+        .map((a) => ({ name: a.name, session: a.session, unusable: a.unusable, ...(o.all ? { account: null } : {}) })),
+    ].sort((a, b) => a.name.localeCompare(b.name));
     run.print(rows, () =>
       table(
         [

@@ -204,8 +204,9 @@ export function identityCommands(app: App): Command[] {
             : `agent ${a.name}: session ${a.session}${a.session_error ? `: ${a.session_error}` : ''}`,
         ),
       // a deployment removed under its agents (by a build that allowed it): they lost its document
+      // (an agent whose agent.json cannot be read names no deployment: its problem is above)
       ...agents
-        .filter((a) => a.kind !== 'local' && !audit.some((d) => d.name === a.deployment))
+        .filter((a) => a.kind !== 'local' && a.deployment !== undefined && !audit.some((d) => d.name === a.deployment))
         .map(
           (a) =>
             `agent ${a.name}: its deployment ${a.deployment} is no longer trusted here; fetch it again with svc deployment fetch --url URL --trust FILE --name ${a.deployment}`,

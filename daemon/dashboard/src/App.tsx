@@ -2,7 +2,7 @@
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { deregisterCommand } from '../../src/client/refused.js';
 import { api, type DaemonEvent } from './api.js';
-import { Badge, Dot, Empty, Failure, Kbd, Loading } from './Components.js';
+import { Badge, Dot, Empty, Failure, Kbd, Loading, ViewHeader } from './Components.js';
 import { type Revisions, type Shell, ShellContext } from './context.js';
 import { useEvents, useLoad, useRoute, useShortcuts } from './hooks.js';
 import { AgentsView } from './views/AgentsView.js';
@@ -40,8 +40,14 @@ function Title({ text }: { text: string }) {
 /** The daemon's reason (lower case, or a sentence with its own full stop) as a clause the page goes on from. */
 const clause = (text: string) => text.charAt(0).toUpperCase() + text.slice(1).replace(/[.\s]+$/, '');
 
+/**
+ * Every agent of the machine by name: status knows them all, the agent list only those
+ * whose agent.json the daemon can read (one that cannot is out of service, and shown so).
+ */
+const loadAgentNames = () => api.status().then((s) => s.agents.map((a) => a.name));
+
 export function App() {
-  const [agentsLoad, retryAgents] = useLoad(() => api.agents(), []);
+  const [agentsLoad, retryAgents] = useLoad(loadAgentNames, []);
   if (agentsLoad.state === 'loading') return <Frame>{<Loading what="your agents" />}</Frame>;
   if (agentsLoad.state === 'error') {
     if (agentsLoad.code === 'dashboard_session_required') {
@@ -72,7 +78,7 @@ export function App() {
       </Frame>
     );
   }
-  return <Dashboard agentNames={agents.map((a) => a.name)} />;
+  return <Dashboard agentNames={agents} />;
 }
 
 function Frame({ children }: { children: ReactNode }) {
@@ -119,8 +125,8 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
     // an agent registered since the page loaded joins the picker (its session starts); one
     // removed leaves it (its session stops)
     if (e.type === 'session' && (e.state === 'offline' || !agentNames.includes(e.agent))) {
-      api.agents().then(
-        (list) => setAgentNames(list.map((a) => a.name)),
+      loadAgentNames().then(
+        setAgentNames,
         () => undefined, // the picker keeps what it has; the next session event asks again
       );
     }
@@ -221,7 +227,13 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
           ) : null}
           {session === 'unusable' ? (
             <div className="banner" role="alert">
-              <strong>{agent} is out of service: its archive cannot be used (archive_unusable).</strong>{' '}
+              <strong>
+                {agent} is out of service:{' '}
+                {mine?.unusable?.error === 'config_invalid'
+                  ? 'its configuration cannot be read'
+                  : 'its archive cannot be used'}
+                {mine?.unusable ? ` (${mine.unusable.error})` : ''}.
+              </strong>{' '}
               {mine?.unusable?.message ?? mine?.session_error}
             </div>
           ) : null}
@@ -244,7 +256,11 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
               </button>
             </div>
           ) : null}
-          <CurrentView view={view} arg={route[1]} />
+          {session === 'unusable' && !AGENT_FREE_VIEWS.has(view) ? (
+            <OutOfService agent={agent} label={VIEWS.find((v) => v.id === view)?.label ?? view} />
+          ) : (
+            <CurrentView view={view} arg={route[1]} />
+          )}
         </main>
         <div className="toasts" aria-live="polite">
           {toasts.map((t) => (
@@ -256,6 +272,25 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
         {help ? <ShortcutHelp onClose={() => setHelp(false)} /> : null}
       </div>
     </ShellContext.Provider>
+  );
+}
+
+/** Views that show the machine rather than the agent chosen: they work whatever its state. */
+const AGENT_FREE_VIEWS: ReadonlySet<string> = new Set(['agents', 'deployment']);
+
+/**
+ * A view of an agent out of service: nothing of it can be read (the daemon answers every
+ * call for it with the banner's reason), so the view says so once instead of failing.
+ */
+function OutOfService({ agent, label }: { agent: string; label: string }) {
+  return (
+    <section className="view">
+      <ViewHeader title={label} />
+      <Empty title={`Nothing of ${agent} to show`}>
+        While it is out of service its messages, contacts and keys cannot be read; the banner above says why and what to
+        do. The Agents and Deployment views still work.
+      </Empty>
+    </section>
   );
 }
 

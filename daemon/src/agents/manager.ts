@@ -1,16 +1,17 @@
 /**
  * The live agents of this daemon: each one's archive and relay session, by name or number.
  * An agent whose archive cannot be used (archive_unusable: a newer svc wrote it, it is
- * damaged, it cannot be opened) is kept out of service: it has no session, status shows it
- * with the file and what to do, every command for it answers archive_unusable, its file is
- * left as it is, and the other agents run as usual.
+ * damaged, it cannot be opened) or whose agent.json cannot be read (config_invalid) is kept
+ * out of service: it has no session, status shows it with the file and what to do, every
+ * command for it answers that code, its file is left as it is, its name stays taken, and
+ * the other agents run as usual.
  */
 import type { Logger } from 'pino';
 import { Archive, ArchiveUnusableError } from '../archive/archive.js';
 import type { DaemonSummary } from '../client/api.js';
 import type { SessionTiming } from '../config/config.js';
 import type { DeploymentStore } from '../deployments/store.js';
-import { DaemonError } from '../errors.js';
+import { type AgentFileUnusableError, DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { EdgeLink } from '../local-stack/edge-link.js';
 import { unreadCount } from '../messaging/conversations.js';
@@ -20,8 +21,10 @@ import type { EnrollmentAnswer } from './register.js';
 import type { AgentConfig, AgentStore } from './store.js';
 
 export interface OutOfServiceAgent {
-  config: AgentConfig;
-  error: ArchiveUnusableError;
+  name: string;
+  /** undefined when it is its agent.json that cannot be read */
+  config?: AgentConfig;
+  error: AgentFileUnusableError;
 }
 
 export class AgentManager {
@@ -69,13 +72,17 @@ export class AgentManager {
       return Archive.open(file);
     } catch (err) {
       const error = ArchiveUnusableError.of(file, err);
-      this.#unusable.set(config.name, { config, error });
-      this.#log.error(
-        { agent: config.name, file, code: error.code, err: error.message },
-        'agent out of service: its archive cannot be used (the file was left as it is)',
-      );
+      this.#outOfService({ name: config.name, config, error });
       throw error;
     }
+  }
+
+  #outOfService(out: OutOfServiceAgent): void {
+    this.#unusable.set(out.name, out);
+    this.#log.error(
+      { agent: out.name, file: out.error.file, code: out.error.code, err: out.error.message },
+      `agent out of service: its ${out.config ? 'archive' : 'agent.json'} cannot be used (the file was left as it is)`,
+    );
   }
 
   #open(config: AgentConfig): AgentSession {
@@ -116,11 +123,17 @@ export class AgentManager {
 
   /**
    * Opens every stored agent and starts its session (a locked vault leaves them offline). An
-   * agent whose archive cannot be used stays out of service; the others start all the same,
-   * also when that is every agent: the daemon still answers status and doctor, and says why.
+   * agent whose agent.json or archive cannot be used stays out of service; the others start
+   * all the same, also when that is every agent: the daemon still answers status and
+   * doctor, and says why.
    */
   startAll(): void {
-    for (const config of this.store.list()) {
+    for (const entry of this.store.entries()) {
+      if ('error' in entry) {
+        this.#outOfService({ name: entry.name, error: entry.error });
+        continue;
+      }
+      const { config } = entry;
       let session: AgentSession;
       try {
         session = this.#open(config);
@@ -141,16 +154,20 @@ export class AgentManager {
     return [...this.#sessions.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Agents kept out of service (their archive cannot be used), by name. */
+  /** Agents kept out of service (their agent.json or archive cannot be used), by name. */
   outOfService(): OutOfServiceAgent[] {
-    return [...this.#unusable.values()].sort((a, b) => a.config.name.localeCompare(b.config.name));
+    return [...this.#unusable.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Every registered agent's config, in service or not, by name. */
+  /**
+   * Every registered agent's config, in service or not, by name; an agent whose agent.json
+   * cannot be read has none (status shows it).
+   */
   configs(): AgentConfig[] {
-    return [...this.sessions().map((s) => s.config), ...this.outOfService().map((u) => u.config)].sort((a, b) =>
-      a.name.localeCompare(b.name),
-    );
+    return [
+      ...this.sessions().map((s) => s.config),
+      ...this.outOfService().flatMap((u) => (u.config ? [u.config] : [])),
+    ].sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** Sessions and unread counts of every agent, no relay call (status lines). */
@@ -162,9 +179,9 @@ export class AgentManager {
         session: s.state,
         unread: unreadCount(s.archive),
       })),
-      ...this.outOfService().map(({ config }) => ({
-        name: config.name,
-        agent_number: config.agent_number,
+      ...this.outOfService().map(({ name, config }) => ({
+        name,
+        ...(config ? { agent_number: config.agent_number } : {}),
         session: 'unusable' as const,
         unread: 0,
       })),
@@ -172,14 +189,17 @@ export class AgentManager {
     return { agents: agents.sort((a, b) => a.name.localeCompare(b.name)) };
   }
 
-  /** A local agent by name, else by agent number; one out of service is archive_unusable. */
+  /**
+   * A local agent by name, else by agent number; one out of service fails with the code of
+   * what cannot be used (archive_unusable, config_invalid), naming the file.
+   */
   resolve(ref: string): AgentSession {
     const byName = this.#sessions.get(ref);
     if (byName) return byName;
     for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
-    const out = this.#unusable.get(ref) ?? [...this.#unusable.values()].find((u) => u.config.agent_number === ref);
+    const out = this.#unusable.get(ref) ?? [...this.#unusable.values()].find((u) => u.config?.agent_number === ref);
     if (out) {
-      throw new DaemonError('archive_unusable', `Agent ${out.config.name} is out of service: ${out.error.message}`, {
+      throw new DaemonError(out.error.code, `Agent ${out.name} is out of service: ${out.error.message}`, {
         cause: out.error,
       });
     }

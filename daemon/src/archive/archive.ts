@@ -7,26 +7,18 @@ import Database, { type Database as Db } from 'better-sqlite3';
 import type { ArchivedMessage, MessageState, PeerKey } from '../client/api.js';
 import type { ControlBody, ControlMessage } from '../conversations/roster.js';
 import type { SequenceNote } from '../conversations/sequence.js';
-import { DaemonError } from '../errors.js';
+import { AgentFileUnusableError, RESTART_DAEMON } from '../errors.js';
 import { ensurePrivateFile, restrictExisting } from '../private-file.js';
 import { MIGRATIONS, migrate } from './migrations/index.js';
-
-/** How the daemon takes a changed archive file into account: it opens archives when it starts. */
-const RESTART = 'restart the daemon (svc stop, then svc start -b)';
 
 /**
  * An archive file this svc cannot use (written by a newer svc, damaged, or not openable):
  * `archive_unusable`, naming the file, with what to do (`hint`). The file is left as it is.
  */
-export class ArchiveUnusableError extends DaemonError {
-  readonly file: string;
-  /** what the operator does about it, one line */
-  readonly hint: string;
+export class ArchiveUnusableError extends AgentFileUnusableError {
   constructor(file: string, problem: string, hint: string, cause?: unknown) {
-    super('archive_unusable', `The archive ${file} ${problem}; it was not changed: ${hint}.`, { cause });
+    super('archive_unusable', `The archive ${file} ${problem}; it was not changed: ${hint}.`, file, hint, cause);
     this.name = 'ArchiveUnusableError';
-    this.file = file;
-    this.hint = hint;
   }
 
   /** Any failure to open the archive at `file` (permissions, the disk…), as this error. */
@@ -35,7 +27,7 @@ export class ArchiveUnusableError extends DaemonError {
     return new ArchiveUnusableError(
       file,
       `could not be opened (${(err as Error).message})`,
-      `check the file, its directory and the disk (permissions, free space), then ${RESTART}`,
+      `check the file, its directory and the disk (permissions, free space), then ${RESTART_DAEMON}`,
       err,
     );
   }
@@ -171,7 +163,7 @@ export class Archive {
         throw new ArchiveUnusableError(
           path,
           `was written by a newer svc (schema ${version}; this one knows ${known})`,
-          `upgrade svc to a version that reads schema ${version}, then ${RESTART}`,
+          `upgrade svc to a version that reads schema ${version}, then ${RESTART_DAEMON}`,
         );
       }
       db.pragma('journal_mode = WAL');
@@ -186,7 +178,7 @@ export class Archive {
       throw new ArchiveUnusableError(
         path,
         `is damaged (${(err as Error).message})`,
-        `restore it from a backup, or move it away (a new, empty archive is made in its place), then ${RESTART}`,
+        `restore it from a backup, or move it away (a new, empty archive is made in its place), then ${RESTART_DAEMON}`,
         err,
       );
     }

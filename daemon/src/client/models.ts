@@ -25,12 +25,15 @@ const SessionState = Literals(['connected', 'connecting', 'offline', 'refused'])
 /** An agent's state in status and summary: its session's, or `unusable` (out of service: see `unusable`). */
 const AgentState = Literals(['connected', 'connecting', 'offline', 'refused', 'unusable']);
 
-/** Why an agent is out of service: its archive cannot be used; the daemon left the file as it is. */
+/**
+ * Why an agent is out of service: its archive cannot be used (archive_unusable), or its
+ * agent.json cannot be read (config_invalid); the daemon left the file as it is.
+ */
 export const OutOfService = Type.Object({
-  error: Type.Literal('archive_unusable'),
+  error: Literals(['archive_unusable', 'config_invalid']),
   /** one line: what is wrong with which file, and what to do */
   message: Str(),
-  /** the archive file */
+  /** the file: the archive, or the agent.json */
   file: Str(),
   /** one line: what to do about it */
   hint: Str(),
@@ -47,9 +50,11 @@ export const DaemonStatus = Type.Object({
   agents: Type.Array(
     Type.Object({
       name: Str(),
-      agent_number: Str(),
-      deployment: Str(),
-      /** `unusable`: the agent is out of service (no session; every command for it answers archive_unusable) */
+      /** absent only for an agent whose agent.json cannot be read (`unusable.error` config_invalid) */
+      agent_number: Opt(Str()),
+      /** absent only for an agent whose agent.json cannot be read */
+      deployment: Opt(Str()),
+      /** `unusable`: the agent is out of service (no session; every command for it answers `unusable.error`) */
       session: AgentState,
       /** why the last attempt to connect failed, while not connected; for an unusable agent, why it is */
       session_error: Opt(Str()),
@@ -70,7 +75,8 @@ export const DaemonSummary = Type.Object({
   agents: Type.Array(
     Type.Object({
       name: Str(),
-      agent_number: Str(),
+      /** absent only for an agent whose agent.json cannot be read */
+      agent_number: Opt(Str()),
       session: AgentState,
       /** inbound, unacknowledged, not muted (0 for an unusable agent: its archive is not read) */
       unread: Type.Integer(),

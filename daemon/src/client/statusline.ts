@@ -36,7 +36,7 @@ export function statusFileText(summary: DaemonSummary): string {
   for (const a of summary.agents) {
     const line = statusText({ agents: [a] });
     rows.push(`${a.name}\t${line}`);
-    if (a.agent_number !== a.name) rows.push(`${a.agent_number}\t${line}`);
+    if (a.agent_number !== undefined && a.agent_number !== a.name) rows.push(`${a.agent_number}\t${line}`);
   }
   return `${rows.join('\n')}\n`;
 }

@@ -13,7 +13,10 @@ const SESSION_TONE: Record<string, 'ok' | 'warn' | 'bad'> = {
   refused: 'bad',
 };
 
-async function loadRows(): Promise<{ status: DaemonStatus; rows: Row[] }> {
+/** An agent out of service whose agent.json cannot be read: status knows its name and why, nothing else. */
+type Unreadable = DaemonStatus['agents'][number];
+
+async function loadRows(): Promise<{ status: DaemonStatus; rows: Row[]; unreadable: Unreadable[] }> {
   const [status, agents] = await Promise.all([api.status(), api.agents()]);
   const rows = await Promise.all(
     agents.map(async (agent) => ({
@@ -22,7 +25,8 @@ async function loadRows(): Promise<{ status: DaemonStatus; rows: Row[] }> {
       profile: await api.profile(agent.name).catch(() => null),
     })),
   );
-  return { status, rows };
+  const unreadable = status.agents.filter((s) => s.unusable && !agents.some((a) => a.name === s.name));
+  return { status, rows, unreadable };
 }
 
 export function AgentsView() {
@@ -32,73 +36,101 @@ export function AgentsView() {
     <section className="view">
       <ViewHeader title="Agents" />
       <Loaded load={load} what="agents" retry={retry}>
-        {({ status, rows }) => (
-          <>
-            <p className="view-lede">
-              Daemon {status.version}, pid {status.pid}, vault {status.vault.kind}
-              {status.vault.warning ? ` (${status.vault.warning})` : ''}.
-            </p>
-            {rows.length === 0 ? (
-              <Empty title="No agents on this machine">
-                Register one with <code>svc register --enrollment-grant CODE</code>.
-              </Empty>
-            ) : (
-              <div className="cards">
-                {rows.map(({ agent, session, profile }) => (
-                  <article
-                    key={agent.name}
-                    className={`card${agent.name === shell.agent ? ' current' : ''}`}
-                    data-testid={`agent-${agent.name}`}
-                  >
-                    <header className="card-header">
-                      <h3>{profile?.display_name || agent.name}</h3>
-                      <Dot tone={SESSION_TONE[session] ?? 'bad'} label={session} />
-                    </header>
-                    <dl className="facts">
-                      <dt>Agent number</dt>
-                      <dd className="mono">{agent.agent_number}</dd>
-                      <dt>Presence</dt>
-                      <dd>
-                        {profile ? (
-                          <>
-                            {profile.presence}
-                            {profile.last_seen_at ? (
-                              <span className="muted">
-                                {' '}
-                                · seen <Time iso={profile.last_seen_at} />
-                              </span>
-                            ) : null}
-                          </>
-                        ) : (
-                          <span className="muted">unknown (relay not reachable)</span>
-                        )}
-                      </dd>
-                      <dt>Deployment</dt>
-                      <dd>
-                        {agent.deployment} <span className="muted small mono">{agent.tenant_id}</span>
-                      </dd>
-                      <dt>Relay</dt>
-                      <dd className="mono small wrap">{agent.api_url}</dd>
-                      <dt>Signing key</dt>
-                      <dd>
-                        <Fingerprint publicKey={agent.signing_public_key} />
-                      </dd>
-                      <dt>Encryption key</dt>
-                      <dd>
-                        <Fingerprint publicKey={agent.encryption_public_key} />
-                      </dd>
-                      <dt>Registered</dt>
-                      <dd>
-                        <Time iso={agent.registered_at} />
-                      </dd>
-                    </dl>
-                  </article>
-                ))}
-              </div>
-            )}
-          </>
-        )}
+        {({ status, rows, unreadable }) => {
+          // by name, whether the daemon can describe the agent or not
+          const cards = [...rows, ...unreadable].sort((x, y) =>
+            ('agent' in x ? x.agent.name : x.name).localeCompare('agent' in y ? y.agent.name : y.name),
+          );
+          return (
+            <>
+              <p className="view-lede">
+                Daemon {status.version}, pid {status.pid}, vault {status.vault.kind}
+                {status.vault.warning ? ` (${status.vault.warning})` : ''}.
+              </p>
+              {rows.length + unreadable.length === 0 ? (
+                <Empty title="No agents on this machine">
+                  Register one with <code>svc register --enrollment-grant CODE</code>.
+                </Empty>
+              ) : (
+                <div className="cards">
+                  {cards.map((card) =>
+                    'agent' in card ? (
+                      <AgentCard key={card.agent.name} row={card} current={card.agent.name === shell.agent} />
+                    ) : (
+                      <UnreadableCard key={card.name} agent={card} current={card.name === shell.agent} />
+                    ),
+                  )}
+                </div>
+              )}
+            </>
+          );
+        }}
       </Loaded>
     </section>
+  );
+}
+
+function AgentCard({ row, current }: { row: Row; current: boolean }) {
+  const { agent, session, profile } = row;
+  return (
+    <article className={`card${current ? ' current' : ''}`} data-testid={`agent-${agent.name}`}>
+      <header className="card-header">
+        <h3>{profile?.display_name || agent.name}</h3>
+        <Dot tone={SESSION_TONE[session] ?? 'bad'} label={session} />
+      </header>
+      <dl className="facts">
+        <dt>Agent number</dt>
+        <dd className="mono">{agent.agent_number}</dd>
+        <dt>Presence</dt>
+        <dd>
+          {profile ? (
+            <>
+              {profile.presence}
+              {profile.last_seen_at ? (
+                <span className="muted">
+                  {' '}
+                  · seen <Time iso={profile.last_seen_at} />
+                </span>
+              ) : null}
+            </>
+          ) : (
+            <span className="muted">
+              {session === 'unusable' ? 'unknown (out of service)' : 'unknown (relay not reachable)'}
+            </span>
+          )}
+        </dd>
+        <dt>Deployment</dt>
+        <dd>
+          {agent.deployment} <span className="muted small mono">{agent.tenant_id}</span>
+        </dd>
+        <dt>Relay</dt>
+        <dd className="mono small wrap">{agent.api_url}</dd>
+        <dt>Signing key</dt>
+        <dd>
+          <Fingerprint publicKey={agent.signing_public_key} />
+        </dd>
+        <dt>Encryption key</dt>
+        <dd>
+          <Fingerprint publicKey={agent.encryption_public_key} />
+        </dd>
+        <dt>Registered</dt>
+        <dd>
+          <Time iso={agent.registered_at} />
+        </dd>
+      </dl>
+    </article>
+  );
+}
+
+/** An agent out of service whose agent.json cannot be read: its name and why, all the daemon knows. */
+function UnreadableCard({ agent, current }: { agent: Unreadable; current: boolean }) {
+  return (
+    <article className={`card${current ? ' current' : ''}`} data-testid={`agent-${agent.name}`}>
+      <header className="card-header">
+        <h3>{agent.name}</h3>
+        <Dot tone="bad" label={agent.session} />
+      </header>
+      <p className="muted small wrap">{agent.unusable?.message}</p>
+    </article>
   );
 }

@@ -30,15 +30,15 @@ export function statusRoutes(app: DaemonApp, ctx: DaemonContext): void {
         kind: kindOf(s.config.capabilities),
         ...(s.config.capabilities.includes('http-relay') ? receiveOf(s.receivePath) : {}),
       })),
-      // out of service: no session; the code, the file and what to do
-      ...ctx.agents.outOfService().map(({ config, error }) => ({
-        name: config.name,
-        agent_number: config.agent_number,
-        deployment: config.deployment,
+      // out of service: no session; the code, the file and what to do (and what its agent.json says, if it can be read)
+      ...ctx.agents.outOfService().map(({ name, config, error }) => ({
+        name,
+        ...(config
+          ? { agent_number: config.agent_number, deployment: config.deployment, kind: kindOf(config.capabilities) }
+          : {}),
         session: 'unusable' as const,
         session_error: error.message,
-        kind: kindOf(config.capabilities),
-        unusable: { error: 'archive_unusable' as const, message: error.message, file: error.file, hint: error.hint },
+        unusable: { error: error.code, message: error.message, file: error.file, hint: error.hint },
       })),
     ].sort((a, b) => a.name.localeCompare(b.name)),
   }));
