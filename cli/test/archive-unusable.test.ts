@@ -88,6 +88,24 @@ describe('an agent out of service (its archive cannot be used)', () => {
   });
 });
 
+describe('svc sync of every agent while one is out of service', () => {
+  it('syncs the others, says which it left out and why, and exits 1', async () => {
+    const r = await run(['sync', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    expect((JSON.parse(r.stdout) as { agent: string }[]).map((x) => x.agent)).toEqual(['ann']);
+    expect(r.stderr).toMatch(
+      /^svc: warning: agent cat is out of service \(archive_unusable\), not synced: The archive .* is damaged .*\n$/,
+    );
+    expect(r.stderr).toContain(file);
+  });
+
+  it('svc sync of an agent of this machine only counts zeros: it has no relay to pull from', async () => {
+    const r = await run(['sync', '--as', 'ann', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([{ agent: 'ann', fetched: 0, archived: 0, rejected: 0, receipts: 0 }]);
+  });
+});
+
 describe('an agent out of service because its agent.json cannot be read', () => {
   let d2: TestDaemon | undefined;
   let home2: string;

@@ -144,11 +144,23 @@ export function identityCommands(app: App): Command[] {
   action(app, sync, async (run) => {
     const link = await run.link();
     const chosen = run.explicitAgent();
-    const agents = chosen ? [chosen] : (await link.listAgents()).map((a: LocalAgent) => a.name);
+    // every agent: those out of service are left out (and said), the others synced all the same
+    const outOfService = chosen ? [] : (await link.status()).agents.filter((a) => a.unusable);
+    const agents = chosen
+      ? [chosen]
+      : (await link.listAgents())
+          .map((a: LocalAgent) => a.name)
+          .filter((name) => !outOfService.some((a) => a.name === name));
     const results: SyncResult[] = [];
     for (const agent of agents) {
       run.info(`syncing ${agent}`);
       results.push(await link.sync(agent));
+    }
+    for (const a of outOfService) {
+      run.app.io.stderr.write(
+        `svc: warning: agent ${a.name} is out of service (${a.unusable?.error}), not synced: ${a.unusable?.message}\n`,
+      );
+      run.app.exitCode = 1;
     }
     run.print(results, () =>
       table(
