@@ -54,6 +54,14 @@ describe('agent selection', () => {
 
   it('sync without a choice processes every local agent', async () => {
     const { link, calls } = fakeLink({
+      status: () => ({
+        version: '0.1.0',
+        pid: 42,
+        home: '/h',
+        started_at: 't',
+        vault: { kind: 'file-plain' as const },
+        agents: [],
+      }),
       listAgents: two,
       sync: (agent) => ({ agent, fetched: 1, archived: 1, rejected: 0, receipts: 0 }),
     });
