@@ -187,6 +187,28 @@ describe('an agent whose archive cannot be used', () => {
   });
 });
 
+describe("a name that is also another agent's number", () => {
+  it('names the agent out of service, never the other agent whose number it is', async () => {
+    const d = await startDaemon(undefined, timing);
+    others.push(d);
+    await d.client.registerLocal({ name: 'yy' });
+    await d.client.registerLocal({ name: 'zeta' });
+    await d.daemon.close();
+    // yy's agent number is zeta (a relay gives agent numbers; nothing keeps them from names)
+    const yyConfig = join(d.home, 'agents', 'yy', 'agent.json');
+    writeFileSync(yyConfig, JSON.stringify({ ...JSON.parse(readFileSync(yyConfig, 'utf8')), agent_number: 'zeta' }));
+    writeFileSync(archiveOf(d.home, 'zeta'), 'not a database, just some bytes '.repeat(200));
+
+    const again = await startDaemon(d.home, timing);
+    others.push(again);
+    await expect(again.client.getAgent('zeta')).rejects.toMatchObject({ code: 'archive_unusable' });
+    await expect(again.client.deregister('zeta', { revoke: false })).rejects.toMatchObject({
+      code: 'archive_unusable',
+    });
+    expect((await again.client.listAgents()).map((a) => a.name)).toEqual(['yy', 'zeta']);
+  });
+});
+
 describe('an agent whose agent.json cannot be read', () => {
   it('damaged: the daemon starts, the other agent works, the agent is reported and refused, its name stays taken; restored, it is back', async () => {
     const { bob } = stage.daemons;

@@ -196,8 +196,11 @@ export class AgentManager {
   resolve(ref: string): AgentSession {
     const byName = this.#sessions.get(ref);
     if (byName) return byName;
-    for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
-    const out = this.#unusable.get(ref) ?? [...this.#unusable.values()].find((u) => u.config?.agent_number === ref);
+    // a name wins over an agent number, also an out-of-service agent's name: `--as zeta` must
+    // never act as (or deregister) another agent whose number happens to be zeta
+    const outByName = this.#unusable.get(ref);
+    if (!outByName) for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
+    const out = outByName ?? [...this.#unusable.values()].find((u) => u.config?.agent_number === ref);
     if (out) {
       throw new DaemonError(out.error.code, `Agent ${out.name} is out of service: ${out.error.message}`, {
         cause: out.error,
