@@ -297,3 +297,20 @@ describe('an agent whose agent.json cannot be read', () => {
     );
   });
 });
+
+describe('sync of an identity with no agent routes', () => {
+  it('a leaf uplink identity (nats-relay alone) counts zeros instead of failing with capability_required', async () => {
+    const bob = stage.daemons.bob;
+    await bob.client.register({
+      enrollment_code: await stage.grant('edge1', ['--capability', 'nats-relay']),
+      name: 'edge1',
+    });
+    expect(await bob.client.sync('edge1')).toEqual({
+      agent: 'edge1',
+      fetched: 0,
+      archived: 0,
+      rejected: 0,
+      receipts: 0,
+    });
+  });
+});

@@ -6,7 +6,6 @@
  */
 import type { IdentityKeys, MutedList, PendingResponse, ReceiptsResponse } from '@svc/shared';
 import type { Logger } from 'pino';
-import { isLocalOnly } from '../agents/local-agent.js';
 import type { AgentConfig } from '../agents/store.js';
 import type { Archive } from '../archive/archive.js';
 import type { SyncResult } from '../client/api.js';
@@ -611,8 +610,9 @@ export class AgentSession {
   /** Pulls every pending envelope over plain HTTP (no stream needed) and processes it. */
   async sync(): Promise<SyncResult> {
     const result: SyncResult = { agent: this.name, fetched: 0, archived: 0, rejected: 0, receipts: 0 };
-    // an agent of this machine only has no relay to pull from: its messages come over the local bus
-    if (isLocalOnly(this.config)) return result;
+    // nothing to pull over HTTP for an agent of this machine only (its messages come over the
+    // local bus) nor for a leaf uplink identity (no agent routes on the relay; see start())
+    if (!this.config.capabilities.includes('http-relay')) return result;
     await this.refreshMutes();
     let after = 0;
     // bounded, and only forward: a relay whose pages repeat, go back or never end does not
