@@ -136,7 +136,7 @@ describe('an agent out of service because its agent.json cannot be read', () => 
     expect(human.stdout.split('\n').filter((l) => l.startsWith('  - '))).toEqual([
       `  - agent dot is out of service (config_invalid): The agent config ${config} is damaged (${
         human.stdout.match(/is damaged \((.*?)\); it was not changed/)?.[1]
-      }); it was not changed: restore it from a backup, or move the agent's directory ${join(home2, 'agents', 'dot')} away to give the agent up (its archive is in it), then restart the daemon (svc stop, then svc start -b).`,
+      }); it was not changed: restore it from a backup, or move the agent's directory ${join(home2, 'agents', 'dot')} away to give the agent up (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke), then restart the daemon (svc stop, then svc start -b).`,
     ]);
     const report = JSON.parse((await run2(['doctor', '--json'])).stdout);
     expect(report.agents.find((a: { name: string }) => a.name === 'dot')).toEqual({

@@ -235,8 +235,9 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
         const pruneBlobUsage = async () => {
           const now = context.now();
           if (now - blobUsagePrunedAt < BLOB_USAGE_PRUNE_INTERVAL_MS) return;
-          blobUsagePrunedAt = now;
           const rows = await context.stores.blobUsage.prune(now - STREAM_MAX_AGE_MS);
+          // only once it worked: a failed prune (the ledger busy or away) is tried at the next round
+          blobUsagePrunedAt = now;
           if (rows > 0) logger.debug({ rows }, 'blob usage of blobs past the stream age pruned');
         };
         timer = setInterval(() => {

@@ -32,7 +32,9 @@ export const localAgent = (c: AgentConfig): LocalAgent => {
  */
 export class AgentConfigUnusableError extends AgentFileUnusableError {
   constructor(file: string, problem: string, dir: string, cause?: unknown) {
-    const hint = `restore it from a backup, or move the agent's directory ${dir} away to give the agent up (its archive is in it), then ${RESTART_DAEMON}`;
+    // giving the agent up this way forgets it here only: `svc deregister` cannot revoke it
+    // (its config is what names it), so its relay's operator must
+    const hint = `restore it from a backup, or move the agent's directory ${dir} away to give the agent up (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke), then ${RESTART_DAEMON}`;
     super('config_invalid', `The agent config ${file} ${problem}; it was not changed: ${hint}.`, file, hint, cause);
     this.name = 'AgentConfigUnusableError';
   }

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Archive, ftsQuery, HELD_KEPT_PER_SENDER, REJECTED_KEPT } from './archive.js';
+import { Archive, ArchiveUnusableError, ftsQuery, HELD_KEPT_PER_SENDER, REJECTED_KEPT } from './archive.js';
 import { MIGRATIONS } from './migrations/index.js';
 
 let archive: Archive | undefined;
@@ -164,5 +164,22 @@ describe('archive files it cannot use', () => {
     const before = readFileSync(path);
     expect(() => Archive.open(path)).toThrow(expect.objectContaining({ message: expect.stringContaining(path) }));
     expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it('an archive that could not be opened for another reason is not said to be unchanged (the failure may come after a write)', () => {
+    const path = join(dir(), 'archive.db');
+    mkdirSync(path);
+    let failure: unknown;
+    try {
+      Archive.open(path);
+    } catch (err) {
+      failure = err;
+    }
+    const error = ArchiveUnusableError.of(path, failure);
+    expect(error.code).toBe('archive_unusable');
+    expect(error.message).toMatch(
+      new RegExp(`^The archive ${path} could not be opened \\(.+\\); it was not repaired or replaced: check the file`),
+    );
+    expect(error.message).not.toContain('not changed');
   });
 });

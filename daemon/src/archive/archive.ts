@@ -16,12 +16,21 @@ import { MIGRATIONS, migrate } from './migrations/index.js';
  * `archive_unusable`, naming the file, with what to do (`hint`). The file is left as it is.
  */
 export class ArchiveUnusableError extends AgentFileUnusableError {
-  constructor(file: string, problem: string, hint: string, cause?: unknown) {
-    super('archive_unusable', `The archive ${file} ${problem}; it was not changed: ${hint}.`, file, hint, cause);
+  /**
+   * `unchanged`: whether the failure came before anything could have written to the file
+   * (only then does the message say it was not changed).
+   */
+  constructor(file: string, problem: string, hint: string, cause?: unknown, unchanged = true) {
+    const what = unchanged ? 'it was not changed' : 'it was not repaired or replaced';
+    super('archive_unusable', `The archive ${file} ${problem}; ${what}: ${hint}.`, file, hint, cause);
     this.name = 'ArchiveUnusableError';
   }
 
-  /** Any failure to open the archive at `file` (permissions, the disk…), as this error. */
+  /**
+   * Any failure to open the archive at `file` (permissions, the disk, a busy lock…), as
+   * this error. It may be passing, and it may have come after the file was opened for
+   * writing, so the message does not claim the file is untouched.
+   */
   static of(file: string, err: unknown): ArchiveUnusableError {
     if (err instanceof ArchiveUnusableError) return err;
     return new ArchiveUnusableError(
@@ -29,6 +38,7 @@ export class ArchiveUnusableError extends AgentFileUnusableError {
       `could not be opened (${(err as Error).message})`,
       `check the file, its directory and the disk (permissions, free space), then ${RESTART_DAEMON}`,
       err,
+      false,
     );
   }
 }
@@ -155,6 +165,8 @@ export class Archive {
     ensurePrivateFile(path);
     restrictExisting(`${path}-wal`, `${path}-shm`);
     const db = new Database(path);
+    // until the switch to WAL, nothing has written to the file
+    let unchanged = true;
     try {
       // before anything writes to it: a file this svc cannot read right is left as it is
       const version = db.pragma('user_version', { simple: true }) as number;
@@ -166,6 +178,7 @@ export class Archive {
           `upgrade svc to a version that reads schema ${version}, then ${RESTART_DAEMON}`,
         );
       }
+      unchanged = false;
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
@@ -180,6 +193,7 @@ export class Archive {
         `is damaged (${(err as Error).message})`,
         `restore it from a backup, or move it away (a new, empty archive is made in its place), then ${RESTART_DAEMON}`,
         err,
+        unchanged,
       );
     }
     return new Archive(db);
