@@ -42,9 +42,10 @@ export function isOptionWord(raw: string): boolean {
 const valueLeftOut = (what: string, raw: string) =>
   new InvalidArgumentError(`${what} needs its value before the next option (${raw}).`);
 
-export function intParser(min: number, max: number, what = 'value') {
+/** `fromCommandLine` false: the value comes from elsewhere (an environment variable), where no option follows. */
+export function intParser(min: number, max: number, what = 'value', fromCommandLine = true) {
   return (raw: string): number => {
-    if (isOptionWord(raw)) throw valueLeftOut(what, raw);
+    if (fromCommandLine && isOptionWord(raw)) throw valueLeftOut(what, raw);
     const n = Number(raw);
     if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n)) {
       throw new InvalidArgumentError(`${what} must be a whole number.`);

@@ -38,6 +38,10 @@ describe('svc dashboard', () => {
     ]);
     const bad = await svc(['dashboard', '--no-browser'], { link, env: { SVC_DASHBOARD_PORT: 'eighty' } });
     expect(bad.code).toBe(2);
+    // an environment variable is followed by no option: its bad value is just a bad number
+    const dashes = await svc(['dashboard', '--no-browser'], { link, env: { SVC_DASHBOARD_PORT: '--x' } });
+    expect(dashes.code).toBe(2);
+    expect(dashes.stderr).toBe('svc: error: SVC_DASHBOARD_PORT must be a whole number. (validation_failed)\n');
   });
 
   it.each([['0.0.0.0'], ['192.168.1.20'], ['evil.example'], ['::'], ['127.0.0.1.nip.io']])(

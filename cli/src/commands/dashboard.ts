@@ -32,7 +32,7 @@ export function dashboardAddress(
   let port = opts.port;
   if (port === undefined && env.SVC_DASHBOARD_PORT) {
     try {
-      port = intParser(0, 65535, 'SVC_DASHBOARD_PORT')(env.SVC_DASHBOARD_PORT);
+      port = intParser(0, 65535, 'SVC_DASHBOARD_PORT', false)(env.SVC_DASHBOARD_PORT);
     } catch (err) {
       throw usageError((err as Error).message);
     }
