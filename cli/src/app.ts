@@ -20,6 +20,8 @@ export interface CliIO {
   connect?: (options: ConnectOptions) => Promise<DaemonApi>;
   /** ends long-running commands (watch, msg check --stream) besides SIGINT */
   signal?: AbortSignal;
+  /** how long `svc stop` waits for the daemon's process to exit, ms (default 30 s) */
+  stopWaitMs?: number;
 }
 
 export interface CommonOptions {
@@ -129,7 +131,11 @@ export class Run {
 
   /**
    * The agent a command acts as: an explicit --as wins over SVC_AGENT; without either,
-   * the only local agent, else agent_required.
+   * the only local agent in service, else agent_required. An agent out of service (its
+   * archive or agent.json cannot be used) is never chosen for the user and does not make
+   * the choice ambiguous: no command could act as it. When none is left in service, the
+   * failure is theirs (its code and message, or their names and `svc doctor`), not "register
+   * one", which would spend an enrollment grant on a machine whose agent only needs its file.
    */
   async agent(link?: DaemonApi): Promise<string> {
     const explicit = this.opts().as?.trim();
@@ -142,22 +148,43 @@ export class Run {
       this.debug(`agent ${fromEnv} (SVC_AGENT)`);
       return fromEnv;
     }
+    const daemon = link ?? (await this.link());
     // a machine's leaf-uplink identity (nats-relay without http-relay) has no agent routes:
     // it is never the agent a command acts as, so it does not make the choice ambiguous
-    const agents = (await (link ?? (await this.link())).listAgents()).filter((a) => !isUplinkOnly(a.capabilities));
-    if (agents.length === 1) {
-      this.debug(`agent ${agents[0]!.name} (the only local agent)`);
-      return agents[0]!.name;
+    const listed = (await daemon.listAgents()).filter((a) => !isUplinkOnly(a.capabilities));
+    if (listed.length === 1) {
+      // also one out of service: every command as it answers with its code and the file
+      this.debug(`agent ${listed[0]!.name} (the only local agent)`);
+      return listed[0]!.name;
     }
-    if (agents.length === 0) {
+    // none or several listed: which are out of service (one whose agent.json cannot be read
+    // is not listed at all) only the status says
+    const out = (await daemon.status()).agents.filter((a) => a.unusable && a.kind !== 'uplink');
+    const inService = listed.filter((a) => !out.some((o) => o.name === a.name));
+    if (inService.length === 1) {
+      this.debug(`agent ${inService[0]!.name} (the only local agent in service)`);
+      return inService[0]!.name;
+    }
+    if (inService.length > 1) {
+      throw new CliError(
+        'agent_required',
+        `Several local agents (${inService.map((a) => a.name).join(', ')}); choose one with --as NAME or SVC_AGENT.`,
+      );
+    }
+    const [first] = out;
+    if (!first?.unusable) {
       throw new CliError(
         'unknown_agent',
         'No local agent is registered; register one with `svc register --enrollment-grant CODE`.',
       );
     }
+    if (out.length === 1) {
+      throw new CliError(first.unusable.error, `Agent ${first.name} is out of service: ${first.unusable.message}`);
+    }
+    // the code of the first by name (they are all out of service; doctor has each one's)
     throw new CliError(
-      'agent_required',
-      `Several local agents (${agents.map((a) => a.name).join(', ')}); choose one with --as NAME or SVC_AGENT.`,
+      first.unusable.error,
+      `Every local agent is out of service: ${out.map((a) => `${a.name} (${a.unusable?.error})`).join(', ')}; \`svc doctor\` says which file of each cannot be used and what to do.`,
     );
   }
 

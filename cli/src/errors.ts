@@ -16,7 +16,8 @@ export const EXIT_USAGE = 2;
 export type CliOnlyCode =
   | 'not_built_yet' // a local command that this build does not have yet
   | 'confirmation_required' // a destructive command without --yes and no terminal to ask
-  | 'io_error'; // a local file could not be read or written
+  | 'io_error' // a local file could not be read or written
+  | 'daemon_stopping'; // `svc stop`: the daemon answered, but its process had not exited within the wait
 
 export class CliError extends Error {
   readonly code: string;

@@ -170,3 +170,76 @@ describe('an agent out of service because its agent.json cannot be read', () => 
     expect(JSON.parse(ok.stdout)).toEqual([]);
   });
 });
+
+describe('without --as, an agent out of service is never the choice, and its failure is the one said', () => {
+  /** A home of local agents whose archive (`archive`) or agent.json (`config`) is then damaged, and its daemon. */
+  async function homeWith(agents: Record<string, 'ok' | 'archive' | 'config'>): Promise<TestDaemon> {
+    const h = tempHome('svc-cli-choice-');
+    const first = await startDaemon(h);
+    for (const name of Object.keys(agents)) await first.client.registerLocal({ name });
+    await first.daemon.close();
+    for (const [name, damage] of Object.entries(agents)) {
+      if (damage === 'archive') writeFileSync(join(h, 'agents', name, 'archive.db'), 'not a database '.repeat(200));
+      if (damage === 'config') writeFileSync(join(h, 'agents', name, 'agent.json'), `{"name": "${name}", "agent_`);
+    }
+    const d3 = await startDaemon(h);
+    homes.push(d3);
+    return d3;
+  }
+  const homes: TestDaemon[] = [];
+  afterAll(async () => {
+    for (const h of homes) {
+      await h.daemon.close();
+      await rm(h.home, { recursive: true, force: true });
+    }
+  });
+  const runIn = (t: TestDaemon, argv: string[]) =>
+    svc(argv, { env: { SVC_HOME: t.home, SVC_AGENT: '' }, link: t.client });
+
+  it("the only agent's agent.json cannot be read: its config_invalid and message, not 'register one'", async () => {
+    const t = await homeWith({ dot: 'config' });
+    const file = join(t.home, 'agents', 'dot', 'agent.json');
+    const r = await runIn(t, ['inbox', '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: 'config_invalid',
+      message: expect.stringMatching(new RegExp(`^Agent dot is out of service: The agent config ${file} is damaged`)),
+    });
+    const human = await runIn(t, ['inbox']);
+    expect(human.stderr).toMatch(
+      /^svc: error: Agent dot is out of service: .*restore it from a backup.* \(config_invalid\)\n$/,
+    );
+    expect(human.stderr).not.toMatch(/svc register/);
+  });
+
+  it("the only agent's archive cannot be used: its archive_unusable and message", async () => {
+    const t = await homeWith({ eli: 'archive' });
+    const r = await runIn(t, ['inbox', '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: 'archive_unusable',
+      message: expect.stringContaining(
+        `Agent eli is out of service: The archive ${join(t.home, 'agents', 'eli', 'archive.db')}`,
+      ),
+    });
+  });
+
+  it('one agent in service beside one whose archive cannot be used: the one in service, as beside a damaged agent.json', async () => {
+    const t = await homeWith({ ann: 'ok', cat: 'archive' });
+    const ok = await runIn(t, ['msg', 'check', '--json', '-vv']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual([]);
+    expect(ok.stderr).toContain('svc: debug: agent ann (the only local agent in service)\n');
+  });
+
+  it('every agent out of service: names each with its code and points at svc doctor', async () => {
+    const t = await homeWith({ eli: 'archive', fay: 'config', gus: 'archive' });
+    const r = await runIn(t, ['inbox', '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: 'archive_unusable',
+      message:
+        'Every local agent is out of service: eli (archive_unusable), fay (config_invalid), gus (archive_unusable); `svc doctor` says which file of each cannot be used and what to do.',
+    });
+  });
+});

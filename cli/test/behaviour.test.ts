@@ -9,6 +9,15 @@ const two = () => [AGENT, { ...AGENT, name: 'bob', agent_number: '1002' }];
 
 describe('agent selection', () => {
   const ack = (_agent: string, id: string) => ({ message_id: id, acked_at: '2025-01-01T00:00:00.000Z' });
+  /** the status of a daemon whose agents are all in service (asked only when the choice is not the one listed) */
+  const allInService = () => ({
+    version: '0.1.0',
+    pid: 42,
+    home: '/h',
+    started_at: 't',
+    vault: { kind: 'file-plain' as const },
+    agents: [],
+  });
 
   it('an explicit --as wins over SVC_AGENT', async () => {
     const { link, calls } = fakeLink({ ack });
@@ -34,7 +43,7 @@ describe('agent selection', () => {
       ['inbox', 'bob'],
     ]);
     // with only the uplink, there is no agent to act as
-    const alone = await svc(['inbox'], { link: fakeLink({ listAgents: () => [uplink] }).link });
+    const alone = await svc(['inbox'], { link: fakeLink({ listAgents: () => [uplink], status: allInService }).link });
     expect(alone.stderr).toContain('(unknown_agent)');
   });
 
@@ -46,7 +55,7 @@ describe('agent selection', () => {
   });
 
   it('several local agents and no choice is agent_required', async () => {
-    const { link } = fakeLink({ listAgents: two });
+    const { link } = fakeLink({ listAgents: two, status: allInService });
     const r = await svc(['inbox', '--json'], { link });
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toEqual({ error: 'agent_required', message: expect.stringContaining('--as') });

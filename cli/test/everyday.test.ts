@@ -1,8 +1,17 @@
 /** Everyday CLI behaviour: refusals before anything is sent, the queued send, deregister, start, wording. */
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { AGENT, fakeLink, svc, withTempHome } from './helpers.js';
 
 const agents = { listAgents: () => [AGENT] };
+const daemonStatus = {
+  version: '0.1.0',
+  pid: 42,
+  home: '/h',
+  started_at: '2025-01-01T00:00:00.000Z',
+  vault: { kind: 'file-plain' as const },
+  agents: [],
+};
 
 describe('send refuses what cannot be a message', () => {
   it.each([
@@ -129,7 +138,9 @@ describe('start', () => {
 
 describe('--json where docs/cli.md says every command has it', () => {
   it('stop --json says what it stopped, or that nothing ran', async () => {
-    const { link } = fakeLink({ shutdown: () => undefined });
+    // the daemon's process: one that has exited already (stop waits until it is gone)
+    const { pid } = spawnSync(process.execPath, ['-e', '']);
+    const { link } = fakeLink({ status: () => ({ ...daemonStatus, pid }), shutdown: () => undefined });
     const r = await svc(['stop', '--json'], { link });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ target: 'daemon', stopped: true });
@@ -139,6 +150,18 @@ describe('--json where docs/cli.md says every command has it', () => {
       },
     });
     expect(JSON.parse(none.stdout)).toEqual({ target: 'daemon', stopped: false });
+  });
+
+  it('stop whose daemon has not exited within the wait says it is still stopping (daemon_stopping), exit 1', async () => {
+    // a process that runs on: this test's parent
+    const pid = process.ppid;
+    const { link } = fakeLink({ status: () => ({ ...daemonStatus, pid }), shutdown: () => undefined });
+    const r = await svc(['stop', '--json'], { link, stopWaitMs: 0 });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: 'daemon_stopping',
+      message: expect.stringContaining(`The svc daemon (pid ${pid}) is stopping but has not exited within 0 s`),
+    });
   });
 
   it('config list --json: the profile and its settings, secrets masked', async () => {

@@ -138,6 +138,8 @@ export interface RunOptions {
   stdin?: string;
   connected?: (autostart: boolean) => void;
   signal?: AbortSignal;
+  /** how long `svc stop` waits for the daemon's process to exit */
+  stopWaitMs?: number;
 }
 
 export async function svc(argv: string[], options: RunOptions = {}): Promise<CliResult> {
@@ -157,6 +159,7 @@ export async function svc(argv: string[], options: RunOptions = {}): Promise<Cli
     },
     ...(options.stdin === undefined ? {} : { stdin: Readable.from([Buffer.from(options.stdin)]) }),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.stopWaitMs === undefined ? {} : { stopWaitMs: options.stopWaitMs }),
     connect: async ({ autostart }) => {
       options.connected?.(autostart);
       if (!options.link) throw new Error('this test gave no daemon link');

@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { tempDir } from '@svc/test-harness';
+import { freePort, running, signalIfAlive, tempDir } from '@svc/test-harness';
 import { SVC_BIN } from '@svc/test-harness/bins';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -141,5 +141,50 @@ describe('svc start in the foreground', () => {
     expect(JSON.parse(r.said)).toMatchObject({ pid: expect.any(Number), foreground: true, already_running: false });
     expect(r.code).toBe(0);
     expect(r.after).toBe('');
+  });
+});
+
+describe('svc stop', () => {
+  it('returns once the daemon has exited, not as soon as it answered (it then still closes the local server and its archives)', async () => {
+    const own = tempDir('svc-cli-stop-');
+    const env = { ...process.env, SVC_HOME: own, SVC_VAULT_PASSPHRASE: 'cli-subprocess-test', SVC_AGENT: '' };
+    let nats: number | undefined;
+    let daemon: number | undefined;
+    try {
+      const started = await svc(['start', '-b', '--json'], { SVC_HOME: own });
+      expect(started.code, started.stderr).toBe(0);
+      daemon = JSON.parse(started.stdout).pid as number;
+      const ports = ['--port', String(await freePort()), '--monitor-port', String(await freePort())];
+      const stack = await svc(['start', '--local-only', ...ports, '--json'], { SVC_HOME: own });
+      expect(stack.code, stack.stderr).toBe(0);
+      nats = JSON.parse(stack.stdout).pid as number;
+      // the daemon's close waits for its nats-server to exit: held, it cannot finish closing
+      process.kill(nats, 'SIGSTOP');
+      const child = spawn(process.execPath, [SVC_BIN, 'stop', '-v'], { cwd: root, env, stdio: 'pipe' });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c;
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      const waiting = new Promise<'waiting'>((resolve) => {
+        let err = '';
+        child.stderr.on('data', (c: Buffer) => {
+          err += c;
+          if (err.includes(`svc: waiting for the daemon (pid ${daemon}) to exit`)) resolve('waiting');
+        });
+      });
+      // a stop that returns while the daemon is held has returned before the daemon exited
+      const first = await Promise.race([exited.then(() => 'exited' as const), waiting]);
+      expect(first === 'exited' ? { first, daemonRunning: running(daemon) } : { first }).toEqual({ first: 'waiting' });
+      process.kill(nats, 'SIGCONT');
+      expect(await exited).toBe(0);
+      expect(out).toBe('Stopped the svc daemon.\n');
+      expect(running(daemon)).toBe(false);
+      expect(running(nats)).toBe(false);
+    } finally {
+      if (nats !== undefined) signalIfAlive(nats, 'SIGCONT');
+      if (daemon !== undefined && running(daemon)) await svc(['stop'], { SVC_HOME: own });
+      await rm(own, { recursive: true, force: true });
+    }
   });
 });

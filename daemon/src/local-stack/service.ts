@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { toBase64url } from '@svc/shared';
 import type { Logger } from 'pino';
 import type { AgentManager } from '../agents/manager.js';
+import { outOfServicePeer, recipientOutOfService } from '../agents/out-of-service.js';
 import type { LocalStackStartInput, LocalStackStatus } from '../client/api.js';
 import type { LocalStackFiles } from '../client/local-stack/server-config.js';
 import { DaemonError } from '../errors.js';
@@ -251,7 +252,16 @@ export class LocalStackService {
           s.config.deployment_id === h?.deployment_id &&
           s.config.tenant_id === h?.tenant_id,
       );
-    if (!recipient) return { error: 'unknown_recipient', message: 'no such agent on this machine' };
+    if (!recipient) {
+      // one out of service: its code and the file, not "no such agent"
+      const of = { deployment_id: String(h?.deployment_id), tenant_id: String(h?.tenant_id) };
+      const out = outOfServicePeer(this.#agents.outOfService(), of, String(h?.recipient));
+      if (out) {
+        const err = recipientOutOfService(out);
+        return { error: err.code, message: err.message };
+      }
+      return { error: 'unknown_recipient', message: 'no such agent on this machine' };
+    }
     const sender = recipient.localPeer(item.sender);
     if (!sender) return { error: 'unknown_sender', message: 'the sender is not an agent of this machine' };
     if (!recipient.archive.getPeer(sender.config.agent_number)) {

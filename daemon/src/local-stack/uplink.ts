@@ -61,6 +61,7 @@ export function uplinkIdentity(agents: AgentManager, ref: string | undefined): A
     return s;
   }
   const found = agents.sessions().filter((s) => s.config.capabilities.includes('nats-relay'));
+  if (found.length === 0) outOfServiceUplink(agents);
   if (found.length !== 1)
     throw new DaemonError(
       'uplink_identity_required',
@@ -69,6 +70,31 @@ export function uplinkIdentity(agents: AgentManager, ref: string | undefined): A
         : `Several local identities hold nats-relay (${found.map((s) => s.name).join(', ')}); name one with --as.`,
     );
   return found[0] as AgentSession;
+}
+
+/**
+ * With no nats-relay identity in service: the one out of service, if any, is the failure
+ * (its code, and its message naming the file), not "register one", which would spend a
+ * grant on a machine whose identity only needs its file restored. An agent whose agent.json
+ * cannot be read may be it (its capabilities are in that file); one known to lack
+ * nats-relay is not.
+ */
+function outOfServiceUplink(agents: AgentManager): void {
+  const out = agents.outOfService().filter((o) => !o.config || o.config.capabilities.includes('nats-relay'));
+  const [first] = out;
+  if (!first) return;
+  if (out.length === 1) {
+    const may = first.config
+      ? ''
+      : ' Its agent.json cannot be read, so it may be the nats-relay identity; if it was not, register one with a dedicated grant (svc-relay grant --capability nats-relay), or use --local-only.';
+    throw new DaemonError(first.error.code, `Agent ${first.name} is out of service: ${first.error.message}${may}`, {
+      cause: first.error,
+    });
+  }
+  throw new DaemonError(
+    first.error.code,
+    `No local identity in service holds nats-relay; these, out of service, may: ${out.map((o) => `${o.name} (${o.error.code})`).join(', ')}. \`svc doctor\` says which file of each cannot be used and what to do.`,
+  );
 }
 
 /**

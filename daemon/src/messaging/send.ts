@@ -18,6 +18,8 @@ import {
 } from '@svc/shared';
 import { sealEnvelope } from '@svc/shared/node';
 import { isLocalOnly } from '../agents/local-agent.js';
+import type { OutOfServiceAgent } from '../agents/manager.js';
+import { outOfServicePeer, recipientOutOfService } from '../agents/out-of-service.js';
 import { CONTENT_TYPES, type ContentType, type ReplyInput, type SendInput, type SentMessage } from '../client/api.js';
 import { parseDescriptor } from '../client/attachment.js';
 import { sendToConversation } from '../conversations/groups.js';
@@ -59,7 +61,12 @@ function checkContent(content: unknown, type: ContentType): string {
   return content;
 }
 
-export async function sendMessage(s: SendInput & { session: AgentSession }): Promise<SentMessage> {
+/** The agents of this daemon out of service: a local recipient among them is named as such. */
+export type OutOfServiceList = () => readonly OutOfServiceAgent[];
+
+export async function sendMessage(
+  s: SendInput & { session: AgentSession; outOfService?: OutOfServiceList },
+): Promise<SentMessage> {
   const { session } = s;
   const me = session.config;
   const contentType = s.content_type ?? 'text';
@@ -103,6 +110,9 @@ export async function sendMessage(s: SendInput & { session: AgentSession }): Pro
   const local = edge ? session.localPeer(to) : undefined;
   const localOnly = isLocalOnly(me);
   if (localOnly && !local) {
+    // an agent of this machine that is out of service: say so (its code, the file), not that it is none
+    const out = s.outOfService && outOfServicePeer(s.outOfService(), me, to);
+    if (out) throw recipientOutOfService(out);
     throw new DaemonError(
       'local_agent_unreachable',
       edge
@@ -325,7 +335,11 @@ export async function sealingKey(session: AgentSession, to: string): Promise<{ a
   }
 }
 
-export async function replyTo(session: AgentSession, input: ReplyInput): Promise<SentMessage> {
+export async function replyTo(
+  session: AgentSession,
+  input: ReplyInput,
+  outOfService?: OutOfServiceList,
+): Promise<SentMessage> {
   const original = session.archive.getMessage(input.message_id);
   if (!original) throw new DaemonError('unknown_message', `No archived message ${input.message_id}.`);
   // inside a group or broadcast the reply goes to the conversation (a broadcast reply reaches
@@ -345,6 +359,7 @@ export async function replyTo(session: AgentSession, input: ReplyInput): Promise
     to,
     content: input.content,
     content_type: input.content_type,
+    ...(outOfService ? { outOfService } : {}),
     // direct only: the conversation follows from the recipient (an archive from before ids
     // were checked may hold a spoofed one, which must not steer the reply)
   });

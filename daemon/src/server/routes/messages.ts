@@ -16,8 +16,9 @@ const verifiedIf = (request: { query: { verified?: boolean } }, session: AgentSe
 export function messageRoutes(app: DaemonApp, ctx: DaemonContext): void {
   const agent = (request: { params: { agent: string } }) => ctx.agents.resolve(request.params.agent);
 
-  route(app, API.send, async (request) => sendMessage({ ...request.body, session: agent(request) }));
-  route(app, API.reply, async (request) => replyTo(agent(request), request.body));
+  const outOfService = () => ctx.agents.outOfService();
+  route(app, API.send, async (request) => sendMessage({ ...request.body, session: agent(request), outOfService }));
+  route(app, API.reply, async (request) => replyTo(agent(request), request.body, outOfService));
   route(app, API.inbox, async (request) => {
     const session = agent(request);
     return verifiedIf(request, session, await inbox(session, request.query.source ?? 'auto'));
