@@ -3,21 +3,14 @@ import { dirname, join } from 'node:path';
 import { DaemonClientError, localStackFiles } from '@svc/daemon/client';
 import { encodeEnrollmentCode } from '@svc/shared';
 import { describe, expect, it } from 'vitest';
-import { AGENT, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
+import { AGENT, DAEMON_STATUS, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
 
 const two = () => [AGENT, { ...AGENT, name: 'bob', agent_number: '1002' }];
 
 describe('agent selection', () => {
   const ack = (_agent: string, id: string) => ({ message_id: id, acked_at: '2025-01-01T00:00:00.000Z' });
   /** the status of a daemon whose agents are all in service (asked only when the choice is not the one listed) */
-  const allInService = () => ({
-    version: '0.1.0',
-    pid: 42,
-    home: '/h',
-    started_at: 't',
-    vault: { kind: 'file-plain' as const },
-    agents: [],
-  });
+  const allInService = () => DAEMON_STATUS;
 
   it('an explicit --as wins over SVC_AGENT', async () => {
     const { link, calls } = fakeLink({ ack });
@@ -63,14 +56,7 @@ describe('agent selection', () => {
 
   it('sync without a choice processes every local agent', async () => {
     const { link, calls } = fakeLink({
-      status: () => ({
-        version: '0.1.0',
-        pid: 42,
-        home: '/h',
-        started_at: 't',
-        vault: { kind: 'file-plain' as const },
-        agents: [],
-      }),
+      status: () => DAEMON_STATUS,
       listAgents: two,
       sync: (agent) => ({ agent, fetched: 1, archived: 1, rejected: 0, receipts: 0 }),
     });

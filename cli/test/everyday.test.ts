@@ -1,17 +1,10 @@
 /** Everyday CLI behaviour: refusals before anything is sent, the queued send, deregister, start, wording. */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { AGENT, fakeLink, svc, withTempHome } from './helpers.js';
+import { AGENT, DAEMON_STATUS, fakeLink, svc, withTempHome } from './helpers.js';
 
 const agents = { listAgents: () => [AGENT] };
-const daemonStatus = {
-  version: '0.1.0',
-  pid: 42,
-  home: '/h',
-  started_at: '2025-01-01T00:00:00.000Z',
-  vault: { kind: 'file-plain' as const },
-  agents: [],
-};
+const daemonStatus = DAEMON_STATUS;
 
 describe('send refuses what cannot be a message', () => {
   it.each([
@@ -80,14 +73,7 @@ describe('deregister', () => {
 });
 
 describe('start', () => {
-  const status = {
-    version: '0.1.0',
-    pid: 42,
-    home: '/h',
-    started_at: 't',
-    vault: { kind: 'file-plain' as const },
-    agents: [],
-  };
+  const status = DAEMON_STATUS;
 
   it.each([[['start']], [['start', '-b']]])(
     'svc %j with a running daemon succeeds and says it already runs',

@@ -178,6 +178,16 @@ export async function withTempHome<T>(fn: (home: string) => Promise<T>): Promise
   }
 }
 
+/** The status of a daemon (pid 42) whose agents are all in service, as a fake link answers it. */
+export const DAEMON_STATUS = {
+  version: '0.1.0',
+  pid: 42,
+  home: '/h',
+  started_at: '2025-01-01T00:00:00.000Z',
+  vault: { kind: 'file-plain' as const },
+  agents: [],
+};
+
 export const AGENT = {
   name: 'alice',
   agent_id: 'agt_1',

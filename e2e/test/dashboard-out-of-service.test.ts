@@ -7,13 +7,12 @@
  * docs/dashboard.md shows also to docs/screenshots with SVC_UPDATE_SCREENSHOTS=1), as
  * dashboard.test.ts does.
  */
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { haveChromium, launchBrowser } from '@svc/test-harness/browser';
-import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
-import Database from 'better-sqlite3';
+import { homeWithAgentsOutOfService, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -50,19 +49,9 @@ describe.skipIf(!haveChromium)('the dashboard with an agent out of service', () 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     if (process.env.SVC_UPDATE_SCREENSHOTS === '1') mkdirSync(DOCS_SHOTS, { recursive: true });
-    home = tempHome('svc-dashboard-unusable-');
-    const first = await startDaemon(home);
-    await first.client.registerLocal({ name: 'ann' });
-    await first.client.registerLocal({ name: 'yan' });
-    await first.client.registerLocal({ name: 'zed' });
-    await first.daemon.close();
-    config = join(home, 'agents', 'yan', 'agent.json');
-    writeFileSync(config, '{"name": "yan", "agent_');
-    // a later svc ran on this home and moved zed's archive to a schema this one does not know
-    file = join(home, 'agents', 'zed', 'archive.db');
-    const later = new Database(file);
-    later.pragma(`user_version = ${(later.pragma('user_version', { simple: true }) as number) + 1}`);
-    later.close();
+    // a later svc ran on this home and moved zed's archive to a schema this one does not know;
+    // yan's agent.json is cut short
+    ({ home, config, file } = await homeWithAgentsOutOfService('svc-dashboard-unusable-'));
     [d, browser] = await Promise.all([startDaemon(home), launchBrowser()]);
     page = browser.pages()[0] ?? (await browser.newPage());
     await page.goto((await d.client.openDashboard({ port: 0 })).url);

@@ -4,12 +4,9 @@
  * out of service with the reason (one red line cut to the width, and in full where its
  * inbox would be), never as connecting; the agent that works shows as usual.
  */
-import { writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
-import Database from 'better-sqlite3';
+import { homeWithAgentsOutOfService, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -22,19 +19,8 @@ let config: string;
 let ui: ReturnType<typeof render> | undefined;
 
 beforeAll(async () => {
-  home = tempHome('svc-tui-unusable-');
-  const first = await startDaemon(home);
   // ann first by name, so she is shown first; a newer svc wrote zed's archive; yan's agent.json is cut short
-  await first.client.registerLocal({ name: 'ann' });
-  await first.client.registerLocal({ name: 'yan' });
-  await first.client.registerLocal({ name: 'zed' });
-  await first.daemon.close();
-  config = join(home, 'agents', 'yan', 'agent.json');
-  writeFileSync(config, '{"name": "yan", "agent_');
-  file = join(home, 'agents', 'zed', 'archive.db');
-  const later = new Database(file);
-  later.pragma(`user_version = ${(later.pragma('user_version', { simple: true }) as number) + 1}`);
-  later.close();
+  ({ home, config, file } = await homeWithAgentsOutOfService('svc-tui-unusable-'));
   d = await startDaemon(home);
 }, 30_000);
 
