@@ -166,7 +166,13 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
     natsPid: () => Number(readFileSync(join(dataDir, 'nats', 'nats-server.pid'), 'utf8').trim()),
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
-      const code = await exited;
+      // a relay that does not exit leaves a hook timing out with nothing said: say which (a
+      // diagnosis, not a limit: the test still waits, and fails if it never exits)
+      const slow = setTimeout(
+        () => console.error(`relay process ${child.pid} has not exited 20 s after ${signal} (data dir ${dataDir})`),
+        20_000,
+      );
+      const code = await exited.finally(() => clearTimeout(slow));
       // A relay killed without cleanup leaves its (detached) nats-server behind: reap it.
       if (signal === 'SIGKILL') reapNats(dataDir);
       return code;
