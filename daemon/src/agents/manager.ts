@@ -17,6 +17,7 @@ import type { EdgeLink } from '../local-stack/edge-link.js';
 import { unreadCount } from '../messaging/conversations.js';
 import { AgentSession } from '../session/session.js';
 import { forgetAgentSecrets, type Vault } from '../vault/index.js';
+import { agentOutOfService } from './out-of-service.js';
 import type { EnrollmentAnswer } from './register.js';
 import type { AgentConfig, AgentStore } from './store.js';
 
@@ -201,11 +202,7 @@ export class AgentManager {
     const outByName = this.#unusable.get(ref);
     if (!outByName) for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
     const out = outByName ?? [...this.#unusable.values()].find((u) => u.config?.agent_number === ref);
-    if (out) {
-      throw new DaemonError(out.error.code, `Agent ${out.name} is out of service: ${out.error.message}`, {
-        cause: out.error,
-      });
-    }
+    if (out) throw agentOutOfService(out);
     throw new DaemonError('unknown_agent', `No local agent ${ref}; see \`svc agent list\`.`);
   }
 

@@ -27,6 +27,16 @@ export function outOfServicePeer(
   );
 }
 
+/**
+ * A command for an agent out of service: its code (archive_unusable, config_invalid) and
+ * its message, naming the file; `more` is said after it.
+ */
+export function agentOutOfService(o: OutOfServiceAgent, more = ''): DaemonError {
+  return new DaemonError(o.error.code, `Agent ${o.name} is out of service: ${o.error.message}${more}`, {
+    cause: o.error,
+  });
+}
+
 /** The recipient out of service: its code (archive_unusable, config_invalid) and its message, naming the file. */
 export function recipientOutOfService(o: OutOfServiceAgent): DaemonError {
   return new DaemonError(

@@ -9,6 +9,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { sourceClaimProofBytes, toBase64url, type UplinkCreds } from '@svc/shared';
 import { ed25519Sign } from '@svc/shared/node';
 import type { AgentManager } from '../agents/manager.js';
+import { agentOutOfService } from '../agents/out-of-service.js';
 import { DaemonError } from '../errors.js';
 import { ensurePrivateFile } from '../private-file.js';
 import type { AgentSession } from '../session/session.js';
@@ -87,9 +88,7 @@ function outOfServiceUplink(agents: AgentManager): void {
     const may = first.config
       ? ''
       : ' Its agent.json cannot be read, so it may be the nats-relay identity; if it was not, register one with a dedicated grant (svc-relay grant --capability nats-relay), or use --local-only.';
-    throw new DaemonError(first.error.code, `Agent ${first.name} is out of service: ${first.error.message}${may}`, {
-      cause: first.error,
-    });
+    throw agentOutOfService(first, may);
   }
   throw new DaemonError(
     first.error.code,
