@@ -1,9 +1,15 @@
 /** start and stop: the daemon process of this SVC_HOME (and, on request, its local nats-server). */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type DaemonStatus, daemonCommand, localStackFiles, resolvePorts, stopOwnedServer } from '@svc/daemon/client';
+import {
+  type DaemonStatus,
+  daemonCommand,
+  localStackFiles,
+  resolvePorts,
+  stopOwnedServer,
+  waitForExit,
+} from '@svc/daemon/client';
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
 import { CliError, usageError } from '../errors.js';
@@ -20,32 +26,6 @@ const READY_POLL_MS = 100;
 export const STOP_WAIT_MS = 30_000;
 /** How often `svc stop` looks whether the daemon's process is gone. */
 const EXIT_POLL_MS = 20;
-
-/** Whether process `pid` has exited: no such process, or a zombie (its adopter may never reap it). */
-function exited(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: it exists, under another user
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return ['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2)[0] ?? '');
-  } catch {
-    return false; // no /proc: that it exists is all there is to know
-  }
-}
-
-/** Waits up to `ms` for process `pid` to exit; whether it did. */
-async function waitForExit(pid: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (exited(pid)) return true;
-    if (Date.now() >= deadline) return false;
-    await sleep(EXIT_POLL_MS);
-  }
-}
 
 type HowRunning = 'already' | 'background' | 'foreground';
 
@@ -233,7 +213,7 @@ export function stopCommand(app: App): Command {
     if (pid !== process.pid) {
       run.info(`waiting for the daemon (pid ${pid}) to exit`);
       const waitMs = app.io.stopWaitMs ?? STOP_WAIT_MS;
-      if (!(await waitForExit(pid, waitMs))) {
+      if (!(await waitForExit(pid, waitMs, EXIT_POLL_MS))) {
         throw new CliError(
           'daemon_stopping',
           `The svc daemon (pid ${pid}) is stopping but has not exited within ${waitMs / 1000} s; it may still be writing the files under ${app.home}: leave them alone until process ${pid} is gone (ps -p ${pid}).`,

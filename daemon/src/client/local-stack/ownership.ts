@@ -8,6 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { waitForExit } from '../process-exit.js';
 
 const STOP_GRACE_MS = 5000;
 
@@ -78,18 +79,7 @@ export function proveOwnership(pidFile: string, expectedConfig: string): Ownersh
 
 /** SIGTERM, then SIGKILL after the grace period. */
 export async function terminate(pid: number, child?: ChildProcess): Promise<void> {
-  const exited = child
-    ? new Promise<void>((r) => child.once('exit', () => r()))
-    : (async () => {
-        for (let i = 0; i < STOP_GRACE_MS / 50; i++) {
-          try {
-            process.kill(pid, 0);
-          } catch {
-            return;
-          }
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      })();
+  const exited = child ? new Promise<void>((r) => child.once('exit', () => r())) : waitForExit(pid, STOP_GRACE_MS, 50);
   try {
     process.kill(pid, 'SIGTERM');
   } catch {
