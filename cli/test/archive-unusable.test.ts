@@ -11,28 +11,42 @@ import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from './helpers.js';
 
+const homes: TestDaemon[] = [];
+/** A home of local agents whose archive (`archive`) or agent.json (`config`) is then damaged, and its daemon. */
+async function homeWith(agents: Record<string, 'ok' | 'archive' | 'config'>): Promise<TestDaemon> {
+  const h = tempHome('svc-cli-unusable-');
+  const first = await startDaemon(h);
+  for (const name of Object.keys(agents)) await first.client.registerLocal({ name });
+  await first.daemon.close();
+  for (const [name, damage] of Object.entries(agents)) {
+    if (damage === 'archive') writeFileSync(join(h, 'agents', name, 'archive.db'), 'not a database '.repeat(200));
+    if (damage === 'config') writeFileSync(join(h, 'agents', name, 'agent.json'), `{"name": "${name}", "agent_`);
+  }
+  const d3 = await startDaemon(h);
+  homes.push(d3);
+  return d3;
+}
+afterAll(async () => {
+  for (const h of homes) {
+    await h.daemon.close();
+    await rm(h.home, { recursive: true, force: true });
+  }
+});
+const runIn = (t: TestDaemon, argv: string[]) =>
+  svc(argv, { env: { SVC_HOME: t.home, SVC_AGENT: '' }, link: t.client });
+
 let d: TestDaemon | undefined;
 let home: string;
 let file: string;
 
 beforeAll(async () => {
-  home = tempHome('svc-cli-unusable-');
-  const first = await startDaemon(home);
   // two agents of this machine only (no relay needed): ann, and cat whose archive gets damaged
-  await first.client.registerLocal({ name: 'ann' });
-  await first.client.registerLocal({ name: 'cat' });
-  await first.daemon.close();
+  d = await homeWith({ ann: 'ok', cat: 'archive' });
+  home = d.home;
   file = join(home, 'agents', 'cat', 'archive.db');
-  writeFileSync(file, 'not a database, just some bytes '.repeat(200));
-  d = await startDaemon(home);
 }, 30_000);
 
-afterAll(async () => {
-  await d?.daemon.close();
-  await rm(home, { recursive: true, force: true });
-});
-
-const run = (argv: string[]) => svc(argv, { env: { SVC_HOME: home, SVC_AGENT: '' }, link: d!.client });
+const run = (argv: string[]) => runIn(d!, argv);
 
 describe('an agent out of service (its archive cannot be used)', () => {
   it('svc doctor reports it with the code, the file and what to do, and exits 1', async () => {
@@ -112,22 +126,12 @@ describe('an agent out of service because its agent.json cannot be read', () => 
   let config: string;
 
   beforeAll(async () => {
-    home2 = tempHome('svc-cli-config-unusable-');
-    const first = await startDaemon(home2);
-    await first.client.registerLocal({ name: 'ann' });
-    await first.client.registerLocal({ name: 'dot' });
-    await first.daemon.close();
+    d2 = await homeWith({ ann: 'ok', dot: 'config' });
+    home2 = d2.home;
     config = join(home2, 'agents', 'dot', 'agent.json');
-    writeFileSync(config, '{"name": "dot", "agent_');
-    d2 = await startDaemon(home2);
   }, 30_000);
 
-  afterAll(async () => {
-    await d2?.daemon.close();
-    await rm(home2, { recursive: true, force: true });
-  });
-
-  const run2 = (argv: string[]) => svc(argv, { env: { SVC_HOME: home2, SVC_AGENT: '' }, link: d2!.client });
+  const run2 = (argv: string[]) => runIn(d2!, argv);
 
   it('svc doctor names the code, the file and what to do, and nothing else about it; exit 1', async () => {
     const human = await run2(['doctor']);
@@ -172,30 +176,6 @@ describe('an agent out of service because its agent.json cannot be read', () => 
 });
 
 describe('without --as, an agent out of service is never the choice, and its failure is the one said', () => {
-  /** A home of local agents whose archive (`archive`) or agent.json (`config`) is then damaged, and its daemon. */
-  async function homeWith(agents: Record<string, 'ok' | 'archive' | 'config'>): Promise<TestDaemon> {
-    const h = tempHome('svc-cli-choice-');
-    const first = await startDaemon(h);
-    for (const name of Object.keys(agents)) await first.client.registerLocal({ name });
-    await first.daemon.close();
-    for (const [name, damage] of Object.entries(agents)) {
-      if (damage === 'archive') writeFileSync(join(h, 'agents', name, 'archive.db'), 'not a database '.repeat(200));
-      if (damage === 'config') writeFileSync(join(h, 'agents', name, 'agent.json'), `{"name": "${name}", "agent_`);
-    }
-    const d3 = await startDaemon(h);
-    homes.push(d3);
-    return d3;
-  }
-  const homes: TestDaemon[] = [];
-  afterAll(async () => {
-    for (const h of homes) {
-      await h.daemon.close();
-      await rm(h.home, { recursive: true, force: true });
-    }
-  });
-  const runIn = (t: TestDaemon, argv: string[]) =>
-    svc(argv, { env: { SVC_HOME: t.home, SVC_AGENT: '' }, link: t.client });
-
   it("the only agent's agent.json cannot be read: its config_invalid and message, not 'register one'", async () => {
     const t = await homeWith({ dot: 'config' });
     const file = join(t.home, 'agents', 'dot', 'agent.json');
