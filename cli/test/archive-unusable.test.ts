@@ -4,27 +4,18 @@
  * agent list and start show it, a command as that agent fails with archive_unusable, and
  * the machine's other agent goes on working.
  */
-import { writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
+import { type AgentFiles, homeWithAgents, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from './helpers.js';
 
 const homes: TestDaemon[] = [];
-/** A home of local agents whose archive (`archive`) or agent.json (`config`) is then damaged, and its daemon. */
-async function homeWith(agents: Record<string, 'ok' | 'archive' | 'config'>): Promise<TestDaemon> {
-  const h = tempHome('svc-cli-unusable-');
-  const first = await startDaemon(h);
-  for (const name of Object.keys(agents)) await first.client.registerLocal({ name });
-  await first.daemon.close();
-  for (const [name, damage] of Object.entries(agents)) {
-    if (damage === 'archive') writeFileSync(join(h, 'agents', name, 'archive.db'), 'not a database '.repeat(200));
-    if (damage === 'config') writeFileSync(join(h, 'agents', name, 'agent.json'), `{"name": "${name}", "agent_`);
-  }
-  const d3 = await startDaemon(h);
-  homes.push(d3);
-  return d3;
+/** A daemon on a home of these local agents, some of whose files are spoiled (see homeWithAgents). */
+async function homeWith(agents: Record<string, AgentFiles>): Promise<TestDaemon> {
+  const t = await startDaemon(await homeWithAgents('svc-cli-unusable-', agents));
+  homes.push(t);
+  return t;
 }
 afterAll(async () => {
   for (const h of homes) {
@@ -41,7 +32,7 @@ let file: string;
 
 beforeAll(async () => {
   // two agents of this machine only (no relay needed): ann, and cat whose archive gets damaged
-  d = await homeWith({ ann: 'ok', cat: 'archive' });
+  d = await homeWith({ ann: 'ok', cat: 'archive-damaged' });
   home = d.home;
   file = join(home, 'agents', 'cat', 'archive.db');
 }, 30_000);
@@ -126,7 +117,7 @@ describe('an agent out of service because its agent.json cannot be read', () => 
   let config: string;
 
   beforeAll(async () => {
-    d2 = await homeWith({ ann: 'ok', dot: 'config' });
+    d2 = await homeWith({ ann: 'ok', dot: 'config-damaged' });
     home2 = d2.home;
     config = join(home2, 'agents', 'dot', 'agent.json');
   }, 30_000);
@@ -177,7 +168,7 @@ describe('an agent out of service because its agent.json cannot be read', () => 
 
 describe('without --as, an agent out of service is never the choice, and its failure is the one said', () => {
   it("the only agent's agent.json cannot be read: its config_invalid and message, not 'register one'", async () => {
-    const t = await homeWith({ dot: 'config' });
+    const t = await homeWith({ dot: 'config-damaged' });
     const file = join(t.home, 'agents', 'dot', 'agent.json');
     const r = await runIn(t, ['inbox', '--json']);
     expect(r.code).toBe(1);
@@ -193,7 +184,7 @@ describe('without --as, an agent out of service is never the choice, and its fai
   });
 
   it("the only agent's archive cannot be used: its archive_unusable and message", async () => {
-    const t = await homeWith({ eli: 'archive' });
+    const t = await homeWith({ eli: 'archive-damaged' });
     const r = await runIn(t, ['inbox', '--json']);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toEqual({
@@ -205,7 +196,7 @@ describe('without --as, an agent out of service is never the choice, and its fai
   });
 
   it('one agent in service beside one whose archive cannot be used: the one in service, as beside a damaged agent.json', async () => {
-    const t = await homeWith({ ann: 'ok', cat: 'archive' });
+    const t = await homeWith({ ann: 'ok', cat: 'archive-damaged' });
     const ok = await runIn(t, ['msg', 'check', '--json', '-vv']);
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toEqual([]);
@@ -213,7 +204,7 @@ describe('without --as, an agent out of service is never the choice, and its fai
   });
 
   it('every agent out of service: names each with its code and points at svc doctor', async () => {
-    const t = await homeWith({ eli: 'archive', fay: 'config', gus: 'archive' });
+    const t = await homeWith({ eli: 'archive-damaged', fay: 'config-damaged', gus: 'archive-damaged' });
     const r = await runIn(t, ['inbox', '--json']);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toEqual({

@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { agentFile, homeWithAgents, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,7 @@ let stage: DaemonsOnRelay<'ann' | 'bob'>;
 let annDaemon: TestDaemon | undefined;
 const others: TestDaemon[] = [];
 
-const archiveOf = (home: string, agent: string) => join(home, 'agents', agent, 'archive.db');
+const archiveOf = (home: string, agent: string) => agentFile(home, agent, 'archive.db');
 
 const connected = (d: TestDaemon, name: string) =>
   until(
@@ -145,16 +145,11 @@ describe('an agent whose archive cannot be used', () => {
   });
 
   it('every agent of the daemon unusable: the daemon still starts and reports each (damaged files left as they were)', async () => {
-    const d = await startDaemon(undefined, timing);
-    others.push(d);
-    await d.client.registerLocal({ name: 'solo' });
-    await d.client.registerLocal({ name: 'duo' });
-    await d.daemon.close();
-    const files = ['duo', 'solo'].map((n) => archiveOf(d.home, n));
-    for (const f of files) writeFileSync(f, 'not a database, just some bytes '.repeat(200));
+    const home = await homeWithAgents('svc-daemon-test-', { duo: 'archive-damaged', solo: 'archive-damaged' });
+    const files = ['duo', 'solo'].map((n) => archiveOf(home, n));
     const before = files.map((f) => readFileSync(f));
 
-    const again = await startDaemon(d.home, timing);
+    const again = await startDaemon(home, timing);
     others.push(again);
     const status = await again.client.status();
     expect(status.agents).toEqual(
@@ -189,17 +184,12 @@ describe('an agent whose archive cannot be used', () => {
 
 describe("a name that is also another agent's number", () => {
   it('names the agent out of service, never the other agent whose number it is', async () => {
-    const d = await startDaemon(undefined, timing);
-    others.push(d);
-    await d.client.registerLocal({ name: 'yy' });
-    await d.client.registerLocal({ name: 'zeta' });
-    await d.daemon.close();
+    const home = await homeWithAgents('svc-daemon-test-', { yy: 'ok', zeta: 'archive-damaged' });
     // yy's agent number is zeta (a relay gives agent numbers; nothing keeps them from names)
-    const yyConfig = join(d.home, 'agents', 'yy', 'agent.json');
+    const yyConfig = agentFile(home, 'yy', 'agent.json');
     writeFileSync(yyConfig, JSON.stringify({ ...JSON.parse(readFileSync(yyConfig, 'utf8')), agent_number: 'zeta' }));
-    writeFileSync(archiveOf(d.home, 'zeta'), 'not a database, just some bytes '.repeat(200));
 
-    const again = await startDaemon(d.home, timing);
+    const again = await startDaemon(home, timing);
     others.push(again);
     await expect(again.client.getAgent('zeta')).rejects.toMatchObject({ code: 'archive_unusable' });
     await expect(again.client.deregister('zeta', { revoke: false })).rejects.toMatchObject({

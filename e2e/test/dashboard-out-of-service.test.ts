@@ -12,7 +12,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { haveChromium, launchBrowser } from '@svc/test-harness/browser';
-import { homeWithAgentsOutOfService, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { agentFile, homeWithAgents, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -51,7 +51,9 @@ describe.skipIf(!haveChromium)('the dashboard with an agent out of service', () 
     if (process.env.SVC_UPDATE_SCREENSHOTS === '1') mkdirSync(DOCS_SHOTS, { recursive: true });
     // a later svc ran on this home and moved zed's archive to a schema this one does not know;
     // yan's agent.json is cut short
-    ({ home, config, file } = await homeWithAgentsOutOfService('svc-dashboard-unusable-'));
+    home = await homeWithAgents('svc-dashboard-unusable-', { ann: 'ok', yan: 'config-damaged', zed: 'archive-newer' });
+    config = agentFile(home, 'yan', 'agent.json');
+    file = agentFile(home, 'zed', 'archive.db');
     [d, browser] = await Promise.all([startDaemon(home), launchBrowser()]);
     page = browser.pages()[0] ?? (await browser.newPage());
     await page.goto((await d.client.openDashboard({ port: 0 })).url);

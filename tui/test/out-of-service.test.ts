@@ -6,7 +6,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { until } from '@svc/test-harness';
-import { homeWithAgentsOutOfService, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { agentFile, homeWithAgents, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,9 @@ let ui: ReturnType<typeof render> | undefined;
 
 beforeAll(async () => {
   // ann first by name, so she is shown first; a newer svc wrote zed's archive; yan's agent.json is cut short
-  ({ home, config, file } = await homeWithAgentsOutOfService('svc-tui-unusable-'));
+  home = await homeWithAgents('svc-tui-unusable-', { ann: 'ok', yan: 'config-damaged', zed: 'archive-newer' });
+  config = agentFile(home, 'yan', 'agent.json');
+  file = agentFile(home, 'zed', 'archive.db');
   d = await startDaemon(home);
 }, 30_000);
 

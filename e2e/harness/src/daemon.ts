@@ -33,31 +33,39 @@ export async function startDaemon(home = tempHome(), overrides: Partial<DaemonCo
   return { daemon, client: new DaemonClient({ home }), home };
 }
 
+/** What a test does to a local agent's files once it is registered. */
+export type AgentFiles = 'ok' | 'archive-newer' | 'archive-damaged' | 'config-damaged';
+
+/** A file of local agent `name` in `home`. */
+export const agentFile = (home: string, name: string, file: 'archive.db' | 'agent.json'): string =>
+  join(home, 'agents', name, file);
+
 /**
- * A home whose daemon keeps two of its three local agents out of service: ann in service,
- * yan's agent.json cut short, zed's archive moved to a schema one past this svc's (as a
- * later svc would leave it: the SQLite header's user_version, at byte 60, big-endian).
+ * A home with these local agents (registered by a daemon, closed again), then the files of
+ * some spoiled: an archive moved to a schema one past this svc's, as a later svc would leave
+ * it (the SQLite header's user_version, at byte 60, big-endian), or overwritten with bytes
+ * that are no database; an agent.json cut short. A daemon started on it keeps those agents
+ * out of service.
  */
-export async function homeWithAgentsOutOfService(
-  prefix: string,
-): Promise<{ home: string; config: string; file: string }> {
+export async function homeWithAgents(prefix: string, agents: Record<string, AgentFiles>): Promise<string> {
   const home = tempHome(prefix);
   const first = await startDaemon(home);
-  await first.client.registerLocal({ name: 'ann' });
-  await first.client.registerLocal({ name: 'yan' });
-  await first.client.registerLocal({ name: 'zed' });
+  for (const name of Object.keys(agents)) await first.client.registerLocal({ name });
   await first.daemon.close();
-  const config = join(home, 'agents', 'yan', 'agent.json');
-  writeFileSync(config, '{"name": "yan", "agent_');
-  const file = join(home, 'agents', 'zed', 'archive.db');
-  const header = readFileSync(file).subarray(0, 100);
-  const fd = openSync(file, 'r+');
-  try {
-    const version = Buffer.alloc(4);
-    version.writeUInt32BE(header.readUInt32BE(60) + 1);
-    writeSync(fd, version, 0, 4, 60);
-  } finally {
-    closeSync(fd);
+  for (const [name, files] of Object.entries(agents)) {
+    const archive = agentFile(home, name, 'archive.db');
+    if (files === 'config-damaged') writeFileSync(agentFile(home, name, 'agent.json'), `{"name": "${name}", "agent_`);
+    if (files === 'archive-damaged') writeFileSync(archive, 'not a database, just some bytes '.repeat(200));
+    if (files === 'archive-newer') {
+      const version = Buffer.alloc(4);
+      version.writeUInt32BE(readFileSync(archive).readUInt32BE(60) + 1);
+      const fd = openSync(archive, 'r+');
+      try {
+        writeSync(fd, version, 0, 4, 60);
+      } finally {
+        closeSync(fd);
+      }
+    }
   }
-  return { home, config, file };
+  return home;
 }
