@@ -1,11 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { until } from '@svc/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ERROR_ANSWER_BYTES, MAX_RELAY_ANSWER_BYTES, openRequest, readBody, relayRequest } from './http.js';
 
 /** A relay stand-in whose answers are as long as a test asks. */
 let server: Server;
 let baseUrl: string;
+let silentRequests = 0;
 beforeAll(async () => {
   server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -14,6 +16,11 @@ beforeAll(async () => {
       // declares more than the limit; sends nothing
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(size) });
       res.flushHeaders();
+      return;
+    }
+    if (url.pathname === '/silent') {
+      // takes the request and never answers
+      silentRequests++;
       return;
     }
     if (url.pathname === '/endless') {
@@ -70,5 +77,26 @@ describe('relay answers are bounded', () => {
 
   it('the default limit holds a full pending page (100 envelopes of 256 KiB) and no more than 1 MiB beside', () => {
     expect(MAX_RELAY_ANSWER_BYTES).toBe(100 * 256 * 1024 + 1024 * 1024);
+  });
+});
+
+describe("a target's stop signal", () => {
+  it('cuts short a call in flight, with a message that says why, and any call made after it', async () => {
+    const stop = new AbortController();
+    const target = { baseUrl, stopped: stop.signal };
+    const before = silentRequests;
+    const call = relayRequest(target, { method: 'GET', path: '/silent' });
+    const failed = expect(call).rejects.toMatchObject({
+      code: 'relay_unreachable',
+      message: expect.stringMatching(/was cut short: the agent's session stopped/),
+    });
+    await until(async () => silentRequests > before, 5_000, 'the server has the request');
+    stop.abort();
+    await failed;
+    // a call made once stopped does not go out
+    await expect(
+      relayRequest(target, { method: 'GET', path: '/silent', signal: new AbortController().signal }),
+    ).rejects.toMatchObject({ code: 'relay_unreachable' });
+    expect(silentRequests).toBe(before + 1);
   });
 });

@@ -22,6 +22,11 @@ export interface RelayTarget {
   baseUrl: string;
   /** PEM text of extra CAs */
   ca?: string;
+  /**
+   * Aborts every call to this target still in flight (an agent's session that stops): a
+   * stopping daemon does not wait out the timeouts of calls whose answers nobody reads.
+   */
+  stopped?: AbortSignal;
 }
 
 export interface RelayResponse<T = unknown> {
@@ -62,6 +67,8 @@ export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<
         ? undefined
         : Buffer.from(JSON.stringify(opts.body));
   const type = opts.raw !== undefined ? 'application/octet-stream' : 'application/json';
+  const signal =
+    opts.signal && target.stopped ? AbortSignal.any([opts.signal, target.stopped]) : (opts.signal ?? target.stopped);
   return new Promise((resolve, reject) => {
     const req = requestFn(url)(url, {
       method: opts.method,
@@ -71,7 +78,7 @@ export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<
         ...opts.headers,
       },
       ...(target.ca ? { ca: target.ca } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(signal ? { signal } : {}),
     });
     if (opts.timeoutMs) {
       req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`request timed out after ${opts.timeoutMs} ms`)));
@@ -145,6 +152,13 @@ export async function relayRequest<T = unknown>(target: RelayTarget, opts: Reque
     res = await openRequest(target, { timeoutMs: 35_000, ...opts });
   } catch (cause) {
     if (cause instanceof DaemonError) throw cause;
+    if (target.stopped?.aborted) {
+      throw new DaemonError(
+        'relay_unreachable',
+        `The call to the relay at ${target.baseUrl} was cut short: the agent's session stopped (the daemon is stopping, or the agent was removed).`,
+        { cause, status: 503 },
+      );
+    }
     throw new DaemonError(
       'relay_unreachable',
       `The relay at ${target.baseUrl} cannot be reached (${(cause as Error).message}): check that it runs and that this machine reaches it, then try again.`,

@@ -107,7 +107,8 @@ export class AgentSession {
     this.vault = opts.vault;
     this.events = opts.events;
     this.log = opts.log;
-    const target = { baseUrl: opts.config.api_url, ...(opts.ca ? { ca: opts.ca } : {}) };
+    // stop() aborts every relay call of this agent still in flight (see RelayTarget.stopped)
+    const target = { baseUrl: opts.config.api_url, ...(opts.ca ? { ca: opts.ca } : {}), stopped: this.#life.signal };
     this.credentials = new Credentials(() => this.config, target, opts.vault, opts.log);
     this.relay = new AgentRelay(target, this.credentials);
     this.peers = new Peers(() => this.config, opts.archive, this.relay, opts.events, opts.log);
