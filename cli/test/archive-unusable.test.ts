@@ -93,6 +93,18 @@ describe('an agent out of service (its archive cannot be used)', () => {
   });
 });
 
+describe('svc deregister of an agent out of service (its archive cannot be used)', () => {
+  it('removes it, named with its number; an agent of this machine alone has no relay to revoke it on', async () => {
+    const t = await homeWith({ ann: 'ok', cat: 'archive-damaged' });
+    const r = await runIn(t, ['deregister', 'cat', '--yes']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      'Removed cat (cat) from this machine (an agent of this machine alone: no relay to revoke it on).\n',
+    );
+    expect((await t.client.status()).agents.map((a) => a.name)).toEqual(['ann']);
+  });
+});
+
 describe('svc sync of every agent while one is out of service', () => {
   it('syncs the others, says which it left out and why, and exits 1', async () => {
     const r = await run(['sync', '--json']);
@@ -131,7 +143,7 @@ describe('an agent out of service because its agent.json cannot be read', () => 
     expect(human.stdout.split('\n').filter((l) => l.startsWith('  - '))).toEqual([
       `  - agent dot is out of service (config_invalid): The agent config ${config} is damaged (${
         human.stdout.match(/is damaged \((.*?)\); it was not changed/)?.[1]
-      }); it was not changed: restore it from a backup, or move the agent's directory ${join(home2, 'agents', 'dot')} away to give the agent up (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke), then restart the daemon (svc stop, then svc start -b).`,
+      }); it was not changed: restore it from a backup, then restart the daemon (svc stop, then svc start -b); or give the agent up: svc deregister dot --local sets its directory ${join(home2, 'agents', 'dot')} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke).`,
     ]);
     const report = JSON.parse((await run2(['doctor', '--json'])).stdout);
     expect(report.agents.find((a: { name: string }) => a.name === 'dot')).toEqual({
@@ -163,6 +175,22 @@ describe('an agent out of service because its agent.json cannot be read', () => 
     const ok = await run2(['msg', 'check', '--json']);
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toEqual([]);
+  });
+
+  it('svc deregister --local gives it up (no number to show); without --local it says why not, asking nothing', async () => {
+    const refused = await run2(['deregister', 'dot']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^svc: error: Agent dot's agent\.json cannot be read, so it cannot be revoked from this machine: `svc deregister dot --local` forgets it here .*\(config_invalid\)\n$/,
+    );
+    const removed = await run2(['deregister', 'dot', '--local', '--yes']);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stdout).toBe(
+      'Removed dot from this machine; it was not revoked (ask the operator: svc-relay agent revoke).\n',
+    );
+    const list = await run2(['agent', 'list']);
+    expect(list.stdout).not.toMatch(/^dot /m);
+    expect(list.stdout).toMatch(/^ann /m);
   });
 });
 

@@ -55,8 +55,18 @@ describe('a send while the relay is unreachable', () => {
 });
 
 describe('deregister', () => {
+  const withKind = (kind: 'agent' | 'local') => ({
+    ...agents,
+    getAgent: () => AGENT,
+    deregister: () => undefined,
+    status: () => ({
+      ...daemonStatus,
+      agents: [{ name: 'alice', agent_number: '1001', deployment: 'home', session: 'connected' as const, kind }],
+    }),
+  });
+
   it('revokes on the relay by default and says so', async () => {
-    const { link, calls } = fakeLink({ ...agents, getAgent: () => AGENT, deregister: () => undefined });
+    const { link, calls } = fakeLink(withKind('agent'));
     const r = await svc(['deregister', 'alice', '--yes', '--json'], { link });
     expect(r.code).toBe(0);
     expect(calls.find((c) => c.method === 'deregister')?.args).toEqual(['alice', { revoke: true }]);
@@ -64,11 +74,22 @@ describe('deregister', () => {
   });
 
   it('--local only forgets it, and says it was not revoked', async () => {
-    const { link, calls } = fakeLink({ ...agents, getAgent: () => AGENT, deregister: () => undefined });
+    const { link, calls } = fakeLink(withKind('agent'));
     const r = await svc(['deregister', 'alice', '--yes', '--local'], { link });
     expect(r.code).toBe(0);
     expect(calls.find((c) => c.method === 'deregister')?.args).toEqual(['alice', { revoke: false }]);
     expect(r.stdout).toMatch(/not revoked/);
+  });
+
+  it('an agent of this machine alone: says there was no relay to revoke it on, not that it was revoked', async () => {
+    const { link } = fakeLink(withKind('local'));
+    const r = await svc(['deregister', 'alice', '--yes'], { link });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      'Removed alice (1001) from this machine (an agent of this machine alone: no relay to revoke it on).\n',
+    );
+    const json = await svc(['deregister', 'alice', '--yes', '--json'], { link });
+    expect(JSON.parse(json.stdout)).toMatchObject({ name: 'alice', removed: true, revoked: false });
   });
 });
 

@@ -4,9 +4,10 @@
  * daemon starts, the machine's other agents send and receive through a real relay, status
  * names the agent, the file and what to do, every command for the agent answers
  * archive_unusable (config_invalid for the agent.json), its name stays taken, and the file
- * is left as it was.
+ * is left as it was. Deregistration gives such an agent up: it revokes one whose config can
+ * be read, and sets its directory aside, files untouched.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { until } from '@svc/test-harness';
 import { agentFile, homeWithAgents, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
@@ -24,6 +25,13 @@ let annDaemon: TestDaemon | undefined;
 const others: TestDaemon[] = [];
 
 const archiveOf = (home: string, agent: string) => agentFile(home, agent, 'archive.db');
+
+/** Where deregistration set the directory of `agent` aside (its one `.deregistered-` directory). */
+function setAside(home: string, agent: string): string {
+  const dirs = readdirSync(join(home, 'agents')).filter((d) => d.startsWith(`.deregistered-${agent}-`));
+  expect(dirs).toHaveLength(1);
+  return join(home, 'agents', dirs[0]!);
+}
 
 const connected = (d: TestDaemon, name: string) =>
   until(
@@ -111,7 +119,6 @@ describe('an agent whose archive cannot be used', () => {
     await expect(d.client.check('cat')).rejects.toMatchObject(refused);
     await expect(d.client.inbox('cat')).rejects.toMatchObject(refused);
     await expect(d.client.getAgent('cat')).rejects.toMatchObject(refused);
-    await expect(d.client.deregister('cat')).rejects.toMatchObject(refused);
     // its name stays taken
     await expect(d.client.registerLocal({ name: 'cat' })).rejects.toMatchObject({ code: 'validation_failed' });
 
@@ -182,6 +189,52 @@ describe('an agent whose archive cannot be used', () => {
   });
 });
 
+describe('deregistering an agent out of service', () => {
+  it('whose archive is damaged: revokes it on its relay with its intact credentials and sets its directory aside', async () => {
+    const { bob } = stage.daemons;
+    const d = await startDaemon(undefined, timing);
+    others.push(d);
+    await d.client.fetchDeployment({ url: stage.url, trust_bundle: stage.bundle, name: 'dev' });
+    await d.client.register({ enrollment_code: await stage.grant('fay'), name: 'fay' });
+    await connected(d, 'fay');
+    await deliver(bob, 'bob', d, 'fay', 'hello fay');
+    await d.daemon.close();
+    const damaged = Buffer.from('not a database, just some bytes '.repeat(200));
+    writeFileSync(archiveOf(d.home, 'fay'), damaged);
+
+    const again = await startDaemon(d.home, timing);
+    others.push(again);
+    expect((await again.client.status()).agents.find((a) => a.name === 'fay')?.session).toBe('unusable');
+    await again.client.deregister('fay');
+    // revoked on the relay: nobody can write to it any more
+    await expect(bob.client.send('bob', { to: 'fay', content: 'still there?' })).rejects.toMatchObject({
+      code: 'unknown_recipient',
+    });
+    // forgotten here, its files set aside as they were; the name is free again
+    expect((await again.client.status()).agents.map((a) => a.name)).toEqual([]);
+    expect(readFileSync(join(setAside(d.home, 'fay'), 'archive.db')).equals(damaged)).toBe(true);
+    await again.client.registerLocal({ name: 'fay' });
+    expect((await again.client.listAgents()).map((a) => a.name)).toEqual(['fay']);
+  });
+
+  it('whose agent.json is damaged: only --local removes it (refused otherwise, saying why); the name is free again', async () => {
+    const home = await homeWithAgents('svc-daemon-test-', { gil: 'ok', hal: 'config-damaged' });
+    const config = readFileSync(agentFile(home, 'hal', 'agent.json'));
+    const again = await startDaemon(home, timing);
+    others.push(again);
+    await expect(again.client.deregister('hal')).rejects.toMatchObject({ code: 'config_invalid' });
+    expect((await again.client.status()).agents.map((a) => [a.name, a.session])).toEqual([
+      ['gil', 'offline'],
+      ['hal', 'unusable'],
+    ]);
+    await again.client.deregister('hal', { revoke: false });
+    expect((await again.client.status()).agents.map((a) => a.name)).toEqual(['gil']);
+    expect(readFileSync(join(setAside(home, 'hal'), 'agent.json')).equals(config)).toBe(true);
+    await again.client.registerLocal({ name: 'hal' });
+    expect((await again.client.listAgents()).map((a) => a.name)).toEqual(['gil', 'hal']);
+  });
+});
+
 describe("a name that is also another agent's number", () => {
   it('names the agent out of service, never the other agent whose number it is', async () => {
     const home = await homeWithAgents('svc-daemon-test-', { yy: 'ok', zeta: 'archive-damaged' });
@@ -192,10 +245,12 @@ describe("a name that is also another agent's number", () => {
     const again = await startDaemon(home, timing);
     others.push(again);
     await expect(again.client.getAgent('zeta')).rejects.toMatchObject({ code: 'archive_unusable' });
-    await expect(again.client.deregister('zeta', { revoke: false })).rejects.toMatchObject({
-      code: 'archive_unusable',
-    });
     expect((await again.client.listAgents()).map((a) => a.name)).toEqual(['yy', 'zeta']);
+    // deregistering zeta gives up the agent of that name, not yy
+    await again.client.deregister('zeta', { revoke: false });
+    expect((await again.client.listAgents()).map((a) => a.name)).toEqual(['yy']);
+    expect((await again.client.status()).agents.map((a) => a.name)).toEqual(['yy']);
+    expect(readdirSync(setAside(home, 'zeta'))).toContain('archive.db');
   });
 });
 
@@ -232,7 +287,9 @@ describe('an agent whose agent.json cannot be read', () => {
         message: expect.stringMatching(
           new RegExp(`^The agent config ${file} is damaged \\(.+\\); it was not changed: restore it from a backup`),
         ),
-        hint: expect.stringMatching(/^restore it from a backup, or move .*then restart the daemon/),
+        hint: expect.stringMatching(
+          /^restore it from a backup, then restart the daemon .*; or give the agent up: svc deregister eve --local /,
+        ),
       },
     });
     // agent list has only the agents it can describe: eve's facts are in the file it cannot read
@@ -257,7 +314,13 @@ describe('an agent whose agent.json cannot be read', () => {
     await expect(again.client.send('eve', { to: 'bob', content: 'hello' })).rejects.toMatchObject(refused);
     await expect(again.client.check('eve')).rejects.toMatchObject(refused);
     await expect(again.client.getAgent('eve')).rejects.toMatchObject(refused);
-    await expect(again.client.deregister('eve')).rejects.toMatchObject(refused);
+    // its relay is named in the file that cannot be read: it cannot be revoked from here
+    await expect(again.client.deregister('eve')).rejects.toMatchObject({
+      code: 'config_invalid',
+      message: expect.stringMatching(
+        /^Agent eve's agent\.json cannot be read, so it cannot be revoked from this machine: `svc deregister eve --local` forgets it here/,
+      ),
+    });
     // its name stays taken: no new agent of that name writes over the file
     await expect(again.client.registerLocal({ name: 'eve' })).rejects.toMatchObject({ code: 'validation_failed' });
     await expect(

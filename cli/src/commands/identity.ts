@@ -1,5 +1,5 @@
 /** Identity: whoami, deregister, sync, doctor, account (hosted), star, tui; start and stop live in daemon-process.ts. */
-import { type LocalAgent, refusedAdvice, type SyncResult } from '@svc/daemon/client';
+import { type DaemonApi, type DaemonStatus, type LocalAgent, refusedAdvice, type SyncResult } from '@svc/daemon/client';
 import type { OwnProfile, TokenResponse } from '@svc/shared';
 import { Command } from 'commander';
 import type { App } from '../app.js';
@@ -31,6 +31,29 @@ async function whoamiByApiKey(apiUrl: string, apiKey: string): Promise<OwnProfil
     headers: { authorization: `Bearer ${apiKey}` },
   });
   return call<OwnProfile>('/api/v1/agents/me', { headers: { authorization: `Bearer ${token.access_token}` } });
+}
+
+/**
+ * The agent `svc deregister` removes, as status describes it (its kind: an agent of this
+ * machine alone has no relay to revoke it on): a local agent, or one out of service, which
+ * the daemon describes only there (by name, and by number when its agent.json can be read).
+ * A name wins over a number there too.
+ */
+async function agentToRemove(link: DaemonApi, ref: string): Promise<DaemonStatus['agents'][number]> {
+  let name: string;
+  try {
+    name = (await link.getAgent(ref)).name;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code !== 'archive_unusable' && code !== 'config_invalid') throw err;
+    const out = (await link.status()).agents.filter((a) => a.unusable);
+    const found = out.find((a) => a.name === ref) ?? out.find((a) => a.agent_number === ref);
+    if (!found) throw err;
+    return found;
+  }
+  const agent = (await link.status()).agents.find((a) => a.name === name);
+  if (!agent) throw new CliError('unknown_agent', `No local agent ${ref}; see \`svc agent list\`.`);
+  return agent;
 }
 
 function accountCommand(app: App): Command {
@@ -115,19 +138,29 @@ export function identityCommands(app: App): Command[] {
   action(app, deregister, async (run, name?: string) => {
     const o = run.opts<{ yes: boolean; local: boolean }>();
     const link = await run.link();
-    const agent = await link.getAgent(name!);
-    if (!o.yes) {
+    const agent = await agentToRemove(link, name!);
+    // an agent whose agent.json cannot be read has no number to show, and only --local can remove it
+    const who = agent.agent_number ? `${agent.name} (${agent.agent_number})` : agent.name;
+    const refused = !o.local && agent.unusable?.error === 'config_invalid';
+    // an agent of this machine alone has no relay to revoke it on
+    const alone = agent.kind === 'local';
+    if (!o.yes && !refused) {
       await run.confirm(
-        o.local
-          ? `Remove ${agent.name} (${agent.agent_number}) and its identity from this machine, without revoking it?`
-          : `Revoke ${agent.name} (${agent.agent_number}) on its relay and remove it from this machine?`,
+        alone
+          ? `Remove ${who} and its identity from this machine?`
+          : o.local
+            ? `Remove ${who} and its identity from this machine, without revoking it?`
+            : `Revoke ${who} on its relay and remove it from this machine?`,
       );
     }
     await link.deregister(agent.name, { revoke: !o.local });
-    run.print({ name: agent.name, agent_number: agent.agent_number, removed: true, revoked: !o.local }, () =>
-      o.local
-        ? `Removed ${agent.name} (${agent.agent_number}) from this machine; it was not revoked (ask the operator: svc-relay agent revoke).\n`
-        : `Revoked ${agent.name} (${agent.agent_number}) on its relay and removed it from this machine.\n`,
+    const revoked = !o.local && !alone;
+    run.print({ name: agent.name, agent_number: agent.agent_number ?? null, removed: true, revoked }, () =>
+      alone
+        ? `Removed ${who} from this machine (an agent of this machine alone: no relay to revoke it on).\n`
+        : revoked
+          ? `Revoked ${who} on its relay and removed it from this machine.\n`
+          : `Removed ${who} from this machine; it was not revoked (ask the operator: svc-relay agent revoke).\n`,
     );
   });
 

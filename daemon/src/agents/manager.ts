@@ -3,8 +3,8 @@
  * An agent whose archive cannot be used (archive_unusable: a newer svc wrote it, it is
  * damaged, it cannot be opened) or whose agent.json cannot be read (config_invalid) is kept
  * out of service: it has no session, status shows it with the file and what to do, every
- * command for it answers that code, its file is left as it is, its name stays taken, and
- * the other agents run as usual.
+ * command for it but deregistration answers that code, its file is left as it is, its name
+ * stays taken, and the other agents run as usual.
  */
 import type { Logger } from 'pino';
 import { Archive, ArchiveUnusableError } from '../archive/archive.js';
@@ -15,6 +15,7 @@ import { type AgentFileUnusableError, DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { EdgeLink } from '../local-stack/edge-link.js';
 import { unreadCount } from '../messaging/conversations.js';
+import { type AgentRelay, agentRelay } from '../session/agent-relay.js';
 import { AgentSession } from '../session/session.js';
 import { forgetAgentSecrets, type Vault } from '../vault/index.js';
 import { agentOutOfService } from './out-of-service.js';
@@ -88,19 +89,13 @@ export class AgentManager {
 
   #open(config: AgentConfig): AgentSession {
     const archive = this.#openArchive(config);
-    let ca: string | undefined;
-    try {
-      ca = this.#deployments.get(config.deployment).ca_bundle ?? undefined;
-    } catch {
-      // the deployment was removed: the agent still talks to its recorded API URL
-    }
     const session: AgentSession = new AgentSession({
       config,
       archive,
       vault: this.#vault,
       events: this.#events,
       log: this.#log,
-      ca,
+      ca: this.#caOf(config),
       ...this.#timing,
       saveConfig: (c) => this.store.save(c),
       edge: () => this.edge,
@@ -195,14 +190,22 @@ export class AgentManager {
    * what cannot be used (archive_unusable, config_invalid), naming the file.
    */
   resolve(ref: string): AgentSession {
-    const byName = this.#sessions.get(ref);
+    const found = this.find(ref);
+    if (found instanceof AgentSession) return found;
+    throw agentOutOfService(found);
+  }
+
+  /**
+   * A local agent by name, else by agent number, in service (its session) or not; unknown_agent
+   * otherwise. A name wins over an agent number, also an out-of-service agent's name: `--as
+   * zeta` must never act as (or deregister) another agent whose number happens to be zeta.
+   */
+  find(ref: string): AgentSession | OutOfServiceAgent {
+    const byName = this.#sessions.get(ref) ?? this.#unusable.get(ref);
     if (byName) return byName;
-    // a name wins over an agent number, also an out-of-service agent's name: `--as zeta` must
-    // never act as (or deregister) another agent whose number happens to be zeta
-    const outByName = this.#unusable.get(ref);
-    if (!outByName) for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
-    const out = outByName ?? [...this.#unusable.values()].find((u) => u.config?.agent_number === ref);
-    if (out) throw agentOutOfService(out);
+    for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
+    const out = [...this.#unusable.values()].find((u) => u.config?.agent_number === ref);
+    if (out) return out;
     throw new DaemonError('unknown_agent', `No local agent ${ref}; see \`svc agent list\`.`);
   }
 
@@ -220,14 +223,39 @@ export class AgentManager {
     return session;
   }
 
+  /**
+   * Forgets a local agent here: its secrets leave the vault and its directory is set aside
+   * (renamed, not deleted). One out of service goes the same way, its unusable file with it.
+   */
   async remove(ref: string): Promise<void> {
-    const session = this.resolve(ref);
-    await session.stop();
-    session.archive.close();
-    this.#sessions.delete(session.name);
-    forgetAgentSecrets(this.#vault, session.name);
-    this.store.retire(session.name);
-    this.#log.info({ agent: session.name }, 'agent forgotten locally');
+    const found = this.find(ref);
+    if (found instanceof AgentSession) {
+      await found.stop();
+      found.archive.close();
+      this.#sessions.delete(found.name);
+    } else {
+      this.#unusable.delete(found.name);
+    }
+    forgetAgentSecrets(this.#vault, found.name);
+    const aside = this.store.retire(found.name);
+    this.#log.info({ agent: found.name, set_aside: aside }, 'agent forgotten locally');
+  }
+
+  /**
+   * Calls to the relay as an agent out of service whose agent.json can be read (its archive
+   * cannot be used): its credentials are in the vault, so it can still revoke itself.
+   */
+  relayOf(config: AgentConfig): AgentRelay {
+    return agentRelay(config, { ca: this.#caOf(config), vault: this.#vault, log: this.#log }).relay;
+  }
+
+  /** The extra CAs of the agent's deployment; none once the deployment was removed (it still talks to its recorded API URL). */
+  #caOf(config: AgentConfig): string | undefined {
+    try {
+      return this.#deployments.get(config.deployment).ca_bundle ?? undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Stops every relay session (and wakes waiting checks); archives stay open for in-flight requests. */

@@ -64,7 +64,7 @@ describe('AgentStore with an agent.json it cannot use', () => {
     expect(err.message).toMatch(new RegExp(`^The agent config ${file} `));
     expect(err.message).toMatch(problem);
     expect(err.hint).toBe(
-      `restore it from a backup, or move the agent's directory ${store.agentDir('eve')} away to give the agent up (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke), then restart the daemon (svc stop, then svc start -b)`,
+      `restore it from a backup, then restart the daemon (svc stop, then svc start -b); or give the agent up: svc deregister eve --local sets its directory ${store.agentDir('eve')} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke)`,
     );
     expect(err.message.endsWith(`; it was not changed: ${err.hint}.`)).toBe(true);
 

@@ -6,7 +6,7 @@
  * that agent out of service and its name taken.
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { LocalAgent } from '../client/api.js';
@@ -32,9 +32,9 @@ export const localAgent = (c: AgentConfig): LocalAgent => {
  */
 export class AgentConfigUnusableError extends AgentFileUnusableError {
   constructor(file: string, problem: string, dir: string, cause?: unknown) {
-    // giving the agent up this way forgets it here only: `svc deregister` cannot revoke it
-    // (its config is what names it), so its relay's operator must
-    const hint = `restore it from a backup, or move the agent's directory ${dir} away to give the agent up (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke), then ${RESTART_DAEMON}`;
+    // giving the agent up forgets it here only: `svc deregister` cannot revoke it (its config
+    // is what names its relay), so its relay's operator must
+    const hint = `restore it from a backup, then ${RESTART_DAEMON}; or give the agent up: svc deregister ${basename(dir)} --local sets its directory ${dir} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke)`;
     super('config_invalid', `The agent config ${file} ${problem}; it was not changed: ${hint}.`, file, hint, cause);
     this.name = 'AgentConfigUnusableError';
   }

@@ -54,7 +54,7 @@ export const DaemonStatus = Type.Object({
       agent_number: Opt(Str()),
       /** absent only for an agent whose agent.json cannot be read */
       deployment: Opt(Str()),
-      /** `unusable`: the agent is out of service (no session; every command for it answers `unusable.error`) */
+      /** `unusable`: the agent is out of service (no session; every command for it but deregister answers `unusable.error`) */
       session: AgentState,
       /** why the last attempt to connect failed, while not connected; for an unusable agent, why it is */
       session_error: Opt(Str()),

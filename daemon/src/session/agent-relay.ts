@@ -1,4 +1,7 @@
 /** Calls to the relay as one agent: adds the access JWT, retries once on a stale token. */
+
+import type { Logger } from 'pino';
+import type { AgentConfig } from '../agents/store.js';
 import { DaemonError } from '../errors.js';
 import {
   MAX_ERROR_ANSWER_BYTES,
@@ -10,7 +13,8 @@ import {
   relayRequest,
   toRelayError,
 } from '../relay/http.js';
-import type { Credentials } from './credentials.js';
+import type { Vault } from '../vault/index.js';
+import { Credentials } from './credentials.js';
 
 export const STREAM_IDLE_MS = 45_000;
 
@@ -66,6 +70,24 @@ export class AgentRelay {
     res.socket?.setTimeout(STREAM_IDLE_MS, () => res.destroy(new Error('relay stream idle')));
     return res;
   }
+}
+
+/**
+ * An agent's calls to its relay (and the credentials they sign in with): `stopped` aborts
+ * every call still in flight (see RelayTarget.stopped).
+ */
+export function agentRelay(
+  agent: AgentConfig | (() => AgentConfig),
+  opts: { ca?: string | undefined; vault: Vault; log: Logger; stopped?: AbortSignal },
+): { credentials: Credentials; relay: AgentRelay } {
+  const config = typeof agent === 'function' ? agent : () => agent;
+  const target = {
+    baseUrl: config().api_url,
+    ...(opts.ca ? { ca: opts.ca } : {}),
+    ...(opts.stopped ? { stopped: opts.stopped } : {}),
+  };
+  const credentials = new Credentials(config, target, opts.vault, opts.log);
+  return { credentials, relay: new AgentRelay(target, credentials) };
 }
 
 export const notConnected = (agent: string) =>

@@ -16,8 +16,8 @@ import type { EdgeLink, SourceFeed } from '../local-stack/edge-link.js';
 import { isTransient, postEnvelope } from '../messaging/send.js';
 import { relayCode } from '../relay/http.js';
 import { loadKeys, type Vault } from '../vault/index.js';
-import { AgentRelay } from './agent-relay.js';
-import { Credentials } from './credentials.js';
+import { type AgentRelay, agentRelay } from './agent-relay.js';
+import type { Credentials } from './credentials.js';
 import { type InboundItem, type InboundOutcome, InboundProcessor } from './inbound.js';
 import { Peers } from './peers.js';
 import { readSse } from './sse.js';
@@ -107,10 +107,13 @@ export class AgentSession {
     this.vault = opts.vault;
     this.events = opts.events;
     this.log = opts.log;
-    // stop() aborts every relay call of this agent still in flight (see RelayTarget.stopped)
-    const target = { baseUrl: opts.config.api_url, ...(opts.ca ? { ca: opts.ca } : {}), stopped: this.#life.signal };
-    this.credentials = new Credentials(() => this.config, target, opts.vault, opts.log);
-    this.relay = new AgentRelay(target, this.credentials);
+    // stop() aborts every relay call of this agent still in flight
+    ({ credentials: this.credentials, relay: this.relay } = agentRelay(() => this.config, {
+      ca: opts.ca,
+      vault: opts.vault,
+      log: opts.log,
+      stopped: this.#life.signal,
+    }));
     this.peers = new Peers(() => this.config, opts.archive, this.relay, opts.events, opts.log);
     this.inbound = new InboundProcessor({
       agent: () => this.config,

@@ -1,12 +1,15 @@
 import { parseEnrollmentCode } from '@svc/shared';
+import type { Logger } from 'pino';
 import { acceptPeerKey, generateKeys, keyStatus, uploadSigning } from '../../agents/keys.js';
 import { createLocalAgent, isLocalOnly } from '../../agents/local-agent.js';
+import type { OutOfServiceAgent } from '../../agents/manager.js';
 import { register } from '../../agents/register.js';
 import { localAgent } from '../../agents/store.js';
 import { DAEMON_API as API } from '../../client/api.js';
 import type { DaemonContext } from '../../context.js';
 import { DaemonError, RelayError } from '../../errors.js';
-import type { AgentSession } from '../../session/session.js';
+import type { AgentRelay } from '../../session/agent-relay.js';
+import { AgentSession } from '../../session/session.js';
 import { type DaemonApp, route } from './route.js';
 
 /**
@@ -14,17 +17,36 @@ import { type DaemonApp, route } from './route.js';
  * forgotten here, so nobody can write to it any more and its keys are useless. A relay
  * that no longer knows the agent (401/403/404) has nothing left to revoke.
  */
-async function revokeSelf(session: AgentSession): Promise<void> {
+async function revokeSelf(relay: AgentRelay, log: Logger, agent: string): Promise<void> {
   try {
-    await session.relay.call({ method: 'POST', path: '/api/v1/agents/me/revoke', timeoutMs: 15_000 });
-    session.log.info({ agent: session.name }, 'agent revoked on the relay');
+    await relay.call({ method: 'POST', path: '/api/v1/agents/me/revoke', timeoutMs: 15_000 });
+    log.info({ agent }, 'agent revoked on the relay');
   } catch (err) {
     if (err instanceof RelayError && [401, 403, 404].includes(err.relayStatus)) {
-      session.log.info({ agent: session.name, code: err.relayErrorCode }, 'relay no longer knows the agent');
+      log.info({ agent, code: err.relayErrorCode }, 'relay no longer knows the agent');
       return;
     }
     throw err;
   }
+}
+
+/**
+ * Deregistration of an agent out of service. One whose archive cannot be used still has its
+ * config and credentials: it revokes itself as usual. One whose agent.json cannot be read
+ * has no known relay, so it can only be forgotten here (revoke=false).
+ */
+async function deregisterOutOfService(ctx: DaemonContext, out: OutOfServiceAgent, revoke: boolean): Promise<void> {
+  if (revoke && !out.config) {
+    throw new DaemonError(
+      'config_invalid',
+      `Agent ${out.name}'s agent.json cannot be read, so it cannot be revoked from this machine: \`svc deregister ${out.name} --local\` forgets it here (its directory is set aside, not deleted) and, if it was enrolled on a relay, that relay's operator revokes it (svc-relay agent revoke).`,
+      { cause: out.error },
+    );
+  }
+  if (revoke && out.config && !isLocalOnly(out.config)) {
+    await revokeSelf(ctx.agents.relayOf(out.config), ctx.log, out.name);
+  }
+  await ctx.agents.remove(out.name);
 }
 
 export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
@@ -72,13 +94,18 @@ export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
   route(app, API.listAgents, async () => ctx.agents.configs().map(localAgent));
   route(app, API.getAgent, async (request) => localAgent(agent(request).config));
   route(app, API.deregister, async (request) => {
-    const session = agent(request);
-    // its named source first, while the uplink may still speak for it
-    await ctx.localStack.forget(session);
     // revoke=false: forget locally only (a relay that is gone for good); the credentials stay
     // valid there. A local agent has no relay to revoke it on.
-    if (request.query.revoke !== false && !isLocalOnly(session.config)) await revokeSelf(session);
-    await ctx.agents.remove(session.name);
+    const revoke = request.query.revoke !== false;
+    const found = ctx.agents.find(request.params.agent);
+    if (!(found instanceof AgentSession)) {
+      await deregisterOutOfService(ctx, found, revoke);
+      return {};
+    }
+    // its named source first, while the uplink may still speak for it
+    await ctx.localStack.forget(found);
+    if (revoke && !isLocalOnly(found.config)) await revokeSelf(found.relay, found.log, found.name);
+    await ctx.agents.remove(found.name);
     return {};
   });
   route(app, API.token, async (request) => agent(request).credentials.accessToken());
