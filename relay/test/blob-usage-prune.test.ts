@@ -63,3 +63,39 @@ it('deletes the rows of blobs past the stream age, of an agent that uploads no m
   );
   expect(await usageRows()).toEqual([recent]);
 });
+
+it('prunes at most once an hour of the relay clock, however often the cleanup loop comes round', async () => {
+  const { ledger, stores } = relay.relay.context;
+  let rounds = 0;
+  let prunes = 0;
+  const pruneChallenges = ledger.pruneChallenges.bind(ledger);
+  const prune = stores.blobUsage.prune.bind(stores.blobUsage);
+  ledger.pruneChallenges = (now) => {
+    rounds++;
+    return pruneChallenges(now);
+  };
+  stores.blobUsage.prune = (since) => {
+    prunes++;
+    return prune(since);
+  };
+  try {
+    // a row past the stream age again, made just after the last prune
+    const away = STREAM_MAX_AGE_MS + 60 * 60 * 1000;
+    relay.advance(-away);
+    const old = await upload(alice, bob);
+    relay.advance(away);
+    const from = rounds;
+    await until(async () => rounds >= from + 10, 10_000, 'ten more rounds of the cleanup loop');
+    expect(prunes).toBe(0);
+    expect(await usageRows()).toContain(old);
+    // an hour later on the relay's clock: the next round prunes it, once
+    relay.advance(BLOB_USAGE_PRUNE_INTERVAL_MS);
+    await until(async () => !(await usageRows()).includes(old), 10_000, 'the row past the stream age to go');
+    const after = rounds;
+    await until(async () => rounds >= after + 10, 10_000, 'ten more rounds of the cleanup loop');
+    expect(prunes).toBe(1);
+  } finally {
+    ledger.pruneChallenges = pruneChallenges;
+    stores.blobUsage.prune = prune;
+  }
+});
