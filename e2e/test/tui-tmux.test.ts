@@ -216,6 +216,18 @@ describe('svc tui in tmux against a live daemon', () => {
     // height alone changed (the same frame), the width grew or shrank, one at a time or
     // several in quick succession
     expectOneFrame(await resized(60, 24), 60);
+    // too small for the frame: one line saying what it needs, within the window
+    for (const [x, y] of [
+      [60, 10],
+      [30, 24],
+    ] as const) {
+      const small = await resized(x, y);
+      expect(small.replace(/\s+/g, ' '), small).toContain(
+        `svc tui needs a terminal of at least 40×13; this one is ${x}×${y}: make it larger (q quits).`,
+      );
+      expect(small.replace(/\n+$/, '').split('\n').length, small).toBeLessThanOrEqual(y);
+      for (const line of small.split('\n')) expect(line.length, small).toBeLessThanOrEqual(x);
+    }
     for (const [x, y] of [
       [120, 30],
       [60, 20],

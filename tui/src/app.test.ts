@@ -428,3 +428,33 @@ describe('svc tui frames', () => {
     expect(wrapLines('漢字テスト', 4)).toEqual(['漢字', 'テス', 'ト']);
   });
 });
+
+describe('a small terminal', () => {
+  it('a terminal below the least size gets one line saying what it needs, within its rows; a larger one the frame', async () => {
+    const { source } = fakeSource();
+    // (the test terminal is 100 columns wide whatever the size given: rows alone here; a
+    // real terminal's columns in e2e/test/tui-tmux.test.ts)
+    for (const [columns, rows] of [
+      [100, 12],
+      [100, 6],
+      [100, 3],
+    ] as const) {
+      ui = render(createElement(Dashboard, { source, size: { columns, rows } }));
+      const f = await frame((f) => f.includes('make it larger'), `the size line at ${columns}×${rows}`);
+      expect(f).toContain(`svc tui needs a terminal of at least 40×13; this one is ${columns}×${rows}`);
+      expect(f.split('\n').length).toBeLessThanOrEqual(rows);
+      ui.unmount();
+    }
+    for (const [columns, rows] of [
+      [100, 13],
+      [100, 30],
+    ] as const) {
+      ui = render(createElement(Dashboard, { source, size: { columns, rows } }));
+      const f = await frame((f) => f.includes('Inbox · 1 unread'), `the frame at ${columns}×${rows}`);
+      expect(f).not.toContain('make it larger');
+      expect(f.split('\n').length).toBeLessThanOrEqual(rows);
+      ui.unmount();
+    }
+    ui = undefined;
+  });
+});

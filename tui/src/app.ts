@@ -122,6 +122,13 @@ export function keysLine(mode: KeysMode, columns: number): string {
 export const shortTime = (iso: string | null | undefined): string =>
   iso ? `${iso.slice(5, 10)} ${iso.slice(11, 16)}` : '';
 
+/** The least widths of the left (agents) and right (lists, messages) columns, and the least rows of the panels between header and status lines. */
+const MIN_LEFT_WIDTH = 24;
+const MIN_RIGHT_WIDTH = 20;
+const MIN_BODY_ROWS = 8;
+/** The narrowest terminal the frame is drawn in (the columns shrink to fit; e2e/test/tui-tmux.test.ts checks it whole at 40). */
+const MIN_COLUMNS = 40;
+
 /** The rows of a list that fit, keeping the selection in view. */
 function windowOf<T>(items: T[], selected: number, rows: number): { items: T[]; offset: number } {
   if (items.length <= rows) return { items, offset: 0 };
@@ -495,11 +502,26 @@ export function Dashboard(props: DashboardProps): ReactElement {
   }
 
   const v = snap;
-  const leftWidth = Math.max(24, Math.min(34, Math.floor(columns * 0.3)));
-  const rightWidth = Math.max(20, columns - leftWidth);
-  const inner = (w: number) => w - 4;
   const statusHeight = 2 + warnings(v).length;
-  const bodyRows = Math.max(8, rows - 3 - statusHeight);
+  // the frame's least size: both columns at their least width, and the panels' least body
+  // under the header, status lines, error line and footer; a smaller terminal would scroll a
+  // cut-off frame, so it gets a line saying what it needs instead
+  const least = { columns: MIN_COLUMNS, rows: MIN_BODY_ROWS + 3 + statusHeight };
+  if (columns < least.columns || rows < least.rows) {
+    return h(
+      Box,
+      { flexDirection: 'column', width: columns },
+      h(
+        Text,
+        { wrap: 'wrap' },
+        `svc tui needs a terminal of at least ${least.columns}×${least.rows}; this one is ${columns}×${rows}: make it larger (q quits).`,
+      ),
+    );
+  }
+  const leftWidth = Math.max(MIN_LEFT_WIDTH, Math.min(34, Math.floor(columns * 0.3)));
+  const rightWidth = Math.max(MIN_RIGHT_WIDTH, columns - leftWidth);
+  const inner = (w: number) => w - 4;
+  const bodyRows = Math.max(MIN_BODY_ROWS, rows - 3 - statusHeight);
   const listRows = (share: number) => Math.max(1, Math.floor((bodyRows - 6) * share));
 
   const agents = h(
