@@ -5,6 +5,7 @@
  */
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
+import { processExited } from '../client/process-exit.js';
 import { DaemonError } from '../errors.js';
 
 export function socketAnswers(path: string, timeoutMs = 1000): Promise<boolean> {
@@ -22,15 +23,6 @@ export function socketAnswers(path: string, timeoutMs = 1000): Promise<boolean> 
     s.once('connect', () => done(true));
     s.once('error', () => done(false));
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export interface InstanceLock {
@@ -64,7 +56,7 @@ export async function acquireInstanceLock(lockFile: string, socket: string): Pro
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const pid = Number.parseInt(readFileSync(lockFile, 'utf8').trim(), 10);
-    const owner = Number.isSafeInteger(pid) && pid > 0 && alive(pid);
+    const owner = Number.isSafeInteger(pid) && pid > 0 && !processExited(pid);
     if (owner && (await socketAnswers(socket))) {
       throw new DaemonError('daemon_already_running', `A daemon (pid ${pid}) already runs for this SVC_HOME.`);
     }
