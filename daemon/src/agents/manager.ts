@@ -232,12 +232,12 @@ export class AgentManager {
     if (found instanceof AgentSession) {
       await found.stop();
       found.archive.close();
-      this.#sessions.delete(found.name);
-    } else {
-      this.#unusable.delete(found.name);
     }
-    forgetAgentSecrets(this.#vault, found.name);
+    // first: a directory that cannot be set aside leaves the agent known, with its secrets
     const aside = this.store.retire(found.name);
+    this.#sessions.delete(found.name);
+    this.#unusable.delete(found.name);
+    forgetAgentSecrets(this.#vault, found.name);
     this.#log.info({ agent: found.name, set_aside: aside }, 'agent forgotten locally');
   }
 
