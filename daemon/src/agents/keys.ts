@@ -60,6 +60,8 @@ async function upload(session: AgentSession, encryptionPublic: string, current: 
     method: 'PUT',
     path: '/api/v1/agents/me/keys',
     body: { signing_public_key: signing, encryption_public_key: encryptionPublic, created_at, signature },
+    // a key the relay publishes must be saved here: a stop waits for the answer
+    whole: true,
   });
 }
 

@@ -21,7 +21,7 @@ import {
   parseDescriptor,
 } from '../client/attachment.js';
 import { DaemonError } from '../errors.js';
-import { MAX_ERROR_ANSWER_BYTES, openRequest, readBody, relayCode, toRelayError } from '../relay/http.js';
+import { MAX_ERROR_ANSWER_BYTES, openRequest, readBody, relayCode, stoppedOr, toRelayError } from '../relay/http.js';
 import type { AgentSession } from '../session/session.js';
 
 const TAG_BYTES = 16;
@@ -131,6 +131,14 @@ const PART = /^\.svc-[0-9a-f]{16}\.part$/;
  * size and the tag all hold.
  */
 async function downloadInto(session: AgentSession, d: AttachmentDescriptor, fh: FileHandle): Promise<void> {
+  try {
+    await streamInto(session, d, fh);
+  } catch (err) {
+    throw stoppedOr(session.relay.target, err);
+  }
+}
+
+async function streamInto(session: AgentSession, d: AttachmentDescriptor, fh: FileHandle): Promise<void> {
   const res = await openRequest(session.relay.target, {
     method: 'GET',
     path: `/api/v1/blobs/${d.blob_id}`,

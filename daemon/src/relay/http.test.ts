@@ -8,6 +8,7 @@ import { MAX_ERROR_ANSWER_BYTES, MAX_RELAY_ANSWER_BYTES, openRequest, readBody, 
 let server: Server;
 let baseUrl: string;
 let silentRequests = 0;
+let answerLate: (() => void) | undefined;
 beforeAll(async () => {
   server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -21,6 +22,22 @@ beforeAll(async () => {
     if (url.pathname === '/silent') {
       // takes the request and never answers
       silentRequests++;
+      return;
+    }
+    if (url.pathname === '/headers-only') {
+      // the head of an answer, and its body never
+      silentRequests++;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.flushHeaders();
+      return;
+    }
+    if (url.pathname === '/late') {
+      // answers once told to
+      silentRequests++;
+      answerLate = () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"late":true}');
+      };
       return;
     }
     if (url.pathname === '/endless') {
@@ -93,10 +110,34 @@ describe("a target's stop signal", () => {
     await until(async () => silentRequests > before, 5_000, 'the server has the request');
     stop.abort();
     await failed;
-    // a call made once stopped does not go out
+    // a call made once stopped fails the same way (with a signal of its own too)
     await expect(
       relayRequest(target, { method: 'GET', path: '/silent', signal: new AbortController().signal }),
-    ).rejects.toMatchObject({ code: 'relay_unreachable' });
-    expect(silentRequests).toBe(before + 1);
+    ).rejects.toMatchObject({ code: 'relay_unreachable', message: expect.stringMatching(/cut short/) });
+  });
+
+  it('cuts short a call whose answer has begun, while its body is read, with the same message', async () => {
+    const stop = new AbortController();
+    const before = silentRequests;
+    const call = relayRequest({ baseUrl, stopped: stop.signal }, { method: 'GET', path: '/headers-only' });
+    const failed = expect(call).rejects.toMatchObject({
+      code: 'relay_unreachable',
+      message: expect.stringMatching(/was cut short: the agent's session stopped/),
+    });
+    await until(async () => silentRequests > before, 5_000, 'the server has the request');
+    // the head has left the server; give the client a moment to have it before the stop
+    await new Promise((r) => setTimeout(r, 100));
+    stop.abort();
+    await failed;
+  });
+
+  it('leaves a whole call (a change the relay makes that must be recorded here) to its answer', async () => {
+    const stop = new AbortController();
+    const before = silentRequests;
+    const call = relayRequest({ baseUrl, stopped: stop.signal }, { method: 'GET', path: '/late', whole: true });
+    await until(async () => silentRequests > before, 5_000, 'the server has the request');
+    stop.abort();
+    answerLate?.();
+    expect((await call).body).toEqual({ late: true });
   });
 });

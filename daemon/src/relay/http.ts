@@ -49,6 +49,11 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** the answer's size limit; MAX_RELAY_ANSWER_BYTES by default */
   maxBytes?: number;
+  /**
+   * Not cut short by the target's stop signal: a change on the relay that must be recorded
+   * here once made (a published key), so a stopping session waits for its answer.
+   */
+  whole?: boolean;
 }
 
 function requestFn(url: URL): typeof http.request {
@@ -67,8 +72,8 @@ export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<
         ? undefined
         : Buffer.from(JSON.stringify(opts.body));
   const type = opts.raw !== undefined ? 'application/octet-stream' : 'application/json';
-  const signal =
-    opts.signal && target.stopped ? AbortSignal.any([opts.signal, target.stopped]) : (opts.signal ?? target.stopped);
+  const stopped = opts.whole ? undefined : target.stopped;
+  const signal = opts.signal && stopped ? AbortSignal.any([opts.signal, stopped]) : (opts.signal ?? stopped);
   return new Promise((resolve, reject) => {
     const req = requestFn(url)(url, {
       method: opts.method,
@@ -152,21 +157,31 @@ export async function relayRequest<T = unknown>(target: RelayTarget, opts: Reque
     res = await openRequest(target, { timeoutMs: 35_000, ...opts });
   } catch (cause) {
     if (cause instanceof DaemonError) throw cause;
-    if (target.stopped?.aborted) {
-      throw new DaemonError(
-        'relay_unreachable',
-        `The call to the relay at ${target.baseUrl} was cut short: the agent's session stopped (the daemon is stopping, or the agent was removed).`,
-        { cause, status: 503 },
-      );
-    }
+    if (target.stopped?.aborted && !opts.whole) throw cutShort(target, cause);
     throw new DaemonError(
       'relay_unreachable',
       `The relay at ${target.baseUrl} cannot be reached (${(cause as Error).message}): check that it runs and that this machine reaches it, then try again.`,
       { cause, status: 503 },
     );
   }
-  const body = await readBody(res, opts.maxBytes ?? MAX_RELAY_ANSWER_BYTES);
+  const body = await readBody(res, opts.maxBytes ?? MAX_RELAY_ANSWER_BYTES).catch((err: unknown) => {
+    throw stoppedOr(target, err);
+  });
   return { status: res.statusCode ?? 0, body: body as T, headers: res.headers };
+}
+
+/** A call to `target` that its stop signal ended (see RelayTarget.stopped). */
+function cutShort(target: RelayTarget, cause: unknown): DaemonError {
+  return new DaemonError(
+    'relay_unreachable',
+    `The call to the relay at ${target.baseUrl} was cut short: the agent's session stopped (the daemon is stopping, or the agent was removed).`,
+    { cause, status: 503 },
+  );
+}
+
+/** `err` as it is, or, when `target`'s stop signal ended the call (an abort while its answer was read), that said. */
+export function stoppedOr(target: RelayTarget, err: unknown): unknown {
+  return target.stopped?.aborted && !(err instanceof DaemonError) ? cutShort(target, err) : err;
 }
 
 /** 2xx or a RelayError with the relay's own code and message. */

@@ -4,6 +4,7 @@
  * follows archiving (so an outage never loses a message, and the idempotent archive
  * insert means a redelivery never duplicates one).
  */
+import { setMaxListeners } from 'node:events';
 import type { IdentityKeys, MutedList, PendingResponse, ReceiptsResponse } from '@svc/shared';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
@@ -107,7 +108,9 @@ export class AgentSession {
     this.vault = opts.vault;
     this.events = opts.events;
     this.log = opts.log;
-    // stop() aborts every relay call of this agent still in flight
+    // stop() aborts every relay call of this agent still in flight: each adds a listener to
+    // this one signal while it runs (and so does each waiting check), any number at once
+    setMaxListeners(0, this.#life.signal);
     ({ credentials: this.credentials, relay: this.relay } = agentRelay(() => this.config, {
       ca: opts.ca,
       vault: opts.vault,
