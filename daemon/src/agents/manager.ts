@@ -233,12 +233,28 @@ export class AgentManager {
       await found.stop();
       found.archive.close();
     }
-    // first: a directory that cannot be set aside leaves the agent known, with its secrets
-    const aside = this.store.retire(found.name);
+    let aside: string;
+    try {
+      aside = this.store.retire(found.name);
+    } catch (err) {
+      // a directory that cannot be set aside leaves the agent as it was: running again, with its secrets
+      if (found instanceof AgentSession) this.#reopen(found.config);
+      throw err;
+    }
     this.#sessions.delete(found.name);
     this.#unusable.delete(found.name);
     forgetAgentSecrets(this.#vault, found.name);
     this.#log.info({ agent: found.name, set_aside: aside }, 'agent forgotten locally');
+  }
+
+  /** A session again for an agent whose session was stopped (its archive closed); one that cannot open stays out of service. */
+  #reopen(config: AgentConfig): void {
+    this.#sessions.delete(config.name);
+    try {
+      this.#open(config).start();
+    } catch (err) {
+      this.#log.warn({ agent: config.name, err: (err as Error).message }, 'agent session not started again');
+    }
   }
 
   /**
