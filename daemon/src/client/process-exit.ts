@@ -2,7 +2,7 @@
  * Whether a process has exited, and waiting until it has: `svc stop` waits for the daemon,
  * and stopping the local nats-server waits for it before a SIGKILL.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Whether process `pid` has exited: no such process, or a zombie (its adopter may never reap it). */
@@ -17,7 +17,8 @@ export function processExited(pid: number): boolean {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return ['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2)[0] ?? '');
   } catch {
-    return false; // no /proc: that it exists is all there is to know
+    // gone since kill() found it; without /proc, that it exists is all there is to know
+    return existsSync('/proc/self/stat');
   }
 }
 
