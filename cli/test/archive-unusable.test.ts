@@ -186,7 +186,7 @@ describe('an agent out of service because its agent.json cannot be read', () => 
     const removed = await run2(['deregister', 'dot', '--local', '--yes']);
     expect(removed.code, removed.stderr).toBe(0);
     expect(removed.stdout).toBe(
-      'Removed dot from this machine; it was not revoked (ask the operator: svc-relay agent revoke).\n',
+      "Removed dot from this machine; it was not revoked (if it was enrolled on a relay, ask that relay's operator: svc-relay agent revoke).\n",
     );
     const list = await run2(['agent', 'list']);
     expect(list.stdout).not.toMatch(/^dot /m);

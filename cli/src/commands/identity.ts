@@ -160,7 +160,10 @@ export function identityCommands(app: App): Command[] {
         ? `Removed ${who} from this machine (an agent of this machine alone: no relay to revoke it on).\n`
         : revoked
           ? `Revoked ${who} on its relay and removed it from this machine.\n`
-          : `Removed ${who} from this machine; it was not revoked (ask the operator: svc-relay agent revoke).\n`,
+          : agent.kind === undefined
+            ? // its agent.json cannot be read: whether it was enrolled on a relay is not known
+              `Removed ${who} from this machine; it was not revoked (if it was enrolled on a relay, ask that relay's operator: svc-relay agent revoke).\n`
+            : `Removed ${who} from this machine; it was not revoked (ask the operator: svc-relay agent revoke).\n`,
     );
   });
 
