@@ -437,7 +437,7 @@ describe('a small terminal', () => {
     for (const [columns, rows] of [
       [100, 12],
       [100, 6],
-      [100, 3],
+      [100, 2],
     ] as const) {
       ui = render(createElement(Dashboard, { source, size: { columns, rows } }));
       const f = await frame((f) => f.includes('make it larger'), `the size line at ${columns}×${rows}`);
@@ -456,5 +456,17 @@ describe('a small terminal', () => {
       ui.unmount();
     }
     ui = undefined;
+  });
+
+  it('keys do nothing unseen while it is too small (a / would start a search that took q as its text)', async () => {
+    const { source } = fakeSource();
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 6 } }));
+    await frame((f) => f.includes('make it larger'), 'the size line');
+    await press('/');
+    await press('x');
+    ui.rerender(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    const f = await frame((f) => f.includes('Inbox · 1 unread'), 'the frame once it is larger');
+    expect(f).not.toContain('search:');
+    expect(f).toContain('q quit');
   });
 });

@@ -298,6 +298,8 @@ export function Dashboard(props: DashboardProps): ReactElement {
     setTick((t) => t + 1);
   }, []);
   const alive = useRef(true);
+  /** the terminal is too small for the frame (set as it is drawn): keys but quitting do nothing */
+  const tooSmall = useRef(false);
 
   const reload = useCallback(
     async (asked?: Promise<Snapshot>) => {
@@ -385,6 +387,8 @@ export function Dashboard(props: DashboardProps): ReactElement {
 
   useInput((input: string, key: Key) => {
     const { pane, sel, search } = nav.current;
+    // nothing on screen to act on: only the quit its line names
+    if (tooSmall.current && !(input === 'q' || (key.ctrl && input === 'c'))) return;
     if (search?.editing) {
       if (key.escape) update({ search: undefined });
       else if (key.return) {
@@ -470,6 +474,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
   });
 
   const { columns, rows } = size;
+  tooSmall.current = false;
   const header = h(
     Text,
     { wrap: 'truncate' },
@@ -508,14 +513,15 @@ export function Dashboard(props: DashboardProps): ReactElement {
   // cut-off frame, so it gets a line saying what it needs instead
   const least = { columns: MIN_COLUMNS, rows: MIN_BODY_ROWS + 3 + statusHeight };
   if (columns < least.columns || rows < least.rows) {
+    tooSmall.current = true;
+    const line = `svc tui needs a terminal of at least ${least.columns}×${least.rows}; this one is ${columns}×${rows}: make it larger (q quits).`;
+    // wrapped to the width, and no more lines than the terminal has
     return h(
       Box,
       { flexDirection: 'column', width: columns },
-      h(
-        Text,
-        { wrap: 'wrap' },
-        `svc tui needs a terminal of at least ${least.columns}×${least.rows}; this one is ${columns}×${rows}: make it larger (q quits).`,
-      ),
+      ...wrapLines(line, columns)
+        .slice(0, Math.max(1, rows))
+        .map((l, i) => h(Text, { key: i, wrap: 'truncate' }, l)),
     );
   }
   const leftWidth = Math.max(MIN_LEFT_WIDTH, Math.min(34, Math.floor(columns * 0.3)));
