@@ -50,7 +50,7 @@ it('deletes the rows of blobs past the stream age, of an agent that uploads no m
   relay.advance(-away);
   // alice uploads once, a month and an hour ago, then never again
   const old = await upload(alice, bob);
-  // (a round now prunes with a cutoff a month before this upload: the row stays)
+  // (a round that prunes now has a cutoff a month before this upload: the row stays)
   expect(await usageRows()).toContain(old);
   relay.advance(away);
   const recent = await upload(carol, bob);
