@@ -80,7 +80,11 @@ export function sentText(s: SentMessage): string {
   const left = s.skipped?.length
     ? `Left out ${s.skipped.join(', ')}: the relay no longer lists them (revoked or deregistered without leaving).\n`
     : '';
-  return `${s.status === 'duplicate' ? 'Already sent' : 'Sent'} ${s.message_id} to ${where}.\n${left}`;
+  if (s.status === 'duplicate') {
+    // its id is new (the daemon made it for this message): an honest relay cannot have had it
+    return `Sent ${s.message_id} to ${where}, but the relay answered that it already had it, which it cannot have: if no delivery receipt comes (svc read shows it delivered), send it again.\n${left}`;
+  }
+  return `Sent ${s.message_id} to ${where}.\n${left}`;
 }
 
 export function agentText(a: LocalAgent): string {

@@ -46,6 +46,15 @@ describe('a send while the relay is unreachable', () => {
     expect(r.stdout).toMatch(/^Queued m1 for bob .*sends it when it answers/);
   });
 
+  it("a new message the relay answers 'duplicate' for: sent, and what to do if no receipt comes", async () => {
+    const { link } = fakeLink({ ...agents, send: () => ({ ...queued, status: 'duplicate', state: 'sent' }) });
+    const r = await svc(['send', 'bob', 'hello'], { link });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      'Sent m1 to bob (conversation dm:1001:bob), but the relay answered that it already had it, which it cannot have: if no delivery receipt comes (svc read shows it delivered), send it again.\n',
+    );
+  });
+
   it('--json has "state": "queued"', async () => {
     const { link } = fakeLink({ ...agents, send: () => queued });
     const r = await svc(['send', 'bob', 'hello', '--json'], { link });

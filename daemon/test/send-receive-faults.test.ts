@@ -7,6 +7,7 @@
  * another id, or left stuck.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { until } from '@svc/test-harness';
 import type { TestDaemon } from '@svc/test-harness/daemon';
@@ -141,6 +142,36 @@ describe('an outbound message whose answer goes wrong', () => {
       }
     }
   }, 60_000);
+
+  it("a relay that answers 'duplicate' for a new message (and drops it): sent as far as it says, and the daemon warns", async () => {
+    const text = 'said to be a duplicate';
+    proxy.drop((e) => e.header.recipient === 'bob');
+    proxy.afterSend = (envelopes) => ({
+      status: 202,
+      body: {
+        results: envelopes.map((e) => ({ message_id: e.header.message_id, recipient: 'bob', status: 'duplicate' })),
+      },
+    });
+    try {
+      const sent = await a.client.send('alice', { to: 'bob', content: text });
+      expect(sent).toMatchObject({ status: 'duplicate', state: 'sent' });
+      // (the log is written in the background)
+      const warning = await until(
+        () =>
+          readFileSync(join(a.home, 'logs', 'daemon.log'), 'utf8')
+            .split('\n')
+            .find(
+              (l) =>
+                l.includes(sent.message_id) && l.includes('answered duplicate for a message it had never been sent'),
+            ),
+        10_000,
+        'the warning in the log',
+      );
+      expect(JSON.parse(warning)).toMatchObject({ level: 40, agent: 'alice', message_id: sent.message_id });
+    } finally {
+      proxy.afterSend = undefined;
+    }
+  });
 
   it('a queued message the relay answers 408 (send it again) stays queued and goes out', async () => {
     proxy.down = true;

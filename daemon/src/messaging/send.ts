@@ -236,6 +236,14 @@ export async function firstPost(
   try {
     const status = await postEnvelope(session, envelope, progress);
     session.archive.settleQueued(messageId, 'sent');
+    if (status === 'duplicate') {
+      // The id was minted for this message and this is its first post: an honest relay has
+      // never seen it. It may have dropped the message; only the missing receipt will tell.
+      session.log.warn(
+        { agent: session.name, message_id: messageId },
+        'the relay answered duplicate for a message it had never been sent; if no receipt comes, it may not have stored it',
+      );
+    }
     return status;
   } catch (err) {
     if (err instanceof RelayError && !isTransient(err)) {
