@@ -181,7 +181,8 @@ async function bundleTui(outdir) {
     ...NODE_BUNDLE,
     // React's development build checks and warns as it renders, at twice the size
     define: { 'process.env.NODE_ENV': '"production"' },
-    plugins: [tuiWithoutTopLevelAwait],
+    // (the daemon client it shares finds the daemon binary next to its compiled module)
+    plugins: [keepModuleLocation(outdir), tuiWithoutTopLevelAwait],
     metafile: true,
     legalComments: 'none',
     logLevel: 'warning',
