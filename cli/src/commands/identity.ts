@@ -129,7 +129,11 @@ export function identityCommands(app: App): Command[] {
         yes(
           new Command('deregister')
             .description('revoke a local agent on its relay (nobody can write to it any more), then forget it here')
-            .option('--local', 'only forget it here, without revoking it (a relay that is gone for good)', false),
+            .option(
+              '--local',
+              'only forget it here, without revoking it (a relay that is gone for good, or an agent whose agent.json cannot be read)',
+              false,
+            ),
         ).argument('<agent_name>', 'the local agent to remove'),
         'agent to act as (defaults to the agent being removed)',
       ),
