@@ -157,7 +157,7 @@ export async function relayRequest<T = unknown>(target: RelayTarget, opts: Reque
     res = await openRequest(target, { timeoutMs: 35_000, ...opts });
   } catch (cause) {
     if (cause instanceof DaemonError) throw cause;
-    if (target.stopped?.aborted && !opts.whole) throw cutShort(target, cause);
+    if (endedByStop(target, opts)) throw cutShort(target, cause);
     throw new DaemonError(
       'relay_unreachable',
       `The relay at ${target.baseUrl} cannot be reached (${(cause as Error).message}): check that it runs and that this machine reaches it, then try again.`,
@@ -165,7 +165,7 @@ export async function relayRequest<T = unknown>(target: RelayTarget, opts: Reque
     );
   }
   const body = await readBody(res, opts.maxBytes ?? MAX_RELAY_ANSWER_BYTES).catch((err: unknown) => {
-    throw stoppedOr(target, err);
+    throw stoppedOr(target, err, opts);
   });
   return { status: res.statusCode ?? 0, body: body as T, headers: res.headers };
 }
@@ -179,9 +179,14 @@ function cutShort(target: RelayTarget, cause: unknown): DaemonError {
   );
 }
 
+/** Whether `target`'s stop signal has ended a call made with `opts` (one that is `whole` it never ends). */
+function endedByStop(target: RelayTarget, opts?: Pick<RequestOptions, 'whole'>): boolean {
+  return !opts?.whole && target.stopped?.aborted === true;
+}
+
 /** `err` as it is, or, when `target`'s stop signal ended the call (an abort while its answer was read), that said. */
-export function stoppedOr(target: RelayTarget, err: unknown): unknown {
-  return target.stopped?.aborted && !(err instanceof DaemonError) ? cutShort(target, err) : err;
+export function stoppedOr(target: RelayTarget, err: unknown, opts?: Pick<RequestOptions, 'whole'>): unknown {
+  return endedByStop(target, opts) && !(err instanceof DaemonError) ? cutShort(target, err) : err;
 }
 
 /** 2xx or a RelayError with the relay's own code and message. */
