@@ -35,23 +35,14 @@ async function whoamiByApiKey(apiUrl: string, apiKey: string): Promise<OwnProfil
 
 /**
  * The agent `svc deregister` removes, as status describes it (its kind: an agent of this
- * machine alone has no relay to revoke it on): a local agent, or one out of service, which
- * the daemon describes only there (by name, and by number when its agent.json can be read).
- * A name wins over a number there too.
+ * machine alone has no relay to revoke it on), out of service or not: status knows every
+ * agent, also one whose agent.json cannot be read (by name alone). As the daemon resolves
+ * it: a name wins over a number, and among numbers an agent in service over one out of it.
  */
 async function agentToRemove(link: DaemonApi, ref: string): Promise<DaemonStatus['agents'][number]> {
-  let name: string;
-  try {
-    name = (await link.getAgent(ref)).name;
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code !== 'archive_unusable' && code !== 'config_invalid') throw err;
-    const out = (await link.status()).agents.filter((a) => a.unusable);
-    const found = out.find((a) => a.name === ref) ?? out.find((a) => a.agent_number === ref);
-    if (!found) throw err;
-    return found;
-  }
-  const agent = (await link.status()).agents.find((a) => a.name === name);
+  const agents = (await link.status()).agents;
+  const byNumber = agents.filter((a) => a.agent_number === ref);
+  const agent = agents.find((a) => a.name === ref) ?? byNumber.find((a) => !a.unusable) ?? byNumber[0];
   if (!agent) throw new CliError('unknown_agent', `No local agent ${ref}; see \`svc agent list\`.`);
   return agent;
 }
