@@ -410,23 +410,26 @@ async function bareServer(): Promise<void> {
   const app = Fastify({ bodyLimit: 8 * 1024 * 1024 });
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  const field = (text: string, name: string, from: number) => {
-    const at = text.indexOf(`"${name}":"`, from) + name.length + 4;
-    return text.slice(at, text.indexOf('"', at));
+  const OPENING = Buffer.from('{"ciphertext"');
+  // Searches in the bytes, and only the fields become strings, as in the relay: a body of
+  // 100 envelopes as one string is a large object (over 128 KiB) per request, and with it
+  // the floor's process sometimes spent 6–13 µs per envelope in its collector's threads.
+  const field = (raw: Buffer, name: string, from: number) => {
+    const at = raw.indexOf(`"${name}":"`, from, 'latin1') + name.length + 4;
+    return raw.toString('latin1', at, raw.indexOf(34 /* " */, at));
   };
   app.post('/send', async (req, reply) => {
     const raw = req.body as Buffer;
-    const text = raw.toString('latin1');
     const starts: number[] = [];
-    for (let i = text.indexOf('{"ciphertext"'); i >= 0; i = text.indexOf('{"ciphertext"', i + 1)) starts.push(i);
+    for (let i = raw.indexOf(OPENING); i >= 0; i = raw.indexOf(OPENING, i + 1)) starts.push(i);
     const acks = await Promise.all(
       starts.map((start, k) => {
-        const end = k + 1 < starts.length ? (starts[k + 1] as number) - 1 : text.length - 2;
-        const recipient = field(text, 'recipient', start);
+        const end = k + 1 < starts.length ? (starts[k + 1] as number) - 1 : raw.length - 2;
+        const recipient = field(raw, 'recipient', start);
         return publisher.publish(
           `msg.${recipient}`,
           raw.subarray(start, end),
-          `${field(text, 'message_id', start)}:${recipient}`,
+          `${field(raw, 'message_id', start)}:${recipient}`,
           MSGS_STREAM,
         );
       }),
