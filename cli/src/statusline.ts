@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ALL_AGENTS_KEY, DaemonClient, defaultHome, processExited, statusText } from '@svc/daemon/client';
+import { ALL_AGENTS_KEY, DaemonClient, defaultHome, livePid, statusText } from '@svc/daemon/client';
 
 export { statusText };
 
@@ -18,8 +18,7 @@ export const STATUSLINE_TIMEOUT_MS = 300;
 /** The daemon's rendered row for `wanted` (or all agents); undefined when there is no live one. */
 export function statusFromFile(home: string, wanted?: string): string | undefined {
   try {
-    const pid = Number(readFileSync(join(home, 'run', 'daemon.pid'), 'utf8').trim());
-    if (!Number.isSafeInteger(pid) || pid <= 0 || processExited(pid)) return undefined;
+    if (livePid(readFileSync(join(home, 'run', 'daemon.pid'), 'utf8')) === undefined) return undefined;
     const key = wanted ?? ALL_AGENTS_KEY;
     for (const row of readFileSync(join(home, 'run', 'statusline'), 'utf8').split('\n')) {
       const tab = row.indexOf('\t');

@@ -4,11 +4,11 @@
  * daemon is down otherwise; it always exits 0. Run with a temp SVC_HOME and a made-up file
  * (the daemon writing it is covered in daemon/test/statusline-file.test.ts).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { statusFileText } from '@svc/daemon/client';
-import { tempDir } from '@svc/test-harness';
+import { pidFileLine, processStart, statusFileText } from '@svc/daemon/client';
+import { tempDir, until } from '@svc/test-harness';
 import { describe, expect, it } from 'vitest';
 import { statusFromFile } from '../src/statusline.js';
 
@@ -44,7 +44,8 @@ function run(env: Record<string, string>) {
 
 describe('cli/bin/svc-statusline', () => {
   it("a live daemon's file: the combined row, or SVC_AGENT's by name or number", () => {
-    const h = home({ pid: `${process.pid}\n`, file: statusFileText(SUMMARY) });
+    // the pid file as a daemon writes it
+    const h = home({ pid: pidFileLine(), file: statusFileText(SUMMARY) });
     const all = 'svc alice ● connected · 3 unread | bob ○ offline\n';
     expect(run({ SVC_HOME: h })).toEqual({ code: 0, stdout: all, stderr: '' });
     expect(run({ SVC_HOME: h, SVC_AGENT: 'alice' }).stdout).toBe('svc alice ● connected · 3 unread\n');
@@ -77,6 +78,43 @@ describe('cli/bin/svc-statusline', () => {
     expect(run({ SVC_HOME: h })).toEqual({ code: 0, stdout: DOWN, stderr: '' });
     expect(statusFromFile(h)).toBeUndefined();
   });
+
+  it("an earlier daemon's pid file, the pid alone: taken at its word", () => {
+    const h = home({ pid: `${process.pid}\n`, file: statusFileText(SUMMARY) });
+    expect(run({ SVC_HOME: h, SVC_AGENT: 'bob' }).stdout).toBe('svc bob ○ offline\n');
+    expect(statusFromFile(h, 'bob')).toBe('svc bob ○ offline');
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'a pid reused by another process since (the daemon was killed with -9, then the machine rebooted): daemon down',
+    () => {
+      // this process is alive, but started at another time than the file says
+      const h = home({
+        pid: `${process.pid} ${BigInt(processStart(process.pid) as string) + 7n}\n`,
+        file: statusFileText(SUMMARY),
+      });
+      expect(run({ SVC_HOME: h })).toEqual({ code: 0, stdout: DOWN, stderr: '' });
+      expect(statusFromFile(h)).toBeUndefined();
+    },
+  );
+
+  it.runIf(process.platform === 'linux')(
+    'a daemon that ended but was not reaped yet (a zombie): daemon down',
+    async () => {
+      // a short sleep in the background of a shell that has by then become `sleep 30`, which
+      // never reaps it (see daemon/src/client/process-exit.test.ts)
+      const parent = spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      try {
+        const zombie = await new Promise<number>((r) => parent.stdout.once('data', (d) => r(Number(String(d)))));
+        const h = home({ pid: `${zombie} ${processStart(zombie)}\n`, file: statusFileText(SUMMARY) });
+        await until(() => readFileSync(`/proc/${zombie}/stat`, 'utf8').includes(') Z '), 10_000, 'the sleep to end');
+        expect(run({ SVC_HOME: h })).toEqual({ code: 0, stdout: DOWN, stderr: '' });
+        expect(statusFromFile(h)).toBeUndefined();
+      } finally {
+        parent.kill('SIGKILL');
+      }
+    },
+  );
 
   it('no pid file, a pid file that is not a number, no run directory at all: daemon down, exit 0', () => {
     for (const h of [

@@ -491,4 +491,5 @@ export { localStackFiles, resolvePorts } from './local-stack/server-config.js';
 /** Whether a dashboard host is loopback (127.0.0.0/8, ::1, localhost): the daemon refuses any other. */
 export { isLoopbackHost } from './loopback.js';
 /** Waiting until a process has exited (a zombie counts as exited): `svc stop` waits for the daemon's. */
+export { livePid, parsePidFile, pidFileLine, processStart } from './pid-file.js';
 export { processExited, waitForExit } from './process-exit.js';

@@ -1,11 +1,11 @@
 /**
- * One daemon per SVC_HOME. The pid file is created exclusively; when it exists, the
- * daemon it names must be alive AND answer on the socket for a refusal — a dead pid or a
- * socket nobody answers is stale and is cleaned up (after a crash or kill -9).
+ * One daemon per SVC_HOME. The pid file (pid-file.ts) is created exclusively; when it
+ * exists, the daemon it names must be alive AND answer on the socket for a refusal — a dead
+ * or reused pid or a socket nobody answers is stale and is cleaned up (after a crash or kill -9).
  */
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
-import { processExited } from '../client/process-exit.js';
+import { livePid, parsePidFile, pidFileLine } from '../client/pid-file.js';
 import { DaemonError } from '../errors.js';
 
 export function socketAnswers(path: string, timeoutMs = 1000): Promise<boolean> {
@@ -33,7 +33,7 @@ export async function acquireInstanceLock(lockFile: string, socket: string): Pro
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(lockFile, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n`);
+      writeSync(fd, pidFileLine());
       closeSync(fd);
       // we own the home now: a socket file left behind is stale
       if (existsSync(socket)) {
@@ -46,7 +46,7 @@ export async function acquireInstanceLock(lockFile: string, socket: string): Pro
       return {
         release() {
           try {
-            if (readFileSync(lockFile, 'utf8').trim() === String(process.pid)) rmSync(lockFile, { force: true });
+            if (parsePidFile(readFileSync(lockFile, 'utf8'))?.pid === process.pid) rmSync(lockFile, { force: true });
           } catch {
             // already gone
           }
@@ -55,8 +55,8 @@ export async function acquireInstanceLock(lockFile: string, socket: string): Pro
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const pid = Number.parseInt(readFileSync(lockFile, 'utf8').trim(), 10);
-    const owner = Number.isSafeInteger(pid) && pid > 0 && !processExited(pid);
+    const pid = livePid(readFileSync(lockFile, 'utf8'));
+    const owner = pid !== undefined;
     if (owner && (await socketAnswers(socket))) {
       throw new DaemonError('daemon_already_running', `A daemon (pid ${pid}) already runs for this SVC_HOME.`);
     }
