@@ -155,6 +155,11 @@ export const ERROR_CATALOG = {
     message: 'Local agents are registered on this deployment; deregister them first, then remove it.',
   },
   vault_locked: { status: 423, message: 'The file vault is locked: set SVC_VAULT_PASSPHRASE to its passphrase.' },
+  home_not_writable: {
+    status: 500,
+    message:
+      'A file or directory under SVC_HOME cannot be changed (its permissions, a read-only or full disk); fix it and retry.',
+  },
   archive_unusable: {
     status: 500,
     message: "An agent's archive cannot be opened (written by a newer svc, or damaged); it was left as it is.",

@@ -239,7 +239,11 @@ export class AgentManager {
     } catch (err) {
       // a directory that cannot be set aside leaves the agent as it was: running again, with its secrets
       if (found instanceof AgentSession) this.#reopen(found.config);
-      throw err;
+      throw new DaemonError(
+        'home_not_writable',
+        `Agent ${found.name}'s directory ${this.store.agentDir(found.name)} cannot be set aside (${(err as Error).message}): the agent stays registered here.`,
+        { cause: err },
+      );
     }
     this.#sessions.delete(found.name);
     this.#unusable.delete(found.name);

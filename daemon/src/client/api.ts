@@ -40,6 +40,7 @@ export const DAEMON_ERROR_CODES = [
   'deployment_in_use', // remove of a deployment local agents are registered on
   'vault_locked', // the file vault needs SVC_VAULT_PASSPHRASE
   'archive_unusable', // an agent's archive written by a newer svc, or damaged (left as it is)
+  'home_not_writable', // a file under SVC_HOME cannot be changed (deregister could not set the agent's directory aside)
   'peer_key_changed', // a pinned peer key changed: `svc keys status` shows it, accept to continue
   'envelope_rejected', // an inbound envelope failed verification (reported, never archived)
   'not_supported_self_hosted', // hosted-only commands

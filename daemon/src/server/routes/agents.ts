@@ -43,10 +43,23 @@ async function deregisterOutOfService(ctx: DaemonContext, out: OutOfServiceAgent
       { cause: out.error },
     );
   }
-  if (revoke && out.config && !isLocalOnly(out.config)) {
-    await revokeSelf(ctx.agents.relayOf(out.config), ctx.log, out.name);
+  const onRelay = revoke && out.config && !isLocalOnly(out.config) ? out.config : undefined;
+  if (onRelay) await revokeSelf(ctx.agents.relayOf(onRelay), ctx.log, out.name);
+  await removeHere(ctx, out.name, onRelay !== undefined);
+}
+
+/** Forgets the agent here, after any revocation; a directory that cannot be set aside says what the agent's state is and what to do. */
+async function removeHere(ctx: DaemonContext, name: string, revoked: boolean): Promise<void> {
+  try {
+    await ctx.agents.remove(name);
+  } catch (err) {
+    if (!(err instanceof DaemonError) || err.code !== 'home_not_writable') throw err;
+    throw new DaemonError(
+      'home_not_writable',
+      `${err.message.slice(0, -1)}${revoked ? ', though its relay has revoked it' : ''}. Make that directory and its parent writable (or free the disk), then run \`svc deregister ${name}${revoked ? ' --local' : ''}\` again.`,
+      { cause: err },
+    );
   }
-  await ctx.agents.remove(out.name);
 }
 
 export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
@@ -104,8 +117,9 @@ export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
     }
     // its named source first, while the uplink may still speak for it
     await ctx.localStack.forget(found);
-    if (revoke && !isLocalOnly(found.config)) await revokeSelf(found.relay, found.log, found.name);
-    await ctx.agents.remove(found.name);
+    const revoked = revoke && !isLocalOnly(found.config);
+    if (revoked) await revokeSelf(found.relay, found.log, found.name);
+    await removeHere(ctx, found.name, revoked);
     return {};
   });
   route(app, API.token, async (request) => agent(request).credentials.accessToken());
