@@ -76,9 +76,6 @@ export class App {
   }
 }
 
-const isUplinkOnly = (capabilities: readonly string[]) =>
-  capabilities.includes('nats-relay') && !capabilities.includes('http-relay');
-
 function rootOf(cmd: Command): Command {
   let c = cmd;
   while (c.parent) c = c.parent;
@@ -149,20 +146,17 @@ export class Run {
       return fromEnv;
     }
     const daemon = link ?? (await this.link());
-    // a machine's leaf-uplink identity (nats-relay without http-relay) has no agent routes:
-    // it is never the agent a command acts as, so it does not make the choice ambiguous
-    const listed = (await daemon.listAgents()).filter((a) => !isUplinkOnly(a.capabilities));
-    if (listed.length === 1) {
-      // also one out of service: every command as it answers with its code and the file
-      this.debug(`agent ${listed[0]!.name} (the only local agent)`);
-      return listed[0]!.name;
-    }
-    // none or several listed: which are out of service (one whose agent.json cannot be read
-    // is not listed at all) only the status says
-    const out = (await daemon.status()).agents.filter((a) => a.unusable && a.kind !== 'uplink');
-    const inService = listed.filter((a) => !out.some((o) => o.name === a.name));
+    // The status names every agent, also one whose agent.json cannot be read (the agent list
+    // leaves that one out, so it alone could not tell "the only agent" from "the only one it
+    // could read"). A machine's leaf-uplink identity (nats-relay without http-relay) has no
+    // agent routes: it is never the agent a command acts as, so it does not make the choice
+    // ambiguous.
+    const agents = (await daemon.status()).agents.filter((a) => a.kind !== 'uplink');
+    const out = agents.filter((a) => a.unusable);
+    const inService = agents.filter((a) => !a.unusable);
     if (inService.length === 1) {
-      this.debug(`agent ${inService[0]!.name} (the only local agent in service)`);
+      const why = out.length === 0 ? 'the only local agent' : 'the only local agent in service';
+      this.debug(`agent ${inService[0]!.name} (${why})`);
       return inService[0]!.name;
     }
     if (inService.length > 1) {

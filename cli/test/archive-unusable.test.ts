@@ -223,6 +223,17 @@ describe('without --as, an agent out of service is never the choice, and its fai
     });
   });
 
+  it('an agent whose archive cannot be used beside one whose agent.json cannot be read: both named, not the first alone (the agent list has only the first)', async () => {
+    const t = await homeWith({ eli: 'archive-damaged', fay: 'config-damaged' });
+    const r = await runIn(t, ['inbox', '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: 'archive_unusable',
+      message:
+        'Every local agent is out of service: eli (archive_unusable), fay (config_invalid); `svc doctor` says which file of each cannot be used and what to do.',
+    });
+  });
+
   it('one agent in service beside one whose archive cannot be used: the one in service, as beside a damaged agent.json', async () => {
     const t = await homeWith({ ann: 'ok', cat: 'archive-damaged' });
     const ok = await runIn(t, ['msg', 'check', '--json', '-vv']);

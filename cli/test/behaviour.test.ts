@@ -3,14 +3,12 @@ import { dirname, join } from 'node:path';
 import { DaemonClientError, localStackFiles } from '@svc/daemon/client';
 import { encodeEnrollmentCode } from '@svc/shared';
 import { describe, expect, it } from 'vitest';
-import { AGENT, DAEMON_STATUS, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
+import { AGENT, DAEMON_STATUS, fakeEvents, fakeLink, statusWith, svc, withTempHome } from './helpers.js';
 
 const two = () => [AGENT, { ...AGENT, name: 'bob', agent_number: '1002' }];
 
 describe('agent selection', () => {
   const ack = (_agent: string, id: string) => ({ message_id: id, acked_at: '2025-01-01T00:00:00.000Z' });
-  /** the status of a daemon whose agents are all in service (asked only when the choice is not the one listed) */
-  const allInService = () => DAEMON_STATUS;
 
   it('an explicit --as wins over SVC_AGENT', async () => {
     const { link, calls } = fakeLink({ ack });
@@ -28,27 +26,27 @@ describe('agent selection', () => {
   it('a leaf-uplink identity (nats-relay only) is not counted: the one agent beside it is used', async () => {
     const uplink = { ...AGENT, name: 'uplink-b', agent_number: 'uplink-b', capabilities: ['nats-relay'] };
     const bob = { ...AGENT, name: 'bob', agent_number: 'bob', capabilities: ['http-relay'] };
-    const { link, calls } = fakeLink({ listAgents: () => [bob, uplink], inbox: () => [] });
+    const { link, calls } = fakeLink({ status: () => statusWith(bob, uplink), inbox: () => [] });
     const r = await svc(['inbox', '--json'], { link });
     expect(r.stderr).toBe('');
     expect(calls.map((c) => [c.method, c.args[0]])).toEqual([
-      ['listAgents', undefined],
+      ['status', undefined],
       ['inbox', 'bob'],
     ]);
     // with only the uplink, there is no agent to act as
-    const alone = await svc(['inbox'], { link: fakeLink({ listAgents: () => [uplink], status: allInService }).link });
+    const alone = await svc(['inbox'], { link: fakeLink({ status: () => statusWith(uplink) }).link });
     expect(alone.stderr).toContain('(unknown_agent)');
   });
 
   it('without either, the only local agent is used', async () => {
-    const { link, calls } = fakeLink({ listAgents: () => [AGENT], ack });
+    const { link, calls } = fakeLink({ status: () => statusWith(AGENT), ack });
     await svc(['msg', 'ack', 'm1'], { link });
-    expect(calls.map((c) => c.method)).toEqual(['listAgents', 'ack']);
+    expect(calls.map((c) => c.method)).toEqual(['status', 'ack']);
     expect(calls[1]!.args[0]).toBe('alice');
   });
 
   it('several local agents and no choice is agent_required', async () => {
-    const { link } = fakeLink({ listAgents: two, status: allInService });
+    const { link } = fakeLink({ status: () => statusWith(...two()) });
     const r = await svc(['inbox', '--json'], { link });
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toEqual({ error: 'agent_required', message: expect.stringContaining('--as') });
@@ -78,7 +76,7 @@ describe('read', () => {
       muted: false,
     };
     const { link } = fakeLink({
-      listAgents: () => [AGENT],
+      status: () => statusWith(AGENT),
       read: () => [
         {
           ...base,

@@ -4,9 +4,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { archivedMessage } from '@svc/test-harness/fixtures';
 import { describe, expect, it } from 'vitest';
-import { AGENT, fakeEvents, fakeLink, svc, withTempHome } from './helpers.js';
+import { AGENT, fakeEvents, fakeLink, statusWith, svc, withTempHome } from './helpers.js';
 
-const agents = { listAgents: () => [AGENT] };
+const agents = { status: () => statusWith(AGENT) };
 /** a message's sort key: sent time ~ message id */
 const KEY = '2025-01-31T12:00:00.000Z~m1';
 /** the daemon's answer to a send to bob */

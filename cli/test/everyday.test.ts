@@ -1,9 +1,9 @@
 /** Everyday CLI behaviour: refusals before anything is sent, the queued send, deregister, start, wording. */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { AGENT, DAEMON_STATUS, fakeLink, svc, withTempHome } from './helpers.js';
+import { AGENT, DAEMON_STATUS, fakeLink, statusWith, svc, withTempHome } from './helpers.js';
 
-const agents = { listAgents: () => [AGENT] };
+const agents = { status: () => statusWith(AGENT) };
 const daemonStatus = DAEMON_STATUS;
 
 describe('send refuses what cannot be a message', () => {

@@ -188,6 +188,28 @@ export const DAEMON_STATUS = {
   agents: [],
 };
 
+/**
+ * The status of a daemon whose agents, all in service, are `agents`: what the CLI reads to
+ * choose the agent a command acts as, when neither --as nor SVC_AGENT says.
+ */
+export function statusWith(
+  ...agents: { name: string; agent_number: string; deployment: string; capabilities: string[] }[]
+) {
+  return {
+    ...DAEMON_STATUS,
+    agents: agents.map((a) => ({
+      name: a.name,
+      agent_number: a.agent_number,
+      deployment: a.deployment,
+      session: 'connected' as const,
+      kind:
+        a.capabilities.includes('nats-relay') && !a.capabilities.includes('http-relay')
+          ? ('uplink' as const)
+          : ('agent' as const),
+    })),
+  };
+}
+
 export const AGENT = {
   name: 'alice',
   agent_id: 'agt_1',
