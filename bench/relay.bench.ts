@@ -18,7 +18,8 @@
  *
  * Fair by construction: the relay and the bare server get the same request bodies from the
  * same load generator (node:http, kept-alive), both run from source under tsx (its loader
- * hooks cost only at start; nothing is transpiled per request), and both first get a
+ * hooks cost only at start; nothing is transpiled per request) with the Node flags that
+ * svc-relay's launcher gives the relay (its young generation's size), and both first get a
  * warm-up pass of BENCH_WARMUP other envelopes (4,000 by default, batched the same way, not
  * measured) so that neither is measured while the JIT compiles it. Each run prints the
  * load generator's CPU, the machine's busy share, and the CPU per envelope of each process
@@ -81,6 +82,16 @@ const BODY = 'x'.repeat(1024);
 
 /** How the relays run: from their TypeScript sources (the floor does too). */
 const SOURCE_ARGS = ['--conditions=source', '--import', 'tsx'];
+
+/**
+ * The Node flags svc-relay's launcher starts the relay with (the first line of a checkout's
+ * relay/bin/svc-relay.js, `#!/usr/bin/env -S node …`): the relay runs with them here, and
+ * so does the floor, which is then the same Node as the relay's.
+ */
+function launcherFlags(checkout = fileURLToPath(new URL('..', import.meta.url))): string[] {
+  const first = readFileSync(resolve(checkout, 'relay/bin/svc-relay.js'), 'utf8').split('\n')[0] ?? '';
+  return first.split(/\s+/).filter((a) => a.startsWith('--'));
+}
 
 const quiet = pino({ level: 'silent' });
 const rate = (n: number, ms: number) => (n / ms) * 1000;
@@ -283,6 +294,7 @@ interface StartedRelay {
 async function startRelay(
   extraEnv: Record<string, string> = {},
   bin = fileURLToPath(new URL('../relay/src/bin/svc-relay.ts', import.meta.url)),
+  flags = launcherFlags(),
 ): Promise<StartedRelay> {
   const dir = tempDir('svc-bench-relay-');
   const port = await freePort();
@@ -299,7 +311,7 @@ async function startRelay(
     ...extraEnv,
   };
   const nodeArgs = process.env.BENCH_RELAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, ...SOURCE_ARGS, bin, 'dev', '--json'], {
+  const child = spawn(process.execPath, [...flags, ...nodeArgs, ...SOURCE_ARGS, bin, 'dev', '--json'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', process.env.BENCH_RELAY_LOG ? 'inherit' : 'ignore'],
   });
@@ -465,7 +477,11 @@ function stopper(child: ChildProcess): () => Promise<void> {
 /** The bare server, started, in a process of its own. */
 async function startBare(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const child = fork(fileURLToPath(import.meta.url), ['bare-server'], {
-    execArgv: [...(process.env.BENCH_BARE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...SOURCE_ARGS],
+    execArgv: [
+      ...launcherFlags(),
+      ...(process.env.BENCH_BARE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      ...SOURCE_ARGS,
+    ],
   });
   const stop = stopper(child);
   try {
@@ -507,7 +523,7 @@ const serverCpu = (r: SendRun) =>
 async function against(dir: string): Promise<void> {
   const bin = resolve(dir, 'relay/src/bin/svc-relay.ts');
   console.log(`bench:relay — this relay against ${dir}: N=${N} per round, ${ROUNDS} rounds, batch ${BATCH}`);
-  const relays = [await startRelay(), await startRelay({}, bin)] as const;
+  const relays = [await startRelay(), await startRelay({}, bin, launcherFlags(dir))] as const;
   try {
     for (const r of relays) await sendAll(r.url, r.auth, r.bodies(WARMUP), r.pid, WARMUP, 0);
     const ratios: number[] = [];
@@ -539,7 +555,7 @@ if (process.argv[2] === 'bare-server') {
 } else {
   const size = JSON.stringify({ header: {}, enc: '', ciphertext: 'x'.repeat(1400), signature: '' }).length;
   console.log(
-    `bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed) per round, ${ROUNDS} rounds, batch ${BATCH}, ${CONCURRENCY} requests in flight`,
+    `bench:relay — N=${N} envelopes of a 1 KiB body (~${size} bytes sealed) per round, ${ROUNDS} rounds, batch ${BATCH}, ${CONCURRENCY} requests in flight; both servers under node ${launcherFlags().join(' ') || '(no flags)'}`,
   );
   const raw = process.env.BENCH_SKIP_RAW ? undefined : await rawJetStream(size);
   console.log(

@@ -6,7 +6,7 @@
 // the bundle and its cache, ~0.1 s. The native and database drivers (better-sqlite3, pg)
 // stay in node_modules. Part of `npm run build`; the output is never committed.
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -31,12 +31,23 @@ export async function bundleRelay(outdir = RELAY_BUNDLE_DIR) {
   return result.metafile;
 }
 
-/** Runs the bundle once through the runner so its code cache exists before the first real run. */
+/** The Node flags of the svc-relay launcher's first line (`#!/usr/bin/env -S node …`). */
+export function launcherFlags() {
+  const first = readFileSync(join(ROOT, 'relay', 'bin', 'svc-relay.js'), 'utf8').split('\n')[0];
+  return first.split(/\s+/).filter((a) => a.startsWith('--'));
+}
+
+/**
+ * Runs the bundle through the runner so its code caches exist before the first real run:
+ * one for `node svc-relay.js` and one for the launcher's flags (V8 takes a cache only under
+ * the flags it was made with).
+ */
 export function warmRelayCodeCache() {
-  // a command's help loads every module (the command imports them all) and its top-level code
-  execFileSync(process.execPath, [join(ROOT, 'relay', 'bin', 'svc-relay.js'), 'grant', '--help'], {
-    stdio: 'ignore',
-  });
+  const bin = join(ROOT, 'relay', 'bin', 'svc-relay.js');
+  for (const flags of [[], launcherFlags()]) {
+    // a command's help loads every module (the command imports them all) and its top-level code
+    execFileSync(process.execPath, [...flags, bin, 'grant', '--help'], { stdio: 'ignore' });
+  }
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -4,6 +4,7 @@
 // svc-relay), and compiling a bundle costs a run more than what most runs do after it.
 // Used by the committed bins cli/bin/svc.cjs and relay/bin/svc-relay.js.
 'use strict';
+const { createHash } = require('node:crypto');
 const { readFileSync, renameSync, statSync, writeFileSync } = require('node:fs');
 const { dirname } = require('node:path');
 const { Script } = require('node:vm');
@@ -13,7 +14,7 @@ const { Script } = require('node:vm');
  * exports. `moduleRequire` is the bundle's require: what it leaves out resolves from there.
  */
 function runBundle(file, moduleRequire) {
-  const cacheFile = `${file}.cache`;
+  const cacheFile = cacheFileOf(file);
   const source = readFileSync(file, 'utf8');
   let cachedData;
   try {
@@ -46,4 +47,15 @@ function runBundle(file, moduleRequire) {
   return module_.exports;
 }
 
-module.exports = { runBundle };
+/**
+ * Where the cache of `file` is kept for this process's Node options. V8 rejects a cache made
+ * under other V8 flags (svc-relay's launcher starts Node with some: relay/bin/svc-relay.js),
+ * so runs with and without them keep a cache each instead of replacing each other's.
+ */
+function cacheFileOf(file, execArgv = process.execArgv) {
+  if (execArgv.length === 0) return `${file}.cache`;
+  const tag = createHash('sha256').update(execArgv.join('\0')).digest('hex').slice(0, 8);
+  return `${file}.${tag}.cache`;
+}
+
+module.exports = { runBundle, cacheFileOf };

@@ -4,14 +4,19 @@
  * the cache once and then uses it, and the bundle holds the relay's libraries but not the
  * native SQLite addon or the PostgreSQL driver, which load from node_modules.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { runChild } from '@svc/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module script without types
 import { ROOT } from '../../scripts/bundle-cli.mjs';
 // @ts-expect-error: a plain ES module script without types
-import { bundleRelay } from '../../scripts/bundle-relay.mjs';
+import { bundleRelay, launcherFlags } from '../../scripts/bundle-relay.mjs';
+
+const { cacheFileOf } = createRequire(import.meta.url)('../../scripts/run-bundle.cjs') as {
+  cacheFileOf(file: string, execArgv: string[]): string;
+};
 
 let dir: string;
 let inputs: string[];
@@ -44,6 +49,32 @@ describe('the svc-relay bundle', () => {
     expect(grant.code).toBe(0);
     expect(grant.stdout).toContain('Usage: svc-relay grant');
     expect(statSync(cache).mtimeMs).toBe(written);
+  });
+
+  it('runs through its first line with the Node flags it names, which npm start gives it too, under a code cache of their own', async () => {
+    const bin = join(dir, 'relay', 'bin', 'svc-relay.js');
+    const bundle = join(dir, 'relay', 'dist', 'bundle', 'svc-relay.cjs');
+    const flags = launcherFlags() as string[];
+    expect(flags).toEqual(['--min-semi-space-size=16']);
+    expect(readFileSync(bin, 'utf8').split('\n')[0]).toBe(`#!/usr/bin/env -S node ${flags.join(' ')}`);
+    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
+      .scripts.start;
+    expect(start).toContain(`node ${flags.join(' ')} relay/bin/svc-relay.js dev`);
+
+    const plain = cacheFileOf(bundle, []);
+    await runChild(process.execPath, [bin, '--version']);
+    const plainWritten = statSync(plain).mtimeMs;
+    // executed as a file, as npm's link runs it: the kernel reads the first line
+    const first = await runChild(bin, ['--version']);
+    expect(first).toMatchObject({ code: 0, stdout: '0.1.0\n' });
+    const flagged = cacheFileOf(bundle, flags);
+    expect(flagged).not.toBe(plain);
+    const written = statSync(flagged).mtimeMs;
+    expect(await runChild(bin, ['grant', '--help'])).toMatchObject({ code: 0 });
+    expect(await runChild(process.execPath, [bin, '--version'])).toMatchObject({ code: 0 });
+    // neither run replaced the other's cache (V8 takes a cache only under the flags it was made with)
+    expect(statSync(flagged).mtimeMs).toBe(written);
+    expect(statSync(plain).mtimeMs).toBe(plainWritten);
   });
 
   it('holds the relay and its libraries, and leaves the SQLite addon and the PostgreSQL driver out', () => {
