@@ -4,8 +4,9 @@
  * database.
  *
  *   ledger:   MessageStore.insertMany as the send path calls it: BATCH rows per call (one
- *             request's envelopes to one recipient), message ids made as clients make them
- *             (UUIDv7, ordered by time), on a migrated ledger.
+ *             request's envelopes to one recipient, recorded as one batch row since
+ *             migration 013), message ids made as clients make them (UUIDv7, growing), on a
+ *             migrated ledger.
  *   baseline: one INSERT per call of the same ids, through the same connection, into a
  *             table that holds only the key (recipient row, message id) and nothing else:
  *             no other column, no pending index or totals, no upsert (a multi-row VALUES on
@@ -58,7 +59,8 @@ function batches(n: number): NewEnvelopeRow[][] {
     for (let k = 0; k < Math.min(BATCH, n - i); k++) {
       b.push({
         recipient_row: RECIPIENT,
-        message_id: newMessageId(),
+        // a flat string, as the relay holds an id it cut from a request (newMessageId builds one up piece by piece)
+        message_id: Buffer.from(newMessageId(), 'latin1').toString('latin1'),
         tenant_id: TENANT,
         recipient_number: 'recipient-number',
         sender_row: SENDER,
@@ -159,7 +161,7 @@ async function measure(label: string, location: LedgerLocation): Promise<number>
         `  ${label} round ${r + 1}: ledger ${l.toFixed(2)} µs/row, baseline ${k.toFixed(2)} µs/row, ratio ${(l / k).toFixed(2)}`,
       );
     }
-    const rows = (await sql.get<{ n: number }>('SELECT count(*) AS n FROM envelopes'))?.n;
+    const rows = (await sql.get<{ n: number }>('SELECT sum(pending_count) AS n FROM envelope_batches'))?.n;
     console.log(
       `${label}: ledger (MessageStore.insertMany) ${median(ledgerUs).toFixed(2)} µs/row, baseline (key-only table) ${median(keysUs).toFixed(2)} µs/row (medians; ${rows} rows recorded), ledger/baseline ${median(ratios).toFixed(2)}`,
     );

@@ -4,7 +4,9 @@
  * raced: on PostgreSQL through two ledgers (two pools) on one database, as two relay
  * instances would; on SQLite (one relay's own file) through concurrent calls on one.
  */
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { newMessageId } from '@svc/shared';
 import { tempDir } from '@svc/test-harness';
 import { postgresUnavailable, type TestPostgres, testPostgres } from '@svc/test-harness/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -219,6 +221,86 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
       expect((await ma.find(r, 'm2'))?.sender_row).toBe(s1);
     });
 
+    it('envelopes recorded in batches come back one by one in stream order, whatever batch holds them', async () => {
+      const [r, s1, s2] = [await enroll(a, 'ordr'), await enroll(a, 'ords1'), await enroll(a, 'ords2')];
+      const [ma, mb] = [createStores(a).messages, createStores(b).messages];
+      // 40 requests of 5 whose publishes interleaved: request k's envelopes have sequences k, k + 40, k + 80, …
+      const base = 10_000;
+      for (let k = 0; k < 40; k++) {
+        const batch = Array.from({ length: 5 }, (_, j) =>
+          envelope(r, k % 2 ? s1 : s2, newMessageId(), base + k + 40 * j),
+        );
+        expect(await (k % 2 ? ma : mb).insertMany(batch)).toEqual({ ignored: [] });
+      }
+      const seqs = Array.from({ length: 200 }, (_, i) => base + i);
+      expect((await mb.pending(r, 0, 500)).map((e) => e.stream_seq)).toEqual(seqs);
+      // after cursors inside batches' ranges, a page at a time
+      for (const after of [base + 3, base + 41, base + 150, base + 198, base + 199]) {
+        expect((await ma.pending(r, after, 7)).map((e) => e.stream_seq)).toEqual(
+          seqs.filter((x) => x > after).slice(0, 7),
+        );
+      }
+      // acknowledged ones are left out, the rest keep their order
+      const acked = [base, base + 40, base + 77];
+      for (const x of acked) {
+        const [row] = await ma.pending(r, x - 1, 1);
+        expect(row?.stream_seq).toBe(x);
+        expect(await ma.acknowledge(row as NonNullable<typeof row>, NOW)).toBe(true);
+      }
+      expect((await mb.pending(r, 0, 500)).map((e) => e.stream_seq)).toEqual(seqs.filter((x) => !acked.includes(x)));
+      expect(await mb.pendingTotals(r)).toEqual({ count: 197, bytes: 1970 });
+      // pending envelopes the stream no longer holds (below its first sequence) are marked done
+      const change = await mb.expireBelow(r, base + 100, NOW);
+      expect(change.get(r)).toEqual({ count: 97, bytes: 970 });
+      expect((await ma.pending(r, 0, 500)).map((e) => e.stream_seq)).toEqual(seqs.filter((x) => x >= base + 100));
+      expect(await ma.pendingTotals(r)).toEqual({ count: 100, bytes: 1000 });
+    });
+
+    it('finds a recorded id in whichever batch holds it: long ago, in the same millisecond, out of order, split', async () => {
+      const [r, s1, s2] = [await enroll(a, 'findr'), await enroll(a, 'finds1'), await enroll(a, 'finds2')];
+      const [ma, mb] = [createStores(a).messages, createStores(b).messages];
+      // ids as a client that does not keep them in order makes them: random within their millisecond
+      const jumbled = (ms: number) => {
+        const id = newMessageId(ms);
+        return `${id.slice(0, 15)}${randomBytes(2).toString('hex').slice(0, 3)}${id.slice(18)}`;
+      };
+      const t = Date.now();
+      let n = 50_000;
+      const send = (sender: string, ids: string[]) => ids.map((id) => envelope(r, sender, id, ++n));
+      const old = Array.from({ length: 20 }, () => jumbled(t - 60_000));
+      expect(await ma.insertMany(send(s1, old))).toEqual({ ignored: [] });
+      for (let i = 0; i < 30; i++)
+        expect(
+          await mb.insertMany(
+            send(
+              s1,
+              Array.from({ length: 10 }, () => jumbled(t)),
+            ),
+          ),
+        ).toEqual({ ignored: [] });
+      // the same millisecond again, with one of the old ids and two of a batch just recorded
+      const recent = Array.from({ length: 10 }, () => jumbled(t));
+      expect(await ma.insertMany(send(s1, recent))).toEqual({ ignored: [] });
+      const retry = send(s1, [jumbled(t), old[7] as string, recent[3] as string, jumbled(t), recent[9] as string]);
+      const outcome = await mb.insertMany(retry);
+      expect('ignored' in outcome && outcome.ignored.map((x) => x.message_id).sort()).toEqual(
+        [old[7], recent[3], recent[9]].sort(),
+      );
+      // another sender's request holding a recorded id records nothing
+      expect(await ma.insertMany(send(s2, [jumbled(t + 1), old[0] as string]))).toEqual({ conflict: old[0] });
+      // a request made over three seconds is recorded in several batches, each of whose ids is found
+      const slow = [0, 900, 1800, 2700].map((dt) => jumbled(t + 10_000 + dt));
+      expect(await mb.insertMany(send(s1, slow))).toEqual({ ignored: [] });
+      for (const id of [...old, ...recent, ...slow]) expect((await ma.find(r, id))?.sender_row).toBe(s1);
+      expect((await ma.existingSenders(r, [...slow, old[1] as string, jumbled(t)])).size).toBe(5);
+      expect(await ma.pendingTotals(r)).toEqual({ count: 20 + 300 + 10 + 2 + 4, bytes: 3360 });
+      // the same request from two instances at once is recorded once
+      const twice = Array.from({ length: 50 }, () => newMessageId());
+      const both = await Promise.all([ma.insertMany(send(s1, twice)), mb.insertMany(send(s1, twice))]);
+      expect(both.map((o) => ('ignored' in o ? o.ignored.length : 'conflict')).sort()).toEqual([0, 50]);
+      expect(await ma.pendingTotals(r)).toEqual({ count: 386, bytes: 3860 });
+    });
+
     it('records every column as given, whether a batch’s rows share recipient and sender or each differs', async () => {
       const [r1, r2, s1, s2] = [
         await enroll(a, 'colr1'),
@@ -256,7 +338,11 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
         ];
         expect(await ma.insertMany(long)).toEqual({ ignored: [] });
         for (const r of [...batch, ...long.slice(0, batch.length), ...long.slice(-2)]) {
-          expect(await ma.find(r.recipient_row, r.message_id)).toEqual({ ...r, acked_at: null });
+          expect(await ma.find(r.recipient_row, r.message_id)).toEqual({
+            ...r,
+            acked_at: null,
+            batch_id: expect.any(Number),
+          });
         }
       }
     });
@@ -293,11 +379,32 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
         size,
         webhook,
       });
-      const counted = async (row: string) =>
-        a.sql.get<{ count: number; bytes: number }>(
-          'SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
+      // every envelope the recipient's batches list, less those done, counted apart from the batches' pending counts
+      const counted = async (row: string) => {
+        const batches = await a.sql.all<{ id: number; message_ids: string; seqs: string; sizes: string }>(
+          'SELECT id, message_ids, seqs, sizes FROM envelope_batches WHERE recipient_row = ?',
           [row],
         );
+        const done = new Set(
+          (
+            await a.sql.all<{ batch_id: number; message_id: string }>(
+              'SELECT x.batch_id, x.message_id FROM envelopes_done x JOIN envelope_batches b ON b.id = x.batch_id WHERE b.recipient_row = ?',
+              [row],
+            )
+          ).map((x) => `${x.batch_id} ${x.message_id}`),
+        );
+        let count = 0;
+        let bytes = 0;
+        for (const b of batches) {
+          const [ids, seqs, sizes] = [b.message_ids.split(','), b.seqs.split(','), b.sizes.split(',')];
+          for (const [i, id] of ids.entries()) {
+            if (Number(seqs[i]) === 0 || done.has(`${b.id} ${id}`)) continue;
+            count++;
+            bytes += Number(sizes[i]);
+          }
+        }
+        return { count, bytes };
+      };
       const agree = async (expected: Record<string, [number, number]>) => {
         for (const [row, [count, bytes]] of Object.entries(expected)) {
           expect(await counted(row)).toEqual({ count, bytes });

@@ -1,6 +1,18 @@
-/** The pending-envelope index and delivery receipts (migration 003). */
+/**
+ * The pending-envelope index and delivery receipts: accepted envelopes are recorded a batch
+ * per row (migration 013, envelope-batches.ts), each envelope's acknowledgement as a row of
+ * its own, and read back as one EnvelopeRow per envelope.
+ */
+import {
+  BATCH_MAX_SEQ_SPREAD,
+  type BatchItem,
+  batchItems,
+  firstIdBound,
+  planBatches,
+  readItems,
+} from './envelope-batches.js';
 import type { Ledger } from './ledger.js';
-import type { Dialect, Sql, SqlValue } from './sql.js';
+import type { Sql } from './sql.js';
 import type { WebhookStore } from './webhooks.js';
 
 export interface EnvelopeRow {
@@ -14,10 +26,12 @@ export interface EnvelopeRow {
   size: number;
   accepted_at: number;
   acked_at: number | null;
+  /** the ledger row that records it with the rest of its request's envelopes to its recipient */
+  batch_id: number;
 }
 
 /** An envelope to record; `webhook`: also queue a webhook delivery (migration 005) in the same transaction. */
-export type NewEnvelopeRow = Omit<EnvelopeRow, 'acked_at'> & { webhook?: boolean };
+export type NewEnvelopeRow = Omit<EnvelopeRow, 'acked_at' | 'batch_id'> & { webhook?: boolean };
 
 /** One envelope's key in the ledger (recipient row and message id) as a single string, for sets and maps. */
 export const envelopeKey = (recipientRow: string, messageId: string): string => `${recipientRow}\u0000${messageId}`;
@@ -33,8 +47,8 @@ export type InsertOutcome = { conflict: string } | { ignored: IgnoredRow[]; know
 
 /**
  * An envelope accepted and dropped (its recipient blocked the sender): recorded as done
- * (acknowledged, no stream copy, sequence 0), so that its id is taken like any other: a
- * retry is a duplicate, and the same id is not delivered after an unblock.
+ * (no stream copy, sequence 0), so that its id is taken like any other: a retry is a
+ * duplicate, and the same id is not delivered after an unblock.
  */
 export type DroppedEnvelopeRow = Omit<NewEnvelopeRow, 'stream_seq' | 'webhook'>;
 
@@ -52,124 +66,52 @@ export interface Recipient {
   agent_number: string;
 }
 
-/** Rows per INSERT: 9 parameters each, far below either database's limit. */
-const INSERT_CHUNK = 500;
+/** Changes to recipients' pending totals: recipient row → count and bytes to add. */
+export type TotalsChange = Map<string, { count: number; bytes: number }>;
 
-/** What an insert does with a row already there (the key: recipient row and message id). */
-const ON_CONFLICT = {
-  /** leaves it as it is */
-  keep: 'ON CONFLICT DO NOTHING',
-  /** leaves it as it is when the same sender's; another sender's fails the statement (#insertAlone) */
-  keepOwn: `ON CONFLICT (recipient_row, message_id) DO UPDATE SET sender_row = NULL
-        WHERE envelopes.sender_row <> excluded.sender_row`,
-} as const;
+/** A stored batch as the reads take it; `done_ids`: its envelopes acknowledged or expired, comma-separated. */
+interface BatchRow {
+  id: number;
+  recipient_row: string;
+  tenant_id: string;
+  recipient_number: string;
+  sender_row: string;
+  sender_number: string;
+  accepted_at: number;
+  message_ids: string;
+  seqs: string;
+  sizes: string;
+}
+
+const BATCH_FIELDS =
+  'b.id, b.recipient_row, b.tenant_id, b.recipient_number, b.sender_row, b.sender_number, b.accepted_at';
+
+const INSERT_BATCH = `INSERT INTO envelope_batches (recipient_row, tenant_id, recipient_number, sender_row, sender_number,
+    accepted_at, first_id, last_id, first_seq, last_seq, message_ids, seqs, sizes, pending_count, pending_bytes)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`;
+
+/** The batches whose id range meets [lowest, highest] (`firstFrom`: firstIdBound of the lowest). */
+const OVERLAPPING = `SELECT b.id, b.sender_row, b.message_ids, b.seqs FROM envelope_batches b
+  WHERE b.recipient_row = ? AND b.first_id >= ? AND b.first_id <= ? AND b.last_id >= ?`;
+
+/** find(): the batches that may hold one id, with that id's done time where it has one. */
+const HOLDING = `SELECT ${BATCH_FIELDS}, b.message_ids, b.seqs, b.sizes, x.done_at
+  FROM envelope_batches b LEFT JOIN envelopes_done x ON x.batch_id = b.id AND x.message_id = ?
+  WHERE b.recipient_row = ? AND b.first_id >= ? AND b.first_id <= ? AND b.last_id >= ?`;
+
+/** Raises a recipient's id mark (the greatest id recorded for it) to `last_id` if that is greater. */
+const RAISE_MARK = `INSERT INTO envelope_id_marks (recipient_row, last_id) VALUES (?, ?)
+  ON CONFLICT (recipient_row) DO UPDATE SET last_id = excluded.last_id WHERE excluded.last_id > envelope_id_marks.last_id`;
 
 const ADD_TO_TOTALS = 'INSERT INTO pending_totals (recipient_row, pending_count, pending_bytes)';
 const ADDED_TO_TOTALS = `ON CONFLICT (recipient_row) DO UPDATE SET
   pending_count = pending_totals.pending_count + excluded.pending_count,
   pending_bytes = pending_totals.pending_bytes + excluded.pending_bytes`;
 
-const COLUMNS =
-  'recipient_row, message_id, tenant_id, recipient_number, sender_row, sender_number, stream_seq, size, accepted_at';
+/** Batches a pending read takes at a time. */
+const PENDING_PAGE = 32;
 
-/** What the rows of one request's envelopes to one recipient have in common (all but message id, sequence and size). */
-const SHARED = [
-  'recipient_row',
-  'tenant_id',
-  'recipient_number',
-  'sender_row',
-  'sender_number',
-  'accepted_at',
-] as const;
-
-const shareAll = (rows: readonly NewEnvelopeRow[]): boolean => {
-  const first = rows[0];
-  return first !== undefined && rows.every((r) => SHARED.every((c) => r[c] === first[c]));
-};
-
-/** The texts of inserts, written once per form and number of rows (each is also the prepared-statement cache's key). */
-const insertTexts = new Map<string, string>();
-
-/** PostgreSQL's insert of any number of rows, given as one JSON parameter, for each ON_CONFLICT form. */
-const JSON_ROWS = `SELECT ${COLUMNS}
-      FROM jsonb_to_recordset(?::jsonb) AS r(recipient_row text, message_id text, tenant_id text, recipient_number text,
-        sender_row text, sender_number text, stream_seq bigint, size bigint, accepted_at bigint)`;
-const JSON_INSERT: Record<keyof typeof ON_CONFLICT, string> = {
-  keep: `INSERT INTO envelopes (${COLUMNS}) ${JSON_ROWS} ${ON_CONFLICT.keep}`,
-  keepOwn: `INSERT INTO envelopes (${COLUMNS}) ${JSON_ROWS} ${ON_CONFLICT.keepOwn}`,
-};
-
-/**
- * An insert of these rows and its values.
- * - PostgreSQL: the rows as one JSON parameter, so that the text is the same for any number
- *   of rows and each connection prepares it once (postgres.ts). As a multi-row VALUES its
- *   text changed with the number of rows, and parsing and planning it cost more than running
- *   it (bench:ledger).
- * - SQLite, rows that share all but their message id, sequence and size (one request's
- *   envelopes to one recipient: the usual send): the shared values are bound once, and each
- *   row binds only its own three. better-sqlite3 copies every string it binds, and binding
- *   the same five strings (two of them UUIDs) again for every row cost 0.2–0.9 µs per row
- *   (bench:ledger, five runs of each: 4.2–4.9 µs per row, 3.8–4.2 now).
- * - SQLite otherwise: one tuple of nine values per row.
- */
-function envelopeInsert(
-  dialect: Dialect,
-  rows: readonly NewEnvelopeRow[],
-  onConflict: keyof typeof ON_CONFLICT,
-): { text: string; values: SqlValue[] } {
-  if (dialect === 'postgres') return { text: JSON_INSERT[onConflict], values: [JSON.stringify(rows)] };
-  const shared = rows.length > 1 && shareAll(rows);
-  const key = `${shared ? 'shared' : 'rows'} ${onConflict} ${rows.length}`;
-  let text = insertTexts.get(key);
-  if (text === undefined) {
-    text = shared
-      ? `INSERT INTO envelopes (${COLUMNS})
-      SELECT s.column1, r.column1, s.column2, s.column3, s.column4, s.column5, r.column2, r.column3, s.column6
-      FROM (VALUES (?, ?, ?, ?, ?, ?)) AS s, (VALUES ${Array.from({ length: rows.length }, () => '(?, ?, ?)').join(', ')}) AS r
-      WHERE true ${ON_CONFLICT[onConflict]}`
-      : `INSERT INTO envelopes (${COLUMNS})
-      VALUES ${Array.from({ length: rows.length }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_CONFLICT[onConflict]}`;
-    insertTexts.set(key, text);
-  }
-  const values: SqlValue[] = [];
-  if (shared) {
-    const s = rows[0] as NewEnvelopeRow;
-    values.push(s.recipient_row, s.tenant_id, s.recipient_number, s.sender_row, s.sender_number, s.accepted_at);
-    for (const r of rows) values.push(r.message_id, r.stream_seq, r.size);
-    return { text, values };
-  }
-  for (const r of rows) values.push(...rowValues(r));
-  return { text, values };
-}
-
-/** A row's values in the order of COLUMNS. */
-function rowValues(r: NewEnvelopeRow): SqlValue[] {
-  return [
-    r.recipient_row,
-    r.message_id,
-    r.tenant_id,
-    r.recipient_number,
-    r.sender_row,
-    r.sender_number,
-    r.stream_seq,
-    r.size,
-    r.accepted_at,
-  ];
-}
-
-/**
- * PostgreSQL's usual send insert: envelopeInsert's `keepOwn` that also adds the rows it created
- * to their recipients' pending totals (migration 010) and returns how many it created as
- * `n`. Totals rows are locked in recipient order (bytewise, as JavaScript sorts them in
- * addToTotals), so two writers never wait on each other in a circle.
- */
-const COUNTED_INSERT = `WITH created AS (${JSON_INSERT.keepOwn} RETURNING recipient_row, size),
-  counted AS (${ADD_TO_TOTALS} SELECT recipient_row, count(*), sum(size) FROM created
-    GROUP BY recipient_row ORDER BY recipient_row COLLATE "C" ${ADDED_TO_TOTALS})
-  SELECT count(*) AS n FROM created`;
-
-/** Changes to recipients' pending totals (PostgreSQL, migration 010): recipient row → count and bytes to add. */
-export type TotalsChange = Map<string, { count: number; bytes: number }>;
+const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function addChange(change: TotalsChange, recipientRow: string, count: number, bytes: number): void {
   const t = change.get(recipientRow) ?? { count: 0, bytes: 0 };
@@ -184,18 +126,18 @@ const negated = (change: TotalsChange): TotalsChange =>
 /** Adds (or, negative, takes out) each recipient's change to its pending totals, in recipient order. */
 async function addToTotals(q: Sql, change: TotalsChange): Promise<void> {
   if (change.size === 0) return;
-  const rows = [...change].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const rows = [...change].sort(([a], [b]) => byBytes(a, b));
   await q.run(
     `${ADD_TO_TOTALS} VALUES ${rows.map(() => '(?, ?, ?)').join(', ')} ${ADDED_TO_TOTALS}`,
     rows.flatMap(([row, t]) => [row, t.count, t.bytes]),
   );
 }
 
-/** SQLite's or PostgreSQL's NOT NULL violation (how #insertAlone learns that another sender holds an id). */
-const isNotNullViolation = (err: unknown): boolean => {
-  const code = (err as { code?: string }).code;
-  return code === 'SQLITE_CONSTRAINT_NOTNULL' || code === '23502';
-};
+/** What the ledger recorded of a message id for a recipient: who sent it, and its sequence (0: dropped). */
+interface Recorded {
+  sender_row: string;
+  seq: number;
+}
 
 export class MessageStore {
   readonly #ledger: Ledger;
@@ -210,7 +152,7 @@ export class MessageStore {
     return this.#ledger.sql;
   }
 
-  /** PostgreSQL keeps each recipient's pending totals in a row (migration 010); SQLite counts its envelopes. */
+  /** PostgreSQL keeps each recipient's pending totals in a row (migration 010); SQLite adds up its batches'. */
   get #totalsKept(): boolean {
     return this.#sql.dialect === 'postgres';
   }
@@ -228,169 +170,309 @@ export class MessageStore {
     const r = await this.#sql.get<{ count: number; bytes: number }>(
       this.#totalsKept
         ? 'SELECT pending_count AS count, pending_bytes AS bytes FROM pending_totals WHERE recipient_row = ?'
-        : 'SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL',
+        : `SELECT coalesce(sum(pending_count), 0) AS count, coalesce(sum(pending_bytes), 0) AS bytes
+           FROM envelope_batches WHERE recipient_row = ? AND pending_count > 0`,
       [recipientRow],
     );
     return r ?? { count: 0, bytes: 0 };
   }
 
-  /** For each of these message ids already recorded for the recipient: who sent it. One query per batch. */
+  /** For each of these message ids already recorded for the recipient: who sent it. */
   async existingSenders(recipientRow: string, messageIds: string[]): Promise<Map<string, string>> {
-    const ids =
-      this.#sql.dialect === 'postgres'
-        ? 'SELECT jsonb_array_elements_text(?::jsonb)'
-        : 'SELECT value FROM json_each(?)';
-    const rows = await this.#sql.all<{ message_id: string; sender_row: string }>(
-      `SELECT message_id, sender_row FROM envelopes WHERE recipient_row = ? AND message_id IN (${ids})`,
-      [recipientRow, JSON.stringify(messageIds)],
-    );
-    return new Map(rows.map((r) => [r.message_id, r.sender_row]));
+    const out = new Map<string, string>();
+    if (messageIds.length === 0) return out;
+    let lowest = messageIds[0] as string;
+    let highest = lowest;
+    for (const id of messageIds) {
+      if (id < lowest) lowest = id;
+      else if (id > highest) highest = id;
+    }
+    const recorded = await this.#recorded(this.#sql, recipientRow, lowest, highest);
+    for (const id of messageIds) {
+      const r = recorded.get(id);
+      if (r) out.set(id, r.sender_row);
+    }
+    return out;
+  }
+
+  /**
+   * Every id recorded for the recipient in a batch whose id range meets [lowest, highest]
+   * (which includes every recorded id in that range).
+   */
+  async #recorded(q: Sql, recipientRow: string, lowest: string, highest: string): Promise<Map<string, Recorded>> {
+    const found = new Map<string, Recorded>();
+    const batches = await q.all<{ sender_row: string; message_ids: string; seqs: string }>(OVERLAPPING, [
+      recipientRow,
+      firstIdBound(lowest),
+      highest,
+      lowest,
+    ]);
+    for (const b of batches) {
+      const bIds = b.message_ids.split(',');
+      const seqs = b.seqs.split(',');
+      for (let i = 0; i < bIds.length; i++) {
+        found.set(bIds[i] as string, { sender_row: b.sender_row, seq: Number(seqs[i]) });
+      }
+    }
+    return found;
   }
 
   find(recipientRow: string, messageId: string, q: Sql = this.#sql): Promise<EnvelopeRow | undefined> {
-    return q.get<EnvelopeRow>('SELECT * FROM envelopes WHERE recipient_row = ? AND message_id = ?', [
+    return this.#find(q, recipientRow, messageId);
+  }
+
+  async #find(q: Sql, recipientRow: string, messageId: string): Promise<EnvelopeRow | undefined> {
+    const batches = await q.all<BatchRow & { done_at: number | null }>(HOLDING, [
+      messageId,
       recipientRow,
+      firstIdBound(messageId),
+      messageId,
       messageId,
     ]);
+    for (const b of batches) {
+      const i = b.message_ids.split(',').indexOf(messageId);
+      if (i < 0) continue;
+      const seq = Number(b.seqs.split(',')[i]);
+      return {
+        recipient_row: b.recipient_row,
+        message_id: messageId,
+        tenant_id: b.tenant_id,
+        recipient_number: b.recipient_number,
+        sender_row: b.sender_row,
+        sender_number: b.sender_number,
+        stream_seq: seq,
+        size: Number(b.sizes.split(',')[i]),
+        accepted_at: b.accepted_at,
+        // a dropped envelope (no stream copy) was done when it was accepted
+        acked_at: seq === 0 ? b.accepted_at : b.done_at,
+        batch_id: b.id,
+      };
+    }
+    return undefined;
   }
 
   /**
    * Records accepted envelopes in one transaction; rows already present from the same
-   * sender are kept as they are. A row present from another sender (another relay
-   * instance got there first) records nothing and returns that row's message id.
-   * A new row marked `webhook` gets its webhook delivery queued in the same transaction.
-   * The key (recipient, message id) is the primary key: of two instances inserting it at
-   * once, PostgreSQL makes the second wait for the first and then find its row.
+   * sender are kept as they are (`ignored`, with the sequence they point at). A row present
+   * from another sender (an earlier request, or another relay instance just now) records
+   * nothing and returns that row's message id. A new row marked `webhook` gets its webhook
+   * delivery queued in the same transaction.
+   *
+   * Per recipient, in recipient order: its id mark is read (on PostgreSQL, locked: two
+   * instances recording for one recipient take turns); ids that all sort after it cannot be
+   * recorded yet, so nothing is looked up (the usual send: a sender's ids grow with time);
+   * otherwise the batches whose id range meets the new ids' are read. Then the new
+   * envelopes are inserted as one batch (usually; see planBatches) and the mark raised.
    * Each row's stream_seq is its own publish's: no row recorded already points at it.
    */
   async insertMany(rows: NewEnvelopeRow[], dropped: DroppedEnvelopeRow[] = []): Promise<InsertOutcome> {
-    if (dropped.length === 0 && rows.length <= INSERT_CHUNK && !rows.some((r) => r.webhook)) {
-      const alone = await this.#insertAlone(rows);
-      if (alone) return alone;
-    }
+    if (rows.length === 0 && dropped.length === 0) return { ignored: [] };
     try {
-      return await this.#sql.transaction(async (tx) => {
-        const ignored = rows.length > 0 ? await this.#insertMany(tx, rows) : [];
-        return dropped.length > 0 ? { ignored, known: await this.#recordDropped(tx, dropped) } : { ignored };
-      });
+      return await this.#sql.transaction((tx) => this.#record(tx, rows, dropped));
     } catch (err) {
       if (err instanceof TakenByAnotherSender) return { conflict: err.messageId };
       throw err;
     }
   }
 
-  /** Records dropped envelopes as done; returns the keys of those the ledger had already (same sender). */
-  async #recordDropped(tx: Sql, dropped: DroppedEnvelopeRow[]): Promise<Set<string>> {
+  async #record(tx: Sql, rows: NewEnvelopeRow[], dropped: DroppedEnvelopeRow[]): Promise<InsertOutcome> {
+    const groups = new Map<string, { rows: NewEnvelopeRow[]; dropped: DroppedEnvelopeRow[] }>();
+    const group = (row: string) => {
+      let g = groups.get(row);
+      if (!g) {
+        g = { rows: [], dropped: [] };
+        groups.set(row, g);
+      }
+      return g;
+    };
+    for (const r of rows) group(r.recipient_row).rows.push(r);
+    for (const d of dropped) group(d.recipient_row).dropped.push(d);
+    const ignored: IgnoredRow[] = [];
     const known = new Set<string>();
-    for (const r of dropped) {
-      const added = await tx.run(
-        `INSERT INTO envelopes (${COLUMNS}, acked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (recipient_row, message_id) DO NOTHING`,
-        [...rowValues({ ...r, stream_seq: 0 }), r.accepted_at],
-      );
-      if (added === 1) continue;
-      const there = await this.find(r.recipient_row, r.message_id, tx);
-      if (there?.sender_row !== r.sender_row) throw new TakenByAnotherSender(r.message_id); // rolls all back
-      known.add(envelopeKey(r.recipient_row, r.message_id));
-    }
-    return known;
-  }
-
-  /**
-   * The usual send in one statement, with no transaction around it (one round trip to the
-   * ledger): new rows are inserted; a row already there from the
-   * same sender is left as it is; a row there from another sender fails the whole statement
-   * (its sender would become NULL), which then records nothing, and undefined sends the
-   * batch the long way, which names the message id. When fewer rows changed than were
-   * given, the others were there already (a retry): each is looked up for the sequence it
-   * points at, which is never this request's own (each publish has its own sequence).
-   */
-  async #insertAlone(rows: NewEnvelopeRow[]): Promise<InsertOutcome | undefined> {
-    let changed: number;
-    try {
-      if (this.#totalsKept) {
-        changed = (await this.#sql.get<{ n: number }>(COUNTED_INSERT, [JSON.stringify(rows)]))?.n ?? 0;
-      } else {
-        const { text, values } = envelopeInsert(this.#sql.dialect, rows, 'keepOwn');
-        changed = await this.#sql.run(text, values);
-      }
-    } catch (err) {
-      if (isNotNullViolation(err)) return undefined;
-      throw err;
-    }
-    const ignored: IgnoredRow[] = [];
-    if (changed === rows.length) return { ignored };
-    for (const r of rows) {
-      // rows are never pointed elsewhere: what is found now is what the statement found
-      const there = await this.find(r.recipient_row, r.message_id);
-      if (there !== undefined && there.stream_seq !== r.stream_seq) {
-        ignored.push({ ...r, recorded_seq: there.stream_seq });
-      }
-    }
-    return { ignored };
-  }
-
-  /**
-   * One multi-row INSERT per chunk, not one statement per envelope: on PostgreSQL each
-   * statement is a round trip. Usually every row is new, which the count of rows changed
-   * says without RETURNING or a look-up first. When some were there already (a retry, or
-   * another instance got there first: rare) the chunk is undone to its savepoint and
-   * inserted again with RETURNING, which names the rows this insert created; the others
-   * are looked up one by one.
-   */
-  async #insertMany(tx: Sql, rows: NewEnvelopeRow[]): Promise<IgnoredRow[]> {
-    const ignored: IgnoredRow[] = [];
-    const created: NewEnvelopeRow[] = [];
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      const chunk = rows.length <= INSERT_CHUNK ? rows : rows.slice(i, i + INSERT_CHUNK);
-      const { text: insert, values } = envelopeInsert(this.#sql.dialect, chunk, 'keep');
-      await tx.exec('SAVEPOINT envelopes_chunk');
-      if ((await tx.run(insert, values)) === chunk.length) {
-        for (const r of chunk) created.push(r);
-        continue;
-      }
-      await tx.exec('ROLLBACK TO SAVEPOINT envelopes_chunk');
-      const inserted = await tx.all<{ recipient_row: string; message_id: string }>(
-        `${insert} RETURNING recipient_row, message_id`,
-        values,
-      );
-      const made = new Set(inserted.map((r) => envelopeKey(r.recipient_row, r.message_id)));
-      for (const r of chunk) {
-        if (made.delete(envelopeKey(r.recipient_row, r.message_id))) {
-          created.push(r);
-          continue;
+    const hooks: {
+      recipient_row: string;
+      message_id: string;
+      accepted_at: number;
+      batch_id: number;
+      stream_seq: number;
+    }[] = [];
+    const change: TotalsChange = new Map();
+    for (const recipientRow of [...groups.keys()].sort(byBytes)) {
+      const g = groups.get(recipientRow) as { rows: NewEnvelopeRow[]; dropped: DroppedEnvelopeRow[] };
+      let lowest: string | undefined;
+      let highest = '';
+      // ids in the order given, each greater than the one before (a sender's, as it made them): none twice
+      let increasing = true;
+      for (const list of [g.rows, g.dropped]) {
+        for (const r of list) {
+          const id = r.message_id;
+          if (id.length === 0 || id.indexOf(',') >= 0)
+            throw new Error(`a message id the ledger cannot record: ${JSON.stringify(id)}`);
+          if (id > highest) highest = id;
+          else increasing = false;
+          if (lowest === undefined || id < lowest) lowest = id;
         }
-        const there = await this.find(r.recipient_row, r.message_id, tx);
-        if (there?.sender_row !== r.sender_row) throw new TakenByAnotherSender(r.message_id); // rolls the whole batch back
-        ignored.push({ ...r, recorded_seq: there.stream_seq });
       }
+      const mark = await this.#markFor(tx, recipientRow);
+      let fresh: NewEnvelopeRow[];
+      let freshDropped: NewEnvelopeRow[];
+      if ((mark === undefined || (lowest as string) > mark) && increasing) {
+        // all new (the usual send): nothing to look up, nothing twice
+        fresh = g.rows;
+        freshDropped = g.dropped.map((d) => ({ ...d, stream_seq: 0 }));
+      } else {
+        // some may be recorded: every id in a batch whose range meets theirs
+        const recorded =
+          mark !== undefined && (lowest as string) <= mark
+            ? await this.#recorded(tx, recipientRow, lowest as string, highest)
+            : new Map<string, Recorded>();
+        fresh = [];
+        for (const r of g.rows) {
+          const there = recorded.get(r.message_id);
+          if (there) {
+            if (there.sender_row !== r.sender_row) throw new TakenByAnotherSender(r.message_id); // rolls all back
+            ignored.push({ ...r, recorded_seq: there.seq });
+            continue;
+          }
+          // the same id twice in one call: the second finds the first
+          recorded.set(r.message_id, { sender_row: r.sender_row, seq: r.stream_seq });
+          fresh.push(r);
+        }
+        freshDropped = [];
+        for (const d of g.dropped) {
+          const there = recorded.get(d.message_id);
+          if (there) {
+            if (there.sender_row !== d.sender_row) throw new TakenByAnotherSender(d.message_id);
+            known.add(envelopeKey(recipientRow, d.message_id));
+            continue;
+          }
+          recorded.set(d.message_id, { sender_row: d.sender_row, seq: 0 });
+          freshDropped.push({ ...d, stream_seq: 0 });
+        }
+      }
+      for (const batch of planBatches(fresh)) {
+        const { id, bytes } = await this.#insertBatch(tx, batch, false);
+        addChange(change, recipientRow, batch.length, bytes);
+        for (const r of batch) {
+          if (r.webhook) {
+            hooks.push({
+              recipient_row: recipientRow,
+              message_id: r.message_id,
+              accepted_at: r.accepted_at,
+              batch_id: id,
+              stream_seq: r.stream_seq,
+            });
+          }
+        }
+      }
+      for (const batch of planBatches(freshDropped)) await this.#insertBatch(tx, batch, true);
+      if (mark === undefined || highest > mark) await tx.run(RAISE_MARK, [recipientRow, highest]);
     }
-    const hooks = created.filter((r) => r.webhook);
     if (hooks.length > 0) await this.#webhooks.queueMany(tx, hooks);
-    if (this.#totalsKept) {
-      const change: TotalsChange = new Map();
-      for (const r of created) addChange(change, r.recipient_row, 1, r.size);
-      await addToTotals(tx, change);
-    }
-    return ignored;
+    if (this.#totalsKept) await addToTotals(tx, change);
+    return dropped.length > 0 ? { ignored, known } : { ignored };
   }
 
-  pending(recipientRow: string, afterSeq: number, limit: number): Promise<EnvelopeRow[]> {
-    return this.#sql.all<EnvelopeRow>(
-      'SELECT * FROM envelopes WHERE recipient_row = ? AND acked_at IS NULL AND stream_seq > ? ORDER BY stream_seq LIMIT ?',
-      [recipientRow, afterSeq, limit],
-    );
+  /**
+   * The greatest id recorded for the recipient (undefined: none yet). On PostgreSQL the
+   * mark's row is locked (made if need be) until the transaction ends: two instances
+   * recording for one recipient take turns, so neither misses the other's ids.
+   */
+  async #markFor(tx: Sql, recipientRow: string): Promise<string | undefined> {
+    if (this.#sql.dialect === 'postgres') {
+      const m = await tx.get<{ last_id: string }>(
+        `INSERT INTO envelope_id_marks (recipient_row, last_id) VALUES (?, '')
+         ON CONFLICT (recipient_row) DO UPDATE SET last_id = envelope_id_marks.last_id RETURNING last_id`,
+        [recipientRow],
+      );
+      return m === undefined || m.last_id === '' ? undefined : m.last_id;
+    }
+    return (
+      await tx.get<{ last_id: string }>('SELECT last_id FROM envelope_id_marks WHERE recipient_row = ?', [recipientRow])
+    )?.last_id;
+  }
+
+  /** Inserts one batch (every row one recipient's and one sender's); `done`: dropped envelopes, never pending. */
+  async #insertBatch(tx: Sql, batch: readonly NewEnvelopeRow[], done: boolean): Promise<{ id: number; bytes: number }> {
+    const first = batch[0] as NewEnvelopeRow;
+    const items = batchItems(batch);
+    const made = await tx.get<{ id: number }>(INSERT_BATCH, [
+      first.recipient_row,
+      first.tenant_id,
+      first.recipient_number,
+      first.sender_row,
+      first.sender_number,
+      first.accepted_at,
+      items.first_id,
+      items.last_id,
+      items.first_seq,
+      items.last_seq,
+      items.message_ids,
+      items.seqs,
+      items.sizes,
+      done ? 0 : items.count,
+      done ? 0 : items.bytes,
+    ]);
+    return { id: Number(made?.id), bytes: items.bytes };
+  }
+
+  /**
+   * The recipient's pending envelopes after `afterSeq`, in stream order, at most `limit`.
+   * Batches are read in order of their first sequence from the first that may straddle
+   * `afterSeq` (BATCH_MAX_SEQ_SPREAD before it); batches of requests published at once
+   * interleave, so an envelope is given out only once no batch not yet read can hold an
+   * earlier one.
+   */
+  async pending(recipientRow: string, afterSeq: number, limit: number): Promise<EnvelopeRow[]> {
+    const out: EnvelopeRow[] = [];
+    if (limit <= 0) return out;
+    let waiting: EnvelopeRow[] = [];
+    let from: { seq: number; id: number } = { seq: afterSeq - BATCH_MAX_SEQ_SPREAD, id: 0 };
+    for (;;) {
+      const page = await this.#sql.all<BatchRow & { first_seq: number; done_ids: string | null }>(
+        `SELECT ${BATCH_FIELDS}, b.first_seq, b.message_ids, b.seqs, b.sizes, (${this.#doneIds('b.id')}) AS done_ids
+         FROM envelope_batches b
+         WHERE b.recipient_row = ? AND b.pending_count > 0 AND b.first_seq >= ? AND (b.first_seq > ? OR b.id > ?)
+           AND b.last_seq > ?
+         ORDER BY b.first_seq, b.id LIMIT ?`,
+        [recipientRow, from.seq, from.seq, from.id, afterSeq, PENDING_PAGE],
+      );
+      for (const b of page) {
+        const done = b.done_ids === null ? undefined : new Set(b.done_ids.split(','));
+        for (const it of readItems(b)) {
+          if (it.stream_seq > afterSeq && !done?.has(it.message_id)) waiting.push(rowOf(b, it, null));
+        }
+      }
+      const last = page.at(-1);
+      // a batch not read yet begins at the last one's first sequence or later
+      const bound = page.length < PENDING_PAGE || last === undefined ? Number.POSITIVE_INFINITY : last.first_seq;
+      waiting.sort((x, y) => x.stream_seq - y.stream_seq);
+      let k = 0;
+      while (k < waiting.length && (waiting[k] as EnvelopeRow).stream_seq < bound && out.length < limit) {
+        out.push(waiting[k] as EnvelopeRow);
+        k++;
+      }
+      if (out.length >= limit || bound === Number.POSITIVE_INFINITY) return out;
+      waiting = waiting.slice(k);
+      from = { seq: (last as { first_seq: number }).first_seq, id: (last as BatchRow).id };
+    }
+  }
+
+  /** SQL for the comma-separated ids of a batch's done envelopes (NULL when none). */
+  #doneIds(batchId: string): string {
+    return this.#sql.dialect === 'postgres'
+      ? `SELECT string_agg(x.message_id, ',') FROM envelopes_done x WHERE x.batch_id = ${batchId}`
+      : `SELECT group_concat(x.message_id, ',') FROM envelopes_done x WHERE x.batch_id = ${batchId}`;
   }
 
   /** Marks the envelope acknowledged and records the sender's receipt; false if it was already. */
   acknowledge(row: EnvelopeRow, now: number): Promise<boolean> {
+    // a dropped envelope was done when it was accepted
+    if (row.stream_seq === 0) return Promise.resolve(false);
     return this.#sql.transaction(async (tx) => {
-      const changed = await tx.run(
-        'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND message_id = ? AND acked_at IS NULL',
-        [now, row.recipient_row, row.message_id],
-      );
-      if (changed !== 1) return false;
-      if (this.#totalsKept) await addToTotals(tx, new Map([[row.recipient_row, { count: -1, bytes: -row.size }]]));
+      const change = await this.#markDone(tx, [row], now);
+      if (change.size === 0) return false;
+      if (this.#totalsKept) await addToTotals(tx, negated(change));
       await tx.run(
         'INSERT INTO receipts (tenant_id, sender_row, message_id, recipient_number, acked_at) VALUES (?, ?, ?, ?, ?)',
         [row.tenant_id, row.sender_row, row.message_id, row.recipient_number, now],
@@ -400,21 +482,50 @@ export class MessageStore {
   }
 
   /**
+   * Marks envelopes done (those not done already) and takes them out of their batches'
+   * pending counts; returns, per recipient, the count and bytes it marked.
+   */
+  async #markDone(
+    tx: Sql,
+    rows: ReadonlyArray<Pick<EnvelopeRow, 'recipient_row' | 'message_id' | 'batch_id' | 'size' | 'stream_seq'>>,
+    now: number,
+  ): Promise<TotalsChange> {
+    const change: TotalsChange = new Map();
+    const perBatch = new Map<number, { count: number; bytes: number }>();
+    for (const r of rows) {
+      if (r.stream_seq === 0) continue;
+      const added = await tx.run(
+        'INSERT INTO envelopes_done (batch_id, message_id, done_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+        [r.batch_id, r.message_id, now],
+      );
+      if (added !== 1) continue;
+      addChange(change, r.recipient_row, 1, r.size);
+      const t = perBatch.get(r.batch_id) ?? { count: 0, bytes: 0 };
+      t.count++;
+      t.bytes += r.size;
+      perBatch.set(r.batch_id, t);
+    }
+    for (const [id, t] of perBatch) {
+      await tx.run(
+        'UPDATE envelope_batches SET pending_count = pending_count - ?, pending_bytes = pending_bytes - ? WHERE id = ?',
+        [t.count, t.bytes, id],
+      );
+    }
+    return change;
+  }
+
+  /**
    * Marks pending envelopes done, with no receipt, because the stream no longer holds them
    * (its max age): nobody can read them any more, and as pending rows they would hold their
    * recipient's quota and stop a reader's pages for good. Returns, per
    * recipient, the count and bytes this marked (rows done already are left as they are).
    */
-  expire(rows: ReadonlyArray<Pick<EnvelopeRow, 'recipient_row' | 'message_id'>>, now: number): Promise<TotalsChange> {
+  expire(
+    rows: ReadonlyArray<Pick<EnvelopeRow, 'recipient_row' | 'message_id' | 'batch_id' | 'size' | 'stream_seq'>>,
+    now: number,
+  ): Promise<TotalsChange> {
     return this.#sql.transaction(async (tx) => {
-      const change: TotalsChange = new Map();
-      for (const r of rows) {
-        const done = await tx.all<{ size: number }>(
-          'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND message_id = ? AND acked_at IS NULL RETURNING size',
-          [now, r.recipient_row, r.message_id],
-        );
-        for (const d of done) addChange(change, r.recipient_row, 1, Number(d.size));
-      }
+      const change = await this.#markDone(tx, rows, now);
       if (this.#totalsKept) await addToTotals(tx, negated(change));
       return change;
     });
@@ -426,12 +537,19 @@ export class MessageStore {
    */
   expireBelow(recipientRow: string, firstSeq: number, now: number): Promise<TotalsChange> {
     return this.#sql.transaction(async (tx) => {
-      const done = await tx.all<{ size: number }>(
-        'UPDATE envelopes SET acked_at = ? WHERE recipient_row = ? AND acked_at IS NULL AND stream_seq < ? RETURNING size',
-        [now, recipientRow, firstSeq],
+      const batches = await tx.all<BatchRow & { done_ids: string | null }>(
+        `SELECT ${BATCH_FIELDS}, b.message_ids, b.seqs, b.sizes, (${this.#doneIds('b.id')}) AS done_ids
+         FROM envelope_batches b WHERE b.recipient_row = ? AND b.pending_count > 0 AND b.first_seq < ?`,
+        [recipientRow, firstSeq],
       );
-      const change: TotalsChange = new Map();
-      for (const d of done) addChange(change, recipientRow, 1, Number(d.size));
+      const gone: EnvelopeRow[] = [];
+      for (const b of batches) {
+        const done = b.done_ids === null ? undefined : new Set(b.done_ids.split(','));
+        for (const it of readItems(b)) {
+          if (it.stream_seq > 0 && it.stream_seq < firstSeq && !done?.has(it.message_id)) gone.push(rowOf(b, it, null));
+        }
+      }
+      const change = await this.#markDone(tx, gone, now);
       if (this.#totalsKept) await addToTotals(tx, negated(change));
       return change;
     });
@@ -447,10 +565,29 @@ export class MessageStore {
   /** Drops the index of a revoked incarnation (its envelopes were purged from the stream). */
   async forgetRecipient(recipientRow: string): Promise<void> {
     await this.#sql.transaction(async (tx) => {
-      await tx.run('DELETE FROM envelopes WHERE recipient_row = ?', [recipientRow]);
+      // their acknowledgements and webhook deliveries go with them (foreign keys, ON DELETE CASCADE)
+      await tx.run('DELETE FROM envelope_batches WHERE recipient_row = ?', [recipientRow]);
+      await tx.run('DELETE FROM envelope_id_marks WHERE recipient_row = ?', [recipientRow]);
       if (this.#totalsKept) await tx.run('DELETE FROM pending_totals WHERE recipient_row = ?', [recipientRow]);
     });
   }
+}
+
+/** An envelope of a stored batch as a row. */
+function rowOf(b: BatchRow, it: BatchItem, ackedAt: number | null): EnvelopeRow {
+  return {
+    recipient_row: b.recipient_row,
+    message_id: it.message_id,
+    tenant_id: b.tenant_id,
+    recipient_number: b.recipient_number,
+    sender_row: b.sender_row,
+    sender_number: b.sender_number,
+    stream_seq: it.stream_seq,
+    size: it.size,
+    accepted_at: b.accepted_at,
+    acked_at: ackedAt,
+    batch_id: b.id,
+  };
 }
 
 class TakenByAnotherSender extends Error {

@@ -1,5 +1,5 @@
 /**
- * The webhook delivery queue (migration 005). Rows are queued by MessageStore.insertMany
+ * The webhook delivery queue (migrations 005, 013). Rows are queued by MessageStore.insertMany
  * in the envelope's transaction; the dispatcher (src/webhooks/) claims due rows, and
  * records each attempt's outcome here.
  */
@@ -46,10 +46,20 @@ const withAttempt = (params: SqlValue[], attempt: number | undefined): SqlValue[
 
 const QUEUE_CHUNK = 500;
 const QUEUE_INSERT =
-  'INSERT INTO webhook_deliveries (id, recipient_row, message_id, state, attempts, next_attempt_at, created_at, updated_at)';
+  'INSERT INTO webhook_deliveries (id, recipient_row, message_id, batch_id, stream_seq, state, attempts, next_attempt_at, created_at, updated_at)';
 const QUEUE_JSON = `${QUEUE_INSERT}
-  SELECT id, recipient_row, message_id, 'pending', 0, at, at, at
-  FROM jsonb_to_recordset(?::jsonb) AS r(id text, recipient_row text, message_id text, at bigint) ON CONFLICT DO NOTHING`;
+  SELECT id, recipient_row, message_id, batch_id, stream_seq, 'pending', 0, at, at, at
+  FROM jsonb_to_recordset(?::jsonb) AS r(id text, recipient_row text, message_id text, batch_id bigint, stream_seq bigint, at bigint)
+  ON CONFLICT DO NOTHING`;
+
+/** An envelope to deliver: its key, the batch that records it (migration 013) and its stream copy. */
+export interface NewDelivery {
+  recipient_row: string;
+  message_id: string;
+  accepted_at: number;
+  batch_id: number;
+  stream_seq: number;
+}
 
 export class WebhookStore {
   readonly #ledger: Ledger;
@@ -66,10 +76,7 @@ export class WebhookStore {
    * Queues a delivery per envelope, in one statement per chunk. Only inside the transaction
    * that records the envelopes (MessageStore.insertMany), whose `tx` it is given.
    */
-  async queueMany(
-    tx: Sql,
-    envelopes: ReadonlyArray<{ recipient_row: string; message_id: string; accepted_at: number }>,
-  ): Promise<void> {
+  async queueMany(tx: Sql, envelopes: readonly NewDelivery[]): Promise<void> {
     if (this.#sql.dialect === 'postgres') {
       // one JSON parameter, one text for any number (prepared once per connection, as the envelopes' insert)
       await tx.run(QUEUE_JSON, [
@@ -78,6 +85,8 @@ export class WebhookStore {
             id: newWebhookEventId(),
             recipient_row: e.recipient_row,
             message_id: e.message_id,
+            batch_id: e.batch_id,
+            stream_seq: e.stream_seq,
             at: e.accepted_at,
           })),
         ),
@@ -88,10 +97,19 @@ export class WebhookStore {
       const chunk = envelopes.slice(i, i + QUEUE_CHUNK);
       const values: SqlValue[] = [];
       for (const e of chunk) {
-        values.push(newWebhookEventId(), e.recipient_row, e.message_id, e.accepted_at, e.accepted_at, e.accepted_at);
+        values.push(
+          newWebhookEventId(),
+          e.recipient_row,
+          e.message_id,
+          e.batch_id,
+          e.stream_seq,
+          e.accepted_at,
+          e.accepted_at,
+          e.accepted_at,
+        );
       }
       await tx.run(
-        `${QUEUE_INSERT} VALUES ${chunk.map(() => "(?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')} ON CONFLICT DO NOTHING`,
+        `${QUEUE_INSERT} VALUES ${chunk.map(() => "(?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')} ON CONFLICT DO NOTHING`,
         values,
       );
     }
@@ -124,12 +142,13 @@ export class WebhookStore {
   /** Pending rows due at `now`, oldest first (a row leased by an instance is due again when its lease ends). */
   due(now: number, limit: number): Promise<DueDelivery[]> {
     return this.#sql.all<DueDelivery>(
-      `SELECT d.id, d.recipient_row, d.message_id, d.attempts, e.tenant_id, a.agent_id, e.stream_seq,
-         e.accepted_at, e.acked_at, s.agent_id AS sender_agent_id
+      `SELECT d.id, d.recipient_row, d.message_id, d.attempts, b.tenant_id, a.agent_id, d.stream_seq,
+         b.accepted_at, x.done_at AS acked_at, s.agent_id AS sender_agent_id
        FROM webhook_deliveries d
-       JOIN envelopes e ON e.recipient_row = d.recipient_row AND e.message_id = d.message_id
+       JOIN envelope_batches b ON b.id = d.batch_id
+       LEFT JOIN envelopes_done x ON x.batch_id = d.batch_id AND x.message_id = d.message_id
        JOIN agents a ON a.id = d.recipient_row
-       JOIN agents s ON s.id = e.sender_row
+       JOIN agents s ON s.id = b.sender_row
        WHERE d.state = 'pending' AND d.next_attempt_at <= ?
        ORDER BY d.next_attempt_at LIMIT ?`,
       [now, limit],
@@ -212,7 +231,8 @@ export class WebhookStore {
   async acked(recipientRow: string, messageId: string): Promise<boolean> {
     return (
       (await this.#sql.get(
-        'SELECT 1 FROM envelopes WHERE recipient_row = ? AND message_id = ? AND acked_at IS NOT NULL',
+        `SELECT 1 FROM webhook_deliveries d JOIN envelopes_done x ON x.batch_id = d.batch_id AND x.message_id = d.message_id
+         WHERE d.recipient_row = ? AND d.message_id = ?`,
         [recipientRow, messageId],
       )) !== undefined
     );

@@ -10,6 +10,7 @@ import { migration009 } from './009-envelope-agent-keys.js';
 import { migration010 } from './010-pending-totals.js';
 import { migration011 } from './011-sqlite-envelope-agent-keys.js';
 import { migration012 } from './012-blob-usage.js';
+import { migration013 } from './013-envelope-batches.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
@@ -26,5 +27,6 @@ export const MIGRATIONS: readonly Migration[] = [
   migration010,
   migration011,
   migration012,
+  migration013,
 ];
 export type { Migration } from './types.js';
