@@ -26,7 +26,9 @@ export function latin1Text(raw: Buffer): ScanText {
   return {
     length: raw.length,
     charCodeAt: (index) => raw[index] ?? Number.NaN,
-    indexOf: (search, position) => raw.indexOf(search, position, 'latin1'),
+    // one character: a byte search (memchr), not a string search
+    indexOf: (search, position) =>
+      search.length === 1 ? raw.indexOf(search.charCodeAt(0), position) : raw.indexOf(search, position, 'latin1'),
     slice: (start, end) => raw.toString('latin1', start, end),
     decodedLength,
   };
