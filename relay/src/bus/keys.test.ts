@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAccount, fromSeed } from '@nats-io/nkeys';
+import { createAccount, createOperator, createUser, fromSeed } from '@nats-io/nkeys';
 import { afterAll, describe, expect, it } from 'vitest';
-import { deriveAccountKey, loadOrCreateSeed } from './keys.js';
+import { deriveAccountKey, loadOrCreateSeed, nativeKeyPair } from './keys.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -33,5 +34,37 @@ describe('deriveAccountKey', () => {
     expect(deriveAccountKey(fromSeed(secret.getSeed()), 'edge-row-1').getPublicKey()).toBe(a.getPublicKey());
     expect(deriveAccountKey(secret, 'edge-row-2').getPublicKey()).not.toBe(a.getPublicKey());
     expect(deriveAccountKey(createAccount(), 'edge-row-1').getPublicKey()).not.toBe(a.getPublicKey());
+  });
+});
+
+describe('nativeKeyPair', () => {
+  it('signs, verifies and names itself exactly as nkeys does, for every kind of key', () => {
+    for (const make of [createOperator, createAccount, createUser]) {
+      const kp = make();
+      const native = nativeKeyPair(fromSeed(kp.getSeed()));
+      expect(native.getPublicKey()).toBe(kp.getPublicKey());
+      expect(native.getPrivateKey()).toEqual(kp.getPrivateKey());
+      for (const input of [
+        new Uint8Array(0),
+        new TextEncoder().encode('a JWT header.a JWT payload'),
+        randomBytes(4096),
+      ]) {
+        const signature = native.sign(input);
+        expect(Buffer.from(signature).toString('hex')).toBe(Buffer.from(kp.sign(input)).toString('hex'));
+        expect(kp.verify(input, signature)).toBe(true);
+        expect(native.verify(input, signature)).toBe(true);
+        expect(native.verify(input, kp.sign(new TextEncoder().encode('another input')))).toBe(false);
+      }
+      expect(nativeKeyPair(native)).toBe(native);
+    }
+  });
+
+  it('is what loaded, created and derived keys are', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-seed-'));
+    dirs.push(dir);
+    const created = await loadOrCreateSeed(join(dir, 'operator.nk'), 'operator');
+    const loaded = await loadOrCreateSeed(join(dir, 'operator.nk'), 'operator');
+    const derived = deriveAccountKey(createAccount(), 'edge-row-1');
+    for (const kp of [created, loaded, derived]) expect(nativeKeyPair(kp)).toBe(kp);
   });
 });

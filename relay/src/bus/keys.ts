@@ -1,4 +1,12 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import {
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  type KeyObject,
+  randomBytes,
+  sign as signNative,
+  verify as verifyNative,
+} from 'node:crypto';
 import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createAccount, createOperator, createUser, fromSeed, type KeyPair, Prefix } from '@nats-io/nkeys';
@@ -9,7 +17,82 @@ export type KeyKind = 'operator' | 'account' | 'user';
 
 // The first letter of an encoded seed after 'S' names the key type (SO…, SA…, SU…).
 const SEED_PREFIX: Record<KeyKind, string> = { operator: 'SO', account: 'SA', user: 'SU' };
-const CREATE: Record<KeyKind, () => KeyPair> = { operator: createOperator, account: createAccount, user: createUser };
+const CREATE: Record<KeyKind, () => KeyPair> = {
+  operator: () => nativeKeyPair(createOperator()),
+  account: () => nativeKeyPair(createAccount()),
+  user: () => nativeKeyPair(createUser()),
+};
+
+/** PKCS#8 DER of an Ed25519 private key up to its 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * A key pair that signs and verifies with node:crypto's Ed25519, its public and private
+ * keys worked out once. nkeys.js does both in JavaScript (tweetnacl) and derives the key pair from the seed
+ * again at every call, public key included: publishing the uplink account of an edge at the
+ * most sources a relay allows (an account JWT with 360 signed activations) held the relay's
+ * event loop for 25 s on a 2-core machine. Ed25519 signatures are deterministic: the bytes
+ * are the same. Sealing (curve keys) is left to nkeys.
+ */
+class NativeKeyPair implements KeyPair {
+  readonly #kp: KeyPair;
+  readonly #private: KeyObject;
+  readonly #public: KeyObject;
+  readonly #publicKey: string;
+  #privateKey: Uint8Array | undefined;
+
+  constructor(kp: KeyPair) {
+    this.#kp = kp;
+    const raw = Codec.decodeSeed(kp.getSeed()).buf;
+    this.#private = createPrivateKey({
+      key: Buffer.concat([ED25519_PKCS8_PREFIX, raw]),
+      format: 'der',
+      type: 'pkcs8',
+    });
+    this.#public = createPublicKey(this.#private);
+    this.#publicKey = kp.getPublicKey();
+  }
+
+  getPublicKey(): string {
+    return this.#publicKey;
+  }
+
+  /** (@nats-io/jwt asks for it at every signature, to check the key's kind) */
+  getPrivateKey(): Uint8Array {
+    this.#privateKey ??= this.#kp.getPrivateKey();
+    return this.#privateKey.slice();
+  }
+
+  getSeed(): Uint8Array {
+    return this.#kp.getSeed();
+  }
+
+  sign(input: Uint8Array): Uint8Array {
+    return new Uint8Array(signNative(null, input, this.#private));
+  }
+
+  verify(input: Uint8Array, sig: Uint8Array): boolean {
+    return verifyNative(null, input, this.#public, sig);
+  }
+
+  clear(): void {
+    this.#privateKey?.fill(0);
+    this.#kp.clear();
+  }
+
+  seal(input: Uint8Array, recipient: string, nonce?: Uint8Array): Uint8Array {
+    return this.#kp.seal(input, recipient, nonce);
+  }
+
+  open(message: Uint8Array, sender: string): Uint8Array | null {
+    return this.#kp.open(message, sender);
+  }
+}
+
+/** An nkeys key pair (operator, account or user) that signs natively; see NativeKeyPair. */
+export function nativeKeyPair(kp: KeyPair): KeyPair {
+  return kp instanceof NativeKeyPair ? kp : new NativeKeyPair(kp);
+}
 
 /** Directories holding secrets are private to the relay's OS user. */
 export async function ensurePrivateDir(dir: string): Promise<void> {
@@ -50,7 +133,7 @@ function parseSeed(text: string, kind: KeyKind, file: string): KeyPair {
     // Never echo the content: it may be a seed of another kind.
     throw new Error(`${file} does not hold a ${kind} nkey seed (expected it to start with ${SEED_PREFIX[kind]})`);
   }
-  return fromSeed(new TextEncoder().encode(seed));
+  return nativeKeyPair(fromSeed(new TextEncoder().encode(seed)));
 }
 
 /**
@@ -88,5 +171,5 @@ export function seedString(kp: KeyPair): string {
  */
 export function deriveAccountKey(secret: KeyPair, label: string): KeyPair {
   const raw = createHmac('sha256', secret.getSeed()).update(`svc-derived-account/v1\0${label}`).digest();
-  return fromSeed(Codec.encodeSeed(Prefix.Account, raw));
+  return nativeKeyPair(fromSeed(Codec.encodeSeed(Prefix.Account, raw)));
 }
