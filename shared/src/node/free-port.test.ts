@@ -1,21 +1,64 @@
-import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
-import { findFreePort } from './free-port.js';
+import { createServer, type Server } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { findFreePort, portsBelowEphemeral } from './free-port.js';
+
+// the ports the picker draws, when a test names them
+const drawn: number[] = [];
+vi.mock('node:crypto', async (actual) => {
+  const crypto = await actual<typeof import('node:crypto')>();
+  return {
+    ...crypto,
+    randomInt: (min: number, max: number) => drawn.shift() ?? crypto.randomInt(min, max),
+  };
+});
+
+const servers: Server[] = [];
+afterEach(async () => {
+  drawn.length = 0;
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+async function listenOn(port: number): Promise<Server> {
+  const srv = createServer();
+  servers.push(srv);
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(port, '127.0.0.1', resolve);
+  });
+  return srv;
+}
+
+const range = portsBelowEphemeral();
 
 describe('findFreePort', () => {
   it('gives a port a server can listen on', async () => {
-    const port = await findFreePort();
-    const srv = createServer();
-    await new Promise<void>((resolve, reject) => {
-      srv.once('error', reject);
-      srv.listen(port, '127.0.0.1', resolve);
-    });
-    await new Promise((resolve) => srv.close(resolve));
+    await listenOn(await findFreePort());
   });
 
-  it('never one named taken: it asks the OS again', async () => {
+  it.skipIf(range === null)(
+    'never one of the range outgoing connections take their local ports from, where the OS has one',
+    async () => {
+      if (!range) return;
+      for (let i = 0; i < 20; i++) {
+        const port = await findFreePort();
+        expect(port).toBeGreaterThanOrEqual(range.from);
+        expect(port).toBeLessThanOrEqual(range.to);
+      }
+    },
+  );
+
+  it.skipIf(range === null)('never one something listens on: the next is tried', async () => {
+    const busy = await findFreePort();
+    await listenOn(busy);
+    const other = await findFreePort();
+    drawn.push(busy, busy, other);
+    expect(await findFreePort()).toBe(other);
+    expect(drawn).toEqual([]);
+  });
+
+  it('never one named taken', async () => {
     const refused: number[] = [];
-    // the first three the OS offers are someone's (a relay's own HTTP port, say)
+    // the first three offered are someone's (a relay's own HTTP port, say)
     const taken = {
       has(port: number) {
         if (refused.includes(port)) return true;

@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** Ports a caller must not be offered: it will listen on them itself, or handed them out already. */
@@ -5,30 +7,77 @@ export interface PortsTaken {
   has(port: number): boolean;
 }
 
+/** The lowest port picked from: below it are the well-known ones other software listens on. */
+const LOWEST = 16_384;
+/** Fewer ports than this below the OS's ephemeral range, and the OS picks instead. */
+const FEWEST = 4096;
+/** Random ports tried before the OS is asked. */
+const TRIES = 64;
+
 /**
- * Asks the OS for a free TCP port on `host`: one it hands out for a listener that closes
- * at once. Used where a server's port must be known before it starts (nats-server's own
- * random port would have to be read back from a ports file). The OS may offer a port that
- * is free only because its owner has not started listening yet: `taken` names those, and
- * another is asked for (a relay given port P for HTTP once started its nats-server on P,
- * and then could not listen).
+ * A free TCP port on `host`, for a server whose port must be known before it starts
+ * (nats-server's own random port would have to be read back from a ports file).
+ *
+ * Picked at random below the range the OS gives outgoing connections their local ports
+ * from (Linux: ip_local_port_range, 32768-60999 by default), and checked by listening on
+ * it. A port the OS hands out for a listener that closes at once comes from that range: in
+ * the moment before its server listened, any connection made on the machine could take it
+ * as its local port, and the server could not listen (a test suite of many processes did,
+ * one run in a few). The OS picks where that range leaves too few ports below it.
+ *
+ * `taken` names ports free only because their owner has not started listening yet: those
+ * are never offered (a relay given port P for HTTP once started its nats-server on P, and
+ * then could not listen).
  */
 export async function findFreePort(host = '127.0.0.1', taken?: PortsTaken): Promise<number> {
+  const range = portsBelowEphemeral();
+  if (range) {
+    for (let i = 0; i < TRIES; i++) {
+      const port = randomInt(range.from, range.to + 1);
+      if (!taken?.has(port) && (await canListen(host, port))) return port;
+    }
+  }
   for (;;) {
-    const port = await askOs(host);
-    if (!taken?.has(port)) return port;
+    const port = await listenOnce(host, 0);
+    if (port !== undefined && !taken?.has(port)) return port;
   }
 }
 
-function askOs(host: string): Promise<number> {
+let cachedRange: { from: number; to: number } | null | undefined;
+
+/** The ports from LOWEST up to the OS's ephemeral range; null where it is unknown or too small. */
+export function portsBelowEphemeral(): { from: number; to: number } | null {
+  if (cachedRange !== undefined) return cachedRange;
+  let low: number | undefined;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  } catch {
+    // not Linux: the OS picks
+  }
+  cachedRange = low && Number.isInteger(low) && low - LOWEST >= FEWEST ? { from: LOWEST, to: low - 1 } : null;
+  return cachedRange;
+}
+
+async function canListen(host: string, port: number): Promise<boolean> {
+  try {
+    return (await listenOnce(host, port)) === port;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') return false;
+    throw err;
+  }
+}
+
+/** Listens on host:port and closes at once; the port it listened on. */
+function listenOnce(host: string, port: number): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
     srv.once('error', reject);
-    srv.listen(0, host, () => {
+    srv.listen(port, host, () => {
       const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port ? resolve(port) : reject(new Error('could not pick a free port'))));
+      const bound = typeof addr === 'object' && addr ? addr.port : undefined;
+      srv.close(() => (bound ? resolve(bound) : reject(new Error('could not pick a free port'))));
     });
   });
 }
