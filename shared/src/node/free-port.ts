@@ -31,16 +31,28 @@ const TRIES = 64;
  */
 export async function findFreePort(host = '127.0.0.1', taken?: PortsTaken): Promise<number> {
   const range = portsBelowEphemeral();
-  if (range) {
-    for (let i = 0; i < TRIES; i++) {
-      const port = randomInt(range.from, range.to + 1);
-      if (!taken?.has(port) && (await canListen(host, port))) return port;
-    }
-  }
+  const port = range && (await firstListenable(host, randomPorts(range, TRIES), taken));
+  if (port) return port;
   for (;;) {
-    const port = await listenOnce(host, 0);
-    if (port !== undefined && !taken?.has(port)) return port;
+    const offered = await listenOnce(host, 0);
+    if (offered !== undefined && !taken?.has(offered)) return offered;
   }
+}
+
+function* randomPorts(range: { from: number; to: number }, count: number): Generator<number> {
+  for (let i = 0; i < count; i++) yield randomInt(range.from, range.to + 1);
+}
+
+/** The first of `candidates` not taken that a server can listen on at once. */
+export async function firstListenable(
+  host: string,
+  candidates: Iterable<number>,
+  taken?: PortsTaken,
+): Promise<number | undefined> {
+  for (const port of candidates) {
+    if (!taken?.has(port) && (await canListen(host, port))) return port;
+  }
+  return undefined;
 }
 
 let cachedRange: { from: number; to: number } | null | undefined;
