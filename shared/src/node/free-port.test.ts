@@ -28,11 +28,15 @@ describe('findFreePort', () => {
     'never one of the range outgoing connections take their local ports from, where the OS has one',
     async () => {
       if (!range) return;
+      const ports = new Set<number>();
       for (let i = 0; i < 20; i++) {
         const port = await findFreePort();
         expect(port).toBeGreaterThanOrEqual(range.from);
         expect(port).toBeLessThanOrEqual(range.to);
+        ports.add(port);
       }
+      // nor one this process was given already
+      expect(ports.size).toBe(20);
     },
   );
 

@@ -11,19 +11,21 @@ export interface PortsTaken {
 const LOWEST = 16_384;
 /** Fewer ports than this below the OS's ephemeral range, and the OS picks instead. */
 const FEWEST = 4096;
-/** Random ports tried before the OS is asked. */
+/** Ports tried before the OS is asked. */
 const TRIES = 64;
 
 /**
  * A free TCP port on `host`, for a server whose port must be known before it starts
  * (nats-server's own random port would have to be read back from a ports file).
  *
- * Picked at random below the range the OS gives outgoing connections their local ports
- * from (Linux: ip_local_port_range, 32768-60999 by default), and checked by listening on
- * it. A port the OS hands out for a listener that closes at once comes from that range: in
- * the moment before its server listened, any connection made on the machine could take it
- * as its local port, and the server could not listen (a test suite of many processes did,
- * one run in a few). The OS picks where that range leaves too few ports below it.
+ * Picked below the range the OS gives outgoing connections their local ports from (Linux:
+ * ip_local_port_range, 32768-60999 by default), and checked by listening on it. A port the
+ * OS hands out for a listener that closes at once comes from that range: in the moment
+ * before its server listened, any connection made on the machine could take it as its
+ * local port, and the server could not listen (CI failed so once). Each process walks up
+ * from a random start of its own: random picks gave two of a test suite's processes one
+ * port within seconds of each other twice in a run (3,300 picks), and one of them could
+ * have found it taken. The OS picks where that range leaves too few ports below it.
  *
  * `taken` names ports free only because their owner has not started listening yet: those
  * are never offered (a relay given port P for HTTP once started its nats-server on P, and
@@ -31,7 +33,7 @@ const TRIES = 64;
  */
 export async function findFreePort(host = '127.0.0.1', taken?: PortsTaken): Promise<number> {
   const range = portsBelowEphemeral();
-  const port = range && (await firstListenable(host, randomPorts(range, TRIES), taken));
+  const port = range && (await firstListenable(host, nextPorts(range, TRIES), taken));
   if (port) return port;
   for (;;) {
     const offered = await listenOnce(host, 0);
@@ -39,8 +41,16 @@ export async function findFreePort(host = '127.0.0.1', taken?: PortsTaken): Prom
   }
 }
 
-function* randomPorts(range: { from: number; to: number }, count: number): Generator<number> {
-  for (let i = 0; i < count; i++) yield randomInt(range.from, range.to + 1);
+/** Where this process looks next. */
+let cursor: number | undefined;
+
+function* nextPorts(range: { from: number; to: number }, count: number): Generator<number> {
+  cursor ??= randomInt(range.from, range.to + 1);
+  for (let i = 0; i < count; i++) {
+    const port: number = cursor;
+    cursor = port >= range.to ? range.from : port + 1;
+    yield port;
+  }
 }
 
 /** The first of `candidates` not taken that a server can listen on at once. */
