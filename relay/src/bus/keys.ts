@@ -1,6 +1,5 @@
 import {
   createHmac,
-  createPrivateKey,
   createPublicKey,
   type KeyObject,
   randomBytes,
@@ -12,6 +11,7 @@ import { dirname } from 'node:path';
 import { createAccount, createOperator, createUser, fromSeed, type KeyPair, Prefix } from '@nats-io/nkeys';
 // the seed encoder (prefix, checksum, base32), not on the package's entry point
 import { Codec } from '@nats-io/nkeys/lib/codec.js';
+import { privateKeyFromRaw } from '@svc/shared/node';
 
 export type KeyKind = 'operator' | 'account' | 'user';
 
@@ -22,9 +22,6 @@ const CREATE: Record<KeyKind, () => KeyPair> = {
   account: () => nativeKeyPair(createAccount()),
   user: () => nativeKeyPair(createUser()),
 };
-
-/** PKCS#8 DER of an Ed25519 private key up to its 32-byte seed (RFC 8410). */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /**
  * A key pair that signs and verifies with node:crypto's Ed25519, its public and private
@@ -43,12 +40,7 @@ class NativeKeyPair implements KeyPair {
 
   constructor(kp: KeyPair) {
     this.#kp = kp;
-    const raw = Codec.decodeSeed(kp.getSeed()).buf;
-    this.#private = createPrivateKey({
-      key: Buffer.concat([ED25519_PKCS8_PREFIX, raw]),
-      format: 'der',
-      type: 'pkcs8',
-    });
+    this.#private = privateKeyFromRaw('ed25519', Codec.decodeSeed(kp.getSeed()).buf);
     this.#public = createPublicKey(this.#private);
     this.#publicKey = kp.getPublicKey();
   }

@@ -14,7 +14,7 @@ export {
   x25519Generate,
   x25519PublicFromPrivate,
 } from './hpke.js';
-export { generatePrivateKey } from './key-objects.js';
+export { generatePrivateKey, privateKeyFromRaw } from './key-objects.js';
 export { latin1Text } from './scan-text.js';
 export {
   signWebhook,
