@@ -69,7 +69,7 @@ export interface Recipient {
 /** Changes to recipients' pending totals: recipient row → count and bytes to add. */
 export type TotalsChange = Map<string, { count: number; bytes: number }>;
 
-/** A stored batch as the reads take it; `done_ids`: its envelopes acknowledged or expired, comma-separated. */
+/** A stored batch as the reads take it. */
 interface BatchRow {
   id: number;
   recipient_row: string;
@@ -82,6 +82,9 @@ interface BatchRow {
   seqs: string;
   sizes: string;
 }
+
+/** A stored batch with its done envelopes' ids, comma-separated (null: none), as pending reads take it. */
+type PendingBatchRow = BatchRow & { done_ids: string | null };
 
 const BATCH_FIELDS =
   'b.id, b.recipient_row, b.tenant_id, b.recipient_number, b.sender_row, b.sender_number, b.accepted_at';
@@ -113,11 +116,12 @@ const PENDING_PAGE = 32;
 
 const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-function addChange(change: TotalsChange, recipientRow: string, count: number, bytes: number): void {
-  const t = change.get(recipientRow) ?? { count: 0, bytes: 0 };
+/** Adds count and bytes to a key's totals (a recipient's, or a batch's). */
+function addChange<K>(change: Map<K, { count: number; bytes: number }>, key: K, count: number, bytes: number): void {
+  const t = change.get(key) ?? { count: 0, bytes: 0 };
   t.count += count;
   t.bytes += bytes;
-  change.set(recipientRow, t);
+  change.set(key, t);
 }
 
 const negated = (change: TotalsChange): TotalsChange =>
@@ -233,20 +237,9 @@ export class MessageStore {
       const i = b.message_ids.split(',').indexOf(messageId);
       if (i < 0) continue;
       const seq = Number(b.seqs.split(',')[i]);
-      return {
-        recipient_row: b.recipient_row,
-        message_id: messageId,
-        tenant_id: b.tenant_id,
-        recipient_number: b.recipient_number,
-        sender_row: b.sender_row,
-        sender_number: b.sender_number,
-        stream_seq: seq,
-        size: Number(b.sizes.split(',')[i]),
-        accepted_at: b.accepted_at,
-        // a dropped envelope (no stream copy) was done when it was accepted
-        acked_at: seq === 0 ? b.accepted_at : b.done_at,
-        batch_id: b.id,
-      };
+      const item = { message_id: messageId, stream_seq: seq, size: Number(b.sizes.split(',')[i]) };
+      // a dropped envelope (no stream copy) was done when it was accepted
+      return rowOf(b, item, seq === 0 ? b.accepted_at : b.done_at);
     }
     return undefined;
   }
@@ -429,8 +422,8 @@ export class MessageStore {
     let waiting: EnvelopeRow[] = [];
     let from: { seq: number; id: number } = { seq: afterSeq - BATCH_MAX_SEQ_SPREAD, id: 0 };
     for (;;) {
-      const page = await this.#sql.all<BatchRow & { first_seq: number; done_ids: string | null }>(
-        `SELECT ${BATCH_FIELDS}, b.first_seq, b.message_ids, b.seqs, b.sizes, (${this.#doneIds('b.id')}) AS done_ids
+      const page = await this.#sql.all<PendingBatchRow & { first_seq: number }>(
+        `SELECT ${this.#pendingFields()}, b.first_seq
          FROM envelope_batches b
          WHERE b.recipient_row = ? AND b.pending_count > 0 AND b.first_seq >= ? AND (b.first_seq > ? OR b.id > ?)
            AND b.last_seq > ?
@@ -438,10 +431,7 @@ export class MessageStore {
         [recipientRow, from.seq, from.seq, from.id, afterSeq, PENDING_PAGE],
       );
       for (const b of page) {
-        const done = b.done_ids === null ? undefined : new Set(b.done_ids.split(','));
-        for (const it of readItems(b)) {
-          if (it.stream_seq > afterSeq && !done?.has(it.message_id)) waiting.push(rowOf(b, it, null));
-        }
+        for (const it of notDone(b)) if (it.stream_seq > afterSeq) waiting.push(rowOf(b, it, null));
       }
       const last = page.at(-1);
       // a batch not read yet begins at the last one's first sequence or later
@@ -458,11 +448,11 @@ export class MessageStore {
     }
   }
 
-  /** SQL for the comma-separated ids of a batch's done envelopes (NULL when none). */
-  #doneIds(batchId: string): string {
-    return this.#sql.dialect === 'postgres'
-      ? `SELECT string_agg(x.message_id, ',') FROM envelopes_done x WHERE x.batch_id = ${batchId}`
-      : `SELECT group_concat(x.message_id, ',') FROM envelopes_done x WHERE x.batch_id = ${batchId}`;
+  /** The select list of a PendingBatchRow of batch `b`: its fields, items and done ids. */
+  #pendingFields(): string {
+    const agg = this.#sql.dialect === 'postgres' ? 'string_agg' : 'group_concat';
+    return `${BATCH_FIELDS}, b.message_ids, b.seqs, b.sizes,
+      (SELECT ${agg}(x.message_id, ',') FROM envelopes_done x WHERE x.batch_id = b.id) AS done_ids`;
   }
 
   /** Marks the envelope acknowledged and records the sender's receipt; false if it was already. */
@@ -500,10 +490,7 @@ export class MessageStore {
       );
       if (added !== 1) continue;
       addChange(change, r.recipient_row, 1, r.size);
-      const t = perBatch.get(r.batch_id) ?? { count: 0, bytes: 0 };
-      t.count++;
-      t.bytes += r.size;
-      perBatch.set(r.batch_id, t);
+      addChange(perBatch, r.batch_id, 1, r.size);
     }
     for (const [id, t] of perBatch) {
       await tx.run(
@@ -537,17 +524,14 @@ export class MessageStore {
    */
   expireBelow(recipientRow: string, firstSeq: number, now: number): Promise<TotalsChange> {
     return this.#sql.transaction(async (tx) => {
-      const batches = await tx.all<BatchRow & { done_ids: string | null }>(
-        `SELECT ${BATCH_FIELDS}, b.message_ids, b.seqs, b.sizes, (${this.#doneIds('b.id')}) AS done_ids
+      const batches = await tx.all<PendingBatchRow>(
+        `SELECT ${this.#pendingFields()}
          FROM envelope_batches b WHERE b.recipient_row = ? AND b.pending_count > 0 AND b.first_seq < ?`,
         [recipientRow, firstSeq],
       );
       const gone: EnvelopeRow[] = [];
       for (const b of batches) {
-        const done = b.done_ids === null ? undefined : new Set(b.done_ids.split(','));
-        for (const it of readItems(b)) {
-          if (it.stream_seq > 0 && it.stream_seq < firstSeq && !done?.has(it.message_id)) gone.push(rowOf(b, it, null));
-        }
+        for (const it of notDone(b)) if (it.stream_seq > 0 && it.stream_seq < firstSeq) gone.push(rowOf(b, it, null));
       }
       const change = await this.#markDone(tx, gone, now);
       if (this.#totalsKept) await addToTotals(tx, negated(change));
@@ -571,6 +555,14 @@ export class MessageStore {
       if (this.#totalsKept) await tx.run('DELETE FROM pending_totals WHERE recipient_row = ?', [recipientRow]);
     });
   }
+}
+
+/** The envelopes of a stored batch not acknowledged or expired, in the order it recorded them. */
+function notDone(b: PendingBatchRow): BatchItem[] {
+  const items = readItems(b);
+  if (b.done_ids === null) return items;
+  const done = new Set(b.done_ids.split(','));
+  return items.filter((it) => !done.has(it.message_id));
 }
 
 /** An envelope of a stored batch as a row. */
