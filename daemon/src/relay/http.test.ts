@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, globalAgent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { until } from '@svc/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -139,5 +139,63 @@ describe("a target's stop signal", () => {
     stop.abort();
     answerLate?.();
     expect((await call).body).toEqual({ late: true });
+  });
+});
+
+describe('a kept-alive connection the server closes as idle', () => {
+  // A server that answers one request per connection: a second one on it is reset unread,
+  // as when the server closes an idle connection just as the client reuses it.
+  let closing: Server;
+  let url: string;
+  const seen: string[] = [];
+  const served = new WeakSet<object>();
+  beforeAll(async () => {
+    closing = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      if (served.has(req.socket) || req.url === '/reset') {
+        req.socket.destroy();
+        return;
+      }
+      served.add(req.socket);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true }));
+    });
+    await new Promise<void>((r) => closing.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(closing.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    closing.closeAllConnections();
+    await new Promise<void>((r) => closing.close(() => r()));
+  });
+
+  it('has a request reset there sent once more, on a new connection', async () => {
+    await relayRequest({ baseUrl: url }, { method: 'GET', path: '/first' });
+    seen.length = 0;
+    const res = await relayRequest({ baseUrl: url }, { method: 'POST', path: '/second', body: { n: 1 } });
+    expect(res.body).toEqual({ ok: true });
+    expect(seen).toEqual(['POST /second', 'POST /second']);
+  });
+
+  it('not a request reset on a new connection, nor a body sent in pieces with progress', async () => {
+    // no kept-alive connection left to reuse: the next request opens one
+    closing.closeIdleConnections();
+    const key = `${new URL(url).host}:`;
+    await until(() => Object.keys(globalAgent.freeSockets).every((k) => !k.startsWith(key)), 5_000, 'no idle socket');
+    seen.length = 0;
+    await expect(relayRequest({ baseUrl: url }, { method: 'GET', path: '/reset' })).rejects.toMatchObject({
+      code: 'relay_unreachable',
+    });
+    expect(seen).toEqual(['GET /reset']);
+    await relayRequest({ baseUrl: url }, { method: 'GET', path: '/first' });
+    seen.length = 0;
+    const progress: number[] = [];
+    await expect(
+      relayRequest(
+        { baseUrl: url },
+        { method: 'POST', path: '/upload', raw: new Uint8Array(1024), onProgress: (done) => progress.push(done) },
+      ),
+    ).rejects.toMatchObject({ code: 'relay_unreachable' });
+    expect(seen).toEqual(['POST /upload']);
+    expect(progress).toEqual([1024]);
   });
 });

@@ -62,8 +62,20 @@ function requestFn(url: URL): typeof http.request {
   throw new DaemonError('validation_failed', `unsupported URL scheme ${url.protocol}`);
 }
 
-/** Opens a request and resolves with the response stream (the caller reads it). */
+/**
+ * Opens a request and resolves with the response stream (the caller reads it).
+ *
+ * A request sent on a kept-alive connection that the server was closing as idle at that
+ * moment is reset before any answer: the server never read it. It is sent once more, on a
+ * new connection (as Node's documentation advises; a test's relay behind a proxy that
+ * closes idle connections after 5 s, Node's default and the client's own, failed a send
+ * with relay_unreachable under load). A body sent in pieces with progress is not.
+ */
 export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<IncomingMessage> {
+  return sendRequest(target, opts, true);
+}
+
+function sendRequest(target: RelayTarget, opts: RequestOptions, mayResend: boolean): Promise<IncomingMessage> {
   const url = new URL(opts.path, target.baseUrl);
   const payload =
     opts.raw !== undefined
@@ -89,7 +101,11 @@ export function openRequest(target: RelayTarget, opts: RequestOptions): Promise<
       req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`request timed out after ${opts.timeoutMs} ms`)));
     }
     req.once('response', resolve);
-    req.once('error', reject);
+    req.once('error', (err: NodeJS.ErrnoException) => {
+      const idleClosed = req.reusedSocket && err.code === 'ECONNRESET' && !signal?.aborted;
+      if (mayResend && idleClosed && !opts.onProgress) resolve(sendRequest(target, opts, false));
+      else reject(err);
+    });
     if (!payload || !opts.onProgress) {
       req.end(payload);
       return;
