@@ -44,6 +44,13 @@ export interface RelayBase {
   ledger: Ledger;
   /** every other ledger area */
   stores: LedgerStores;
+  /**
+   * No other relay instance shares this one's ledger: it runs its own nats-server, so it
+   * holds its data dir alone (relay.lock), and its ledger is the SQLite file in there.
+   * Relays on an external NATS may share a data dir (and so a SQLite ledger), and any
+   * number share a PostgreSQL one.
+   */
+  soleInstance: boolean;
   bus: RelayBus;
   /** Envelopes and receipts on the bus (one set of tenant clients for messaging and webhooks). */
   inbox: BusInbox;

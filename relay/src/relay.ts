@@ -173,6 +173,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       deployment,
       ledger,
       stores: createStores(ledger),
+      soleInstance: lock !== undefined && ledger.sql.dialect === 'sqlite',
       bus,
       inbox: new BusInbox(bus, overrides.busPublishTimeoutMs),
       adminVerifier: config.authority

@@ -111,6 +111,12 @@ export class Messaging {
   readonly #closing = new AbortController();
   /** This process among the relay instances sharing the bus and the ledger. */
   readonly #instance = newInstanceId();
+  /**
+   * Whether other relay instances may share the ledger (RelayBase.soleInstance). A sole
+   * instance announces nothing and listens for nothing: an announcement per send request
+   * was a publish and a socket write of its own (bench:relay).
+   */
+  readonly #shared: boolean;
   /** Quotas: envelopes a recipient may hold pending, envelopes a sender may send per second. */
   readonly #pendingTotals: PendingTotals;
   readonly #sendRate: TokenBuckets;
@@ -125,10 +131,12 @@ export class Messaging {
     this.notifier = new InboxNotifier(ctx.now);
     const { limits } = ctx.config;
     this.streams = new StreamSlots(limits.streamsPerAgent);
+    this.#shared = !ctx.soleInstance;
     this.#pendingTotals = new PendingTotals(
       this.store,
       { maxCount: limits.recipientMaxPending, maxBytes: limits.recipientMaxPendingBytes },
-      // other relay instances send and acknowledge on a shared ledger: nothing cached
+      // other relay instances send and acknowledge on a shared PostgreSQL ledger: nothing
+      // cached (on a shared SQLite file, their inbox events make this one forget its totals)
       { shared: ctx.ledger.sql.dialect === 'postgres' },
     );
     this.#sendRate = new TokenBuckets({
@@ -138,8 +146,10 @@ export class Messaging {
     });
     this.#agedChecks = new TokenBuckets({ capacity: 1, perSecond: 1 / 60, now: ctx.now, maxKeys: AGED_CHECKED_MAX });
     // Inboxes changed by other relay instances wake this one's readers too.
-    for (const tenant of ctx.config.tenants) {
-      this.#inbox.listen(tenant, (e) => this.#onRemoteEvent(e), this.#closing.signal);
+    if (this.#shared) {
+      for (const tenant of ctx.config.tenants) {
+        this.#inbox.listen(tenant, (e) => this.#onRemoteEvent(e), this.#closing.signal);
+      }
     }
   }
 
@@ -166,6 +176,7 @@ export class Messaging {
 
   /** Best-effort: a lost event only delays other instances' readers until their next poll. */
   #announce(tenantId: string, kind: InboxEvent['kind'], rows: string[]): void {
+    if (!this.#shared) return;
     this.#inbox
       .announce(tenantId, { from: this.#instance, kind, rows })
       .catch((err: Error) => this.#ctx.logger.debug({ err: err.message }, 'could not announce an inbox change'));
