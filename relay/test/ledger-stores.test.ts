@@ -503,6 +503,43 @@ describe.each<Kind>(['sqlite', 'postgres'])('ledger on %s', (kind) => {
       expect(await p.get(row)).toMatchObject({ endpoint_url: null, webhook_secret_set: false });
     });
 
+    it("a send's target: the active agent by number, whether it blocked the sender, whether it has a webhook", async () => {
+      const row = await enroll(a, 'target');
+      await enroll(a, 'sender');
+      const s = createStores(a);
+      const target = { id: row, agent_id: 'target', agent_number: 'target' };
+      expect(await s.messages.sendTarget('t', 'target', 'sender')).toEqual({
+        recipient: target,
+        blocked: false,
+        webhook: false,
+      });
+      await s.relations.add('block', 't', 'target', { agent_id: 'sender', agent_number: 'sender' }, NOW);
+      // another agent's block of the sender, and the target's block of another, are not this one
+      await s.relations.add('block', 't', 'sender', { agent_id: 'target', agent_number: 'target' }, NOW);
+      await s.profiles.update(row, { endpoint_url: 'https://hooks.example/target' }, NOW, () => 'a'.repeat(64));
+      expect(await s.messages.sendTarget('t', 'target', 'sender')).toEqual({
+        recipient: target,
+        blocked: true,
+        webhook: true,
+      });
+      expect(await s.messages.sendTarget('t', 'target', 'someone-else')).toEqual({
+        recipient: target,
+        blocked: false,
+        webhook: true,
+      });
+      await s.profiles.update(row, { endpoint_url: null }, NOW, () => 'unused');
+      expect(await s.relations.remove('block', 't', 'target', 'sender')).toBe(true);
+      expect(await createStores(b).messages.sendTarget('t', 'target', 'sender')).toEqual({
+        recipient: target,
+        blocked: false,
+        webhook: false,
+      });
+      expect(await s.messages.sendTarget('t', 'nobody', 'sender')).toBeUndefined();
+      expect(await s.messages.sendTarget('other-tenant', 'target', 'sender')).toBeUndefined();
+      await a.sql.run('UPDATE agents SET revoked_at = ? WHERE id = ?', [NOW, row]);
+      expect(await s.messages.sendTarget('t', 'target', 'sender')).toBeUndefined();
+    });
+
     it('contacts, blocks and mutes, and reports', async () => {
       const [me] = [await enroll(a, 'me'), await enroll(a, 'you')];
       const s = createStores(a);

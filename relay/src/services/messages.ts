@@ -267,15 +267,10 @@ export class Messaging {
       const { header: h, bytes } = this.#check(sender, raw, i, canonical?.[i]);
       let entry = recipients.get(h.recipient);
       if (!entry) {
-        const recipient = await this.store.recipient(sender.tenant_id, h.recipient);
-        if (!recipient)
+        const target = await this.store.sendTarget(sender.tenant_id, h.recipient, sender.agent_id);
+        if (!target)
           throw new SvcError('unknown_recipient', `envelopes[${i}]: ${h.recipient} is not an agent of your tenant`);
-        entry = {
-          recipient,
-          blocked: await this.#stores.relations.has('block', sender.tenant_id, recipient.agent_id, sender.agent_id),
-          webhook: await this.#stores.webhooks.hasEndpoint(recipient.id),
-          seen: new Set(),
-        };
+        entry = { ...target, seen: new Set() };
         recipients.set(h.recipient, entry);
       }
       const result: SendResponse['results'][number] = {
