@@ -181,10 +181,12 @@ export class SqliteDatabase implements SqlDatabase {
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     this.#transactions++;
     const body = async (): Promise<T> => {
-      guard(this.db, () => this.db.exec('BEGIN IMMEDIATE'));
+      // prepared once, as every statement here: exec compiled them again each time (a send's
+      // transaction is a handful of statements)
+      guard(this.db, () => this.#stmt('BEGIN IMMEDIATE').run());
       try {
         const value = await fn(this.#direct);
-        guard(this.db, () => this.db.exec('COMMIT'));
+        guard(this.db, () => this.#stmt('COMMIT').run());
         return value;
       } catch (err) {
         if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK');
