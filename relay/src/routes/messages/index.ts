@@ -11,6 +11,7 @@ import {
 } from '@svc/shared';
 import type { RoutePlugin } from '../../http/scopes.js';
 import { canonicalBytesOf, installSendBodyParser, sendBodyValidator } from '../../messages/send-body.js';
+import { sendResponseJson } from '../../messages/send-response.js';
 import type { TypedApp } from '../types.js';
 import { messageStreamRoute } from './stream.js';
 
@@ -27,9 +28,11 @@ export const messageRoutes: RoutePlugin = async (app, { ctx }) => {
         bodyLimit: MESSAGE_LIMITS.maxEnvelopeBytes * 4 + 64 * 1024,
         // a body the parser's fast path took was checked already
         validatorCompiler: sendBodyValidator(scope),
-        // the answer is built by the service in exactly the schema's shape: JSON.stringify
-        // writes it for less than the schema's serializer
-        serializerCompiler: () => (data) => JSON.stringify(data),
+        // the answer is built by the service in exactly the schema's shape, of values that
+        // need no escapes: written by concatenation (send-response.ts); an error answer is
+        // of another shape
+        serializerCompiler: ({ httpStatus }) =>
+          httpStatus === '202' ? (data) => sendResponseJson(data as SendResponse) : (data) => JSON.stringify(data),
         schema: {
           summary: 'Send sealed envelopes, one per recipient; the message id is the idempotency key',
           body: SendRequest,
