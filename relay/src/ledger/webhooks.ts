@@ -115,15 +115,6 @@ export class WebhookStore {
     }
   }
 
-  /** True when the incarnation has a webhook endpoint (and so a secret). */
-  async hasEndpoint(agentRow: string): Promise<boolean> {
-    return (
-      (await this.#sql.get('SELECT 1 FROM agent_profiles WHERE agent_row = ? AND webhook_secret IS NOT NULL', [
-        agentRow,
-      ])) !== undefined
-    );
-  }
-
   /**
    * True while the first webhook attempt for an envelope has not finished: the envelope's
    * stream copy must stay for it even once acknowledged (the first attempt always goes out;
