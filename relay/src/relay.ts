@@ -63,7 +63,18 @@ export interface RelayOverrides {
   bus?: RelayBus;
   /** How long a request may take to arrive whole (default REQUEST_TIMEOUT_MS; tests shorten it). */
   requestTimeoutMs?: number;
+  /** How long close() lets requests in progress finish (default SHUTDOWN_GRACE_MS; tests shorten it). */
+  shutdownGraceMs?: number;
 }
+
+/**
+ * How long a stopping relay lets requests in progress finish before it closes their
+ * connections. Long-polls and event streams end at once (Messaging.shutdown); what is left
+ * is sends, acknowledgements and attachments under way. Without a bound, one client that
+ * stalls an upload (or leaves half a body unsent after a refusal) held a stop for the whole
+ * request timeout, 5 minutes, well past a service manager's own stop timeout.
+ */
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 export const ledgerPath = (dataDir: string): string => join(dataDir, 'ledger.db');
 
@@ -264,7 +275,18 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
           try {
             clearInterval(timer);
             await webhooks.stop();
-            await app.close();
+            const grace = setTimeout(() => {
+              logger.warn(
+                { grace_ms: overrides.shutdownGraceMs ?? SHUTDOWN_GRACE_MS },
+                'requests still in progress at shutdown: their connections are closed',
+              );
+              app.server.closeAllConnections();
+            }, overrides.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
+            try {
+              await app.close();
+            } finally {
+              clearTimeout(grace);
+            }
             await openBus.close();
             await ledger.close();
           } finally {
