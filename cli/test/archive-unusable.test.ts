@@ -54,7 +54,11 @@ describe('an agent out of service (its archive cannot be used)', () => {
     expect(report.ok).toBe(false);
     expect(report.agents.find((a: { name: string }) => a.name === 'cat')).toMatchObject({
       session: 'unusable',
-      unusable: { error: 'archive_unusable', file, hint: expect.stringMatching(/then restart the daemon/) },
+      unusable: {
+        error: 'archive_unusable',
+        file,
+        hint: expect.stringMatching(/finds it repaired \(no restart needed\)$/),
+      },
     });
     expect(report.problems).toEqual([expect.stringMatching(/^agent cat is out of service \(archive_unusable\)/)]);
   });
@@ -143,7 +147,7 @@ describe('an agent out of service because its agent.json cannot be read', () => 
     expect(human.stdout.split('\n').filter((l) => l.startsWith('  - '))).toEqual([
       `  - agent dot is out of service (config_invalid): The agent config ${config} is damaged (${
         human.stdout.match(/is damaged \((.*?)\); it was not changed/)?.[1]
-      }); it was not changed: restore it from a backup, then restart the daemon (svc stop, then svc start -b); or give the agent up: svc deregister dot --local sets its directory ${join(home2, 'agents', 'dot')} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke).`,
+      }); it was not changed: restore it from a backup (the next command for the agent, or svc status, finds it repaired (no restart needed)); or give the agent up: svc deregister dot --local sets its directory ${join(home2, 'agents', 'dot')} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke).`,
     ]);
     const report = JSON.parse((await run2(['doctor', '--json'])).stdout);
     expect(report.agents.find((a: { name: string }) => a.name === 'dot')).toEqual({

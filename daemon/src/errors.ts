@@ -31,8 +31,11 @@ export class DaemonError extends Error {
   }
 }
 
-/** How the daemon takes a changed file of an agent into account: it reads them when it starts. */
+/** How the daemon takes a changed svc into account: it is the running daemon's code until it restarts. */
 export const RESTART_DAEMON = 'restart the daemon (svc stop, then svc start -b)';
+
+/** How the daemon takes a repaired file of an agent out of service into account (AgentManager's recheck). */
+export const LOOKED_AT_AGAIN = 'the next command for the agent, or svc status, finds it repaired (no restart needed)';
 
 /**
  * A file of one agent that this svc cannot use (its archive, its agent.json): the agent is

@@ -144,7 +144,9 @@ describe("the machine's nats-relay identity is out of service", () => {
     await expect(start(d)).rejects.toMatchObject({
       code: 'archive_unusable',
       message: expect.stringMatching(
-        new RegExp(`^Agent edge-m is out of service: The archive ${file} is damaged .*then restart the daemon`),
+        new RegExp(
+          `^Agent edge-m is out of service: The archive ${file} is damaged .*; the next command for the agent, or svc status, finds it repaired`,
+        ),
       ),
     });
     expect((await d.client.localStack('status')).running).toBe(false);

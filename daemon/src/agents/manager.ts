@@ -20,7 +20,10 @@ import { AgentSession } from '../session/session.js';
 import { forgetAgentSecrets, type Vault } from '../vault/index.js';
 import { agentOutOfService } from './out-of-service.js';
 import type { EnrollmentAnswer } from './register.js';
-import type { AgentConfig, AgentStore } from './store.js';
+import { type AgentConfig, AgentConfigUnusableError, type AgentStore } from './store.js';
+
+/** How often an agent out of service is looked at again, at most (commands and status ask). */
+export const RECHECK_MS = 2000;
 
 export interface OutOfServiceAgent {
   name: string;
@@ -37,8 +40,12 @@ export class AgentManager {
   readonly #log: Logger;
   readonly #timing: SessionTiming;
   readonly #sessions = new Map<string, AgentSession>();
-  /** agents out of service, by name: no session, the file untouched (read again when the daemon restarts) */
+  /** agents out of service, by name: no session, the file untouched (looked at again: #recheck) */
   readonly #unusable = new Map<string, OutOfServiceAgent>();
+  /** when each agent out of service was last looked at again */
+  readonly #checkedAt = new Map<string, number>();
+  /** set once the sessions stop (the daemon is stopping): nothing is started again */
+  #stopping = false;
   /** the daemon's connection to the local nats-server while `svc start` runs it */
   edge: EdgeLink | undefined;
 
@@ -80,7 +87,10 @@ export class AgentManager {
   }
 
   #outOfService(out: OutOfServiceAgent): void {
+    const before = this.#unusable.get(out.name);
     this.#unusable.set(out.name, out);
+    // looked at again and still the same: said once already
+    if (before?.error.message === out.error.message) return;
     this.#log.error(
       { agent: out.name, file: out.error.file, code: out.error.code, err: out.error.message },
       `agent out of service: its ${out.config ? 'archive' : 'agent.json'} cannot be used (the file was left as it is)`,
@@ -129,29 +139,61 @@ export class AgentManager {
         this.#outOfService({ name: entry.name, error: entry.error });
         continue;
       }
-      const { config } = entry;
-      let session: AgentSession;
-      try {
-        session = this.#open(config);
-      } catch (err) {
-        if (err instanceof ArchiveUnusableError) continue;
-        throw err;
-      }
-      try {
-        session.keys();
-        session.start();
-      } catch (err) {
-        this.#log.warn({ agent: config.name, err: (err as Error).message }, 'agent session not started');
-      }
+      this.#startOne(entry.config);
     }
+  }
+
+  /** Opens the agent and starts its session; undefined when its archive cannot be used (it is out of service). */
+  #startOne(config: AgentConfig): AgentSession | undefined {
+    let session: AgentSession;
+    try {
+      session = this.#open(config);
+    } catch (err) {
+      if (err instanceof ArchiveUnusableError) return undefined;
+      throw err;
+    }
+    try {
+      session.keys();
+      session.start();
+    } catch (err) {
+      this.#log.warn({ agent: config.name, err: (err as Error).message }, 'agent session not started');
+    }
+    return session;
+  }
+
+  /**
+   * Looks at an agent out of service again (at most every RECHECK_MS): once its files can be
+   * used (restored from a backup, moved away, permissions fixed), it is back in service with
+   * its session started, no daemon restart needed. Asked by every command that names it and
+   * by status. Nothing is written to files that still cannot be used.
+   */
+  #recheck(name: string): void {
+    if (this.#stopping || !this.#unusable.has(name)) return;
+    const now = Date.now();
+    if (now - (this.#checkedAt.get(name) ?? Number.NEGATIVE_INFINITY) < RECHECK_MS) return;
+    this.#checkedAt.set(name, now);
+    let config: AgentConfig;
+    try {
+      config = this.store.get(name);
+    } catch (err) {
+      if (err instanceof AgentConfigUnusableError) this.#outOfService({ name, error: err });
+      // (its directory gone: it stays as it was, for deregistration to tidy)
+      return;
+    }
+    const session = this.#startOne(config);
+    if (!session) return;
+    this.#unusable.delete(name);
+    this.#checkedAt.delete(name);
+    this.#log.info({ agent: name }, 'agent back in service: its files can be used again');
   }
 
   sessions(): AgentSession[] {
     return [...this.#sessions.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Agents kept out of service (their agent.json or archive cannot be used), by name. */
+  /** Agents kept out of service (their agent.json or archive cannot be used), by name; each looked at again first. */
   outOfService(): OutOfServiceAgent[] {
+    for (const name of [...this.#unusable.keys()]) this.#recheck(name);
     return [...this.#unusable.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
@@ -201,6 +243,7 @@ export class AgentManager {
    * zeta` must never act as (or deregister) another agent whose number happens to be zeta.
    */
   find(ref: string): AgentSession | OutOfServiceAgent {
+    for (const name of [...this.#unusable.keys()]) this.#recheck(name);
     const byName = this.#sessions.get(ref) ?? this.#unusable.get(ref);
     if (byName) return byName;
     for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
@@ -247,6 +290,7 @@ export class AgentManager {
     }
     this.#sessions.delete(found.name);
     this.#unusable.delete(found.name);
+    this.#checkedAt.delete(found.name);
     forgetAgentSecrets(this.#vault, found.name);
     this.#log.info({ agent: found.name, set_aside: aside }, 'agent forgotten locally');
   }
@@ -280,6 +324,7 @@ export class AgentManager {
 
   /** Stops every relay session (and wakes waiting checks); archives stay open for in-flight requests. */
   async stopAll(): Promise<void> {
+    this.#stopping = true;
     await Promise.all(this.sessions().map((s) => s.stop()));
   }
 
@@ -287,5 +332,6 @@ export class AgentManager {
     for (const s of this.#sessions.values()) s.archive.close();
     this.#sessions.clear();
     this.#unusable.clear();
+    this.#checkedAt.clear();
   }
 }

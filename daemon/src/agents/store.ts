@@ -10,7 +10,7 @@ import { basename, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { LocalAgent } from '../client/api.js';
-import { AgentFileUnusableError, DaemonError, RESTART_DAEMON } from '../errors.js';
+import { AgentFileUnusableError, DaemonError, LOOKED_AT_AGAIN } from '../errors.js';
 import { isLocalName } from '../paths.js';
 
 export interface AgentConfig extends LocalAgent {
@@ -34,7 +34,7 @@ export class AgentConfigUnusableError extends AgentFileUnusableError {
   constructor(file: string, problem: string, dir: string, cause?: unknown) {
     // giving the agent up forgets it here only: `svc deregister` cannot revoke it (its config
     // is what names its relay), so its relay's operator must
-    const hint = `restore it from a backup, then ${RESTART_DAEMON}; or give the agent up: svc deregister ${basename(dir)} --local sets its directory ${dir} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke)`;
+    const hint = `restore it from a backup (${LOOKED_AT_AGAIN}); or give the agent up: svc deregister ${basename(dir)} --local sets its directory ${dir} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke)`;
     super('config_invalid', `The agent config ${file} ${problem}; it was not changed: ${hint}.`, file, hint, cause);
     this.name = 'AgentConfigUnusableError';
   }

@@ -7,7 +7,7 @@ import Database, { type Database as Db } from 'better-sqlite3';
 import type { ArchivedMessage, MessageState, PeerKey } from '../client/api.js';
 import type { ControlBody, ControlMessage } from '../conversations/roster.js';
 import type { SequenceNote } from '../conversations/sequence.js';
-import { AgentFileUnusableError, RESTART_DAEMON } from '../errors.js';
+import { AgentFileUnusableError, LOOKED_AT_AGAIN, RESTART_DAEMON } from '../errors.js';
 import { ensurePrivateFile, restrictExisting } from '../private-file.js';
 import { MIGRATIONS, migrate } from './migrations/index.js';
 
@@ -36,7 +36,7 @@ export class ArchiveUnusableError extends AgentFileUnusableError {
     return new ArchiveUnusableError(
       file,
       `could not be opened (${(err as Error).message})`,
-      `check the file, its directory and the disk (permissions, free space), then ${RESTART_DAEMON}`,
+      `check the file, its directory and the disk (permissions, free space); ${LOOKED_AT_AGAIN}`,
       err,
       false,
     );
@@ -191,7 +191,7 @@ export class Archive {
       throw new ArchiveUnusableError(
         path,
         `is damaged (${(err as Error).message})`,
-        `restore it from a backup, or move it away (a new, empty archive is made in its place), then ${RESTART_DAEMON}`,
+        `restore it from a backup, or move it away (a new, empty archive is made in its place); ${LOOKED_AT_AGAIN}`,
         err,
         unchanged,
       );
