@@ -30,6 +30,15 @@ describe('daemon shell', () => {
     expect(log.join('\n')).not.toContain('test passphrase');
   });
 
+  it('a request its schemas refuse is answered validation_failed, naming the field and where it is', async () => {
+    const d = running[0] as TestDaemon;
+    await d.client.registerLocal({ name: 'val' });
+    await expect(d.client.conversations('val', { limit: 5000 })).rejects.toMatchObject({
+      code: 'validation_failed',
+      message: 'limit in the query must be <= 1000',
+    });
+  });
+
   it('a second daemon on the same home refuses with daemon_already_running', async () => {
     const d = running[0] as TestDaemon;
     await expect(startDaemon(d.home)).rejects.toMatchObject({ code: 'daemon_already_running' });

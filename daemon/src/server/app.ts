@@ -16,6 +16,7 @@ import { messageRoutes } from './routes/messages.js';
 import { relayRoutes } from './routes/relay.js';
 import type { DaemonApp } from './routes/route.js';
 import { statusRoutes } from './routes/status.js';
+import { validationMessage } from './validation-message.js';
 
 export function buildApp(ctx: DaemonContext): DaemonApp {
   const app: DaemonApp = Fastify({
@@ -26,6 +27,8 @@ export function buildApp(ctx: DaemonContext): DaemonApp {
     // the schemas bound each parameter (agent numbers 128, conversation ids 256, encoded up
     // to three times longer); the router's own default of 100 refused valid ones with a 414
     routerOptions: { maxParamLength: 1024 },
+    // a refused request says which field, where, and what is wrong, in words
+    schemaErrorFormatter: (errors, dataVar) => new Error(validationMessage(errors, dataVar)),
   }).withTypeProvider<TypeBoxTypeProvider>();
   // answer schemas type the handlers (client/api.ts); answers are sent as the handlers made
   // them, not filtered through the schema, so a field added to a model is never dropped silently
