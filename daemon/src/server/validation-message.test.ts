@@ -6,7 +6,7 @@ import { validationMessage } from './validation-message.js';
 /** A Fastify app with the daemon's formatter and a route with a body, a query and a path schema. */
 async function app() {
   const a = Fastify({ schemaErrorFormatter: (errors, dataVar) => new Error(validationMessage(errors, dataVar)) });
-  a.setErrorHandler((err, _req, reply) => reply.status(400).send({ message: err.message }));
+  a.setErrorHandler((err: Error, _req, reply) => reply.status(400).send({ message: err.message }));
   a.post(
     '/v1/agents/:name/send',
     {
