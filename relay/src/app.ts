@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { SvcError } from '@svc/shared';
+import { SvcError, validationMessage } from '@svc/shared';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { RelayContext } from './context.js';
 import { installAuthRateLimits } from './http/auth-rate-limits.js';
@@ -54,6 +54,8 @@ export async function buildApp(ctx: RelayContext, opts: { requestTimeoutMs?: num
     },
     // Wrong types are errors, not silently coerced; unknown fields are refused by the schemas.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
+    // a refused request says which field, where and what is wrong, in words
+    schemaErrorFormatter: (errors, dataVar) => new Error(validationMessage(errors, dataVar)),
     // Every error answer has the one shape, including the router's and Node's HTTP parser's.
     frameworkErrors,
     clientErrorHandler,

@@ -242,3 +242,27 @@ describe('a request that stalls on its way in', () => {
     }
   });
 });
+
+describe('a request the schemas refuse', () => {
+  it('is answered 400 validation_failed naming the field and where it is, in words', async () => {
+    const send = (body: unknown) => call(relay.url, 'POST', '/api/v1/messages', body, alice.auth);
+    expect(await send({ envelopes: [sealFor(alice, bob, 'hi')], bogus: 1 })).toMatchObject({
+      status: 400,
+      body: {
+        error: 'validation_failed',
+        message: 'invalid request: the body has bogus, which is not a field it takes',
+      },
+    });
+    expect(await send({})).toMatchObject({
+      status: 400,
+      body: { error: 'validation_failed', message: 'invalid request: the body lacks envelopes, which is required' },
+    });
+    expect(await call(relay.url, 'GET', '/api/v1/messages/pending?limit=abc', undefined, alice.auth)).toMatchObject({
+      status: 400,
+      body: {
+        error: 'validation_failed',
+        message: expect.stringMatching(/^invalid request: limit in the query must match pattern "/),
+      },
+    });
+  });
+});

@@ -7,3 +7,4 @@ export * from './errors.js';
 export * from './printable.js';
 export * from './schemas/index.js';
 export * from './signed-statements.js';
+export * from './validation-message.js';

@@ -3,6 +3,7 @@
  * Every failure answers `{error, message}` with the code's status.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { validationMessage } from '@svc/shared';
 import Fastify, { type FastifyBaseLogger, type FastifyError, LogController } from 'fastify';
 import type { DaemonContext } from '../context.js';
 import { DaemonError, RelayError } from '../errors.js';
@@ -16,7 +17,6 @@ import { messageRoutes } from './routes/messages.js';
 import { relayRoutes } from './routes/relay.js';
 import type { DaemonApp } from './routes/route.js';
 import { statusRoutes } from './routes/status.js';
-import { validationMessage } from './validation-message.js';
 
 export function buildApp(ctx: DaemonContext): DaemonApp {
   const app: DaemonApp = Fastify({

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { validationMessage } from '@svc/shared';
 import Fastify from 'fastify';
 import { expect, it } from 'vitest';
-import { validationMessage } from './validation-message.js';
 
 /** A Fastify app with the daemon's formatter and a route with a body, a query and a path schema. */
 async function app() {
