@@ -275,13 +275,14 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
           try {
             clearInterval(timer);
             await webhooks.stop();
+            const graceMs = overrides.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
             const grace = setTimeout(() => {
               logger.warn(
-                { grace_ms: overrides.shutdownGraceMs ?? SHUTDOWN_GRACE_MS },
+                { grace_ms: graceMs },
                 'requests still in progress at shutdown: their connections are closed',
               );
               app.server.closeAllConnections();
-            }, overrides.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
+            }, graceMs);
             try {
               await app.close();
             } finally {

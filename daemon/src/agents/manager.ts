@@ -187,13 +187,18 @@ export class AgentManager {
     this.#log.info({ agent: name }, 'agent back in service: its files can be used again');
   }
 
+  /** Every agent out of service looked at again (a copy of the names: a recheck may take one out). */
+  #recheckAll(): void {
+    for (const name of [...this.#unusable.keys()]) this.#recheck(name);
+  }
+
   sessions(): AgentSession[] {
     return [...this.#sessions.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** Agents kept out of service (their agent.json or archive cannot be used), by name; each looked at again first. */
   outOfService(): OutOfServiceAgent[] {
-    for (const name of [...this.#unusable.keys()]) this.#recheck(name);
+    this.#recheckAll();
     return [...this.#unusable.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
@@ -243,7 +248,7 @@ export class AgentManager {
    * zeta` must never act as (or deregister) another agent whose number happens to be zeta.
    */
   find(ref: string): AgentSession | OutOfServiceAgent {
-    for (const name of [...this.#unusable.keys()]) this.#recheck(name);
+    this.#recheckAll();
     const byName = this.#sessions.get(ref) ?? this.#unusable.get(ref);
     if (byName) return byName;
     for (const s of this.#sessions.values()) if (s.config.agent_number === ref) return s;
