@@ -46,6 +46,14 @@ describe('archive', () => {
     expect(at).toBeTruthy();
     expect(archive.inbox()).toEqual([]);
     expect(archive.ack('nope', 'x')).toBeUndefined();
+    // a roster change is not something a person wrote: search leaves it out
+    archive.insertMessage({
+      ...msg('c1', '{"op":"create","kind":"group","name":"budget review"}'),
+      conversation_id: 'grp:alice:x',
+      conversation_type: 'group',
+      content_type: 'control',
+    });
+    expect(archive.search('budget').map((m) => m.message_id)).toEqual(['m1']);
   });
 
   it('records a receipt once and marks the sent message delivered, even one archived after it', () => {

@@ -308,13 +308,14 @@ export class Archive {
     return r?.acked_at ?? undefined;
   }
 
+  /** Full-text search over what people wrote: roster changes (control messages) are not searched, as in searchMessages. */
   search(text: string, limit = 20): ArchivedMessage[] {
     const q = ftsQuery(text);
     if (q === '') return [];
     const rows = this.db
       .prepare(
         `SELECT m.* FROM messages_fts f JOIN messages m ON m.seq = f.rowid
-         WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts), m.sent_at DESC LIMIT ?`,
+         WHERE messages_fts MATCH ? AND m.content_type <> 'control' ORDER BY bm25(messages_fts), m.sent_at DESC LIMIT ?`,
       )
       .all(q, limit) as MessageRow[];
     return rows.map(toMessage);
