@@ -1,7 +1,12 @@
 /** Human renderings of the daemon's answers shared by several command modules. */
-import type { ArchivedMessage, DaemonStatus, LocalAgent, SentMessage } from '@svc/daemon/client';
+import {
+  type ArchivedMessage,
+  type DaemonStatus,
+  type LocalAgent,
+  messageText,
+  type SentMessage,
+} from '@svc/daemon/client';
 import { printable } from '@svc/shared';
-import { contentText } from './attachment.js';
 import { keyValues, table } from './output.js';
 
 const short = (text: string, max = 60) => {
@@ -58,7 +63,7 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
       state: stateText(m),
       delivered: m.direction === 'inbound' ? m.received_at : m.delivered_at,
       // an attachment as its name, size and caption, not the descriptor JSON
-      content: short(contentText(m)),
+      content: short(messageText(m)),
     })),
     empty,
   );
@@ -68,7 +73,7 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
 export function messageLine(m: ArchivedMessage): string {
   const where = m.conversation_type === 'direct' ? '' : ` [${m.conversation_type} ${m.conversation_id}]`;
   const head = printable(`${m.sent_at}  ${m.from} → ${m.to}${where}  (${m.message_id})`);
-  return `${head}\n  ${printable(contentText(m), true).replace(/\n/g, '\n  ')}\n`;
+  return `${head}\n  ${printable(messageText(m), true).replace(/\n/g, '\n  ')}\n`;
 }
 
 export function sentText(s: SentMessage): string {

@@ -430,6 +430,28 @@ describe('attachments as a person reads them', () => {
     expect(JSON.parse(j.stdout)[0].content).toBe(media.content);
   });
 
+  it('read and conv messages show a roster change as a sentence; --json keeps what the peer sent', async () => {
+    const control = archivedMessage({
+      conversation_id: GROUP.conversation_id,
+      conversation_type: 'group',
+      from: 'bob',
+      to: '1001',
+      content_type: 'control',
+      content: JSON.stringify({ op: 'create', kind: 'group', name: 'team' }),
+    });
+    const { link } = fakeLink({ ...agents, read: () => [control], conversationMessages: () => [control] });
+    for (const args of [
+      ['read', GROUP.conversation_id],
+      ['conv', 'messages', GROUP.conversation_id],
+    ]) {
+      const r = await svc(args, { link });
+      expect(r.stdout, args.join(' ')).toContain('bob created the group “team”');
+      expect(r.stdout, args.join(' ')).not.toContain('"op"');
+    }
+    const j = await svc(['read', GROUP.conversation_id, '--json'], { link });
+    expect(JSON.parse(j.stdout)[0].content).toBe(control.content);
+  });
+
   it('a second read --save: what the daemon found already saved is said so', async () => {
     const media = mediaOf(Buffer.from('hello'));
     const { link } = fakeLink({

@@ -13,6 +13,7 @@ import type {
   TrustStatus,
 } from '@svc/daemon/client';
 import type { OwnProfile } from '@svc/shared';
+import { attachmentDescriptor } from '@svc/test-harness/fixtures';
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -262,6 +263,50 @@ describe('svc tui frames', () => {
     await press('\u001b[A'); // up arrow at the top stays there
     await press('\r');
     await frame((f) => /● bob/.test(f), 'bob chosen again');
+  });
+
+  it('a group goes by its name, a roster change reads as a sentence, an attachment by its name (never its key)', async () => {
+    const { source, data } = fakeSource();
+    const control = {
+      ...msg('g1', 'carol', JSON.stringify({ op: 'create', kind: 'group', name: 'team' }), 2),
+      conversation_id: 'grp:carol:x1',
+      conversation_type: 'group',
+      content_type: 'control',
+      acked_at: '2026-01-01T12:02:30.000Z',
+    } satisfies ArchivedMessage;
+    const descriptor = attachmentDescriptor();
+    const media = {
+      ...msg('g2', 'carol', JSON.stringify(descriptor), 3),
+      conversation_id: 'grp:carol:x1',
+      conversation_type: 'group',
+      content_type: 'media',
+    } satisfies ArchivedMessage;
+    data.inbox = [...data.inbox, media];
+    data.conversations = [
+      {
+        conversation_id: 'grp:carol:x1',
+        conversation_type: 'group',
+        name: 'team',
+        peer: null,
+        last_message_at: media.sent_at,
+        message_count: 2,
+        unread: 1,
+        last_message: media,
+      },
+      ...data.conversations,
+    ];
+    const read = source.read;
+    source.read = async (agent, conversation, options) =>
+      conversation === 'grp:carol:x1' ? [control, media] : read(agent, conversation, options);
+    ui = render(createElement(Dashboard, { source, size: { columns: 120, rows: 30 } }));
+    let f = await frame((f) => f.includes('team (1 new)'), 'the group by its name');
+    expect(f).toContain('[file] plan.pdf (1204 bytes, application/pdf)');
+    expect(f).not.toContain(descriptor.key);
+    await press('\t'); // inbox → conversations
+    await press('\r');
+    f = await frame((f) => f.includes('Group team · 2'), 'the open group');
+    expect(f).toContain('carol created the group “team”');
+    expect(f).not.toContain('"op"');
   });
 
   it('/ searches the archive and shows what it found', async () => {

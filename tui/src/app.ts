@@ -4,7 +4,13 @@
  * them when the daemon's event stream says something happened. A daemon that is down is
  * shown with the command that starts it, and retried.
  */
-import { type ArchivedMessage, type ConversationSummary, refusedAdviceShort } from '@svc/daemon/client';
+import {
+  type ArchivedMessage,
+  type ConversationSummary,
+  conversationTitle,
+  messageText,
+  refusedAdviceShort,
+} from '@svc/daemon/client';
 import { printable } from '@svc/shared';
 import { Box, type Key, Text, useApp, useInput, useStdout } from 'ink';
 import {
@@ -196,16 +202,23 @@ function MessageLine(props: { m: ArchivedMessage; width: number; selected: boole
     { wrap: 'truncate', inverse: props.selected },
     head,
     h(Text, { color: who.color, bold: who.bold === true }, who.text),
-    ` ${clip(m.content, Math.max(0, width - head.length - who.text.length - 2))}`,
+    ` ${clip(messageText(m), Math.max(0, width - head.length - who.text.length - 2))}`,
   );
+}
+
+/** An open conversation's heading: `Conversation with alice`, `Group team`, `Broadcast news`. */
+function heading(c: Parameters<typeof conversationTitle>[0]): string {
+  const title = conversationTitle(c);
+  if (c.conversation_type === 'direct') return `Conversation with ${title}`;
+  return `${c.conversation_type === 'group' ? 'Group' : 'Broadcast'} ${title}`;
 }
 
 function ConversationLine(props: { c: ConversationSummary; width: number; selected: boolean }) {
   const { c } = props;
   const unread = c.unread > 0 ? ` (${c.unread} new)` : '';
-  const head = `${props.selected ? '›' : ' '} ${printable(c.peer ?? c.conversation_id)}${unread} · ${c.message_count} · ${shortTime(c.last_message_at)} `;
+  const head = `${props.selected ? '›' : ' '} ${printable(conversationTitle(c))}${unread} · ${c.message_count} · ${shortTime(c.last_message_at)} `;
   const last = c.last_message
-    ? `${c.last_message.direction === 'outbound' ? 'you: ' : ''}${c.last_message.content}`
+    ? `${c.last_message.direction === 'outbound' ? 'you: ' : ''}${messageText(c.last_message)}`
     : '';
   return h(
     Text,
@@ -465,10 +478,13 @@ export function Dashboard(props: DashboardProps): ReactElement {
         }
       } else if (pane === 'inbox') {
         const m = view.inbox[sel.inbox];
-        if (m) void openConversation(m.conversation_id, m.from);
+        if (m) {
+          const known = view.conversations.find((c) => c.conversation_id === m.conversation_id);
+          void openConversation(m.conversation_id, heading(known ?? { ...m, peer: m.from }));
+        }
       } else {
         const c = view.conversations[sel.conversations];
-        if (c) void openConversation(c.conversation_id, c.peer ?? c.conversation_id);
+        if (c) void openConversation(c.conversation_id, heading(c));
       }
     }
   });
@@ -578,7 +594,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
       `to ${m.to} · sent ${m.sent_at} · ${m.content_type}`,
       `id ${m.message_id}`,
     ];
-    const lines = wrapLines(m.content, inner(rightWidth));
+    const lines = wrapLines(messageText(m), inner(rightWidth));
     const room = Math.max(1, listRows(1) - facts.length - 1);
     const top = Math.min(message.scroll, Math.max(0, lines.length - room));
     const shown = lines.slice(top, top + room);
@@ -604,7 +620,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
   } else if (open) {
     const list = selectable(open.messages, open.sel);
     right = listPanel(
-      `Conversation with ${open.title} · ${open.messages.length}${list.where} (Esc back)`,
+      `${open.title} · ${open.messages.length}${list.where} (Esc back)`,
       true,
       list.rows,
       'No messages.',

@@ -3,7 +3,11 @@
  * carries the attachment's descriptor (with the key that opens the file: never shown), a
  * `control` message a change to a group's roster. Both come from peers: read defensively.
  */
+import { controlText } from '../../src/client/control-text.js';
+import { isObject, parseJson } from '../../src/client/peer-json.js';
 import type { ArchivedMessage } from './api.js';
+
+export { controlText };
 
 const FORMAT = 'attachment/v1';
 
@@ -14,20 +18,10 @@ export interface Attachment {
   caption?: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function parse(content: string): unknown {
-  try {
-    return JSON.parse(content);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The attachment a media message names, or undefined when its content is not a descriptor. */
 export function attachmentOf(m: Pick<ArchivedMessage, 'content_type' | 'content'>): Attachment | undefined {
   if (m.content_type !== 'media') return undefined;
-  const v = parse(m.content);
+  const v = parseJson(m.content);
   if (!isObject(v) || v.svc !== FORMAT) return undefined;
   if (typeof v.name !== 'string' || typeof v.media_type !== 'string' || typeof v.size !== 'number') return undefined;
   return {
@@ -48,23 +42,6 @@ export function byteSize(n: number): string {
     i++;
   }
   return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
-}
-
-/** A roster change as a sentence (`alice created the group “Launch”`), or undefined when not one. */
-export function controlText(m: Pick<ArchivedMessage, 'content_type' | 'content' | 'from'>): string | undefined {
-  if (m.content_type !== 'control') return undefined;
-  const v = parse(m.content);
-  const c = isObject(v) && isObject(v.control) ? v.control : v;
-  if (!isObject(c)) return `${m.from} changed the members`;
-  const what = c.kind === 'broadcast' ? 'broadcast' : 'group';
-  if (c.op === 'create') {
-    return typeof c.name === 'string' ? `${m.from} created the ${what} “${c.name}”` : `${m.from} created the ${what}`;
-  }
-  if (c.op === 'invite' && typeof c.number === 'string') {
-    return `${m.from} added ${c.number}${c.role === 'observer' ? ' as an observer' : ''}`;
-  }
-  if (c.op === 'leave') return `${m.from} left`;
-  return `${m.from} changed the members`;
 }
 
 /** One line for lists and previews. */

@@ -3,6 +3,7 @@
  * written by the sender's daemon, daemon/src/messaging/attachments.ts): read by the daemon
  * to fetch and check the file, and by the CLI to show it to a person.
  */
+import { isObject, parseJson } from './peer-json.js';
 
 export const ATTACHMENT_FORMAT = 'attachment/v1';
 /** No relay stores more than this per blob; a larger file is refused before it is read. */
@@ -22,7 +23,6 @@ export interface AttachmentDescriptor {
   caption?: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const B64U = /^[A-Za-z0-9_-]+$/;
 /** `type/subtype` in the characters RFC 6838 allows (no parameters). */
 const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
@@ -30,12 +30,7 @@ const UNKNOWN_TYPE = 'application/octet-stream';
 
 /** The descriptor a media message carries, or undefined when its content is not one. */
 export function parseDescriptor(content: string): AttachmentDescriptor | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(content);
-  } catch {
-    return undefined;
-  }
+  const v = parseJson(content);
   if (!isObject(v) || v.svc !== ATTACHMENT_FORMAT) return undefined;
   const str = (x: unknown, max: number) => typeof x === 'string' && x.length > 0 && x.length <= max;
   if (

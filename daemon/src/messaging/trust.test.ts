@@ -124,9 +124,17 @@ describe('conversation list', () => {
     a.insertMessage(inbound('m22', 'alice'));
     a.insertMessage({ ...inbound('m333', 'carol'), muted: true });
     a.ack('m1', '2026-01-01T00:01:00.000Z');
+    // a group's messages come from several members: it has no peer (its name comes from its roster)
+    a.insertMessage({
+      ...inbound('g4444', 'dave'),
+      conversation_id: 'grp:dave:x',
+      conversation_type: 'group',
+      acked_at: '2026-01-01T00:01:00.000Z',
+    });
     const list = listConversations(a, 10);
     expect(list.map((c) => [c.conversation_id, c.peer, c.message_count, c.unread, c.last_message?.message_id])).toEqual(
       [
+        ['grp:dave:x', null, 1, 0, 'g4444'],
         ['dm:carol:bob', 'carol', 1, 0, 'm333'],
         ['dm:alice:bob', 'alice', 2, 1, 'm22'],
       ],

@@ -22,3 +22,16 @@ export const archivedMessage = (over: Partial<ArchivedMessage> = {}): ArchivedMe
   muted: false,
   ...over,
 });
+
+/** A media message's attachment descriptor (its content, as JSON): plan.pdf, 1204 bytes. */
+export const attachmentDescriptor = (over: Record<string, unknown> = {}) => ({
+  svc: 'attachment/v1',
+  blob_id: 'b1',
+  name: 'plan.pdf',
+  media_type: 'application/pdf',
+  size: 1204,
+  digest: 'd'.repeat(43),
+  key: 'k'.repeat(43),
+  nonce: 'n'.repeat(16),
+  ...over,
+});
