@@ -150,7 +150,14 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       io.stdout.write(`Installed bash completion in ${file}; open a new shell to use it.\n`);
       return EXIT_OK;
     }
-    await program.parseAsync([...argv], { from: 'user' });
+    // `svc stauts --help`: commander answers an unknown command's help with the root's, exit
+    // 0; without the flag it refuses the word (with its suggestion), as any other use does
+    const unknownWord =
+      helpAsked &&
+      word !== undefined &&
+      word !== 'help' &&
+      !program.commands.some((c) => c.name() === word || c.aliases().includes(word));
+    await program.parseAsync(unknownWord ? argv.filter((a) => !isHelpFlag(a)) : [...argv], { from: 'user' });
     return app.exitCode;
   } catch (thrown) {
     let err = thrown;

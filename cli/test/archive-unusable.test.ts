@@ -147,8 +147,15 @@ describe('an agent out of service because its agent.json cannot be read', () => 
     expect(human.stdout.split('\n').filter((l) => l.startsWith('  - '))).toEqual([
       `  - agent dot is out of service (config_invalid): The agent config ${config} is damaged (${
         human.stdout.match(/is damaged \((.*?)\); it was not changed/)?.[1]
-      }); it was not changed: restore it from a backup (the next command for the agent, or svc status, finds it repaired (no restart needed)); or give the agent up: svc deregister dot --local sets its directory ${join(home2, 'agents', 'dot')} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke).`,
+      }); it was not changed: restore it from a backup (the next command for the agent, or svc agent list, finds it repaired (no restart needed)); or give the agent up: svc deregister dot --local sets its directory ${join(home2, 'agents', 'dot')} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke).`,
     ]);
+    // every svc command the advice names is one this svc has (it once named `svc status`)
+    const named = [...human.stdout.matchAll(/\bsvc ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?/g)];
+    expect(named.length).toBeGreaterThan(1);
+    for (const [, command, sub] of named) {
+      const help = await run2([command as string, ...(sub && sub !== 'dot' ? [sub] : []), '--help']);
+      expect(help.code, `svc ${command} ${sub ?? ''}: ${help.stderr}`).toBe(0);
+    }
     const report = JSON.parse((await run2(['doctor', '--json'])).stdout);
     expect(report.agents.find((a: { name: string }) => a.name === 'dot')).toEqual({
       name: 'dot',

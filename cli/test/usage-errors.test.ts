@@ -21,6 +21,9 @@ afterAll(async () => {
 describe('commander refusals are usage errors of one line', () => {
   it.each([
     [['status'], "unknown command 'status' (did you mean one of star, start?); see svc --help"],
+    // help for a command svc does not have is no answer (commander printed the root's help, exit 0)
+    [['status', '--help'], "unknown command 'status' (did you mean one of star, start?); see svc --help"],
+    [['stauts', '-h'], "unknown command 'stauts' (did you mean start?); see svc --help"],
     [['send', '--bogus', 'bob2', 'hi'], "unknown option '--bogus'; see svc send --help"],
     [['--bogus'], "unknown option '--bogus'; see svc --help"],
     [

@@ -35,7 +35,8 @@ export class DaemonError extends Error {
 export const RESTART_DAEMON = 'restart the daemon (svc stop, then svc start -b)';
 
 /** How the daemon takes a repaired file of an agent out of service into account (AgentManager's recheck). */
-export const LOOKED_AT_AGAIN = 'the next command for the agent, or svc status, finds it repaired (no restart needed)';
+export const LOOKED_AT_AGAIN =
+  'the next command for the agent, or svc agent list, finds it repaired (no restart needed)';
 
 /**
  * A file of one agent that this svc cannot use (its archive, its agent.json): the agent is

@@ -174,7 +174,7 @@ describe('an agent whose archive cannot be used', () => {
             new RegExp(`^The archive ${files[i]} is damaged \\(.+\\); it was not changed: `),
           ),
           hint: expect.stringMatching(
-            /^restore it from a backup, or move it away .*; the next command for the agent, or svc status, finds it repaired/,
+            /^restore it from a backup, or move it away .*; the next command for the agent, or svc agent list, finds it repaired/,
           ),
         },
       })),
@@ -290,7 +290,7 @@ describe('an agent whose agent.json cannot be read', () => {
           new RegExp(`^The agent config ${file} is damaged \\(.+\\); it was not changed: restore it from a backup`),
         ),
         hint: expect.stringMatching(
-          /^restore it from a backup \(the next command for the agent, or svc status, finds it repaired \(no restart needed\)\); or give the agent up: svc deregister eve --local /,
+          /^restore it from a backup \(the next command for the agent, or svc agent list, finds it repaired \(no restart needed\)\); or give the agent up: svc deregister eve --local /,
         ),
       },
     });

@@ -145,7 +145,7 @@ describe("the machine's nats-relay identity is out of service", () => {
       code: 'archive_unusable',
       message: expect.stringMatching(
         new RegExp(
-          `^Agent edge-m is out of service: The archive ${file} is damaged .*; the next command for the agent, or svc status, finds it repaired`,
+          `^Agent edge-m is out of service: The archive ${file} is damaged .*; the next command for the agent, or svc agent list, finds it repaired`,
         ),
       ),
     });

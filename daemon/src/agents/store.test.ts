@@ -64,7 +64,7 @@ describe('AgentStore with an agent.json it cannot use', () => {
     expect(err.message).toMatch(new RegExp(`^The agent config ${file} `));
     expect(err.message).toMatch(problem);
     expect(err.hint).toBe(
-      `restore it from a backup (the next command for the agent, or svc status, finds it repaired (no restart needed)); or give the agent up: svc deregister eve --local sets its directory ${store.agentDir('eve')} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke)`,
+      `restore it from a backup (the next command for the agent, or svc agent list, finds it repaired (no restart needed)); or give the agent up: svc deregister eve --local sets its directory ${store.agentDir('eve')} aside (its archive is in it) and, if it was enrolled on a relay, ask that relay's operator to revoke it (svc-relay agent revoke)`,
     );
     expect(err.message.endsWith(`; it was not changed: ${err.hint}.`)).toBe(true);
 
