@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DaemonClientError, localStackFiles } from '@svc/daemon/client';
@@ -492,36 +493,42 @@ describe('wired commands', () => {
     );
   });
 
-  it('keys status shows a changed peer key clearly', async () => {
+  it('keys status shows a changed peer key clearly, with the fingerprints MCP, the TUI and the dashboard show', async () => {
+    // a key as the daemon holds it (32 bytes, base64url), and its fingerprint, computed here
+    const key = (fill: number) => Buffer.alloc(32, fill).toString('base64url');
+    const fp = (k: string) =>
+      createHash('sha256').update(Buffer.from(k, 'base64url')).digest('hex').slice(0, 32).match(/.{4}/g)!.join(':');
     const { link } = fakeLink({
       keys: () => ({
         agent: 'alice',
-        signing_public_key: 's',
-        encryption_public_key: 'e',
+        signing_public_key: key(1),
+        encryption_public_key: key(2),
         rotation: 1,
         relay_version: 2,
         peers: [
           {
             agent_number: '1002',
-            signing_public_key: 's2',
-            encryption_public_key: 'OLD',
+            signing_public_key: key(3),
+            encryption_public_key: key(4),
             pinned_at: '2025-01-01T00:00:00Z',
-            changed: { signing_public_key: 's3', encryption_public_key: 'NEW', seen_at: '2025-02-01T00:00:00Z' },
+            changed: { signing_public_key: key(5), encryption_public_key: key(6), seen_at: '2025-02-01T00:00:00Z' },
           },
           {
             agent_number: '1003',
-            signing_public_key: 's4',
-            encryption_public_key: 'k4',
+            signing_public_key: key(7),
+            encryption_public_key: key(8),
             pinned_at: '2025-01-01T00:00:00Z',
           },
         ],
       }),
     });
     const r = await svc(['keys', 'status', '--as', 'alice'], { link });
+    expect(r.stdout).toMatch(new RegExp(`^fingerprint: +${fp(key(1))}$`, 'm'));
     expect(r.stdout).toMatch(/1002\s+CHANGED 2025-02-01/);
-    expect(r.stdout).toContain('OLD → NEW');
-    expect(r.stdout).toContain('WARNING: 1002 now presents a different key');
-    expect(r.stdout).toMatch(/1003\s+pinned/);
+    expect(r.stdout).toContain(`${fp(key(3))} → ${fp(key(5))}`);
+    expect(r.stdout).toContain(`WARNING: 1002 now presents a different key`);
+    expect(r.stdout).toContain(`fingerprint ${fp(key(5))}). Confirm it with them out of band`);
+    expect(r.stdout).toMatch(new RegExp(`1003\\s+pinned\\s+\\S+\\s+${fp(key(7))}`));
   });
 
   it('watch --json prints one object per inbound message', async () => {

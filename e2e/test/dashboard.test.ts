@@ -10,7 +10,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DaemonEvent, DashboardLaunch } from '@svc/daemon/client';
+import { type DaemonEvent, type DashboardLaunch, keyFingerprint } from '@svc/daemon/client';
 import { until } from '@svc/test-harness';
 import { postSealedAs, relayAs, rotateSigningKeyBehindDaemon } from '@svc/test-harness/as-agent';
 import { haveChromium, launchBrowser } from '@svc/test-harness/browser';
@@ -213,6 +213,8 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await page.locator(`[data-message-id="${header.message_id}"]`).getByText('signed with my new key').waitFor();
     await view('#/keys', 'Keys');
     await page.getByText('trusted').first().waitFor();
+    // the fingerprint the page computes is the one svc keys status, the TUI and MCP show
+    await page.getByText(keyFingerprint(peer!.signing_public_key), { exact: true }).first().waitFor();
     await shot('keys');
   });
 

@@ -1,5 +1,5 @@
 /** keys generate | status | upload-signing | accept | backfill: the agent's keys and pinned peer keys. */
-import type { KeyStatus, PeerKey } from '@svc/daemon/client';
+import { type KeyStatus, keyFingerprint, type PeerKey } from '@svc/daemon/client';
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
 import { action, common, notBuilt, withAs, withJson, withVerbose, yes } from '../options.js';
@@ -19,27 +19,38 @@ export function changedPeers(status: KeyStatus): PeerKey[] {
   return status.peers.filter((p) => p.changed !== undefined);
 }
 
+/** A key's fingerprint; a key the daemon holds is always well formed, but this is for people to read, so never throws. */
+function fingerprintOf(publicKey: string): string {
+  try {
+    return keyFingerprint(publicKey);
+  } catch {
+    return '(not a key)';
+  }
+}
+
 export function keyStatusText(s: KeyStatus): string {
   const peers = s.peers.map((p) => ({
     agent_number: p.agent_number,
     state: p.changed ? `CHANGED ${p.changed.seen_at}` : 'pinned',
     pinned_at: p.pinned_at,
-    encryption_public_key: p.changed
-      ? `${p.encryption_public_key} → ${p.changed.encryption_public_key}`
-      : p.encryption_public_key,
+    // the signing key's: what MCP, the TUI and the dashboard show, and what owners compare
+    fingerprint: p.changed
+      ? `${fingerprintOf(p.signing_public_key)} → ${fingerprintOf(p.changed.signing_public_key)}`
+      : fingerprintOf(p.signing_public_key),
   }));
   const changed = changedPeers(s);
   const warning = changed
     .map(
       (p) =>
         `WARNING: ${p.agent_number} now presents a different key than the one pinned on ${p.pinned_at} ` +
-        `(seen ${p.changed!.seen_at}). Confirm with them out of band, then run: svc keys accept ${p.agent_number} --as ${s.agent}\n`,
+        `(seen ${p.changed!.seen_at}; fingerprint ${fingerprintOf(p.changed!.signing_public_key)}). Confirm it with them out of band, then run: svc keys accept ${p.agent_number} --as ${s.agent}\n`,
     )
     .join('');
   return (
     keyValues([
       ['agent', s.agent],
       ['signing key', s.signing_public_key],
+      ['fingerprint', fingerprintOf(s.signing_public_key)],
       ['encryption key', s.encryption_public_key],
       ['rotation', String(s.rotation)],
       [
@@ -57,7 +68,7 @@ export function keyStatusText(s: KeyStatus): string {
         ['peer', 'agent_number'],
         ['state', 'state'],
         ['pinned', 'pinned_at'],
-        ['encryption key', 'encryption_public_key'],
+        ['fingerprint', 'fingerprint'],
       ],
       peers,
       'No pinned peer keys.',

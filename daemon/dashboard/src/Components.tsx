@@ -111,7 +111,8 @@ export function Fingerprint({ publicKey }: { publicKey: string }) {
     }
     crypto.subtle.digest('SHA-256', bytes).then((d) => {
       const hex = [...new Uint8Array(d).slice(0, 16)].map((x) => x.toString(16).padStart(2, '0')).join('');
-      if (live) setFp(hex.match(/.{4}/g)?.join(' ') ?? hex);
+      // grouped as svc keys status, the TUI and MCP show it
+      if (live) setFp(hex.match(/.{4}/g)?.join(':') ?? hex);
     });
     return () => {
       live = false;

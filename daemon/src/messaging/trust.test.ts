@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { toBase64url } from '@svc/shared';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Archive } from '../archive/archive.js';
+import { keyFingerprint } from '../client/fingerprint.js';
 import { listConversations, unreadCount } from './conversations.js';
-import { heldMessages, keyFingerprint, recordSenderKey, withVerification } from './trust.js';
+import { heldMessages, recordSenderKey, withVerification } from './trust.js';
 
 let archive: Archive | undefined;
 afterEach(() => archive?.close());

@@ -7,17 +7,10 @@
  * way the sender's identity is in question. `held`: an envelope signed by the changed key,
  * kept unopened until the owner accepts it (`svc keys accept`).
  */
-import { createHash } from 'node:crypto';
-import { fromBase64url } from '@svc/shared';
 import type { Archive } from '../archive/archive.js';
 import type { ArchivedMessage, HeldMessage, MessageVerification, TrustStatus } from '../client/api.js';
+import { keyFingerprint } from '../client/fingerprint.js';
 import type { AgentSession } from '../session/session.js';
-
-/** SHA-256 of the raw public key, its first 128 bits as 8 groups of 4 hex digits. */
-export function keyFingerprint(publicKey: string): string {
-  const hex = createHash('sha256').update(fromBase64url(publicKey)).digest('hex').slice(0, 32);
-  return hex.match(/.{4}/g)!.join(':');
-}
 
 /** Records the key an archived inbound message verified under. */
 export function recordSenderKey(archive: Archive, messageId: string, signingKey: string): void {
