@@ -1,13 +1,14 @@
 /**
- * Context notes: local files a person can read, one per conversation or peer, under
- * $SVC_HOME/context/{conversations,peers}/<id>.md (a small header, then the body). They
- * never leave the machine. Every write goes to a temporary file in the same directory
- * and is renamed (or, for a save, hard-linked, which fails if the name exists) into
- * place, so a reader sees the old note or the new one, never half of one, and two saves
- * of the same note cannot both succeed.
+ * Context notes: local files a person can read, one per conversation or peer, kept per
+ * agent under $SVC_HOME/agents/<name>/context/{conversations,peers}/<id>.md (a small header,
+ * then the body), beside that agent's archive: an agent's notes are its own, and go with it
+ * when it is deregistered. They never leave the machine. Every write goes to a temporary
+ * file in the same directory and is renamed (or, for a save, hard-linked, which fails if the
+ * name exists) into place, so a reader sees the old note or the new one, never half of one,
+ * and two saves of the same note cannot both succeed.
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CliError } from './errors.js';
 
@@ -46,7 +47,115 @@ export function checkTarget(kind: NoteKind, id: string): void {
 const fileName = (id: string) =>
   `${id.replace(/[^A-Za-z0-9_@-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}.md`;
 
-export const notePath = (home: string, kind: NoteKind, id: string) => join(home, 'context', DIRS[kind], fileName(id));
+/** `dir`: an agent's notes directory (notesDir). */
+export const notePath = (dir: string, kind: NoteKind, id: string) => join(dir, DIRS[kind], fileName(id));
+
+/** The notes directory of the local agent `name`. */
+export const notesDir = (home: string, name: string) => join(home, 'agents', name, 'context');
+
+interface LocalAgentFile {
+  name: string;
+  agent_number?: string;
+  capabilities?: string[];
+}
+
+/** The local agents, from their agent.json files (no daemon needed); one that cannot be read counts by its name. */
+async function localAgents(home: string): Promise<LocalAgentFile[]> {
+  let names: string[];
+  try {
+    names = await readdir(join(home, 'agents'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: LocalAgentFile[] = [];
+  for (const name of names.sort()) {
+    if (name.startsWith('.')) continue; // an agent set aside by deregister
+    let text: string;
+    try {
+      text = await readFile(join(home, 'agents', name, 'agent.json'), 'utf8');
+    } catch {
+      continue; // not an agent's directory
+    }
+    let v: Partial<LocalAgentFile> = {};
+    try {
+      v = JSON.parse(text) as Partial<LocalAgentFile>;
+    } catch {
+      // damaged: still an agent of this machine, known by its name
+    }
+    out.push({
+      name,
+      ...(typeof v.agent_number === 'string' ? { agent_number: v.agent_number } : {}),
+      ...(Array.isArray(v.capabilities) ? { capabilities: v.capabilities } : {}),
+    });
+  }
+  return out;
+}
+
+/**
+ * The local agent whose notes a command uses: `wanted` (--as, else SVC_AGENT: a name, or
+ * the number an agent.json holds), else the only local agent (a machine's uplink identity,
+ * which has no conversations, does not count). Read from the files: no daemon needed.
+ */
+export async function notesAgent(home: string, wanted: string | undefined): Promise<string> {
+  const agents = await localAgents(home);
+  if (wanted !== undefined) {
+    const found = agents.find((a) => a.name === wanted) ?? agents.find((a) => a.agent_number === wanted);
+    if (!found) throw new CliError('unknown_agent', `No local agent ${wanted}; see svc agent list.`);
+    return found.name;
+  }
+  // capabilities unknown (a damaged agent.json): counted, so the choice is never made for the user wrongly
+  const people = agents.filter(
+    (a) => !a.capabilities || a.capabilities.includes('http-relay') || a.capabilities.includes('local'),
+  );
+  if (people.length === 1) return (people[0] as LocalAgentFile).name;
+  if (people.length === 0) {
+    throw new CliError(
+      'unknown_agent',
+      'No local agent is registered, and context notes are kept per agent; register one with `svc register --enrollment-grant CODE`.',
+    );
+  }
+  throw new CliError(
+    'agent_required',
+    `Several local agents (${people.map((a) => a.name).join(', ')}); choose one with --as NAME or SVC_AGENT.`,
+  );
+}
+
+/**
+ * Notes from before they were kept per agent ($SVC_HOME/context/{conversations,peers}):
+ * moved to `agent`'s when it is the machine's only agent (a note it already has stays where
+ * it is); otherwise left in place. Returns a warning to print when some are left there.
+ */
+export async function adoptEarlierNotes(home: string, agent: string): Promise<string | undefined> {
+  const earlier = join(home, 'context');
+  const left: string[] = [];
+  const only = (await localAgents(home)).length === 1;
+  for (const sub of Object.values(DIRS)) {
+    let names: string[];
+    try {
+      names = (await readdir(join(earlier, sub))).filter((n) => n.endsWith('.md') && !n.startsWith('.'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    if (!only) {
+      if (names.length > 0) left.push(join(earlier, sub));
+      continue;
+    }
+    const to = join(notesDir(home, agent), sub);
+    await mkdir(to, { recursive: true, mode: 0o700 });
+    for (const n of names) {
+      const there = await stat(join(to, n)).then(
+        () => true,
+        () => false,
+      );
+      if (there) left.push(join(earlier, sub, n));
+      else await rename(join(earlier, sub, n), join(to, n));
+    }
+  }
+  if (left.length === 0) return undefined;
+  return `context notes from before notes were kept per agent are still in ${left.join(', ')}: move each into $SVC_HOME/agents/NAME/context/ of the agent it belongs to`;
+}
 
 /** One line of header text: no line breaks (they would end the header). */
 const oneLine = (s: string) => s.replace(/\r?\n/g, ' ');
@@ -97,9 +206,9 @@ async function tempBeside(path: string, text: string): Promise<string> {
   return tmp;
 }
 
-export async function loadNote(home: string, kind: NoteKind, id: string): Promise<ContextNote | undefined> {
+export async function loadNote(dir: string, kind: NoteKind, id: string): Promise<ContextNote | undefined> {
   checkTarget(kind, id);
-  const path = notePath(home, kind, id);
+  const path = notePath(dir, kind, id);
   try {
     return parse(await readFile(path, 'utf8'), kind, id, path);
   } catch (err) {
@@ -110,12 +219,12 @@ export async function loadNote(home: string, kind: NoteKind, id: string): Promis
 
 /** Creates a note; refuses (context_exists) when one is there. */
 export async function saveNote(
-  home: string,
+  dir: string,
   note: { kind: NoteKind; id: string; conversation_type?: ConversationType; summary?: string; body: string },
   now = new Date(),
 ): Promise<ContextNote> {
   checkTarget(note.kind, note.id);
-  const path = notePath(home, note.kind, note.id);
+  const path = notePath(dir, note.kind, note.id);
   const full = { ...note, updated_at: now.toISOString() };
   const tmp = await tempBeside(path, render(full));
   try {
@@ -136,13 +245,13 @@ export async function saveNote(
 
 /** append: adds to the body (creating the note if there is none); edit: replaces the body of an existing note. */
 export async function changeNote(
-  home: string,
+  dir: string,
   mode: 'append' | 'edit',
   target: { kind: NoteKind; id: string },
   change: { body: string; summary?: string },
   now = new Date(),
 ): Promise<ContextNote> {
-  const current = await loadNote(home, target.kind, target.id);
+  const current = await loadNote(dir, target.kind, target.id);
   if (!current && mode === 'edit') {
     throw new CliError(
       'unknown_context',
@@ -165,15 +274,15 @@ export async function changeNote(
     updated_at: now.toISOString(),
     body,
   };
-  const path = notePath(home, target.kind, target.id);
+  const path = notePath(dir, target.kind, target.id);
   const tmp = await tempBeside(path, render(next));
   await rename(tmp, path);
   return { ...next, path };
 }
 
-export async function deleteNote(home: string, kind: NoteKind, id: string): Promise<string> {
+export async function deleteNote(dir: string, kind: NoteKind, id: string): Promise<string> {
   checkTarget(kind, id);
-  const path = notePath(home, kind, id);
+  const path = notePath(dir, kind, id);
   try {
     await unlink(path);
   } catch (err) {
@@ -185,12 +294,12 @@ export async function deleteNote(home: string, kind: NoteKind, id: string): Prom
   return path;
 }
 
-export async function listNotes(home: string, kind?: NoteKind): Promise<ContextNote[]> {
+export async function listNotes(dir: string, kind?: NoteKind): Promise<ContextNote[]> {
   const out: ContextNote[] = [];
   for (const k of kind ? [kind] : (['conversation', 'peer'] as const)) {
     let names: string[];
     try {
-      names = await readdir(join(home, 'context', DIRS[k]));
+      names = await readdir(join(dir, DIRS[k]));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
       throw err;
@@ -198,7 +307,7 @@ export async function listNotes(home: string, kind?: NoteKind): Promise<ContextN
     for (const name of names.sort()) {
       if (!name.endsWith('.md') || name.startsWith('.')) continue;
       const id = decodeURIComponent(name.slice(0, -3));
-      const note = await loadNote(home, k, id).catch(() => undefined);
+      const note = await loadNote(dir, k, id).catch(() => undefined);
       if (note) out.push(note);
     }
   }

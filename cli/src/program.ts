@@ -154,7 +154,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     // 0; without the flag it refuses the word (with its suggestion), as any other use does
     const unknownWord =
       helpAsked &&
-      word !== undefined &&
+      !!word &&
       word !== 'help' &&
       !program.commands.some((c) => c.name() === word || c.aliases().includes(word));
     await program.parseAsync(unknownWord ? argv.filter((a) => !isHelpFlag(a)) : [...argv], { from: 'user' });

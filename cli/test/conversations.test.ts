@@ -1,6 +1,6 @@
 /** conv … and context …: flags, limits, exactly-one-of rules, and the local context files. */
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { archivedMessage } from '@svc/test-harness/fixtures';
 import { describe, expect, it } from 'vitest';
@@ -207,11 +207,26 @@ describe('conv', () => {
 });
 
 describe('context', () => {
-  const ctx = (home: string, argv: string[], stdin?: string) =>
-    svc(['context', ...argv], { env: { SVC_HOME: home }, ...(stdin !== undefined ? { stdin } : {}) });
+  const ctx = (home: string, argv: string[], stdin?: string, env: Record<string, string> = {}) =>
+    svc(['context', ...argv], { env: { SVC_HOME: home, ...env }, ...(stdin !== undefined ? { stdin } : {}) });
+  /** A local agent, as its agent.json says (context needs no daemon: it reads these). */
+  const addAgent = async (home: string, name: string, number: string, capabilities = ['http-relay']) => {
+    await mkdir(join(home, 'agents', name), { recursive: true });
+    await writeFile(
+      join(home, 'agents', name, 'agent.json'),
+      JSON.stringify({ name, agent_number: number, capabilities }),
+    );
+  };
+  /** A home whose only agent is ann (1001): her notes are in NOTES. */
+  const withAgentHome = (fn: (home: string) => Promise<void>) =>
+    withTempHome(async (home) => {
+      await addAgent(home, 'ann', '1001');
+      await fn(home);
+    });
+  const NOTES = (home: string, ...rest: string[]) => join(home, 'agents', 'ann', 'context', ...rest);
 
   it('needs exactly one of --conversation-id or --peer (--label is --peer)', async () => {
-    await withTempHome(async (home) => {
+    await withAgentHome(async (home) => {
       for (const cmd of ['save', 'append', 'edit', 'delete', 'load']) {
         expect((await ctx(home, [cmd, '-m', 'x'])).code, `${cmd} with neither`).toBe(2);
         expect((await ctx(home, [cmd, '--conversation-id', 'dm:a:b', '--peer', 'bob', '-m', 'x'])).code).toBe(2);
@@ -224,7 +239,7 @@ describe('context', () => {
   });
 
   it('--conversation-type only with --conversation-id, and it must match the id', async () => {
-    await withTempHome(async (home) => {
+    await withAgentHome(async (home) => {
       expect((await ctx(home, ['save', '--peer', 'bob', '--conversation-type', 'group', '-m', 'x'])).code).toBe(2);
       expect(
         (await ctx(home, ['save', '--conversation-id', 'dm:a:b', '--conversation-type', 'group', '-m', 'x'])).code,
@@ -235,7 +250,7 @@ describe('context', () => {
   });
 
   it('save refuses an existing file; append adds; edit replaces; summary kept; files readable by a person', async () => {
-    await withTempHome(async (home) => {
+    await withAgentHome(async (home) => {
       expect((await ctx(home, ['save', '--conversation-id', 'dm:a:b', '-s', 'who is who', '-m', 'first'])).code).toBe(
         0,
       );
@@ -247,17 +262,17 @@ describe('context', () => {
       await ctx(home, ['edit', '--conversation-id', 'dm:a:b', '-m', 'all new']);
       const loaded = JSON.parse((await ctx(home, ['load', '--conversation-id', 'dm:a:b', '--json'])).stdout);
       expect(loaded).toMatchObject({ body: 'all new\n', summary: 'who is who' });
-      const file = await readFile(join(home, 'context', 'conversations', 'dm%3Aa%3Ab.md'), 'utf8');
+      const file = await readFile(NOTES(home, 'conversations', 'dm%3Aa%3Ab.md'), 'utf8');
       expect(file).toMatch(
         /^---\nconversation: dm:a:b\nconversation_type: direct\nsummary: who is who\nupdated_at: .*\n---\n\nall new\n$/,
       );
       // no temporary file is left beside it
-      expect(await readdir(join(home, 'context', 'conversations'))).toEqual(['dm%3Aa%3Ab.md']);
+      expect(await readdir(NOTES(home, 'conversations'))).toEqual(['dm%3Aa%3Ab.md']);
     });
   });
 
   it('edit of a missing file fails; load of one prints nothing; delete has no confirmation', async () => {
-    await withTempHome(async (home) => {
+    await withAgentHome(async (home) => {
       expect((await ctx(home, ['edit', '--peer', 'bob', '-m', 'x'])).code).toBe(1);
       const none = await ctx(home, ['load', '--peer', 'bob']);
       expect(none).toMatchObject({ code: 0, stdout: '' });
@@ -270,7 +285,7 @@ describe('context', () => {
   });
 
   it('list --type conversation|peer', async () => {
-    await withTempHome(async (home) => {
+    await withAgentHome(async (home) => {
       await ctx(home, ['save', '--peer', 'bob', '-m', 'x']);
       await ctx(home, ['save', '--conversation-id', 'dm:a:b', '-m', 'y']);
       const all = JSON.parse((await ctx(home, ['list', '--json'])).stdout) as Array<{ kind: string; id: string }>;
@@ -281,11 +296,59 @@ describe('context', () => {
     });
   });
 
+  it('each agent has its own notes: --as (name or number) or SVC_AGENT chooses, else the only agent', async () => {
+    await withAgentHome(async (home) => {
+      await addAgent(home, 'bob', '1002');
+      await addAgent(home, 'relay-uplink', 'u1', ['nats-relay']);
+      expect((await ctx(home, ['save', '--as', 'bob', '--peer', 'carol', '-m', 'met on monday'])).code).toBe(0);
+      expect((await ctx(home, ['load', '--as', '1002', '--peer', 'carol'])).stdout).toBe('met on monday\n');
+      expect((await ctx(home, ['load', '--peer', 'carol'], undefined, { SVC_AGENT: 'bob' })).stdout).toBe(
+        'met on monday\n',
+      );
+      // ann's notes are not bob's
+      expect((await ctx(home, ['load', '--as', 'ann', '--peer', 'carol'])).stdout).toBe('');
+      expect(JSON.parse((await ctx(home, ['list', '--as', 'ann', '--json'])).stdout)).toEqual([]);
+      expect(await readdir(join(home, 'agents', 'bob', 'context', 'peers'))).toEqual(['carol.md']);
+      // two agents (the uplink identity does not count): the choice is the user's
+      const none = await ctx(home, ['list']);
+      expect(none.code).toBe(1);
+      expect(none.stderr).toBe(
+        'svc: error: Several local agents (ann, bob); choose one with --as NAME or SVC_AGENT. (agent_required)\n',
+      );
+      const unknown = await ctx(home, ['list', '--as', 'nobody']);
+      expect(unknown.stderr).toBe('svc: error: No local agent nobody; see svc agent list. (unknown_agent)\n');
+    });
+  });
+
+  it('notes from before they were kept per agent go to the only agent, or stay put with a warning', async () => {
+    const earlier = async (home: string) => {
+      await mkdir(join(home, 'context', 'peers'), { recursive: true });
+      await writeFile(join(home, 'context', 'peers', 'carol.md'), '---\npeer: carol\nupdated_at: t\n---\n\nold note\n');
+    };
+    await withAgentHome(async (home) => {
+      await earlier(home);
+      const r = await ctx(home, ['load', '--peer', 'carol']);
+      expect(r).toMatchObject({ code: 0, stdout: 'old note\n', stderr: '' });
+      expect(await readdir(NOTES(home, 'peers'))).toEqual(['carol.md']);
+      expect(await readdir(join(home, 'context', 'peers'))).toEqual([]);
+    });
+    await withAgentHome(async (home) => {
+      await addAgent(home, 'bob', '1002');
+      await earlier(home);
+      const r = await ctx(home, ['list', '--as', 'bob']);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe(
+        `svc: warning: context notes from before notes were kept per agent are still in ${join(home, 'context', 'peers')}: move each into $SVC_HOME/agents/NAME/context/ of the agent it belongs to\n`,
+      );
+      expect(await readdir(join(home, 'context', 'peers'))).toEqual(['carol.md']);
+    });
+  });
+
   it('an id never names a path outside the context directory', async () => {
-    await withTempHome(async (home) => {
+    await withAgentHome(async (home) => {
       expect((await ctx(home, ['save', '--peer', '../x', '-m', 'x'])).code).toBe(2);
       expect((await ctx(home, ['save', '--conversation-id', '..', '-m', 'x'])).code).toBe(0);
-      expect(await readdir(join(home, 'context', 'conversations'))).toEqual(['%2E%2E.md']);
+      expect(await readdir(NOTES(home, 'conversations'))).toEqual(['%2E%2E.md']);
     });
   });
 });

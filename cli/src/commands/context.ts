@@ -1,7 +1,8 @@
-/** context …: local notes per conversation or peer under $SVC_HOME/context (cli/src/context-notes.ts). */
+/** context …: an agent's local notes per conversation or peer, under $SVC_HOME/agents/NAME/context (cli/src/context-notes.ts). */
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
 import {
+  adoptEarlierNotes,
   type ContextNote,
   type ConversationType,
   changeNote,
@@ -9,6 +10,8 @@ import {
   listNotes,
   loadNote,
   type NoteKind,
+  notesAgent,
+  notesDir,
   saveNote,
 } from '../context-notes.js';
 import { usageError } from '../errors.js';
@@ -69,8 +72,16 @@ const noteText = (n: ContextNote) =>
     ['file', n.path],
   ]);
 
+/** The notes directory of the agent this command acts as (--as, SVC_AGENT, else the only one), with earlier notes brought in. */
+async function notesOf(app: App, run: Run): Promise<string> {
+  const agent = await notesAgent(app.home, run.explicitAgent());
+  const warning = await adoptEarlierNotes(app.home, agent);
+  if (warning) app.io.stderr.write(`svc: warning: ${warning}\n`);
+  return notesDir(app.home, agent);
+}
+
 export function contextCommand(app: App): Command {
-  const context = new Command('context').description('local context notes per conversation or peer');
+  const context = new Command('context').description("an agent's local context notes per conversation or peer");
 
   const save = common(
     body(
@@ -92,7 +103,7 @@ export function contextCommand(app: App): Command {
     if (text.trim() === '' && o.summary === undefined) {
       throw usageError('Nothing to save: give --message, standard input or --summary.');
     }
-    const note = await saveNote(app.home, {
+    const note = await saveNote(await notesOf(app, run), {
       ...t,
       ...(type !== undefined ? { conversation_type: type } : {}),
       ...(o.summary !== undefined ? { summary: o.summary } : {}),
@@ -118,7 +129,7 @@ export function contextCommand(app: App): Command {
       if (mode === 'append' && text.trim() === '' && o.summary === undefined) {
         throw usageError('Nothing to append: give --message, standard input or --summary.');
       }
-      const note = await changeNote(app.home, mode, t, {
+      const note = await changeNote(await notesOf(app, run), mode, t, {
         body: text,
         ...(o.summary !== undefined ? { summary: o.summary } : {}),
       });
@@ -130,14 +141,14 @@ export function contextCommand(app: App): Command {
   const del = common(target(new Command('delete').description('delete a context file (no confirmation)')));
   action(app, del, async (run) => {
     const t = targetOf(run.opts<TargetOpts>());
-    const path = await deleteNote(app.home, t.kind, t.id);
+    const path = await deleteNote(await notesOf(app, run), t.kind, t.id);
     run.print({ ...t, deleted: true, path }, () => `Deleted ${path}.\n`);
   });
 
   const load = common(target(new Command('load').description('print a context file (nothing if none)')));
   action(app, load, async (run) => {
     const t = targetOf(run.opts<TargetOpts>());
-    const note = await loadNote(app.home, t.kind, t.id);
+    const note = await loadNote(await notesOf(app, run), t.kind, t.id);
     // nothing at all when there is no note: a script can use the output as is
     if (!note) {
       if (run.json) run.print(null, () => '');
@@ -153,7 +164,7 @@ export function contextCommand(app: App): Command {
   );
   action(app, list, async (run) => {
     const o = run.opts<{ type?: NoteKind }>();
-    const notes = await listNotes(app.home, o.type);
+    const notes = await listNotes(await notesOf(app, run), o.type);
     run.print(
       notes.map(({ body: _b, ...rest }) => rest),
       () =>
