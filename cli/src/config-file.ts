@@ -33,8 +33,9 @@ export function isConfigKey(key: string): key is ConfigKey {
 
 export function checkConfigKey(key: string): ConfigKey {
   if (!isConfigKey(key)) {
+    // a word the user typed, not a damaged file (config_invalid): a usage error
     throw new CliError(
-      'config_invalid',
+      'usage_error',
       `Unknown configuration key ${JSON.stringify(key)}; known keys: ${Object.keys(CONFIG_KEYS).join(', ')}.`,
       { exitCode: 2 },
     );
@@ -45,7 +46,7 @@ export function checkConfigKey(key: string): ConfigKey {
 export function checkProfileName(name: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) {
     throw new CliError(
-      'config_invalid',
+      'usage_error',
       `Invalid profile name ${JSON.stringify(name)}; use letters, digits, '.', '_' or '-' (at most 64).`,
       { exitCode: 2 },
     );
@@ -97,7 +98,26 @@ export async function getSetting(home: string, profile: string, key: ConfigKey):
   return (await readConfig(home)).profiles[profile]?.[key];
 }
 
+/** Why `value` cannot be stored under `key` (so that a later command does not fail on it), or undefined. */
+export function settingProblem(key: ConfigKey, value: string): string | undefined {
+  if (value.trim() === '') return `${key} cannot be empty.`;
+  if (key === 'api-url') {
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      return `api-url must be an http(s) URL such as https://relay.example.com, not ${JSON.stringify(value)}.`;
+    }
+  }
+  return undefined;
+}
+
 export async function setSetting(home: string, profile: string, key: ConfigKey, value: string): Promise<void> {
+  const problem = settingProblem(key, value);
+  if (problem) throw new CliError('usage_error', problem, { exitCode: 2 });
   const config = await readConfig(home);
   config.profiles[profile] = { ...config.profiles[profile], [key]: value };
   await writeConfig(home, config);

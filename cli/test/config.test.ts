@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -39,7 +40,16 @@ describe('svc config', () => {
       const bad = await svc(['config', 'set', 'colour', 'blue'], { env });
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('known keys: api-url');
+      expect(bad.stderr).toContain('(usage_error)');
+      expect((await svc(['config', 'get', 'nosuchkey'], { env })).stderr).toContain('(usage_error)');
       expect((await svc(['config', 'get', 'api-url', '--profile', '../x'], { env })).code).toBe(2);
+      // a value a later command could not use is refused now, and nothing is written
+      for (const value of ['notaurl', 'ftp://relay.example', ' ']) {
+        const r = await svc(['config', 'set', 'api-url', value], { env });
+        expect(r.code, value).toBe(2);
+        expect(r.stderr, value).toMatch(/api-url (must be an http\(s\) URL|cannot be empty).*\(usage_error\)/);
+      }
+      expect(existsSync(join(home, 'config.json'))).toBe(false);
       const unset = await svc(['config', 'get', 'api-url'], { env });
       expect(unset.code).toBe(1);
       expect(unset.stderr).toContain('(not_found)');

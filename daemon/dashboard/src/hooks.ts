@@ -60,6 +60,8 @@ export function useShortcuts(map: Record<string, () => void>): void {
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey) return;
       if (e.key !== 'Escape' && typing(e.target)) return;
+      // Escape leaves a text field, so that the next key is a shortcut again, not text
+      if (e.key === 'Escape' && typing(e.target)) (e.target as HTMLElement).blur();
       const fn = ref.current[e.key];
       if (fn) {
         e.preventDefault();
