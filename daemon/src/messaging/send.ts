@@ -94,6 +94,12 @@ export async function sendMessage(
     }
     return sendToConversation(session, s.conversation_id, content, contentType as 'text' | 'structured');
   }
+  if (s.conversation_id !== undefined && /^(grp|bc):/.test(s.conversation_id)) {
+    throw new DaemonError(
+      'validation_failed',
+      `${s.conversation_id} is not a group or broadcast id: those are grp:CREATOR:ID or bc:CREATOR:ID (ID of 16 to 64 letters, digits, _ or -), as svc conv list shows them.`,
+    );
+  }
   // a conversation id names its other party itself; the archive is not asked who that is
   const to = s.to || (s.conversation_id && directPeer(s.conversation_id, me.agent_number));
   if (!to) {
