@@ -144,7 +144,7 @@ describe('svc tui in tmux against a live daemon', () => {
     const then = `; echo "svc tui exited: $?"; exec sleep 60`;
     tmux('new-session', '-d', '-s', SESSION, '-x', '110', '-y', '30', '-c', ROOT, command + then);
     const down = await shows('The svc daemon is not running.', 'the daemon down');
-    expect(down).toContain('Start it with:  svc start');
+    expect(down).toContain('Start it with:  svc start -b');
     expect(down).not.toMatch(/Error:|at .*\.ts:\d+/);
     // resized, it settles on one whole frame: narrower than its 80-column box (which wrapped
     // at 60 columns as Ink first laid out the old frame, and its top stayed above the new

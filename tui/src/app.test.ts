@@ -329,7 +329,7 @@ describe('svc tui frames', () => {
     ui = render(createElement(Dashboard, { source, retryMs: 1, size: { columns: 100, rows: 30 } }));
     const f = await frame((f) => f.includes('not running'), 'the down screen');
     expect(f).toContain('The svc daemon is not running.');
-    expect(f).toContain('Start it with:  svc start');
+    expect(f).toContain('Start it with:  svc start -b');
     expect(f).toContain('SVC_HOME /home/u/.svc');
     expect(f).not.toMatch(/at .*\.ts:\d+/); // no stack trace
     data.up = true;
@@ -501,6 +501,20 @@ describe('a small terminal', () => {
       ui.unmount();
     }
     ui = undefined;
+  });
+
+  it('a list that does not fit says which part of it is shown', async () => {
+    const { source, data } = fakeSource();
+    data.inbox = Array.from({ length: 9 }, (_, i) => msg(`m${i}`, 'alice', `note ${i}`, i));
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 16 } }));
+    const f = await frame((f) => /Inbox · 9 unread · 1–\d of 9/.test(f), 'the part of the inbox shown');
+    expect(f).toContain('note 0');
+    expect(f).not.toContain('note 8');
+    ui.unmount();
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 60 } }));
+    const all = await frame((f) => f.includes('note 8'), 'the whole inbox');
+    expect(all).toContain('Inbox · 9 unread');
+    expect(all).not.toContain('of 9');
   });
 
   it('keys do nothing unseen while it is too small (a / would start a search that took q as its text)', async () => {

@@ -142,6 +142,11 @@ function windowOf<T>(items: T[], selected: number, rows: number): { items: T[]; 
   return { items: items.slice(offset, offset + rows), offset };
 }
 
+/** ` · 1–4 of 9` when a list shows only part of itself (nothing when it shows all): more is there to scroll to. */
+function shownOf(win: { items: unknown[]; offset: number }, total: number): string {
+  return win.items.length < total ? ` · ${win.offset + 1}–${win.offset + win.items.length} of ${total}` : '';
+}
+
 /**
  * The terminal's size, read at each render rather than kept in state: a render that a
  * resize causes before React hears of it (runTui's, ahead of Ink's own redraw) already
@@ -233,7 +238,8 @@ function DaemonDown(props: { home: string; reason: string; width: number }) {
     Box,
     { flexDirection: 'column', borderStyle: 'round', borderColor: 'yellow', paddingX: 1, width: props.width },
     h(Text, { bold: true, color: 'yellow' }, 'The svc daemon is not running.'),
-    h(Text, null, 'Start it with:  ', h(Text, { bold: true }, 'svc start')),
+    // in the background: this terminal stays the TUI's (svc start alone keeps its terminal)
+    h(Text, null, 'Start it with:  ', h(Text, { bold: true }, 'svc start -b')),
     h(Text, { color: 'gray' }, clip(`SVC_HOME ${props.home}`, props.width - 4)),
     h(Text, { color: 'gray' }, 'Waiting for it… (q to quit)'),
   );
@@ -648,13 +654,13 @@ export function Dashboard(props: DashboardProps): ReactElement {
         Box,
         { flexDirection: 'column', flexGrow: 1, flexShrink: 1, minWidth: 0 },
         listPanel(
-          `Inbox · ${v.inbox.length} unread`,
+          `Inbox · ${v.inbox.length} unread${shownOf(inboxWin, v.inbox.length)}`,
           pane === 'inbox',
           messageRows(inboxWin.items, pane === 'inbox' ? sel.inbox - inboxWin.offset : -1),
           'No unread messages.',
         ),
         listPanel(
-          `Conversations · ${v.conversations.length}`,
+          `Conversations · ${v.conversations.length}${shownOf(convWin, v.conversations.length)}`,
           pane === 'conversations',
           convWin.items.map((c, i) =>
             h(ConversationLine, {
