@@ -212,7 +212,7 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await view('#/inbox', 'Inbox');
     await page.locator(`[data-message-id="${header.message_id}"]`).getByText('signed with my new key').waitFor();
     await view('#/keys', 'Keys');
-    await page.getByText('trusted').first().waitFor();
+    await page.getByText('pinned', { exact: true }).first().waitFor();
     // the fingerprint the page computes is the one svc keys status, the TUI and MCP show
     await page.getByText(keyFingerprint(peer!.signing_public_key), { exact: true }).first().waitFor();
     await shot('keys');

@@ -62,7 +62,7 @@ export function KeysView() {
                         <td>
                           <Time iso={p.pinned_at} />
                         </td>
-                        <td>{p.changed ? <Badge tone="bad">key changed</Badge> : <Badge tone="ok">trusted</Badge>}</td>
+                        <td>{p.changed ? <Badge tone="bad">key changed</Badge> : <Badge tone="ok">pinned</Badge>}</td>
                       </tr>
                     ))}
                   </tbody>
