@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { resolve as resolvePath } from 'node:path';
 /** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
-import { CAPABILITIES, type Capability, GRANT_TTL, SvcError } from '@svc/shared';
+import { CAPABILITIES, type Capability, ERROR_CATALOG, GRANT_TTL, SvcError } from '@svc/shared';
 import { everyCommand, usageLine } from '@svc/shared/usage-line';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { RELAY_VERSION } from '../app.js';
@@ -469,7 +469,12 @@ cli.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError && err.exitCode === 0) process.exit(0);
   const e = err instanceof CommanderError ? usageError(err, reached) : coded(err);
   const code = e?.code ?? 'internal_error';
-  const message = e?.message ?? (err as Error).message ?? String(err);
+  // a catalog message is written for the relay's clients ("retry later"); the operator here
+  // needs the cause too, which only the detail holds (ledger_closed: the driver's reason)
+  const generic = e !== undefined && e.detail !== undefined && e.message === ERROR_CATALOG[e.code].message;
+  const message = generic
+    ? `${e.message.replace(/\.$/, '')}: ${e.detail}`
+    : (e?.message ?? (err as Error).message ?? String(err));
   if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: code, message })}\n`);
   else process.stderr.write(`svc-relay: error: ${message} (${code})\n`);
   process.exit(code === 'config_invalid' || code === 'usage_error' ? 2 : 1);

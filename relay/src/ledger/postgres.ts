@@ -5,7 +5,8 @@
  * millisecond times, counts and sizes, all far below 2^53). Transactions run at READ
  * COMMITTED on one pooled client; a serialization failure, a deadlock or a prepared statement
  * whose table changed under it retries the whole transaction. Connection trouble surfaces
- * as `ledger_closed`, like a closed SQLite file.
+ * as `ledger_closed`, like a closed SQLite file; at open, as `ledger_unavailable` with the
+ * driver's reason, for the operator.
  */
 import { readFileSync } from 'node:fs';
 import { SvcError } from '@svc/shared';
@@ -22,12 +23,29 @@ const types = {
   },
 };
 
-/** SQLSTATE classes that mean the database, not the query, failed. */
-const STORE_FAILURE_CLASSES = ['08', '53', '57', '58', 'XX'];
-const NODE_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH']);
+/**
+ * SQLSTATE classes that mean the database, not the query, failed: 28 (the login refused: a
+ * password changed under a running relay) and 3D (the database dropped) included.
+ */
+const STORE_FAILURE_CLASSES = ['08', '28', '3D', '53', '57', '58', 'XX'];
+const NODE_FAILURES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 const RETRIED = new Set(['40001', '40P01']);
 
+/** Node gives an AggregateError when every address of a name (IPv4 and IPv6) refused: its first. */
+const firstOf = (err: unknown): unknown =>
+  err instanceof AggregateError && err.errors.length > 0 ? err.errors[0] : err;
+
 function storeFailure(err: unknown): boolean {
+  err = firstOf(err);
   const code = (err as { code?: string }).code ?? '';
   if (NODE_FAILURES.has(code)) return true;
   if (code.length === 5 && STORE_FAILURE_CLASSES.includes(code.slice(0, 2))) return true;
@@ -36,10 +54,65 @@ function storeFailure(err: unknown): boolean {
   );
 }
 
+/**
+ * Why the database failed, in the driver's words made readable ("connection refused at
+ * 127.0.0.1:5498", 'password authentication failed for user "svc_relay"'). Neither pg nor
+ * node puts the DSN's password in a message; `where` (host:port) names the server when the
+ * driver's message does not.
+ */
+export function failureReason(err: unknown, where?: string): string {
+  const e = firstOf(err) as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
+  const at = e.address !== undefined ? `${e.address}${e.port === undefined ? '' : `:${e.port}`}` : where;
+  switch (e.code) {
+    case 'ECONNREFUSED':
+      return `connection refused at ${at ?? 'the server'}`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `host ${e.hostname ?? at ?? ''} not found (DNS)`;
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `${at ?? 'the server'} is unreachable (${e.code})`;
+  }
+  const message = (e as Error).message ?? String(err);
+  if (/timeout exceeded when trying to connect/i.test(message))
+    return `no answer from ${where ?? 'the server'} in time`;
+  return message;
+}
+
 function toLedgerError(err: unknown): unknown {
   if (err instanceof SvcError || !storeFailure(err)) return err;
-  const code = (err as { code?: string }).code ?? '';
-  return new SvcError('ledger_closed', undefined, { detail: `${code}: ${(err as Error).message}`, cause: err });
+  return new SvcError('ledger_closed', undefined, { detail: failureReason(err), cause: err });
+}
+
+/** What the operator checks, by the kind of refusal. */
+function openAdvice(err: unknown, where: string): string {
+  const code = ((firstOf(err) as { code?: string }).code ?? '').toString();
+  if (code.startsWith('28'))
+    return "check the user and password in the DSN file, and that the server's pg_hba.conf lets that user in";
+  if (code === '3D000') return 'check the database name in the DSN file, or create that database';
+  if (NODE_FAILURES.has(code) || /timeout exceeded/i.test((firstOf(err) as Error).message ?? ''))
+    return `check that PostgreSQL runs and accepts connections at ${where}, and the host and port in the DSN file`;
+  return 'check the DSN file and the PostgreSQL server';
+}
+
+/** host:port of a DSN, for messages (never its user or password). */
+function serverOf(dsn: string): string {
+  try {
+    const u = new URL(dsn);
+    return `${u.hostname || 'localhost'}:${u.port || '5432'}`;
+  } catch {
+    return 'the server the DSN names';
+  }
+}
+
+/** The DSN's password, to keep out of any message (none of pg's is known to carry it). */
+function passwordOf(dsn: string): string {
+  try {
+    return decodeURIComponent(new URL(dsn).password);
+  } catch {
+    return '';
+  }
 }
 
 /** Reads the DSN file: one postgres:// (or postgresql://) URL; the content is never echoed. */
@@ -164,6 +237,30 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
   private constructor(pool: pg.Pool) {
     super(pool, true);
     this.pool = pool;
+  }
+
+  /**
+   * Reads the DSN file, and connects once, so that a server that refuses the relay (down,
+   * wrong password, unknown database) is reported at start with its reason, not later as a
+   * client-facing `ledger_closed`.
+   */
+  static async open(dsnFile: string, opts: { max?: number } = {}): Promise<PostgresDatabase> {
+    const dsn = readDsnFile(dsnFile);
+    const db = PostgresDatabase.connect(dsn, opts);
+    try {
+      (await db.pool.connect()).release();
+    } catch (err) {
+      await db.close().catch(() => undefined);
+      const where = serverOf(dsn);
+      const password = passwordOf(dsn);
+      const reason = password ? failureReason(err, where).split(password).join('***') : failureReason(err, where);
+      throw new SvcError(
+        'ledger_unavailable',
+        `the PostgreSQL ledger named by the DSN file ${dsnFile} could not be opened: ${reason}; ${openAdvice(err, where)}`,
+        { detail: reason, cause: err },
+      );
+    }
+    return db;
   }
 
   static connect(connectionString: string, opts: { max?: number } = {}): PostgresDatabase {
