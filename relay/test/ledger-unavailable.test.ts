@@ -1,11 +1,14 @@
 /**
  * A PostgreSQL ledger that refuses the relay, as the operator meets it: at start (serve,
  * dev, and the operator commands that open the ledger), one coded line that names the DSN
- * file, the driver's reason and what to check, never the password.
+ * file, the driver's reason and what to check, never the password; while the relay runs,
+ * one log line when the ledger stops answering (with the reason) and one when it answers again.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, tempDir } from '@svc/test-harness';
+import { freePort, tempDir, until } from '@svc/test-harness';
+import { call } from '@svc/test-harness/agent-client';
+import { inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { postgresUnavailable, type TestPostgres, testPostgres } from '@svc/test-harness/postgres';
 import { runRelayCli } from '@svc/test-harness/relay-process';
 import pg from 'pg';
@@ -121,6 +124,61 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'a Post
       expect(r.stderr).toBe(
         `svc-relay: error: the PostgreSQL ledger named by the DSN file ${dsnFile} could not be opened: connection refused at 127.0.0.1:${port}; check that PostgreSQL runs and accepts connections at 127.0.0.1:${port}, and the host and port in the DSN file (ledger_unavailable)\n`,
       );
+    }
+  }, 60_000);
+
+  it('a running relay logs an outage once with its reason, and once its end; /readyz gives the reason, as for the bus', async () => {
+    // the relay's own login, which the test refuses and allows again (the server stays up)
+    const role = `svc_relay_${process.pid}`;
+    const db = `svc_outage_${process.pid}`;
+    await admin(`DROP DATABASE IF EXISTS ${db}`);
+    await admin(`DROP ROLE IF EXISTS ${role}`);
+    await admin(`CREATE ROLE ${role} LOGIN`);
+    await admin(`CREATE DATABASE ${db} OWNER ${role}`);
+    const relay = await inProcessBusRelay({ SVC_RELAY_LEDGER_DSN_FILE: dsnFileOf(onServer(role, db)) });
+    const outages = () => relay.logLines.filter((l) => l.includes('the PostgreSQL ledger does not answer'));
+    const recoveries = () => relay.logLines.filter((l) => l.includes('the PostgreSQL ledger answers again'));
+    try {
+      const alice = await relay.enroll('alice');
+      await admin(`ALTER ROLE ${role} NOLOGIN`);
+      await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '${role}'`);
+      await until(
+        async () => {
+          const c = new pg.Client({ connectionString: adminUrl });
+          await c.connect();
+          try {
+            return (await c.query('SELECT 1 FROM pg_stat_activity WHERE usename = $1', [role])).rowCount === 0;
+          } finally {
+            await c.end();
+          }
+        },
+        10_000,
+        "the relay's connections ended",
+      );
+      for (let i = 0; i < 3; i++) {
+        const me = await call<{ error: string }>(relay.url, 'GET', '/api/v1/agents/me', undefined, alice.auth);
+        expect(me.status).toBe(503);
+        expect(me.body).toMatchObject({ error: 'ledger_closed' });
+        const ready = await fetch(`${relay.url}/readyz`);
+        expect(ready.status).toBe(503);
+        const body = (await ready.json()) as { checks: { ledger: { ok: boolean; detail: string } } };
+        expect(body.checks.ledger).toEqual({ ok: false, detail: `role "${role}" is not permitted to log in` });
+      }
+      expect(outages()).toHaveLength(1);
+      const outage = JSON.parse(outages()[0] as string) as { level: number; subsystem: string; reason: string };
+      expect(outage).toMatchObject({ level: 50, subsystem: 'relay:ledger' });
+      expect(outage.reason).toMatch(/not permitted to log in|terminating connection|Connection terminated/);
+      expect(recoveries()).toEqual([]);
+
+      await admin(`ALTER ROLE ${role} LOGIN`);
+      for (let i = 0; i < 3; i++) expect((await fetch(`${relay.url}/readyz`)).status).toBe(200);
+      expect((await call(relay.url, 'GET', '/api/v1/agents/me', undefined, alice.auth)).status).toBe(200);
+      expect(outages()).toHaveLength(1);
+      expect(recoveries()).toHaveLength(1);
+      expect(JSON.parse(recoveries()[0] as string)).toMatchObject({ level: 40, subsystem: 'relay:ledger' });
+      expect(relay.logLines.join('')).not.toContain(PASSWORD);
+    } finally {
+      await relay.close();
     }
   }, 60_000);
 });

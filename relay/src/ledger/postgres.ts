@@ -179,17 +179,52 @@ function queryConfig(sql: string, params: SqlParams | undefined): pg.QueryConfig
   return { name: p.name, text, values };
 }
 
+/** Told when the database stops answering (with the driver's reason) and when it answers again. */
+export interface AvailabilityListener {
+  down(reason: string): void;
+  up(): void;
+}
+
+/**
+ * Whether the database answers, as the queries find it. Only a change is told, so that an
+ * outage is logged once, not once per failing request (each of those is its own 503).
+ */
+class Availability {
+  #down = false;
+  closed = false;
+  listener: AvailabilityListener | undefined;
+
+  /** The error to throw for `err`; a store failure marks the database down. */
+  failed(err: unknown): unknown {
+    const e = toLedgerError(err);
+    if (!this.#down && !this.closed && e instanceof SvcError && e.code === 'ledger_closed') {
+      this.#down = true;
+      this.listener?.down(e.detail ?? e.message);
+    }
+    return e;
+  }
+
+  answered(): void {
+    if (!this.#down) return;
+    this.#down = false;
+    this.listener?.up();
+  }
+}
+
 class Queries implements Sql {
   /** `alone`: each statement commits by itself (no transaction), so one can be run again */
   constructor(
     private readonly q: pg.Pool | pg.PoolClient,
     private readonly alone: boolean,
+    protected readonly availability: Availability,
   ) {}
 
   async #query<T>(sql: string, params?: SqlParams): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
     const config = queryConfig(sql, params);
     try {
-      return await this.q.query<T & pg.QueryResultRow>(config);
+      const result = await this.q.query<T & pg.QueryResultRow>(config);
+      this.availability.answered();
+      return result;
     } catch (err) {
       if (config.name !== undefined && planChanged(err)) {
         // The schema changed under it (a migration by another process): later calls prepare
@@ -200,11 +235,11 @@ class Queries implements Sql {
           try {
             return await this.q.query<T & pg.QueryResultRow>(config.text, config.values);
           } catch (again) {
-            throw toLedgerError(again);
+            throw this.availability.failed(again);
           }
         }
       }
-      throw toLedgerError(err);
+      throw this.availability.failed(err);
     }
   }
 
@@ -223,8 +258,9 @@ class Queries implements Sql {
   async exec(sql: string): Promise<void> {
     try {
       await this.q.query(sql);
+      this.availability.answered();
     } catch (err) {
-      throw toLedgerError(err);
+      throw this.availability.failed(err);
     }
   }
 }
@@ -234,9 +270,14 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
   readonly pool: pg.Pool;
   #open = true;
 
-  private constructor(pool: pg.Pool) {
-    super(pool, true);
+  private constructor(pool: pg.Pool, availability: Availability) {
+    super(pool, true, availability);
     this.pool = pool;
+  }
+
+  /** Tells `listener` when the database stops answering and when it answers again (the relay logs both). */
+  onAvailability(listener: AvailabilityListener): void {
+    this.availability.listener = listener;
   }
 
   /**
@@ -267,7 +308,7 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
     const pool = new pg.Pool({ connectionString, types, max: opts.max ?? 10, connectionTimeoutMillis: 5000 });
     // An idle client losing its connection must not crash the relay; the next query reports it.
     pool.on('error', () => undefined);
-    return new PostgresDatabase(pool);
+    return new PostgresDatabase(pool, new Availability());
   }
 
   get isOpen(): boolean {
@@ -277,6 +318,8 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
   async close(): Promise<void> {
     if (!this.#open) return;
     this.#open = false;
+    // what fails from now on is the shutdown, not an outage
+    this.availability.closed = true;
     await this.pool.end();
   }
 
@@ -287,13 +330,14 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
       try {
         client = await this.pool.connect();
       } catch (err) {
-        throw toLedgerError(err);
+        throw this.availability.failed(err);
       }
       let broken = false;
       try {
         await client.query('BEGIN');
-        const value = await fn(new Queries(client, false));
+        const value = await fn(new Queries(client, false, this.availability));
         await client.query('COMMIT');
+        this.availability.answered();
         return value;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {
@@ -301,7 +345,7 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
         });
         const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code ?? '';
         if ((RETRIED.has(code) || planChanged(err)) && attempt < 5) continue;
-        throw toLedgerError(err);
+        throw this.availability.failed(err);
       } finally {
         client.release(broken);
       }
@@ -311,12 +355,12 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
   /** Holds a session-level advisory lock on one client while `fn` runs (migrations at start). */
   async withLock<T>(key: number, fn: (sql: Sql) => Promise<T>): Promise<T> {
     const client = await this.pool.connect().catch((err: unknown) => {
-      throw toLedgerError(err);
+      throw this.availability.failed(err);
     });
     try {
       await client.query('SELECT pg_advisory_lock($1)', [key]);
       try {
-        return await fn(new Queries(client, true));
+        return await fn(new Queries(client, true, this.availability));
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
       }
