@@ -11,7 +11,12 @@ import { writeOperatorFiles } from '../bus/server-config.js';
 import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
-import { devAgentId, recordServedSettings, servedSettings } from '../deployment/local-settings.js';
+import {
+  devAgentId,
+  natsUrlWithoutUserInfo,
+  recordServedSettings,
+  servedSettings,
+} from '../deployment/local-settings.js';
 import { createRelay, leafUrlOf, ledgerLocation, openOperatorState } from '../index.js';
 import { Ledger } from '../ledger/ledger.js';
 import { createStores } from '../ledger/stores.js';
@@ -136,6 +141,7 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
     listen: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     tenants: config.tenants,
     ...(config.ledgerDsnFile === undefined ? {} : { ledger_dsn_file: config.ledgerDsnFile }),
+    ...(config.nats.url === undefined ? {} : { nats_url: natsUrlWithoutUserInfo(config.nats.url) }),
   });
   const stop = (signal: string) => {
     relay.context.logger.info({ signal }, 'shutting down');
@@ -369,18 +375,24 @@ function program(): Command {
         "compare the bus's consumers with the ledger's named sources, per tenant; changes nothing without --apply",
       ),
   )
-    .requiredOption('--deployment-id <id>', 'the deployment the data dir and ledger belong to')
+    .option(
+      '--deployment-id <id>',
+      "a guard: the deployment the data dir must hold (default: the data dir's, whichever it is)",
+    )
     .option('--ledger-db <file>', 'the SQLite ledger (default: ledger.db in the data dir)')
-    .option('--nats-url <url>', 'SVC_RELAY_NATS_URL (default: the managed nats-server of the data dir)')
+    .option(
+      '--nats-url <url>',
+      'SVC_RELAY_NATS_URL (default: the external NATS the relay on the data dir last ran with, else its managed nats-server)',
+    )
     .option('--apply', 'delete consumers without a ledger row and release rows without a consumer')
     .action(
       async (
-        flags: CommonFlags & { deploymentId: string; ledgerDb?: string; ledgerDsnFile?: string; apply?: boolean },
+        flags: CommonFlags & { deploymentId?: string; ledgerDb?: string; ledgerDsnFile?: string; apply?: boolean },
       ) => {
         const config = operatorConfig(flags);
         const { deployment, ledger: dataDirLedger } = await openOperatorState(config);
         await dataDirLedger.close();
-        if (deployment.deploymentId !== flags.deploymentId)
+        if (flags.deploymentId !== undefined && deployment.deploymentId !== flags.deploymentId)
           throw new SvcError(
             'config_invalid',
             `the data dir ${config.dataDir} holds deployment ${deployment.deploymentId}, not ${flags.deploymentId}`,
@@ -388,7 +400,11 @@ function program(): Command {
         const ledger = await Ledger.open(flags.ledgerDb ? { sqlite: flags.ledgerDb } : ledgerLocation(config));
         const conns = new Map<string, Awaited<ReturnType<typeof connectAsRelay>>>();
         try {
-          const url = flags.natsUrl ?? process.env.SVC_RELAY_NATS_URL ?? (await managedBusUrl(config.dataDir));
+          const url =
+            flags.natsUrl ??
+            (process.env.SVC_RELAY_NATS_URL || undefined) ??
+            servedSettings(config.dataDir).nats_url ??
+            (await managedBusUrl(config.dataDir));
           const connect = (tenant: string) =>
             connectAsRelay(config.dataDir, url, tenant).catch((err: unknown) => {
               throw new SvcError(
@@ -424,9 +440,14 @@ async function managedBusUrl(dataDir: string): Promise<string> {
   try {
     return await managedNatsUrl(dataDir);
   } catch (err) {
+    // A relay that listened recorded its address; one that did so without a managed
+    // nats-server ran on an external NATS (recorded before relays wrote down its URL).
+    const ran = servedSettings(dataDir).listen !== undefined;
     throw new SvcError(
       'bus_unavailable',
-      `no managed nats-server in ${dataDir} (no relay has run on it); start the relay on it first, or give an external NATS with --nats-url`,
+      ran
+        ? `the relay on ${dataDir} uses an external NATS, whose URL the data dir does not record; give it with --nats-url or SVC_RELAY_NATS_URL (the tenant credentials come from the data dir)`
+        : `no managed nats-server in ${dataDir} (no relay has run on it); start the relay on it first, or give an external NATS with --nats-url or SVC_RELAY_NATS_URL`,
       { cause: err },
     );
   }
