@@ -323,9 +323,16 @@ function program(): Command {
     .option('--tenant <id>', "tenant (default: the relay's first tenant)")
     .action(async (flags: CommonFlags & { agentId: string; tenant?: string }) => {
       const config = operatorConfig(flags);
+      const tenant = flags.tenant ?? config.defaultTenant;
+      // as grant refuses it: "no active agent" would hide the mistyped tenant
+      if (!config.tenants.includes(tenant)) {
+        throw new SvcError(
+          'binding_mismatch',
+          `tenant ${tenant} is not served by this relay (it serves ${config.tenants.join(', ')})`,
+        );
+      }
       const { ledger } = await openOperatorState(config);
       try {
-        const tenant = flags.tenant ?? config.defaultTenant;
         const row = await ledger.revokeAgent(tenant, flags.agentId, Date.now());
         if (!row) throw new SvcError('not_found', `no active agent ${flags.agentId} in tenant ${tenant}`);
         out(
@@ -476,6 +483,13 @@ function coded(err: unknown): SvcError | undefined {
   return undefined;
 }
 
+/**
+ * Exit status 2: the command line or the settings are wrong. validation_failed and
+ * binding_mismatch reach here only from an operator command's option values (grant
+ * --agent-id, --tenant …): serve and dev answer them to clients, never exit with them.
+ */
+const USAGE_CODES = new Set(['config_invalid', 'usage_error', 'validation_failed', 'binding_mismatch']);
+
 const cli = program();
 // the command commander got to, for the help a usage error points at
 let reached = cli;
@@ -498,5 +512,5 @@ cli.parseAsync(process.argv).catch((err: unknown) => {
     : (e?.message ?? (err as Error).message ?? String(err));
   if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: code, message })}\n`);
   else process.stderr.write(`svc-relay: error: ${message} (${code})\n`);
-  process.exit(code === 'config_invalid' || code === 'usage_error' ? 2 : 1);
+  process.exit(USAGE_CODES.has(code) ? 2 : 1);
 });
