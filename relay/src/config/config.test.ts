@@ -13,6 +13,12 @@ const authority = {
 };
 
 describe('relay configuration', () => {
+  it('refuses a public URL that is not http(s), echoing it as the other settings do', () => {
+    expect(() => buildConfig({ SVC_RELAY_PUBLIC_URL: 'ftp://x' })).toThrow(
+      'SVC_RELAY_PUBLIC_URL must be an http:// or https:// URL (got "ftp://x")',
+    );
+  });
+
   it('has embedded defaults for one machine', () => {
     const c = buildConfig({});
     expect(c).toMatchObject({
