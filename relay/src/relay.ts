@@ -18,6 +18,7 @@ import type { RelayBase, RelayBus, RelayContext } from './context.js';
 import { hasDeployment, initDeployment, loadDeployment, requireDeployment } from './deployment/deployment.js';
 import type { LedgerLocation } from './ledger/database.js';
 import { Ledger } from './ledger/ledger.js';
+import { PostgresDatabase } from './ledger/postgres.js';
 import { SqliteDatabase } from './ledger/sqlite.js';
 import { createStores } from './ledger/stores.js';
 import { createLogger, subsystem } from './logger.js';
@@ -176,6 +177,18 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
     lock?.release();
     throw err;
   });
+  if (ledger.sql instanceof PostgresDatabase) {
+    // once per outage and once at its end: each failing request is only a 503 of its own
+    const log = subsystem(logger, 'relay:ledger');
+    let since = 0;
+    ledger.sql.onAvailability({
+      down: (reason) => {
+        since = now();
+        log.error({ reason }, 'the PostgreSQL ledger does not answer; requests get 503 ledger_closed until it does');
+      },
+      up: () => log.warn({ down_ms: now() - since }, 'the PostgreSQL ledger answers again'),
+    });
+  }
   let bus: RelayBus | undefined;
   try {
     bus = overrides.bus ?? (await startBus(config, logger, now));

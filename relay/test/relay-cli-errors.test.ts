@@ -27,6 +27,30 @@ describe('svc-relay usage errors', () => {
     expect(r).toMatchObject({ code: 2, stdout: '' });
   });
 
+  it('an invalid option value of grant or agent revoke exits 2; a tenant the relay does not serve is named with those it serves', async () => {
+    const served = tempDir('svc-relay-usage-served-');
+    const init = await runRelayCli(['deployment', 'init', '--data-dir', served, '--tenants', 'acme,globex']);
+    expect(init.code, init.stderr).toBe(0);
+    for (const [args, line] of [
+      [
+        ['grant', '--agent-id', 'bad id!'],
+        'agent_id must be letters, digits and _ . : @ -, at most 256 characters (validation_failed)',
+      ],
+      [
+        ['grant', '--agent-id', 'a', '--tenant', 'nope'],
+        'tenant nope is not served by this relay (it serves acme, globex) (binding_mismatch)',
+      ],
+      [
+        ['agent', 'revoke', '--agent-id', 'a', '--tenant', 'nope'],
+        'tenant nope is not served by this relay (it serves acme, globex) (binding_mismatch)',
+      ],
+    ] as const) {
+      const r = await runRelayCli([...args, '--data-dir', served]);
+      expect(r.stderr, args.join(' ')).toBe(`svc-relay: error: ${line}\n`);
+      expect(r.code, args.join(' ')).toBe(2);
+    }
+  });
+
   it('--json puts the error object on stdout', async () => {
     const r = await runRelayCli(['grant', '--json']);
     expect(r.code).toBe(2);

@@ -101,7 +101,8 @@ describe('configuration refusals at start', () => {
   it('the grant command validates agent_number before persisting anything', async () => {
     await runRelayCli(['deployment', 'init'], { SVC_RELAY_DATA_DIR: dataDir });
     const res = await runRelayCli(['grant', '--agent-id', 'team.bot', '--json'], { SVC_RELAY_DATA_DIR: dataDir });
-    expect(res.code).toBe(1);
+    // an invalid option value, as docs/operators.md says
+    expect(res.code).toBe(2);
     expect(JSON.parse(res.stdout)).toMatchObject({ error: 'validation_failed' });
   });
 });

@@ -58,6 +58,11 @@ export const ERROR_CATALOG = {
     status: 503,
     message: 'The relay ledger cannot answer; retry later, and the operator should inspect the relay.',
   },
+  ledger_unavailable: {
+    status: 503,
+    message:
+      'The relay cannot open its PostgreSQL ledger; check that the server runs and the DSN file (host, port, user, password, database).',
+  },
   bus_unavailable: { status: 503, message: 'The relay cannot reach its message bus; retry later.' },
   revocation_unavailable: {
     status: 503,

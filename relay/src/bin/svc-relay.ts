@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { resolve as resolvePath } from 'node:path';
 /** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
-import { CAPABILITIES, type Capability, GRANT_TTL, SvcError } from '@svc/shared';
+import { CAPABILITIES, type Capability, ERROR_CATALOG, GRANT_TTL, SvcError } from '@svc/shared';
 import { everyCommand, usageLine } from '@svc/shared/usage-line';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { RELAY_VERSION } from '../app.js';
@@ -11,7 +11,12 @@ import { writeOperatorFiles } from '../bus/server-config.js';
 import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
-import { devAgentId, recordServedSettings, servedSettings } from '../deployment/local-settings.js';
+import {
+  devAgentId,
+  natsUrlWithoutUserInfo,
+  recordServedSettings,
+  servedSettings,
+} from '../deployment/local-settings.js';
 import { createRelay, leafUrlOf, ledgerLocation, openOperatorState } from '../index.js';
 import { Ledger } from '../ledger/ledger.js';
 import { createStores } from '../ledger/stores.js';
@@ -136,6 +141,7 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
     listen: `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     tenants: config.tenants,
     ...(config.ledgerDsnFile === undefined ? {} : { ledger_dsn_file: config.ledgerDsnFile }),
+    ...(config.nats.url === undefined ? {} : { nats_url: natsUrlWithoutUserInfo(config.nats.url) }),
   });
   const stop = (signal: string) => {
     relay.context.logger.info({ signal }, 'shutting down');
@@ -317,9 +323,16 @@ function program(): Command {
     .option('--tenant <id>', "tenant (default: the relay's first tenant)")
     .action(async (flags: CommonFlags & { agentId: string; tenant?: string }) => {
       const config = operatorConfig(flags);
+      const tenant = flags.tenant ?? config.defaultTenant;
+      // as grant refuses it: "no active agent" would hide the mistyped tenant
+      if (!config.tenants.includes(tenant)) {
+        throw new SvcError(
+          'binding_mismatch',
+          `tenant ${tenant} is not served by this relay (it serves ${config.tenants.join(', ')})`,
+        );
+      }
       const { ledger } = await openOperatorState(config);
       try {
-        const tenant = flags.tenant ?? config.defaultTenant;
         const row = await ledger.revokeAgent(tenant, flags.agentId, Date.now());
         if (!row) throw new SvcError('not_found', `no active agent ${flags.agentId} in tenant ${tenant}`);
         out(
@@ -369,18 +382,24 @@ function program(): Command {
         "compare the bus's consumers with the ledger's named sources, per tenant; changes nothing without --apply",
       ),
   )
-    .requiredOption('--deployment-id <id>', 'the deployment the data dir and ledger belong to')
+    .option(
+      '--deployment-id <id>',
+      "a guard: the deployment the data dir must hold (default: the data dir's, whichever it is)",
+    )
     .option('--ledger-db <file>', 'the SQLite ledger (default: ledger.db in the data dir)')
-    .option('--nats-url <url>', 'SVC_RELAY_NATS_URL (default: the managed nats-server of the data dir)')
+    .option(
+      '--nats-url <url>',
+      'SVC_RELAY_NATS_URL (default: the external NATS the relay on the data dir last ran with, else its managed nats-server)',
+    )
     .option('--apply', 'delete consumers without a ledger row and release rows without a consumer')
     .action(
       async (
-        flags: CommonFlags & { deploymentId: string; ledgerDb?: string; ledgerDsnFile?: string; apply?: boolean },
+        flags: CommonFlags & { deploymentId?: string; ledgerDb?: string; ledgerDsnFile?: string; apply?: boolean },
       ) => {
         const config = operatorConfig(flags);
         const { deployment, ledger: dataDirLedger } = await openOperatorState(config);
         await dataDirLedger.close();
-        if (deployment.deploymentId !== flags.deploymentId)
+        if (flags.deploymentId !== undefined && deployment.deploymentId !== flags.deploymentId)
           throw new SvcError(
             'config_invalid',
             `the data dir ${config.dataDir} holds deployment ${deployment.deploymentId}, not ${flags.deploymentId}`,
@@ -388,7 +407,11 @@ function program(): Command {
         const ledger = await Ledger.open(flags.ledgerDb ? { sqlite: flags.ledgerDb } : ledgerLocation(config));
         const conns = new Map<string, Awaited<ReturnType<typeof connectAsRelay>>>();
         try {
-          const url = flags.natsUrl ?? process.env.SVC_RELAY_NATS_URL ?? (await managedBusUrl(config.dataDir));
+          const url =
+            flags.natsUrl ??
+            (process.env.SVC_RELAY_NATS_URL || undefined) ??
+            servedSettings(config.dataDir).nats_url ??
+            (await managedBusUrl(config.dataDir));
           const connect = (tenant: string) =>
             connectAsRelay(config.dataDir, url, tenant).catch((err: unknown) => {
               throw new SvcError(
@@ -424,9 +447,14 @@ async function managedBusUrl(dataDir: string): Promise<string> {
   try {
     return await managedNatsUrl(dataDir);
   } catch (err) {
+    // A relay that listened recorded its address; one that did so without a managed
+    // nats-server ran on an external NATS (recorded before relays wrote down its URL).
+    const ran = servedSettings(dataDir).listen !== undefined;
     throw new SvcError(
       'bus_unavailable',
-      `no managed nats-server in ${dataDir} (no relay has run on it); start the relay on it first, or give an external NATS with --nats-url`,
+      ran
+        ? `the relay on ${dataDir} uses an external NATS, whose URL the data dir does not record; give it with --nats-url or SVC_RELAY_NATS_URL (the tenant credentials come from the data dir)`
+        : `no managed nats-server in ${dataDir} (no relay has run on it); start the relay on it first, or give an external NATS with --nats-url or SVC_RELAY_NATS_URL`,
       { cause: err },
     );
   }
@@ -455,6 +483,13 @@ function coded(err: unknown): SvcError | undefined {
   return undefined;
 }
 
+/**
+ * Exit status 2: the command line or the settings are wrong. validation_failed and
+ * binding_mismatch reach here only from an operator command's option values (grant
+ * --agent-id, --tenant …): serve and dev answer them to clients, never exit with them.
+ */
+const USAGE_CODES = new Set(['config_invalid', 'usage_error', 'validation_failed', 'binding_mismatch']);
+
 const cli = program();
 // the command commander got to, for the help a usage error points at
 let reached = cli;
@@ -469,8 +504,13 @@ cli.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError && err.exitCode === 0) process.exit(0);
   const e = err instanceof CommanderError ? usageError(err, reached) : coded(err);
   const code = e?.code ?? 'internal_error';
-  const message = e?.message ?? (err as Error).message ?? String(err);
+  // a catalog message is written for the relay's clients ("retry later"); the operator here
+  // needs the cause too, which only the detail holds (ledger_closed: the driver's reason)
+  const generic = e !== undefined && e.detail !== undefined && e.message === ERROR_CATALOG[e.code].message;
+  const message = generic
+    ? `${e.message.replace(/\.$/, '')}: ${e.detail}`
+    : (e?.message ?? (err as Error).message ?? String(err));
   if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: code, message })}\n`);
   else process.stderr.write(`svc-relay: error: ${message} (${code})\n`);
-  process.exit(code === 'config_invalid' || code === 'usage_error' ? 2 : 1);
+  process.exit(USAGE_CODES.has(code) ? 2 : 1);
 });

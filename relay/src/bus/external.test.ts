@@ -171,7 +171,7 @@ describe('missing nats-server binary', () => {
 
     // by name: PATH, then Debian's /usr/sbin (a normal user's PATH lacks it)
     await expect(resolveNatsServerBin('nats-server', dataDir, join(dataDir, 'not-here'))).rejects.toThrow(
-      'nats-server not found (on PATH, nor in /usr/sbin): install it with `sudo apt-get install nats-server`, point SVC_RELAY_NATS_SERVER_BIN at it, or set SVC_RELAY_NATS_URL',
+      'nats-server not found (on PATH, nor in /usr/sbin): install it with `sudo apt-get install -y nats-server`, point SVC_RELAY_NATS_SERVER_BIN at it, or set SVC_RELAY_NATS_URL',
     );
     const debian = join(dataDir, 'sbin-nats-server');
     await writeFile(debian, '#!/bin/sh\n', { mode: 0o755 });

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { isRunning, type ProcessIdentity, parentPid, processIdentity } from './process-identity.js';
 
 export const NATS_SERVER_NOT_FOUND =
-  'nats-server not found (on PATH, nor in /usr/sbin): install it with `sudo apt-get install nats-server`, point SVC_RELAY_NATS_SERVER_BIN at it, or set SVC_RELAY_NATS_URL';
+  'nats-server not found (on PATH, nor in /usr/sbin): install it with `sudo apt-get install -y nats-server`, point SVC_RELAY_NATS_SERVER_BIN at it, or set SVC_RELAY_NATS_URL';
 
 /** Where Debian's package installs it: not on a normal user's PATH, which lacks /usr/sbin. */
 export const DEBIAN_NATS_SERVER = '/usr/sbin/nats-server';

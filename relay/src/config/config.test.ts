@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SvcError } from '@svc/shared';
@@ -13,6 +13,12 @@ const authority = {
 };
 
 describe('relay configuration', () => {
+  it('refuses a public URL that is not http(s), echoing it as the other settings do', () => {
+    expect(() => buildConfig({ SVC_RELAY_PUBLIC_URL: 'ftp://x' })).toThrow(
+      'SVC_RELAY_PUBLIC_URL must be an http:// or https:// URL (got "ftp://x")',
+    );
+  });
+
   it('has embedded defaults for one machine', () => {
     const c = buildConfig({});
     expect(c).toMatchObject({
@@ -131,6 +137,23 @@ describe('unknown SVC_RELAY_* variables in the environment', () => {
     );
     expect(refusal({ SVC_RELAY_LOG_LEVL: 'debug', SVC_RELAY_: '', SVC_RELAY_NATS_SERVER: '' }).message).toBe(
       'unknown settings in the environment: SVC_RELAY_, SVC_RELAY_LOG_LEVL (did you mean SVC_RELAY_LOG_LEVEL?), SVC_RELAY_NATS_SERVER; rename or unset them (the settings are listed in docs/operators.md)',
+    );
+  });
+
+  it('a known setting set but empty is refused, naming it (an unset shell variable expanded)', () => {
+    expect(refusal({ SVC_RELAY_LEDGER_DSN_FILE: '', PATH: '/usr/bin' }).message).toBe(
+      'SVC_RELAY_LEDGER_DSN_FILE is set but empty: unset it for the default, or give a value',
+    );
+    expect(refusal({ SVC_RELAY_NATS_URL: '', SVC_RELAY_LISTEN: '', SVC_RELAY_TENANTS: 'acme' }).message).toBe(
+      'SVC_RELAY_LISTEN, SVC_RELAY_NATS_URL are set but empty: unset them for the defaults, or give values',
+    );
+  });
+
+  it('a known setting empty in a config file is refused the same way', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-relay-config-')), 'relay.json');
+    writeFileSync(file, JSON.stringify({ svc_relay_ledger_dsn_file: '' }));
+    expect(() => settingsFromFile(file)).toThrow(
+      `config file ${file}: "svc_relay_ledger_dsn_file" is set but empty: remove it for the default, or give a value`,
     );
   });
 

@@ -381,7 +381,8 @@ export function buildConfig(s: RawSettings): RelayConfig {
   const publicUrl = (s.SVC_RELAY_PUBLIC_URL ?? `http://${hostForUrl}:${port}`).replace(/\/+$/, '');
   try {
     const u = new URL(publicUrl);
-    if (u.protocol !== 'https:' && u.protocol !== 'http:') fail('SVC_RELAY_PUBLIC_URL must be http(s)');
+    if (u.protocol !== 'https:' && u.protocol !== 'http:')
+      fail(`SVC_RELAY_PUBLIC_URL must be an http:// or https:// URL (got "${publicUrl}")`);
   } catch (err) {
     if (err instanceof SvcError) throw err;
     fail(`SVC_RELAY_PUBLIC_URL is not a URL: ${publicUrl}`);

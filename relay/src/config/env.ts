@@ -82,7 +82,8 @@ function didYouMean(name: string, spell: (setting: SettingName) => string = (set
 /**
  * The relay's settings from the environment. A variable under the prefix (in any case)
  * that names no setting is refused, naming it and the setting it is nearest to: a
- * misspelled setting would otherwise be ignored while the operator believes it set.
+ * misspelled setting would otherwise be ignored while the operator believes it set. A
+ * setting set to the empty string is refused too, naming it.
  */
 export function settingsFromEnv(env: NodeJS.ProcessEnv): RawSettings {
   const unknown = Object.keys(env)
@@ -96,12 +97,25 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): RawSettings {
         `rename or unset ${one ? 'it' : 'them'} (the settings are listed in docs/operators.md)`,
     );
   }
+  // an empty value is most often an unset shell variable expanded (X=$UNSET): taken as
+  // "not set", SVC_RELAY_LEDGER_DSN_FILE= would quietly run the relay on SQLite
+  const empty = SETTINGS.filter((name) => env[name] === '');
+  if (empty.length > 0) throw emptySettings(empty);
   const out: RawSettings = {};
   for (const name of SETTINGS) {
     const v = env[name];
-    if (v !== undefined && v !== '') out[name] = v;
+    if (v !== undefined) out[name] = v;
   }
   return out;
+}
+
+function emptySettings(names: readonly string[]): SvcError {
+  return new SvcError(
+    'config_invalid',
+    names.length === 1
+      ? `${names[0]} is set but empty: unset it for the default, or give a value`
+      : `${names.join(', ')} are set but empty: unset them for the defaults, or give values`,
+  );
 }
 
 /** A JSON config file holds the same keys in lower case (e.g. "svc_relay_listen"). */
@@ -123,6 +137,12 @@ export function settingsFromFile(path: string): RawSettings {
       throw new SvcError('config_invalid', `config file ${path}: unknown setting "${key}"${hint}`);
     }
     if (value === null || value === undefined) continue;
+    if (value === '') {
+      throw new SvcError(
+        'config_invalid',
+        `config file ${path}: "${key}" is set but empty: remove it for the default, or give a value`,
+      );
+    }
     out[name] = Array.isArray(value) ? value.join(',') : String(value);
   }
   return out;

@@ -1,7 +1,7 @@
 /**
  * What a data dir remembers about the relay that runs on it, for the local operator
- * commands (`grant`, `agent revoke`): `serve` and `dev` record the public URL, listen
- * address, tenants and PostgreSQL ledger file they use, so a code minted later names the URL the relay serves,
+ * commands (`grant`, `agent revoke`, `nats reconcile-source-capacity`): `serve` and `dev`
+ * record the public URL, listen address, tenants, PostgreSQL ledger file and external NATS they use, so a code minted later names the URL the relay serves,
  * whatever the operator's shell has set. `dev` also keeps its agent id here, so a restart
  * on the same data dir goes on with the same agent.
  */
@@ -22,6 +22,20 @@ export interface ServedSettings {
    * a grant would never enroll and a revocation would change nothing
    */
   ledger_dsn_file?: string;
+  /**
+   * the external NATS the relay uses (SVC_RELAY_NATS_URL, user info left out), so that
+   * `nats reconcile-source-capacity` finds the bus from the data dir alone; absent for
+   * the managed nats-server, whose address is in its config in the data dir
+   */
+  nats_url?: string;
+}
+
+/** A NATS URL list as it may be written down: without the user names and passwords some URLs carry. */
+export function natsUrlWithoutUserInfo(urls: string): string {
+  return urls
+    .split(',')
+    .map((u) => u.trim().replace(/^([a-z]+:\/\/)[^@/]*@/i, '$1'))
+    .join(',');
 }
 
 export const servedSettingsPath = (dataDir: string): string => join(dataDir, 'relay-settings.json');
@@ -71,6 +85,7 @@ export function servedSettings(dataDir: string): ServedSettings {
       listen: s.listen,
       tenants: s.tenants,
       ...(typeof s.ledger_dsn_file === 'string' ? { ledger_dsn_file: s.ledger_dsn_file } : {}),
+      ...(typeof s.nats_url === 'string' ? { nats_url: s.nats_url } : {}),
     };
   }
   const document = deploymentPaths(dataDir).document;

@@ -6,7 +6,7 @@
  */
 import { SvcError } from '@svc/shared';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
-import { PostgresDatabase, readDsnFile } from './postgres.js';
+import { PostgresDatabase } from './postgres.js';
 import type { Sql, SqlDatabase } from './sql.js';
 import { SqliteDatabase } from './sqlite.js';
 
@@ -25,10 +25,8 @@ const SCHEMA_TABLE: Record<SqlDatabase['dialect'], string> = {
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
 };
 
-export function openSql(location: LedgerLocation): SqlDatabase {
-  return 'sqlite' in location
-    ? SqliteDatabase.open(location.sqlite)
-    : PostgresDatabase.connect(readDsnFile(location.dsnFile));
+export async function openSql(location: LedgerLocation): Promise<SqlDatabase> {
+  return 'sqlite' in location ? SqliteDatabase.open(location.sqlite) : PostgresDatabase.open(location.dsnFile);
 }
 
 async function migrateOn(

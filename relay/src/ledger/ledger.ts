@@ -77,7 +77,7 @@ export class Ledger {
 
   /** Opens the ledger and applies the migrations it lacks (a file path means SQLite). */
   static async open(location: LedgerLocation | string): Promise<Ledger> {
-    const sql = openSql(typeof location === 'string' ? { sqlite: location } : location);
+    const sql = await openSql(typeof location === 'string' ? { sqlite: location } : location);
     try {
       await migrate(sql);
     } catch (err) {

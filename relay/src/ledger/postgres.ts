@@ -5,7 +5,8 @@
  * millisecond times, counts and sizes, all far below 2^53). Transactions run at READ
  * COMMITTED on one pooled client; a serialization failure, a deadlock or a prepared statement
  * whose table changed under it retries the whole transaction. Connection trouble surfaces
- * as `ledger_closed`, like a closed SQLite file.
+ * as `ledger_closed`, like a closed SQLite file; at open, as `ledger_unavailable` with the
+ * driver's reason, for the operator.
  */
 import { readFileSync } from 'node:fs';
 import { SvcError } from '@svc/shared';
@@ -22,12 +23,29 @@ const types = {
   },
 };
 
-/** SQLSTATE classes that mean the database, not the query, failed. */
-const STORE_FAILURE_CLASSES = ['08', '53', '57', '58', 'XX'];
-const NODE_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH']);
+/**
+ * SQLSTATE classes that mean the database, not the query, failed: 28 (the login refused: a
+ * password changed under a running relay) and 3D (the database dropped) included.
+ */
+const STORE_FAILURE_CLASSES = ['08', '28', '3D', '53', '57', '58', 'XX'];
+const NODE_FAILURES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 const RETRIED = new Set(['40001', '40P01']);
 
+/** Node gives an AggregateError when every address of a name (IPv4 and IPv6) refused: its first. */
+const firstOf = (err: unknown): unknown =>
+  err instanceof AggregateError && err.errors.length > 0 ? err.errors[0] : err;
+
 function storeFailure(err: unknown): boolean {
+  err = firstOf(err);
   const code = (err as { code?: string }).code ?? '';
   if (NODE_FAILURES.has(code)) return true;
   if (code.length === 5 && STORE_FAILURE_CLASSES.includes(code.slice(0, 2))) return true;
@@ -36,10 +54,65 @@ function storeFailure(err: unknown): boolean {
   );
 }
 
+/**
+ * Why the database failed, in the driver's words made readable ("connection refused at
+ * 127.0.0.1:5498", 'password authentication failed for user "svc_relay"'). Neither pg nor
+ * node puts the DSN's password in a message; `where` (host:port) names the server when the
+ * driver's message does not.
+ */
+export function failureReason(err: unknown, where?: string): string {
+  const e = firstOf(err) as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
+  const at = e.address !== undefined ? `${e.address}${e.port === undefined ? '' : `:${e.port}`}` : where;
+  switch (e.code) {
+    case 'ECONNREFUSED':
+      return `connection refused at ${at ?? 'the server'}`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `host ${e.hostname ?? at ?? ''} not found (DNS)`;
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `${at ?? 'the server'} is unreachable (${e.code})`;
+  }
+  const message = (e as Error).message ?? String(err);
+  if (/timeout exceeded when trying to connect/i.test(message))
+    return `no answer from ${where ?? 'the server'} in time`;
+  return message;
+}
+
 function toLedgerError(err: unknown): unknown {
   if (err instanceof SvcError || !storeFailure(err)) return err;
-  const code = (err as { code?: string }).code ?? '';
-  return new SvcError('ledger_closed', undefined, { detail: `${code}: ${(err as Error).message}`, cause: err });
+  return new SvcError('ledger_closed', undefined, { detail: failureReason(err), cause: err });
+}
+
+/** What the operator checks, by the kind of refusal. */
+function openAdvice(err: unknown, where: string): string {
+  const code = ((firstOf(err) as { code?: string }).code ?? '').toString();
+  if (code.startsWith('28'))
+    return "check the user and password in the DSN file, and that the server's pg_hba.conf lets that user in";
+  if (code === '3D000') return 'check the database name in the DSN file, or create that database';
+  if (NODE_FAILURES.has(code) || /timeout exceeded/i.test((firstOf(err) as Error).message ?? ''))
+    return `check that PostgreSQL runs and accepts connections at ${where}, and the host and port in the DSN file`;
+  return 'check the DSN file and the PostgreSQL server';
+}
+
+/** host:port of a DSN, for messages (never its user or password). */
+function serverOf(dsn: string): string {
+  try {
+    const u = new URL(dsn);
+    return `${u.hostname || 'localhost'}:${u.port || '5432'}`;
+  } catch {
+    return 'the server the DSN names';
+  }
+}
+
+/** The DSN's password, to keep out of any message (none of pg's is known to carry it). */
+function passwordOf(dsn: string): string {
+  try {
+    return decodeURIComponent(new URL(dsn).password);
+  } catch {
+    return '';
+  }
 }
 
 /** Reads the DSN file: one postgres:// (or postgresql://) URL; the content is never echoed. */
@@ -106,17 +179,52 @@ function queryConfig(sql: string, params: SqlParams | undefined): pg.QueryConfig
   return { name: p.name, text, values };
 }
 
+/** Told when the database stops answering (with the driver's reason) and when it answers again. */
+export interface AvailabilityListener {
+  down(reason: string): void;
+  up(): void;
+}
+
+/**
+ * Whether the database answers, as the queries find it. Only a change is told, so that an
+ * outage is logged once, not once per failing request (each of those is its own 503).
+ */
+class Availability {
+  #down = false;
+  closed = false;
+  listener: AvailabilityListener | undefined;
+
+  /** The error to throw for `err`; a store failure marks the database down. */
+  failed(err: unknown): unknown {
+    const e = toLedgerError(err);
+    if (!this.#down && !this.closed && e instanceof SvcError && e.code === 'ledger_closed') {
+      this.#down = true;
+      this.listener?.down(e.detail ?? e.message);
+    }
+    return e;
+  }
+
+  answered(): void {
+    if (!this.#down) return;
+    this.#down = false;
+    this.listener?.up();
+  }
+}
+
 class Queries implements Sql {
   /** `alone`: each statement commits by itself (no transaction), so one can be run again */
   constructor(
     private readonly q: pg.Pool | pg.PoolClient,
     private readonly alone: boolean,
+    protected readonly availability: Availability,
   ) {}
 
   async #query<T>(sql: string, params?: SqlParams): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
     const config = queryConfig(sql, params);
     try {
-      return await this.q.query<T & pg.QueryResultRow>(config);
+      const result = await this.q.query<T & pg.QueryResultRow>(config);
+      this.availability.answered();
+      return result;
     } catch (err) {
       if (config.name !== undefined && planChanged(err)) {
         // The schema changed under it (a migration by another process): later calls prepare
@@ -127,11 +235,11 @@ class Queries implements Sql {
           try {
             return await this.q.query<T & pg.QueryResultRow>(config.text, config.values);
           } catch (again) {
-            throw toLedgerError(again);
+            throw this.availability.failed(again);
           }
         }
       }
-      throw toLedgerError(err);
+      throw this.availability.failed(err);
     }
   }
 
@@ -150,8 +258,9 @@ class Queries implements Sql {
   async exec(sql: string): Promise<void> {
     try {
       await this.q.query(sql);
+      this.availability.answered();
     } catch (err) {
-      throw toLedgerError(err);
+      throw this.availability.failed(err);
     }
   }
 }
@@ -161,16 +270,45 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
   readonly pool: pg.Pool;
   #open = true;
 
-  private constructor(pool: pg.Pool) {
-    super(pool, true);
+  private constructor(pool: pg.Pool, availability: Availability) {
+    super(pool, true, availability);
     this.pool = pool;
+  }
+
+  /** Tells `listener` when the database stops answering and when it answers again (the relay logs both). */
+  onAvailability(listener: AvailabilityListener): void {
+    this.availability.listener = listener;
+  }
+
+  /**
+   * Reads the DSN file, and connects once, so that a server that refuses the relay (down,
+   * wrong password, unknown database) is reported at start with its reason, not later as a
+   * client-facing `ledger_closed`.
+   */
+  static async open(dsnFile: string, opts: { max?: number } = {}): Promise<PostgresDatabase> {
+    const dsn = readDsnFile(dsnFile);
+    const db = PostgresDatabase.connect(dsn, opts);
+    try {
+      (await db.pool.connect()).release();
+    } catch (err) {
+      await db.close().catch(() => undefined);
+      const where = serverOf(dsn);
+      const password = passwordOf(dsn);
+      const reason = password ? failureReason(err, where).split(password).join('***') : failureReason(err, where);
+      throw new SvcError(
+        'ledger_unavailable',
+        `the PostgreSQL ledger named by the DSN file ${dsnFile} could not be opened: ${reason}; ${openAdvice(err, where)}`,
+        { detail: reason, cause: err },
+      );
+    }
+    return db;
   }
 
   static connect(connectionString: string, opts: { max?: number } = {}): PostgresDatabase {
     const pool = new pg.Pool({ connectionString, types, max: opts.max ?? 10, connectionTimeoutMillis: 5000 });
     // An idle client losing its connection must not crash the relay; the next query reports it.
     pool.on('error', () => undefined);
-    return new PostgresDatabase(pool);
+    return new PostgresDatabase(pool, new Availability());
   }
 
   get isOpen(): boolean {
@@ -180,6 +318,8 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
   async close(): Promise<void> {
     if (!this.#open) return;
     this.#open = false;
+    // what fails from now on is the shutdown, not an outage
+    this.availability.closed = true;
     await this.pool.end();
   }
 
@@ -190,13 +330,14 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
       try {
         client = await this.pool.connect();
       } catch (err) {
-        throw toLedgerError(err);
+        throw this.availability.failed(err);
       }
       let broken = false;
       try {
         await client.query('BEGIN');
-        const value = await fn(new Queries(client, false));
+        const value = await fn(new Queries(client, false, this.availability));
         await client.query('COMMIT');
+        this.availability.answered();
         return value;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {
@@ -204,7 +345,7 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
         });
         const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code ?? '';
         if ((RETRIED.has(code) || planChanged(err)) && attempt < 5) continue;
-        throw toLedgerError(err);
+        throw this.availability.failed(err);
       } finally {
         client.release(broken);
       }
@@ -214,12 +355,12 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
   /** Holds a session-level advisory lock on one client while `fn` runs (migrations at start). */
   async withLock<T>(key: number, fn: (sql: Sql) => Promise<T>): Promise<T> {
     const client = await this.pool.connect().catch((err: unknown) => {
-      throw toLedgerError(err);
+      throw this.availability.failed(err);
     });
     try {
       await client.query('SELECT pg_advisory_lock($1)', [key]);
       try {
-        return await fn(new Queries(client, true));
+        return await fn(new Queries(client, true, this.availability));
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
       }

@@ -1,3 +1,4 @@
+import { SvcError } from '@svc/shared';
 import type { RoutePlugin } from '../http/scopes.js';
 import { sourceCapacity } from '../services/source-capacity.js';
 
@@ -11,7 +12,11 @@ export const healthRoutes: RoutePlugin = async (app, { ctx }) => {
       await ctx.ledger.ping();
       checks.ledger = { ok: true };
     } catch (err) {
-      checks.ledger = { ok: false, detail: (err as Error).message };
+      // the reason, as the bus check gives its own (the clients' text tells an operator nothing)
+      checks.ledger = {
+        ok: false,
+        detail: (err instanceof SvcError ? err.detail : undefined) ?? (err as Error).message,
+      };
     }
     checks.bus = await ctx.bus.health();
     const ok = Object.values(checks).every((c) => c.ok);

@@ -44,7 +44,10 @@ export async function mintGrant(ctx: GrantContext, input: MintGrantInput): Promi
     );
   }
   if (!ctx.config.tenants.includes(input.tenantId)) {
-    throw new SvcError('binding_mismatch', `tenant ${input.tenantId} is not served by this relay`);
+    throw new SvcError(
+      'binding_mismatch',
+      `tenant ${input.tenantId} is not served by this relay (it serves ${ctx.config.tenants.join(', ')})`,
+    );
   }
   const ttl = input.ttlSeconds ?? GRANT_TTL.default;
   if (!Number.isInteger(ttl) || ttl < GRANT_TTL.min || ttl > GRANT_TTL.max) {
