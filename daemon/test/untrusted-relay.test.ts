@@ -428,9 +428,7 @@ describe('a sender cannot choose the conversation', () => {
       b.client.send('bob', { to: 'alice', conversation_id: 'dm:bob:carol', content: 'x' }),
     ).rejects.toMatchObject({ code: 'conversation_mismatch' });
     // shaped like a group's id but not one: said so (not "not a direct conversation of bob")
-    await expect(
-      b.client.send('bob', { to: '', conversation_id: 'grp:nope:xx', content: 'x' }),
-    ).rejects.toMatchObject({
+    await expect(b.client.send('bob', { to: '', conversation_id: 'grp:nope:xx', content: 'x' })).rejects.toMatchObject({
       code: 'validation_failed',
       message: expect.stringMatching(/^grp:nope:xx is not a group or broadcast id: those are grp:CREATOR:ID/),
     });
