@@ -168,6 +168,7 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
       `${config.retiredSettings.join(', ')}: no longer used (sign-in challenges are not stored); remove from the configuration`,
     );
   }
+  for (const warning of config.startWarnings) logger.warn(warning);
   // a data dir without a deployment is refused before the lock would create it
   if (!overrides.autoInitDeployment) requireDeployment(config.dataDir);
   // A relay that runs its own nats-server holds the data dir alone, taken before anything in

@@ -61,6 +61,8 @@ export interface RelayConfig {
   limits: RelayLimits;
   /** Settings given that this relay no longer reads (RETIRED_SETTINGS): named in a warning at start. */
   retiredSettings: string[];
+  /** what the settings allow but an operator most likely did not mean: logged at start */
+  startWarnings: string[];
 }
 
 export interface WebhookTiming {
@@ -437,5 +439,12 @@ export function buildConfig(s: RawSettings): RelayConfig {
     trustedProxies: trustedProxiesFrom(s.SVC_RELAY_TRUSTED_PROXIES),
     limits: limitsFrom(s),
     retiredSettings: RETIRED_SETTINGS.filter((name) => s[name] !== undefined),
+    // every interface, and no public URL: what clients are told is this machine's own address
+    startWarnings:
+      s.SVC_RELAY_PUBLIC_URL === undefined && (host === '0.0.0.0' || host === '::')
+        ? [
+            `SVC_RELAY_LISTEN ${s.SVC_RELAY_LISTEN} takes connections from other machines, but without SVC_RELAY_PUBLIC_URL the relay gives clients ${publicUrl} (in its deployment document and enrollment codes), which they cannot reach: set SVC_RELAY_PUBLIC_URL to the URL they use`,
+          ]
+        : [],
   };
 }

@@ -56,6 +56,19 @@ describe('rate limit and quota settings', () => {
     expect(retired.retiredSettings.sort()).toEqual(['SVC_RELAY_CHALLENGES_MAX', 'SVC_RELAY_CHALLENGES_PER_AGENT']);
     expect(retired.limits).toEqual(DEFAULT_LIMITS);
     expect(buildConfig({}).retiredSettings).toEqual([]);
+  });
+
+  it('warns of every interface without a public URL: clients would be given the loopback address', () => {
+    const [warning, ...more] = buildConfig({ SVC_RELAY_LISTEN: '0.0.0.0:8789' }).startWarnings;
+    expect(more).toEqual([]);
+    expect(warning).toBe(
+      'SVC_RELAY_LISTEN 0.0.0.0:8789 takes connections from other machines, but without SVC_RELAY_PUBLIC_URL the relay gives clients http://127.0.0.1:8789 (in its deployment document and enrollment codes), which they cannot reach: set SVC_RELAY_PUBLIC_URL to the URL they use',
+    );
+    expect(buildConfig({ SVC_RELAY_LISTEN: '[::]:8789' }).startWarnings).toHaveLength(1);
+    expect(
+      buildConfig({ SVC_RELAY_LISTEN: '0.0.0.0:8789', SVC_RELAY_PUBLIC_URL: 'https://relay.example' }).startWarnings,
+    ).toEqual([]);
+    expect(buildConfig({ SVC_RELAY_LISTEN: '127.0.0.1:8789' }).startWarnings).toEqual([]);
     // a blob limit of "none" would let one upload hold the relay's memory
     expect(() => buildConfig({ SVC_RELAY_BLOB_MAX_BYTES: '0' })).toThrow(
       /SVC_RELAY_BLOB_MAX_BYTES must be an integer ≥ 1/,
