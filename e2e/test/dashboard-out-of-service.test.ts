@@ -112,7 +112,7 @@ describe.skipIf(!haveChromium)('the dashboard with an agent out of service', () 
     expect(text).toContain('yan is out of service: its configuration cannot be read (config_invalid).');
     expect(text).toContain(`The agent config ${config} is damaged`);
     expect(text).toContain(
-      'restore it from a backup (the next command for the agent, or svc status, finds it repaired (no restart needed)); or give the agent up: svc deregister yan --local',
+      'restore it from a backup (the next command for the agent, or svc agent list, finds it repaired (no restart needed)); or give the agent up: svc deregister yan --local',
     );
     await page.getByRole('heading', { name: 'Nothing of yan to show' }).waitFor();
     await shot('agent-config-unusable');
