@@ -1,5 +1,5 @@
 /** The svc-relay binary: dev mode, configuration refusals, and credential expiry. */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { mintGrant } from '@svc/relay';
@@ -76,6 +76,8 @@ describe('configuration refusals at start', () => {
       );
       // the relay stopped its nats-server, which removes the pid file
       expect(existsSync(pidFile)).toBe(false);
+      // found before anything was set up: no deployment, no nats-server, no streams in the data dir
+      expect(readdirSync(dir)).toEqual([]);
     } finally {
       busy.close();
       if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGTERM');

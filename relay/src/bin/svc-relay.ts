@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { createServer } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
 /** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
 import { CAPABILITIES, type Capability, ERROR_CATALOG, GRANT_TTL, SvcError } from '@svc/shared';
@@ -120,6 +121,16 @@ function configFrom(flags: CommonFlags, extra: RawSettings = {}): RelayConfig {
   );
 }
 
+/** Binds host:port and lets go at once: rejects with the listen error (EADDRINUSE, EACCES …) that the relay would meet. */
+function probeListen(host: string, port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolvePromise, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolvePromise()));
+  });
+}
+
 function out(flags: { json?: boolean }, json: unknown, text: string): void {
   process.stdout.write(flags.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
 }
@@ -127,6 +138,9 @@ function out(flags: { json?: boolean }, json: unknown, text: string): void {
 async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Promise<void> {
   const pretty = (flags.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json')) === 'pretty';
   const logger = createLogger(config.logLevel, pretty ? prettyDestination(process.stderr) : process.stderr);
+  // A port taken now fails before the data dir gets a deployment, a nats-server and the
+  // tenants' streams; the relay's own listen stays the authority (the port can go in between).
+  await probeListen(config.host, config.port);
   const relay = await createRelay(config, { autoInitDeployment: dev, logger });
   try {
     await relay.start();
