@@ -21,6 +21,13 @@ describe('svc-relay usage errors', () => {
       "required option '--agent-id <id>' not specified; see svc-relay agent revoke --help",
     ],
     [['agent'], 'svc-relay agent needs a command: revoke; see svc-relay agent --help'],
+    // an unset variable expanded (--ledger-dsn-file "$DSN_FILE") is refused, not taken as no flag
+    [
+      ['grant', '--agent-id', 'a', '--data-dir', dataDir, '--ledger-dsn-file', ''],
+      '--ledger-dsn-file is empty: leave it out for the default, or give a value',
+    ],
+    [['dev', '--listen', ''], '--listen is empty: leave it out for the default, or give a value'],
+    [['serve', '--data-dir', ''], '--data-dir is empty: leave it out for the default, or give a value'],
   ])('svc-relay %j: one line, usage_error, exit 2, no help', async (args, message) => {
     const r = await runRelayCli(args);
     expect(r.stderr).toBe(`svc-relay: error: ${message} (usage_error)\n`);

@@ -83,8 +83,18 @@ function withDataDir(cmd: Command): Command {
     .option('--json', 'print JSON');
 }
 
+/** A flag's value; an empty one (`--ledger-dsn-file "$UNSET"`) is refused, as an empty setting is. */
+function given(flag: string, value: string | undefined): string | undefined {
+  if (value === '')
+    throw new SvcError('usage_error', `${flag} is empty: leave it out for the default, or give a value`);
+  return value;
+}
+
 /** The data dir's recorded settings; fails, creating nothing, when it holds no deployment. */
 function operatorConfig(flags: { config?: string; dataDir?: string; ledgerDsnFile?: string }): RelayConfig {
+  given('--config', flags.config);
+  given('--data-dir', flags.dataDir);
+  given('--ledger-dsn-file', flags.ledgerDsnFile);
   const raw = mergeSettings(
     settingsFromEnv(process.env),
     flags.config ? settingsFromFile(flags.config) : {},
@@ -105,17 +115,18 @@ function operatorConfig(flags: { config?: string; dataDir?: string; ledgerDsnFil
 /** environment, then --config, then flags: each later source overrides the earlier. */
 function configFrom(flags: CommonFlags, extra: RawSettings = {}): RelayConfig {
   const fromFlags: RawSettings = {};
-  const set = (k: keyof RawSettings, v: string | undefined) => {
-    if (v !== undefined) fromFlags[k] = v;
+  const set = (k: keyof RawSettings, flag: string, v: string | undefined) => {
+    if (given(flag, v) !== undefined) fromFlags[k] = v;
   };
-  set('SVC_RELAY_LISTEN', flags.listen);
-  set('SVC_RELAY_PUBLIC_URL', flags.publicUrl);
-  set('SVC_RELAY_DATA_DIR', flags.dataDir);
-  set('SVC_RELAY_DEPLOYMENT_ID', flags.deploymentId);
-  set('SVC_RELAY_TENANTS', flags.tenants);
-  set('SVC_RELAY_NATS_URL', flags.natsUrl);
-  set('SVC_RELAY_LEDGER_DSN_FILE', flags.ledgerDsnFile);
-  set('SVC_RELAY_LOG_LEVEL', flags.logLevel);
+  given('--config', flags.config);
+  set('SVC_RELAY_LISTEN', '--listen', flags.listen);
+  set('SVC_RELAY_PUBLIC_URL', '--public-url', flags.publicUrl);
+  set('SVC_RELAY_DATA_DIR', '--data-dir', flags.dataDir);
+  set('SVC_RELAY_DEPLOYMENT_ID', '--deployment-id', flags.deploymentId);
+  set('SVC_RELAY_TENANTS', '--tenants', flags.tenants);
+  set('SVC_RELAY_NATS_URL', '--nats-url', flags.natsUrl);
+  set('SVC_RELAY_LEDGER_DSN_FILE', '--ledger-dsn-file', flags.ledgerDsnFile);
+  set('SVC_RELAY_LOG_LEVEL', '--log-level', flags.logLevel);
   return buildConfig(
     mergeSettings(extra, settingsFromEnv(process.env), flags.config ? settingsFromFile(flags.config) : {}, fromFlags),
   );
