@@ -66,6 +66,12 @@ export interface RelayOverrides {
   requestTimeoutMs?: number;
   /** How long close() lets requests in progress finish (default SHUTDOWN_GRACE_MS; tests shorten it). */
   shutdownGraceMs?: number;
+  /**
+   * Checks that the relay can listen, before anything is set up in the data dir (its lock
+   * first: a relay already on it is the better answer than its port): `svc-relay serve`
+   * and `dev`, which listen next. A library caller that never listens leaves it out.
+   */
+  listenProbe?: () => Promise<void>;
 }
 
 /**
@@ -174,7 +180,10 @@ export async function createRelay(baseConfig: RelayConfig, overrides: RelayOverr
   // A relay that runs its own nats-server holds the data dir alone, taken before anything in
   // it is read or written; relays on an external NATS share theirs (several instances).
   const lock = overrides.bus || config.nats.url ? undefined : await acquireDataDirLock(config.dataDir);
-  const { deployment, ledger } = await openLocalState(config, overrides.autoInitDeployment).catch((err: unknown) => {
+  const { deployment, ledger } = await (async () => {
+    await overrides.listenProbe?.();
+    return openLocalState(config, overrides.autoInitDeployment);
+  })().catch((err: unknown) => {
     lock?.release();
     throw err;
   });

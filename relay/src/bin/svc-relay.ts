@@ -151,8 +151,11 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
   const logger = createLogger(config.logLevel, pretty ? prettyDestination(process.stderr) : process.stderr);
   // A port taken now fails before the data dir gets a deployment, a nats-server and the
   // tenants' streams; the relay's own listen stays the authority (the port can go in between).
-  await probeListen(config.host, config.port);
-  const relay = await createRelay(config, { autoInitDeployment: dev, logger });
+  const relay = await createRelay(config, {
+    autoInitDeployment: dev,
+    logger,
+    listenProbe: () => probeListen(config.host, config.port),
+  });
   try {
     await relay.start();
   } catch (err) {
