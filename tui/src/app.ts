@@ -7,6 +7,7 @@
 import {
   type ArchivedMessage,
   type ConversationSummary,
+  conversationLabel,
   conversationTitle,
   messageText,
   refusedAdviceShort,
@@ -212,10 +213,9 @@ function MessageLine(props: { m: ArchivedMessage; width: number; selected: boole
 }
 
 /** An open conversation's heading: `Conversation with alice`, `Group team`, `Broadcast news`. */
-function heading(c: Parameters<typeof conversationTitle>[0]): string {
-  const title = conversationTitle(c);
-  if (c.conversation_type === 'direct') return `Conversation with ${title}`;
-  return `${c.conversation_type === 'group' ? 'Group' : 'Broadcast'} ${title}`;
+function heading(c: Parameters<typeof conversationLabel>[0]): string {
+  const label = conversationLabel(c);
+  return `${label.charAt(0).toUpperCase()}${label.slice(1)}`;
 }
 
 function ConversationLine(props: { c: ConversationSummary; width: number; selected: boolean }) {

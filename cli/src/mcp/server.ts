@@ -16,7 +16,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { type ArchivedMessage, conversationTitle, type DaemonApi, type DaemonEventStream } from '@svc/daemon/client';
+import { type ArchivedMessage, conversationLabel, type DaemonApi, type DaemonEventStream } from '@svc/daemon/client';
 import type { Contact } from '@svc/shared';
 import { z } from 'zod';
 import { type PresentedMessage, presentHeld, presentMessage } from './present.js';
@@ -492,10 +492,7 @@ export function createSvcMcp(options: McpOptions) {
       list: async () => ({
         resources: (await client.conversations(agent, { limit: 100 })).map((c) => ({
           uri: conversationUri(c.conversation_id),
-          name:
-            c.conversation_type === 'direct'
-              ? `conversation with ${conversationTitle(c)}`
-              : `${c.conversation_type} ${conversationTitle(c)}`,
+          name: conversationLabel(c),
           mimeType: 'application/json',
         })),
       }),

@@ -30,10 +30,9 @@ import { defaultHome, homeProblem, socketPathFor } from './home.js';
 
 export * from './api.js';
 export { ATTACHMENT_FORMAT, type AttachmentDescriptor, attachmentText, parseDescriptor } from './attachment.js';
-export { controlText } from './control-text.js';
 export { keyFingerprint } from './fingerprint.js';
 export { defaultHome, homeFrom, homeProblem, socketPathFor } from './home.js';
-export { conversationTitle, messageText } from './message-text.js';
+export { conversationLabel, conversationTitle, messageText } from './message-text.js';
 export { deregisterCommand, refusedAdvice, refusedAdviceShort } from './refused.js';
 export { ALL_AGENTS_KEY, statusFileText, statusText } from './statusline.js';
 

@@ -1,6 +1,6 @@
 import { attachmentDescriptor } from '@svc/test-harness/fixtures';
 import { describe, expect, it } from 'vitest';
-import { conversationTitle, messageText } from './message-text.js';
+import { conversationLabel, conversationTitle, messageText } from './message-text.js';
 
 const m = (content_type: string, content: string) => ({ content_type, content, from: 'carol' });
 
@@ -40,5 +40,17 @@ describe('what a conversation is called', () => {
       conversationTitle({ conversation_id: 'grp:a:x', conversation_type: 'group', name: 'team', peer: 'alice' }),
     ).toBe('team');
     expect(conversationTitle({ conversation_id: 'bc:a:y', conversation_type: 'broadcast' })).toBe('bc:a:y');
+  });
+
+  it('as a phrase, for MCP and (capitalised) the TUI', () => {
+    expect(conversationLabel({ conversation_id: 'dm:a:b', conversation_type: 'direct', peer: 'alice' })).toBe(
+      'conversation with alice',
+    );
+    expect(conversationLabel({ conversation_id: 'grp:a:x', conversation_type: 'group', name: 'team' })).toBe(
+      'group team',
+    );
+    expect(conversationLabel({ conversation_id: 'bc:a:y', conversation_type: 'broadcast', name: 'news' })).toBe(
+      'broadcast news',
+    );
   });
 });

@@ -26,3 +26,9 @@ export function conversationTitle(
   if (c.conversation_type === 'direct') return c.peer ?? c.conversation_id;
   return c.name ?? c.conversation_id;
 }
+
+/** A conversation as a phrase: `conversation with alice`, `group team`, `broadcast news`. */
+export function conversationLabel(c: Parameters<typeof conversationTitle>[0]): string {
+  const title = conversationTitle(c);
+  return c.conversation_type === 'direct' ? `conversation with ${title}` : `${c.conversation_type} ${title}`;
+}
