@@ -7,7 +7,7 @@
 import { defaultHome, homeProblem } from '@svc/daemon/client';
 import type { Command } from 'commander';
 import type { ConnectOptions, DaemonApi } from './daemon-link.js';
-import { CliError } from './errors.js';
+import { agentRequired, CliError } from './errors.js';
 import { json, type Writer } from './output.js';
 
 export interface CliIO {
@@ -160,10 +160,7 @@ export class Run {
       return inService[0]!.name;
     }
     if (inService.length > 1) {
-      throw new CliError(
-        'agent_required',
-        `Several local agents (${inService.map((a) => a.name).join(', ')}); choose one with --as NAME or SVC_AGENT.`,
-      );
+      throw agentRequired(inService.map((a) => a.name));
     }
     const [first] = out;
     if (!first?.unusable) {

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CliError } from './errors.js';
+import { agentRequired, CliError } from './errors.js';
 
 export type NoteKind = 'conversation' | 'peer';
 export type ConversationType = 'direct' | 'group' | 'broadcast';
@@ -97,28 +97,29 @@ async function localAgents(home: string): Promise<LocalAgentFile[]> {
  * the number an agent.json holds), else the only local agent (a machine's uplink identity,
  * which has no conversations, does not count). Read from the files: no daemon needed.
  */
-export async function notesAgent(home: string, wanted: string | undefined): Promise<string> {
+export async function notesAgent(
+  home: string,
+  wanted: string | undefined,
+): Promise<{ name: string /** the machine's only agent */; alone: boolean }> {
   const agents = await localAgents(home);
+  const chosen = (name: string) => ({ name, alone: agents.length === 1 });
   if (wanted !== undefined) {
     const found = agents.find((a) => a.name === wanted) ?? agents.find((a) => a.agent_number === wanted);
     if (!found) throw new CliError('unknown_agent', `No local agent ${wanted}; see svc agent list.`);
-    return found.name;
+    return chosen(found.name);
   }
   // capabilities unknown (a damaged agent.json): counted, so the choice is never made for the user wrongly
   const people = agents.filter(
     (a) => !a.capabilities || a.capabilities.includes('http-relay') || a.capabilities.includes('local'),
   );
-  if (people.length === 1) return (people[0] as LocalAgentFile).name;
+  if (people.length === 1) return chosen((people[0] as LocalAgentFile).name);
   if (people.length === 0) {
     throw new CliError(
       'unknown_agent',
       'No local agent is registered, and context notes are kept per agent; register one with `svc register --enrollment-grant CODE`.',
     );
   }
-  throw new CliError(
-    'agent_required',
-    `Several local agents (${people.map((a) => a.name).join(', ')}); choose one with --as NAME or SVC_AGENT.`,
-  );
+  throw agentRequired(people.map((a) => a.name));
 }
 
 /**
@@ -126,10 +127,12 @@ export async function notesAgent(home: string, wanted: string | undefined): Prom
  * moved to `agent`'s when it is the machine's only agent (a note it already has stays where
  * it is); otherwise left in place. Returns a warning to print when some are left there.
  */
-export async function adoptEarlierNotes(home: string, agent: string): Promise<string | undefined> {
+export async function adoptEarlierNotes(
+  home: string,
+  agent: { name: string; alone: boolean },
+): Promise<string | undefined> {
   const earlier = join(home, 'context');
   const left: string[] = [];
-  const only = (await localAgents(home)).length === 1;
   for (const sub of Object.values(DIRS)) {
     let names: string[];
     try {
@@ -138,11 +141,11 @@ export async function adoptEarlierNotes(home: string, agent: string): Promise<st
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
       throw err;
     }
-    if (!only) {
+    if (!agent.alone) {
       if (names.length > 0) left.push(join(earlier, sub));
       continue;
     }
-    const to = join(notesDir(home, agent), sub);
+    const to = join(notesDir(home, agent.name), sub);
     await mkdir(to, { recursive: true, mode: 0o700 });
     for (const n of names) {
       const there = await stat(join(to, n)).then(

@@ -31,6 +31,14 @@ export class CliError extends Error {
   }
 }
 
+/** Several agents could be meant and none was named (the daemon's list, or the agent.json files). */
+export function agentRequired(names: readonly string[]): CliError {
+  return new CliError(
+    'agent_required',
+    `Several local agents (${names.join(', ')}); choose one with --as NAME or SVC_AGENT.`,
+  );
+}
+
 /** A local check of an argument value failed: a usage error (exit 2) with code validation_failed. */
 export function usageError(message: string): CliError {
   return new CliError('validation_failed', message, { exitCode: EXIT_USAGE });

@@ -77,7 +77,7 @@ async function notesOf(app: App, run: Run): Promise<string> {
   const agent = await notesAgent(app.home, run.explicitAgent());
   const warning = await adoptEarlierNotes(app.home, agent);
   if (warning) app.io.stderr.write(`svc: warning: ${warning}\n`);
-  return notesDir(app.home, agent);
+  return notesDir(app.home, agent.name);
 }
 
 export function contextCommand(app: App): Command {
