@@ -23,7 +23,7 @@ import { Ledger } from '../ledger/ledger.js';
 import { createStores } from '../ledger/stores.js';
 import { prettyDestination } from '../log-pretty.js';
 import { createLogger } from '../logger.js';
-import { mintGrant } from '../services/grants.js';
+import { mintGrant, requireServedTenant } from '../services/grants.js';
 import { reconcileSourceCapacity, reconciliationText } from '../services/source-capacity.js';
 import { commandFor, shellQuote } from './command-hint.js';
 
@@ -353,12 +353,7 @@ function program(): Command {
       const config = operatorConfig(flags);
       const tenant = flags.tenant ?? config.defaultTenant;
       // as grant refuses it: "no active agent" would hide the mistyped tenant
-      if (!config.tenants.includes(tenant)) {
-        throw new SvcError(
-          'binding_mismatch',
-          `tenant ${tenant} is not served by this relay (it serves ${config.tenants.join(', ')})`,
-        );
-      }
+      requireServedTenant(config.tenants, tenant);
       const { ledger } = await openOperatorState(config);
       try {
         const row = await ledger.revokeAgent(tenant, flags.agentId, Date.now());

@@ -96,23 +96,24 @@ function openAdvice(err: unknown, where: string): string {
   return 'check the DSN file and the PostgreSQL server';
 }
 
-/** host:port of a DSN, for messages (never its user or password). */
-function serverOf(dsn: string): string {
+/**
+ * Of a DSN, for messages: its server as host:port (never its user or password), and its
+ * password, to keep out of any message (none of pg's is known to carry it).
+ */
+function dsnParts(dsn: string): { where: string; password: string } {
+  let u: URL;
   try {
-    const u = new URL(dsn);
-    return `${u.hostname || 'localhost'}:${u.port || '5432'}`;
+    u = new URL(dsn);
   } catch {
-    return 'the server the DSN names';
+    return { where: 'the server the DSN names', password: '' };
   }
-}
-
-/** The DSN's password, to keep out of any message (none of pg's is known to carry it). */
-function passwordOf(dsn: string): string {
+  let password = '';
   try {
-    return decodeURIComponent(new URL(dsn).password);
+    password = decodeURIComponent(u.password);
   } catch {
-    return '';
+    // not percent-encoded as a URL's should be: nothing to look for
   }
+  return { where: `${u.hostname || 'localhost'}:${u.port || '5432'}`, password };
 }
 
 /** Reads the DSN file: one postgres:// (or postgresql://) URL; the content is never echoed. */
@@ -292,8 +293,7 @@ export class PostgresDatabase extends Queries implements SqlDatabase {
       (await db.pool.connect()).release();
     } catch (err) {
       await db.close().catch(() => undefined);
-      const where = serverOf(dsn);
-      const password = passwordOf(dsn);
+      const { where, password } = dsnParts(dsn);
       const reason = password ? failureReason(err, where).split(password).join('***') : failureReason(err, where);
       throw new SvcError(
         'ledger_unavailable',

@@ -27,6 +27,16 @@ export interface MintGrantInput {
 
 type GrantContext = Pick<RelayContext, 'config' | 'deployment' | 'ledger' | 'now'>;
 
+/** Refuses a tenant the relay does not serve, naming those it does (grants, and the operator's revoke). */
+export function requireServedTenant(tenants: readonly string[], tenant: string): void {
+  if (!tenants.includes(tenant)) {
+    throw new SvcError(
+      'binding_mismatch',
+      `tenant ${tenant} is not served by this relay (it serves ${tenants.join(', ')})`,
+    );
+  }
+}
+
 export async function mintGrant(ctx: GrantContext, input: MintGrantInput): Promise<GrantResponse> {
   // what the grant route's schema checks, for the local command too: an agent id outside it
   // would enroll and then never get a sign-in challenge
@@ -43,12 +53,7 @@ export async function mintGrant(ctx: GrantContext, input: MintGrantInput): Promi
         : 'agent_number must be letters, digits, _ and -, at most 128 characters',
     );
   }
-  if (!ctx.config.tenants.includes(input.tenantId)) {
-    throw new SvcError(
-      'binding_mismatch',
-      `tenant ${input.tenantId} is not served by this relay (it serves ${ctx.config.tenants.join(', ')})`,
-    );
-  }
+  requireServedTenant(ctx.config.tenants, input.tenantId);
   const ttl = input.ttlSeconds ?? GRANT_TTL.default;
   if (!Number.isInteger(ttl) || ttl < GRANT_TTL.min || ttl > GRANT_TTL.max) {
     throw new SvcError('validation_failed', `ttl_seconds must be an integer from ${GRANT_TTL.min} to ${GRANT_TTL.max}`);
