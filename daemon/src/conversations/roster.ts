@@ -52,6 +52,14 @@ export interface Roster {
 }
 
 const GROUP_ID = /^(grp|bc):([A-Za-z0-9_-]{1,128}):([A-Za-z0-9_-]{16,64})$/;
+/** GROUP_ID in words, for a refusal. */
+const GROUP_ID_IN_WORDS = 'grp:CREATOR:ID or bc:CREATOR:ID (ID of 16 to 64 letters, digits, _ or -)';
+
+/** Why `id`, which starts as a group's or broadcast's does, is not one; undefined when it is, or does not start so. */
+export function malformedGroupId(id: string): string | undefined {
+  if (!/^(grp|bc):/.test(id) || GROUP_ID.test(id)) return undefined;
+  return `${id} is not a group or broadcast id: those are ${GROUP_ID_IN_WORDS}, as svc conv list shows them.`;
+}
 
 /**
  * The kind and creator a group or broadcast id names: `grp:<creator>:<random>` or

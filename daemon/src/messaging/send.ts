@@ -23,7 +23,7 @@ import { outOfServicePeer, recipientOutOfService } from '../agents/out-of-servic
 import { CONTENT_TYPES, type ContentType, type ReplyInput, type SendInput, type SentMessage } from '../client/api.js';
 import { parseDescriptor } from '../client/attachment.js';
 import { sendToConversation } from '../conversations/groups.js';
-import { parseGroupId } from '../conversations/roster.js';
+import { malformedGroupId, parseGroupId } from '../conversations/roster.js';
 import { DaemonError, RelayError } from '../errors.js';
 import { relayCode } from '../relay/http.js';
 import type { AgentSession } from '../session/session.js';
@@ -94,12 +94,8 @@ export async function sendMessage(
     }
     return sendToConversation(session, s.conversation_id, content, contentType as 'text' | 'structured');
   }
-  if (s.conversation_id !== undefined && /^(grp|bc):/.test(s.conversation_id)) {
-    throw new DaemonError(
-      'validation_failed',
-      `${s.conversation_id} is not a group or broadcast id: those are grp:CREATOR:ID or bc:CREATOR:ID (ID of 16 to 64 letters, digits, _ or -), as svc conv list shows them.`,
-    );
-  }
+  const malformed = s.conversation_id === undefined ? undefined : malformedGroupId(s.conversation_id);
+  if (malformed) throw new DaemonError('validation_failed', malformed);
   // a conversation id names its other party itself; the archive is not asked who that is
   const to = s.to || (s.conversation_id && directPeer(s.conversation_id, me.agent_number));
   if (!to) {
