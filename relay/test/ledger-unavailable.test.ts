@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { freePort, tempDir, until } from '@svc/test-harness';
 import { call } from '@svc/test-harness/agent-client';
 import { inProcessBusRelay } from '@svc/test-harness/in-process-bus';
-import { postgresUnavailable, type TestPostgres, testPostgres } from '@svc/test-harness/postgres';
+import { PASSWORD_LOGIN_GROUP, postgresUnavailable, type TestPostgres, testPostgres } from '@svc/test-harness/postgres';
 import { runRelayCli } from '@svc/test-harness/relay-process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,7 +38,16 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'a Post
     }
   }
 
-  /** A DSN file for `url` with a password in it (trust authentication ignores it; it must not leak). */
+  /** A login role whose password the server checks (every other role is trusted). */
+  async function passwordRole(role: string, password: string): Promise<void> {
+    await admin(`DROP ROLE IF EXISTS ${role}`);
+    await admin(
+      `DO $$ BEGIN CREATE ROLE ${PASSWORD_LOGIN_GROUP} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`,
+    );
+    await admin(`CREATE ROLE ${role} LOGIN PASSWORD '${password}' IN ROLE ${PASSWORD_LOGIN_GROUP}`);
+  }
+
+  /** A DSN file for `url` with a password in it (trust authentication ignores it, a password role checks it; it must not leak). */
   function dsnFileOf(url: string): string {
     const u = new URL(url);
     u.password = PASSWORD;
@@ -59,8 +68,16 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'a Post
     const nologin = `svc_nologin_${process.pid}`;
     await admin(`DROP ROLE IF EXISTS ${nologin}`);
     await admin(`CREATE ROLE ${nologin} NOLOGIN`);
+    // a role whose password the server checks (the others are trusted): the DSN's is wrong
+    const checked = `svc_checked_${process.pid}`;
+    await passwordRole(checked, 'the-right-one');
     const db = new URL(adminUrl).pathname.slice(1);
     return [
+      [
+        'a wrong password',
+        onServer(checked, db),
+        new RegExp(`password authentication failed for user "${checked}"; check the user and password`),
+      ],
       [
         'nothing listening on the port',
         `postgres://svc_relay@127.0.0.1:${port}/svc`,
@@ -109,6 +126,22 @@ describe.skipIf(missing !== undefined)(missing ? `skipped: ${missing}` : 'a Post
       }
     }
   }, 120_000);
+
+  it('a role whose password the server checks: the right one opens the ledger (scram-sha-256)', async () => {
+    const role = `svc_scram_${process.pid}`;
+    const db = `svc_scram_${process.pid}`;
+    await admin(`DROP DATABASE IF EXISTS ${db}`);
+    await passwordRole(role, PASSWORD);
+    await admin(`CREATE DATABASE ${db} OWNER ${role}`);
+    const relay = await inProcessBusRelay({ SVC_RELAY_LEDGER_DSN_FILE: dsnFileOf(onServer(role, db)) });
+    try {
+      const alice = await relay.enroll('alice');
+      expect((await call(relay.url, 'GET', '/api/v1/agents/me', undefined, alice.auth)).status).toBe(200);
+      expect(relay.logLines.join('')).not.toContain(PASSWORD);
+    } finally {
+      await relay.close();
+    }
+  }, 60_000);
 
   it('svc-relay grant and agent revoke: the same line, exit 1', async () => {
     const dataDir = tempDir('svc-relay-pgdown-');

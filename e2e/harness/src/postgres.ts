@@ -105,6 +105,12 @@ export async function createDatabaseOn(
   return { url: url.href, dsnFile, name };
 }
 
+/**
+ * Roles in this group log in with their password (scram-sha-256); every other role is
+ * trusted. Create it (NOLOGIN) and a member role WITH PASSWORD to test a wrong password.
+ */
+export const PASSWORD_LOGIN_GROUP = 'svc_password_login';
+
 export interface StartPostgresOptions {
   /** default 60: enough for one test file's relays */
   maxConnections?: number;
@@ -144,6 +150,11 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     '--no-sync',
   ]);
   execFileSync(initCmd, initArgs, { stdio: 'pipe', cwd: dir });
+  // Everyone is trusted, but for members of PASSWORD_LOGIN_GROUP (none unless a test makes
+  // one): their passwords are checked, so a wrong one is refused as a real server would.
+  // Rewritten in place, the file keeps its owner.
+  const hba = join(data, 'pg_hba.conf');
+  writeFileSync(hba, `host all +${PASSWORD_LOGIN_GROUP} 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, 'utf8')}`);
   const port = await freePort();
   const [cmd, args] = as('postgres', [
     '-D',
