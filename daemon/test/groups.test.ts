@@ -164,6 +164,17 @@ describe('a group of three with an observer', () => {
     expect(atBob).toMatchObject({ conversation_type: 'group', from: 'alice', seq: 3 });
     expect(atBob.sequence).toBeUndefined();
     await received('carol', group, 'hello team');
+    // the sender's copy: one message for the group, delivered once a member's receipt came
+    const mine = await until(
+      async () =>
+        (await client('alice').read('alice', group)).find(
+          (m) => m.message_id === sent.message_id && m.state === 'delivered',
+        ),
+      15_000,
+      "alice's group post delivered",
+    );
+    expect(mine).toMatchObject({ to: group, direction: 'outbound', content: 'hello team' });
+    expect(mine.delivered_at).toEqual(expect.any(String));
   });
 
   it('reply inside the group goes to the group', async () => {
