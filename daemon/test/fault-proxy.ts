@@ -75,8 +75,17 @@ export interface FaultProxy {
   keyErrors: Map<string, number>;
   /** while set, the relay's answers to enrollments are passed through this before the daemon gets them */
   rewriteEnrollment: ((answer: Record<string, unknown>) => Record<string, unknown>) | undefined;
-  /** writes an `envelope` event with this item into every open stream, under the last cursor the relay gave it */
+  /**
+   * writes an `envelope` event with this item into every open stream, under the last cursor
+   * the relay gave it (or the item's own `cursor`, when it has one: any value)
+   */
   inject(item: Record<string, unknown>): void;
+  /** ends every open event stream, as a relay that closes them does (the daemons connect again) */
+  endStreams(): void;
+  /** how many event streams were opened through the proxy, and the Last-Event-ID each was opened with */
+  streamOpens: Array<string | undefined>;
+  /** requests (`METHOD /path`, no query) answered by this, not the relay */
+  answers: Map<string, (res: ServerResponse) => void>;
   /** while set, receipt reads (GET /api/v1/receipts) get this page for their `since`, not the relay's */
   receipts: ((since: number) => unknown) | undefined;
   /** how many receipt reads the proxy answered itself */
@@ -127,9 +136,14 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     rewriteEnrollment: undefined,
     inject: (item) => {
       for (const [res, cursor] of streams) {
-        res.write(`event: envelope\nid: ${cursor}\ndata: ${JSON.stringify({ ...item, cursor })}\n\n`);
+        res.write(`event: envelope\nid: ${cursor}\ndata: ${JSON.stringify({ cursor, ...item })}\n\n`);
       }
     },
+    endStreams: () => {
+      for (const res of streams.keys()) res.end();
+    },
+    streamOpens: [],
+    answers: new Map(),
     receipts: undefined,
     receiptReads: 0,
     close: () =>
@@ -150,6 +164,11 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
   const server: Server = createServer(async (req, res) => {
     const path = (req.url ?? '/').split('?')[0] as string;
     const payload = await body(req);
+    const own = proxy.answers.get(`${req.method} ${path}`);
+    if (own) {
+      own(res);
+      return;
+    }
     const lookup = req.method === 'GET' ? /^\/api\/v1\/agents\/([^/]+)\/keys$/.exec(path) : null;
     const refusal = lookup ? proxy.keyErrors.get(decodeURIComponent(lookup[1] as string)) : undefined;
     if (refusal !== undefined) {
@@ -253,6 +272,7 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
       return;
     }
     if (req.method === 'GET' && path === '/api/v1/messages/stream') {
+      proxy.streamOpens.push(req.headers['last-event-id'] as string | undefined);
       const up = forward(req, payload, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         let buffer = '';

@@ -5,7 +5,6 @@
  * end in a refusal or the pinned key, never in an envelope sealed to another key; and a
  * sender never chooses the conversation its message lands in or a send goes to.
  */
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import {
   createEnvelopeHeader,
@@ -13,6 +12,7 @@ import {
   fromBase64url,
   type KeyDirectoryEntry,
   keyRecordBytes,
+  newMessageId,
   toBase64url,
   utf8,
 } from '@svc/shared';
@@ -507,7 +507,7 @@ describe('a hostile relay cannot fill the disk through what the daemon notes', (
     proxy.receipts = (since) => ({
       receipts: Array.from({ length: 100 }, (_, i) => ({
         id: since + i + 1,
-        message_id: randomUUID(),
+        message_id: newMessageId(),
         recipient: 'bob',
         acked_at: new Date().toISOString(),
       })),

@@ -321,11 +321,13 @@ export class Archive {
     return rows.map(toMessage);
   }
 
+  /** The cursor, 0 when none is kept (or what is kept is no count: text, a fraction, a negative number). */
   getCursor(name: string): number {
     const r = this.db.prepare('SELECT value FROM sync_cursors WHERE name = ?').get(name) as
-      | { value: number }
+      | { value: unknown }
       | undefined;
-    return r?.value ?? 0;
+    const value = r?.value;
+    return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : 0;
   }
 
   setCursor(name: string, value: number): void {

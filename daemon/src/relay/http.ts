@@ -180,7 +180,10 @@ export async function relayRequest<T = unknown>(target: RelayTarget, opts: Reque
       { cause, status: 503 },
     );
   }
-  const body = await readBody(res, opts.maxBytes ?? MAX_RELAY_ANSWER_BYTES).catch((err: unknown) => {
+  // an error answer is `{error, message}`: no more of one is read, whatever the call's limit
+  const ok = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
+  const limit = opts.maxBytes ?? MAX_RELAY_ANSWER_BYTES;
+  const body = await readBody(res, ok ? limit : Math.min(limit, MAX_ERROR_ANSWER_BYTES)).catch((err: unknown) => {
     throw stoppedOr(target, err, opts);
   });
   return { status: res.statusCode ?? 0, body: body as T, headers: res.headers };
@@ -212,9 +215,15 @@ export async function relayCall<T = unknown>(target: RelayTarget, opts: RequestO
   throw toRelayError(res);
 }
 
+/** The most of a relay's error message that is kept (logged, shown, stored with a refused message). */
+export const MAX_RELAY_ERROR_MESSAGE = 2000;
+/** A relay's error code as the catalog writes them; anything else is reported as internal_error. */
+const RELAY_ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+
 export function toRelayError(res: RelayResponse<unknown>): RelayError {
   const { code, message } = errorOfBody(res.body, res.status, 'The relay');
-  return new RelayError(res.status, code, message);
+  const cut = message.length > MAX_RELAY_ERROR_MESSAGE ? `${message.slice(0, MAX_RELAY_ERROR_MESSAGE - 1)}…` : message;
+  return new RelayError(res.status, RELAY_ERROR_CODE.test(code) ? code : 'internal_error', cut);
 }
 
 /** The code of a relay refusal, for retries (e.g. invalid_api_key → sign in again). */

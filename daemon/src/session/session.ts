@@ -5,7 +5,15 @@
  * insert means a redelivery never duplicates one).
  */
 import { setMaxListeners } from 'node:events';
-import type { IdentityKeys, MutedList, PendingResponse, ReceiptsResponse } from '@svc/shared';
+import {
+  AGENT_NUMBER_PATTERN,
+  type IdentityKeys,
+  isMessageId,
+  type MutedList,
+  type PendingResponse,
+  type ReceiptsResponse,
+  SENT_AT_PATTERN,
+} from '@svc/shared';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
 import type { Archive } from '../archive/archive.js';
@@ -52,6 +60,40 @@ const REFUSED_RETRY_MAX_MS = 15 * 60_000;
  * a row that lasted less than this goes through the usual backoff instead (no tight loop).
  */
 const QUIET_RENEWAL_MIN_MS = 10_000;
+/** The largest cursor a relay takes back (Last-Event-ID, `since`, `after`: at most 15 digits). */
+const MAX_RELAY_CURSOR = 999_999_999_999_999;
+
+/**
+ * `value` when it is a cursor the relay could take back, else undefined. What the relay
+ * says is kept only then: a made-up one (text, negative, fractional, too long) would be
+ * sent back at every later connect and refused every time, by an honest relay too.
+ */
+export function relayCursor(value: unknown): number | undefined {
+  return Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_RELAY_CURSOR
+    ? (value as number)
+    : undefined;
+}
+
+type Receipt = ReceiptsResponse['receipts'][number];
+
+/**
+ * A receipt that names a message id, an agent number and a time: the only ones kept. The
+ * relay's word, and the archive keeps what it says: anything else (of any size) is not a
+ * receipt of this daemon's messages.
+ */
+function isReceipt(r: unknown): r is Receipt {
+  const x = r as Partial<Record<keyof Receipt, unknown>> | null;
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    isMessageId(x.message_id) &&
+    typeof x.recipient === 'string' &&
+    AGENT_NUMBER_PATTERN.test(x.recipient) &&
+    typeof x.acked_at === 'string' &&
+    SENT_AT_PATTERN.test(x.acked_at) &&
+    Number.isFinite(Date.parse(x.acked_at))
+  );
+}
 
 export interface SessionOptions extends SessionTiming {
   config: AgentConfig;
@@ -403,7 +445,8 @@ export class AgentSession {
   async fetchReceipts(): Promise<number> {
     let added = 0;
     let stray = 0;
-    let since = this.archive.getCursor(RECEIPTS_CURSOR);
+    let since = relayCursor(this.archive.getCursor(RECEIPTS_CURSOR)) ?? 0;
+    let refused = 0;
     // bounded: a relay that keeps answering "more" does not keep the daemon asking (the rest
     // comes with the next call)
     for (let pages = 0; pages < RECEIPT_PAGES_PER_CALL; pages++) {
@@ -411,11 +454,15 @@ export class AgentSession {
         method: 'GET',
         path: `/api/v1/receipts?since=${since}&limit=100`,
       });
-      const more = page.receipts.length > 0 && page.next > since;
+      const listed: unknown[] = Array.isArray(page?.receipts) ? page.receipts : [];
+      const receipts = listed.filter(isReceipt);
+      refused += listed.length - receipts.length;
+      const next = relayCursor(page?.next);
+      const more = listed.length > 0 && next !== undefined && next > since;
       // one transaction per page, the cursor with it
-      const got = this.archive.recordReceiptPage(page.receipts, {
+      const got = this.archive.recordReceiptPage(receipts, {
         name: RECEIPTS_CURSOR,
-        value: more ? page.next : since,
+        value: more ? (next as number) : since,
       });
       stray += got.stray;
       added += got.added.length;
@@ -429,8 +476,10 @@ export class AgentSession {
         });
       }
       if (!more) break;
-      since = page.next;
+      since = next as number;
     }
+    if (refused > 0)
+      this.log.warn({ agent: this.name, refused }, 'relay receipts refused: not a message id, agent or time');
     if (stray > 0) this.archive.pruneStrayReceipts(STRAY_RECEIPTS_KEPT);
     return added;
   }
@@ -459,7 +508,7 @@ export class AgentSession {
       if (refusals === 0 && !quiet) this.#setState('connecting');
       quiet = false;
       try {
-        const res = await this.relay.openStream(this.archive.getCursor(STREAM_CURSOR), signal);
+        const res = await this.relay.openStream(relayCursor(this.archive.getCursor(STREAM_CURSOR)) ?? 0, signal);
         const openedAt = Date.now();
         refusals = 0;
         // before the first envelope is handled, so a muted sender's messages stay quiet
@@ -476,8 +525,11 @@ export class AgentSession {
           if (ev.event !== 'envelope') continue;
           const item = JSON.parse(ev.data) as InboundItem & { cursor: number };
           await this.handle(item);
-          // the cursor moves only after the envelope is archived (or finally refused)
-          this.archive.setCursor(STREAM_CURSOR, item.cursor);
+          // the cursor moves only after the envelope is archived (or finally refused), and
+          // only to one the relay could take back
+          const cursor = relayCursor(item.cursor);
+          if (cursor !== undefined) this.archive.setCursor(STREAM_CURSOR, cursor);
+          else this.log.warn({ agent: this.name }, 'stream event without a usable cursor; the cursor stays');
         }
         if (signal.aborted) break;
         if (tokenEnded) {
@@ -637,7 +689,7 @@ export class AgentSession {
         if (outcome === 'rejected') result.rejected++;
         next = item.cursor;
       }
-      if (!page.more || !(Number.isSafeInteger(next) && next > after)) break;
+      if (!page.more || !(relayCursor(next) !== undefined && next > after)) break;
       after = next;
     }
     await this.#flushAcks();
