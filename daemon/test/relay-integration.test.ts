@@ -201,6 +201,12 @@ describe('daemon ↔ real relay', () => {
     await expect(b.client.ack('bob', '0190f0f0-0000-7000-8000-000000000000')).rejects.toMatchObject({
       code: 'unknown_message',
     });
+    // the sender's own copy is not acknowledged (a script acking ids from `read` got a false success)
+    await expect(a.client.ack('alice', sent.message_id)).rejects.toMatchObject({
+      code: 'unknown_message',
+      message: `${sent.message_id} is a message you sent: only received messages are acknowledged.`,
+    });
+    expect((await a.client.read('alice', 'bob')).find((m) => m.message_id === sent.message_id)?.acked_at).toBeNull();
 
     expect((await a.client.search('alice', 'budget')).map((m) => m.message_id).sort()).toEqual(
       [sent.message_id, second.message_id].sort(),

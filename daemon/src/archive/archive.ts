@@ -301,11 +301,22 @@ export class Archive {
 
   /** Marks a message acknowledged locally; returns the ack time, or undefined if unknown. */
   ack(messageId: string, at: string): string | undefined {
-    this.db.prepare('UPDATE messages SET acked_at = ? WHERE message_id = ? AND acked_at IS NULL').run(at, messageId);
-    const r = this.db.prepare('SELECT acked_at FROM messages WHERE message_id = ?').get(messageId) as
-      | { acked_at: string | null }
-      | undefined;
+    // a received message only: the sender's own copy has nothing to acknowledge
+    this.db
+      .prepare("UPDATE messages SET acked_at = ? WHERE message_id = ? AND direction = 'inbound' AND acked_at IS NULL")
+      .run(at, messageId);
+    const r = this.db
+      .prepare("SELECT acked_at FROM messages WHERE message_id = ? AND direction = 'inbound'")
+      .get(messageId) as { acked_at: string | null } | undefined;
     return r?.acked_at ?? undefined;
+  }
+
+  /** Whether this agent sent the message (its own copy is archived). */
+  sent(messageId: string): boolean {
+    return (
+      this.db.prepare("SELECT 1 FROM messages WHERE message_id = ? AND direction = 'outbound'").get(messageId) !==
+      undefined
+    );
   }
 
   /** Full-text search over what people wrote: roster changes (control messages) are not searched, as in searchMessages. */

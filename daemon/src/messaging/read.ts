@@ -85,6 +85,12 @@ export async function ackMessage(
   session: AgentSession,
   messageId: string,
 ): Promise<{ message_id: string; acked_at: string }> {
+  if (session.archive.sent(messageId)) {
+    throw new DaemonError(
+      'unknown_message',
+      `${messageId} is a message you sent: only received messages are acknowledged.`,
+    );
+  }
   let at = session.archive.ack(messageId, new Date().toISOString());
   if (at === undefined) {
     // not archived yet (stream offline?): fetch what is pending first, never ack unseen mail
