@@ -47,9 +47,17 @@ export function usageError(message: string): CliError {
 /**
  * Codes that mean the command line was wrong, whoever found it: the daemon checks most
  * argument values itself (a URL, a name, a file path), and its refusal is the same usage
- * error as the CLI's own check would have been.
+ * error as the CLI's own check would have been. So are the relay's refusals of a value the
+ * user typed (a webhook URL, a time zone, a report reason, one's own number as the target).
  */
-const USAGE_CODES: ReadonlySet<string> = new Set(['validation_failed', 'usage_error']);
+const USAGE_CODES: ReadonlySet<string> = new Set([
+  'validation_failed',
+  'usage_error',
+  'invalid_endpoint_url',
+  'invalid_timezone',
+  'invalid_report_reason',
+  'cannot_target_self',
+]);
 
 /** Errors of the file system (a path under SVC_HOME or given on the command line): io_error. */
 const FILE_ERRNOS: ReadonlySet<string> = new Set(['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'EPERM', 'EROFS', 'ENOSPC']);

@@ -300,7 +300,7 @@ describe('abuse report', () => {
       },
     });
     const r = await svc(['abuse', 'block', '1001', '--as', 'alice', '--json'], { link });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2); // one's own number: an argument to fix, like any invalid one
     expect(JSON.parse(r.stdout)).toEqual({ error: 'cannot_target_self', message: 'An agent cannot block itself.' });
   });
 });
@@ -324,6 +324,20 @@ describe("an argument the daemon finds invalid is a usage error, as the CLI's ow
     const { link } = fakeLink(answers);
     const r = await svc([...args], { link });
     expect(r.stderr).toMatch(/\(validation_failed\)\n$/);
+    expect(r.code).toBe(2);
+  });
+
+  it.each([
+    [['agent', 'webhook', 'set', 'notaurl'], 'invalid_endpoint_url'],
+    [['agent', 'update', '--timezone', 'Mars/Olympus'], 'invalid_timezone'],
+  ] as const)("svc %j: the relay's own code for the value, exit 2", async (args, code) => {
+    const { link } = fakeLink({
+      updateProfile: () => {
+        throw new DaemonClientError(code, `refused: ${code}`, 400);
+      },
+    });
+    const r = await svc([...args, '--as', 'alice', '--json'], { link });
+    expect(JSON.parse(r.stdout)).toEqual({ error: code, message: `refused: ${code}` });
     expect(r.code).toBe(2);
   });
 
