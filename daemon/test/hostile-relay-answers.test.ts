@@ -179,3 +179,37 @@ describe('an error answer of any size', () => {
     expect(statSync(log).size - before).toBeLessThan(1024 * 1024);
   });
 });
+
+describe('credentials the relay makes up', () => {
+  it('an API key no request could carry is never stored: once the relay answers honestly, the agent signs in again', async () => {
+    const junk = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    // the relay ends bob's token and refuses his API key, then answers his sign-in with a key
+    // that is no header value
+    proxy.answers.set('GET /api/v1/agents/me/muted', (res) =>
+      junk(res, 401, { error: 'invalid_token', message: 'made up' }),
+    );
+    proxy.answers.set('POST /api/v1/auth/token', (res) =>
+      junk(res, 401, { error: 'invalid_api_key', message: 'made up' }),
+    );
+    proxy.answers.set('POST /api/v1/auth/sign-in', (res) =>
+      junk(res, 200, {
+        api_key: 'svc_ak_made\r\nup',
+        access_token: 'made-up',
+        access_token_expires_at: new Date(Date.now() - 1000).toISOString(),
+      }),
+    );
+    try {
+      await b.client.muted('bob').catch(() => undefined);
+    } finally {
+      proxy.answers.delete('GET /api/v1/agents/me/muted');
+      proxy.answers.delete('POST /api/v1/auth/token');
+      proxy.answers.delete('POST /api/v1/auth/sign-in');
+    }
+    // the honest relay again: bob gets a token (signing in again if need be)
+    const token = await b.client.token('bob');
+    expect(token.access_token.split('.')).toHaveLength(3);
+  });
+});

@@ -23,6 +23,7 @@ import type { Deployment } from '../deployments/store.js';
 import { DaemonError } from '../errors.js';
 import { isLocalName } from '../paths.js';
 import { relayCall } from '../relay/http.js';
+import { isBearerCredential } from '../session/credentials.js';
 import { forgetAgentSecrets, newSeed, storeApiKey, storeSeed, type Vault } from '../vault/index.js';
 import type { AgentConfig } from './store.js';
 
@@ -150,7 +151,8 @@ export async function register(opts: {
       `The relay answered the enrollment with ${relabelled}, not what its code names; nothing was saved. Ask the relay's operator to check it.`,
     );
   }
-  storeApiKey(vault, name, answer.api_key);
+  // an API key no request can carry is not kept: the session signs in with the identity key instead
+  if (isBearerCredential(answer.api_key)) storeApiKey(vault, name, answer.api_key);
   const config: AgentConfig = {
     name,
     agent_id: b.agent_id,

@@ -15,6 +15,22 @@ import { loadApiKey, loadSeed, storeApiKey, type Vault } from '../vault/index.js
 
 const RENEW_BEFORE_MS = 60_000;
 
+/**
+ * A credential a request can carry as `Authorization: Bearer …`: visible ASCII, at most 8 KiB.
+ * The relay's word: anything else (a line break, a megabyte) would be refused by every later
+ * request, the honest relay's too, and never give way to a sign-in, so it is never stored.
+ */
+export function isBearerCredential(value: unknown): value is string {
+  return typeof value === 'string' && /^[\x21-\x7e]{1,8192}$/.test(value);
+}
+
+const unusableCredentials = (what: string) =>
+  new RelayError(
+    502,
+    'internal_error',
+    `The relay answered the ${what} with credentials no request can carry; nothing was stored. Ask its operator to check it.`,
+  );
+
 interface Token {
   value: string;
   expiresAt: number;
@@ -43,7 +59,7 @@ export class Credentials {
 
   /** Seeds the cache with the token an enrollment returned. */
   prime(token: string, expiresAt: string): void {
-    this.#token = { value: token, expiresAt: Date.parse(expiresAt) };
+    if (isBearerCredential(token)) this.#token = { value: token, expiresAt: Date.parse(expiresAt) };
   }
 
   invalidate(): void {
@@ -68,7 +84,8 @@ export class Credentials {
   async #renew(): Promise<Token> {
     const name = this.#agent().name;
     const apiKey = loadApiKey(this.#vault, name);
-    if (apiKey !== undefined) {
+    // one no request can carry (stored by an older daemon) is as good as none: sign in
+    if (isBearerCredential(apiKey)) {
       try {
         const r = await relayCall<{ access_token: string; expires_at: string }>(this.#target, {
           method: 'POST',
@@ -76,6 +93,7 @@ export class Credentials {
           headers: { authorization: `Bearer ${apiKey}` },
           timeoutMs: 15_000,
         });
+        if (!isBearerCredential(r?.access_token)) throw unusableCredentials('token exchange');
         this.#token = { value: r.access_token, expiresAt: Date.parse(r.expires_at) };
         this.#log.debug({ agent: name }, 'access token renewed');
         return this.#token;
@@ -112,6 +130,9 @@ export class Credentials {
       if (relayCode(err) !== 'invalid_sign_in') throw err;
       throw new RelayError(401, 'invalid_sign_in', refusedAdvice(a.name));
     });
+    if (!isBearerCredential(creds?.api_key) || !isBearerCredential(creds.access_token)) {
+      throw unusableCredentials('sign-in');
+    }
     storeApiKey(this.#vault, a.name, creds.api_key);
     this.#token = { value: creds.access_token, expiresAt: Date.parse(creds.access_token_expires_at) };
     this.#log.info({ agent: a.name }, 'signed in with the identity key; new API key stored in the vault');
