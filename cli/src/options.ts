@@ -1,4 +1,6 @@
 /** Option builders shared by the command modules: the +common options and value parsers. */
+
+import { commandPath } from '@svc/shared/usage-line';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { App, Run } from './app.js';
 import { CliError } from './errors.js';
@@ -101,10 +103,31 @@ export function action<A extends Array<string | undefined>>(
  */
 const refusals = new WeakMap<Command, () => CliError>();
 
-/** The refusal of a hosted-only or not-built command, if `cmd` is one. */
+/**
+ * The refusal of a hosted-only or not-built command, if `cmd` is one. A group all of whose
+ * commands refuse the same way (`space`, `cache`) refuses so itself, whatever follows it:
+ * `svc space --json` is the hosted service's, not a usage error.
+ */
 export function refusalOf(cmd: Command): CliError | undefined {
-  return refusals.get(cmd)?.();
+  const own = refusals.get(cmd);
+  if (own) return own();
+  if (cmd.commands.length === 0) return undefined;
+  const each = cmd.commands.map((c) => refusalOf(c));
+  const first = each[0];
+  if (first === undefined || each.some((r) => r?.code !== first.code)) return undefined;
+  if (each.every((r) => r?.message === first.message)) return first;
+  const path = commandPath(cmd);
+  return first.code === 'not_built_yet' ? notBuiltError(path) : hostedOnlyError(path);
 }
+
+const hostedOnlyError = (what: string) =>
+  new CliError(
+    'not_supported_self_hosted',
+    `${what}: only the hosted service offers this; a self-hosted deployment does not.`,
+  );
+
+const notBuiltError = (what: string) =>
+  new CliError('not_built_yet', `${what} is not built yet in this version of svc.`);
 
 function refusing(app: App, cmd: Command, refuse: () => CliError): Command {
   refusals.set(cmd, refuse);
@@ -115,18 +138,10 @@ function refusing(app: App, cmd: Command, refuse: () => CliError): Command {
 
 /** Hosted-service command: exists for compatibility and always refuses. */
 export function hostedOnly(app: App, cmd: Command, what: string): Command {
-  return refusing(
-    app,
-    cmd,
-    () =>
-      new CliError(
-        'not_supported_self_hosted',
-        `${what}: only the hosted service offers this; a self-hosted deployment does not.`,
-      ),
-  );
+  return refusing(app, cmd, () => hostedOnlyError(what));
 }
 
 /** A local command this build does not have yet. */
 export function notBuilt(app: App, cmd: Command, what: string): Command {
-  return refusing(app, cmd, () => new CliError('not_built_yet', `${what} is not built yet in this version of svc.`));
+  return refusing(app, cmd, () => notBuiltError(what));
 }

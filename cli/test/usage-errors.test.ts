@@ -33,7 +33,7 @@ describe('commander refusals are usage errors of one line', () => {
     [['deployment', 'fetch'], "required option '--url <url>' not specified; see svc deployment fetch --help"],
     [['agent', 'status'], "missing required argument 'presence'; see svc agent status --help"],
     [['send', '1', '2', '3'], "too many arguments for 'send'. Expected 2 arguments but got 3; see svc send --help"],
-    [['cache'], 'svc cache needs a command: clear, stats; see svc cache --help'],
+    [['auth'], 'svc auth needs a command: login, logout, mint-token, token, tokens; see svc auth --help'],
     [
       ['send', 'bob', 'hi', '--no-autostart'],
       "unknown option '--no-autostart' (it goes before the command: svc --no-autostart COMMAND …); see svc send --help",
@@ -42,6 +42,26 @@ describe('commander refusals are usage errors of one line', () => {
     const r = await svc(args);
     expect(r.stderr).toBe(`svc: error: ${message} (usage_error)\n`);
     expect(r).toMatchObject({ code: 2, stdout: '' });
+  });
+
+  it.each([
+    [
+      ['space', '--json'],
+      'not_supported_self_hosted',
+      'Spaces: only the hosted service offers this; a self-hosted deployment does not.',
+    ],
+    [
+      ['space', 'tree', '--bogus', '--json'],
+      'not_supported_self_hosted',
+      'Spaces: only the hosted service offers this; a self-hosted deployment does not.',
+    ],
+    [['cache', '--json'], 'not_built_yet', 'svc cache is not built yet in this version of svc.'],
+    [['recover', '--json'], 'not_built_yet', 'svc recover is not built yet in this version of svc.'],
+  ])('a group whose every command refuses one way refuses so itself: svc %j', async (args, code, message) => {
+    const r = await svc(args);
+    expect(JSON.parse(r.stdout)).toEqual({ error: code, message });
+    expect(r.stderr).toBe(`svc: error: ${message} (${code})\n`);
+    expect(r.code).toBe(1);
   });
 
   it('--json: the same message on stdout and the coded line on stderr', async () => {
