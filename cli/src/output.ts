@@ -7,6 +7,11 @@ export interface Writer {
 
 export type Cell = string | number | boolean | null | undefined;
 
+/** A warning on stderr: one line whatever the text holds (a file's content, a peer's words). */
+export function warn(stderr: Writer, text: string): void {
+  stderr.write(`svc: warning: ${printable(text)}\n`);
+}
+
 function cellText(value: Cell): string {
   if (value === null || value === undefined || value === '') return '-';
   return printable(String(value).replace(/\s*\n\s*/g, ' '));

@@ -4,6 +4,7 @@
  * agent list and start show it, a command as that agent fails with archive_unusable, and
  * the machine's other agent goes on working.
  */
+import { writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type AgentFiles, homeWithAgents, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
@@ -113,7 +114,11 @@ describe('svc sync of every agent while one is out of service', () => {
   it('syncs the others, says which it left out and why, and exits 1', async () => {
     const r = await run(['sync', '--json']);
     expect(r.code, r.stderr).toBe(1);
-    expect((JSON.parse(r.stdout) as { agent: string }[]).map((x) => x.agent)).toEqual(['ann']);
+    // --json names the agent left out, with its code, as the warning does
+    expect(JSON.parse(r.stdout)).toEqual([
+      { agent: 'ann', fetched: 0, archived: 0, rejected: 0, receipts: 0 },
+      { agent: 'cat', error: 'archive_unusable', message: expect.stringContaining(file) },
+    ]);
     expect(r.stderr).toMatch(
       /^svc: warning: agent cat is out of service \(archive_unusable\), not synced: The archive .* is damaged .*\n$/,
     );
@@ -124,6 +129,22 @@ describe('svc sync of every agent while one is out of service', () => {
     const r = await run(['sync', '--as', 'ann', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([{ agent: 'ann', fetched: 0, archived: 0, rejected: 0, receipts: 0 }]);
+  });
+});
+
+describe('a warning is one line whatever the damaged file holds', () => {
+  it('svc sync: an agent.json of a word and a line break is named in one line, escaped', async () => {
+    const dir = await homeWithAgents('svc-cli-unusable-', { ann: 'ok', eve: 'config-damaged' });
+    writeFileSync(join(dir, 'agents', 'eve', 'agent.json'), 'nope\n');
+    const t = await startDaemon(dir);
+    homes.push(t);
+    const r = await runIn(t, ['sync', '--json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n')).toEqual([
+      expect.stringMatching(/^svc: warning: agent eve is out of service \(config_invalid\), not synced: .*nope\\x0a/),
+      '',
+    ]);
+    expect(JSON.parse(r.stdout)).toContainEqual(expect.objectContaining({ agent: 'eve', error: 'config_invalid' }));
   });
 });
 

@@ -16,7 +16,7 @@ import {
 } from '../context-notes.js';
 import { usageError } from '../errors.js';
 import { action, choice, common } from '../options.js';
-import { keyValues, table } from '../output.js';
+import { keyValues, table, warn } from '../output.js';
 
 const target = (c: Command) =>
   c
@@ -76,7 +76,7 @@ const noteText = (n: ContextNote) =>
 async function notesOf(app: App, run: Run): Promise<string> {
   const agent = await notesAgent(app.home, run.explicitAgent());
   const warning = await adoptEarlierNotes(app.home, agent);
-  if (warning) app.io.stderr.write(`svc: warning: ${warning}\n`);
+  if (warning) warn(app.io.stderr, warning);
   return notesDir(app.home, agent.name);
 }
 

@@ -11,7 +11,7 @@ import { DEFAULT_PROFILE, getSetting, setSetting } from '../config-file.js';
 import { eventsUntil } from '../daemon-link.js';
 import { CliError, usageError } from '../errors.js';
 import { action, choice, common, intParser, isoTimeParser, withAs, withJson, withVerbose } from '../options.js';
-import { jsonLine, keyValues } from '../output.js';
+import { jsonLine, keyValues, warn } from '../output.js';
 import { withProgress } from '../progress.js';
 import { agentText, messageLine, messagesTable, sentText } from '../render.js';
 import { mcpCommand } from './mcp.js';
@@ -346,9 +346,7 @@ export function coreCommands(app: App): Command[] {
       if (event.type === 'message' && event.message.direction === 'inbound') {
         run.out(run.json ? jsonLine({ agent: event.agent, ...event.message }) : messageLine(event.message));
       } else if (event.type === 'peer_key_changed') {
-        run.app.io.stderr.write(
-          `svc: warning: ${event.peer} changed its key; see svc keys status --as ${event.agent}\n`,
-        );
+        warn(run.app.io.stderr, `${event.peer} changed its key; see svc keys status --as ${event.agent}`);
       } else if (event.type === 'sequence') {
         const what =
           event.kind === 'gap' && event.missing
@@ -356,11 +354,9 @@ export function coreCommands(app: App): Command[] {
             : event.kind === 'reordered'
               ? `#${event.seq} arrived late (reordered)`
               : `#${event.seq} arrived again (duplicate)`;
-        run.app.io.stderr.write(`svc: warning: ${event.conversation_id}: from ${event.sender}: ${what}\n`);
+        warn(run.app.io.stderr, `${event.conversation_id}: from ${event.sender}: ${what}`);
       } else if (event.type === 'rejected') {
-        run.app.io.stderr.write(
-          `svc: warning: rejected message ${event.message_id} from ${event.from}: ${event.reason}\n`,
-        );
+        warn(run.app.io.stderr, `rejected message ${event.message_id} from ${event.from}: ${event.reason}`);
       } else {
         run.debug(`event ${JSON.stringify(event)}`);
       }

@@ -14,6 +14,7 @@ import { Command } from 'commander';
 import type { App, Run } from '../app.js';
 import { CliError, usageError } from '../errors.js';
 import { action, intParser, withAs, withJson, withVerbose } from '../options.js';
+import { warn } from '../output.js';
 import { outOfServiceText } from '../render.js';
 
 /** How often a foreground start asks whether the daemon it started answers yet. */
@@ -44,7 +45,7 @@ function sayRunning(run: Run, status: DaemonStatus, how: HowRunning): void {
     () => `The svc daemon ${where} (pid ${status.pid}, version ${status.version}, home ${status.home}); ${stop}.\n`,
   );
   // it runs, but not for every agent: say which are out of service and what to do
-  for (const line of status.agents.map(outOfServiceText)) if (line) run.app.io.stderr.write(`svc: warning: ${line}\n`);
+  for (const line of status.agents.map(outOfServiceText)) if (line) warn(run.app.io.stderr, line);
 }
 
 /** The status of a daemon that answers on this home's socket, without starting one. */

@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import type { App } from '../app.js';
 import { CliError, usageError } from '../errors.js';
 import { action, hostedOnly, notBuilt, withAs, withJson, withVerbose, yes } from '../options.js';
-import { keyValues, table } from '../output.js';
+import { keyValues, table, warn } from '../output.js';
 import { agentText, outOfServiceText } from '../render.js';
 import { startCommand, stopCommand } from './daemon-process.js';
 import { tuiCommand } from './tui.js';
@@ -188,12 +188,19 @@ export function identityCommands(app: App): Command[] {
       results.push(await link.sync(agent));
     }
     for (const a of outOfService) {
-      run.app.io.stderr.write(
-        `svc: warning: agent ${a.name} is out of service (${a.unusable?.error}), not synced: ${a.unusable?.message}\n`,
+      warn(
+        run.app.io.stderr,
+        `agent ${a.name} is out of service (${a.unusable?.error}), not synced: ${a.unusable?.message}`,
       );
       run.app.exitCode = 1;
     }
-    run.print(results, () =>
+    // --json says which were left out and why, as the warnings do
+    const skipped = outOfService.map((a) => ({
+      agent: a.name,
+      error: a.unusable?.error,
+      message: a.unusable?.message,
+    }));
+    run.print([...results, ...skipped], () =>
       table(
         [
           ['agent', 'agent'],
