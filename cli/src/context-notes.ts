@@ -173,7 +173,12 @@ function render(n: Omit<ContextNote, 'path'>): string {
     '---',
     '',
   ];
-  return `${lines.join('\n')}\n${n.body}${n.body.endsWith('\n') || n.body === '' ? '' : '\n'}`;
+  return `${lines.join('\n')}\n${storedBody(n.body)}`;
+}
+
+/** A body as its file holds it (a text file's lines end with a newline): what save, edit and load all answer. */
+function storedBody(body: string): string {
+  return body === '' || body.endsWith('\n') ? body : `${body}\n`;
 }
 
 function parse(text: string, kind: NoteKind, id: string, path: string): ContextNote {
@@ -228,7 +233,7 @@ export async function saveNote(
 ): Promise<ContextNote> {
   checkTarget(note.kind, note.id);
   const path = notePath(dir, note.kind, note.id);
-  const full = { ...note, updated_at: now.toISOString() };
+  const full = { ...note, body: storedBody(note.body), updated_at: now.toISOString() };
   const tmp = await tempBeside(path, render(full));
   try {
     await link(tmp, path);
@@ -261,10 +266,7 @@ export async function changeNote(
       `No context file for ${target.kind} ${target.id}; create it with svc context save.`,
     );
   }
-  const body =
-    mode === 'edit' || !current
-      ? change.body
-      : `${current.body}${current.body === '' || current.body.endsWith('\n') ? '' : '\n'}${change.body}`;
+  const body = storedBody(mode === 'edit' || !current ? change.body : `${storedBody(current.body)}${change.body}`);
   const next: Omit<ContextNote, 'path'> = {
     kind: target.kind,
     id: target.id,

@@ -245,7 +245,7 @@ describe('context', () => {
         (await ctx(home, ['save', '--conversation-id', 'dm:a:b', '--conversation-type', 'group', '-m', 'x'])).code,
       ).toBe(2);
       const r = await ctx(home, ['save', '--conversation-id', 'grp:a:AAAAAAAAAAAAAAAA', '-m', 'plan', '--json']);
-      expect(JSON.parse(r.stdout)).toMatchObject({ kind: 'conversation', conversation_type: 'group', body: 'plan' });
+      expect(JSON.parse(r.stdout)).toMatchObject({ kind: 'conversation', conversation_type: 'group', body: 'plan\n' });
     });
   });
 
@@ -259,9 +259,13 @@ describe('context', () => {
       expect(again.stderr).toMatch(/context_exists|exists/);
       await ctx(home, ['append', '--conversation-id', 'dm:a:b'], 'from stdin\n');
       expect((await ctx(home, ['load', '--conversation-id', 'dm:a:b'])).stdout).toBe('first\nfrom stdin\n');
-      await ctx(home, ['edit', '--conversation-id', 'dm:a:b', '-m', 'all new']);
+      const edited = JSON.parse(
+        (await ctx(home, ['edit', '--conversation-id', 'dm:a:b', '-m', 'all new', '--json'])).stdout,
+      );
       const loaded = JSON.parse((await ctx(home, ['load', '--conversation-id', 'dm:a:b', '--json'])).stdout);
       expect(loaded).toMatchObject({ body: 'all new\n', summary: 'who is who' });
+      // what edit answered is what load reads back (it said 'all new', without the file's newline)
+      expect(edited.body).toBe(loaded.body);
       const file = await readFile(NOTES(home, 'conversations', 'dm%3Aa%3Ab.md'), 'utf8');
       expect(file).toMatch(
         /^---\nconversation: dm:a:b\nconversation_type: direct\nsummary: who is who\nupdated_at: .*\n---\n\nall new\n$/,
