@@ -129,6 +129,12 @@ const hostedOnlyError = (what: string) =>
 const notBuiltError = (what: string) =>
   new CliError('not_built_yet', `${what} is not built yet in this version of svc.`);
 
+/** Its help says so: `svc --help` lists it as `… (not built yet)`. */
+function marked(cmd: Command, mark: string): void {
+  const said = cmd.description();
+  if (!said.includes(mark)) cmd.description(`${said} (${mark})`);
+}
+
 function refusing(app: App, cmd: Command, refuse: () => CliError): Command {
   refusals.set(cmd, refuse);
   return action(app, cmd, async () => {
@@ -138,10 +144,12 @@ function refusing(app: App, cmd: Command, refuse: () => CliError): Command {
 
 /** Hosted-service command: exists for compatibility and always refuses. */
 export function hostedOnly(app: App, cmd: Command, what: string): Command {
+  marked(cmd, 'hosted only');
   return refusing(app, cmd, () => hostedOnlyError(what));
 }
 
 /** A local command this build does not have yet. */
 export function notBuilt(app: App, cmd: Command, what: string): Command {
+  marked(cmd, 'not built yet');
   return refusing(app, cmd, () => notBuiltError(what));
 }

@@ -72,6 +72,30 @@ describe('commander refusals are usage errors of one line', () => {
     expect(r.stderr).toBe(`svc: error: ${message} (usage_error)\n`);
   });
 
+  it('help marks what is hosted only or not built yet, as the refusal will say', async () => {
+    const root = (await svc(['--help'])).stdout;
+    for (const [command, mark] of [
+      ['star', 'not built yet'],
+      ['cache', 'not built yet'],
+      ['recover', 'not built yet'],
+      ['space', 'hosted only'],
+      ['discover', 'hosted only'],
+    ]) {
+      expect(root).toMatch(new RegExp(`^  ${command} .*\\(${mark}\\)$`, 'm'));
+    }
+    for (const [args, mark] of [
+      [['keys', 'backfill'], 'not built yet'],
+      [['agent', 'prune'], 'not built yet'],
+      [['deployment', 'diagnose'], 'not built yet'],
+      [['auth', 'logout'], 'hosted only'],
+    ] as const) {
+      expect((await svc([...args, '--help'])).stdout.split('\n')[2]).toMatch(new RegExp(`\\(${mark}\\)$`));
+    }
+    expect((await svc(['doctor', '--help'])).stdout).toMatch(
+      /--api-url <url> +relay base URL to check \(not built yet\)/,
+    );
+  });
+
   it('help asked for is an answer: exit 0, nothing on stderr', async () => {
     for (const args of [
       ['help', 'send'],

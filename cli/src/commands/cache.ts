@@ -4,7 +4,7 @@ import type { App } from '../app.js';
 import { notBuilt, withJson, yes } from '../options.js';
 
 export function cacheCommand(app: App): Command {
-  const cache = new Command('cache').description('the local cache');
+  const cache = new Command('cache').description('the local cache (not built yet)');
   const clear = yes(withJson(new Command('clear').description('empty the local cache')));
   const stats = withJson(new Command('stats').description('size of the local cache'));
   notBuilt(app, clear, 'svc cache clear');

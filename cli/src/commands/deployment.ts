@@ -136,7 +136,7 @@ export function deploymentCommand(app: App): Command {
 
   const migrate = withJson(
     new Command('migrate')
-      .description('move an agent to another deployment')
+      .description('move an agent to another deployment (hosted only: self-hosted deployments do not federate)')
       .requiredOption('--agent <agent>', 'local agent')
       .requiredOption('--deployment <name>', 'target deployment'),
   );

@@ -220,8 +220,12 @@ export function identityCommands(app: App): Command[] {
       withAs(
         new Command('doctor')
           .description('check the daemon, the vault, the deployments and the agents')
-          .option('--api-url <url>', 'relay base URL to check')
-          .option('--full-integrity', 'scan every local database page instead of the six-hour receipt', false),
+          .option('--api-url <url>', 'relay base URL to check (not built yet)')
+          .option(
+            '--full-integrity',
+            'scan every local database page instead of the six-hour receipt (not built yet)',
+            false,
+          ),
         'agent to check',
       ),
     ),

@@ -4,7 +4,7 @@ import type { App } from '../app.js';
 import { notBuilt, withJson, yes } from '../options.js';
 
 export function recoverCommand(app: App): Command {
-  const recover = new Command('recover').description('repair local message state');
+  const recover = new Command('recover').description('repair local message state (not built yet)');
   for (const [name, description] of [
     ['replay-consumers', 'delete the durable consumers and replay retained history'],
     ['reset-consumers', 'delete the durable consumers'],
