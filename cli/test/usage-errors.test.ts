@@ -136,6 +136,17 @@ describe('whoami --api-url: a value that is no http(s) URL is a usage error, not
   });
 });
 
+describe('msg search without search terms is refused in words of the command, not of the daemon API', () => {
+  it.each([[''], ['   ']])('svc msg search %j', async (query) => {
+    const r = await svc(['msg', 'search', query, '--json']);
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: 'validation_failed',
+      message: 'msg search needs search terms: svc msg search QUERY.',
+    });
+    expect(r.code).toBe(2);
+  });
+});
+
 describe('a local file that cannot be used is io_error, not internal_error', () => {
   it('SVC_HOME naming a file: svc context list --json', async () => {
     home ??= newHome('usage');

@@ -77,6 +77,7 @@ export function msgCommand(app: App): Command {
   );
   action(app, search, async (run, query?: string) => {
     const o = run.opts<{ limit: number }>();
+    if (query!.trim() === '') throw usageError('msg search needs search terms: svc msg search QUERY.');
     const { link, agent } = await run.asAgent();
     const messages = await link.search(agent, query!, { limit: o.limit });
     run.print(messages, () => messagesTable(messages, 'No matches.'));
