@@ -4,7 +4,7 @@
  * own profile under $SVC_HOME). Plans are pure functions; `start` spawns detached.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -30,8 +30,10 @@ export function launchFile(url: string, dir: string): string {
   const html =
     '<!doctype html><meta charset="utf-8"><title>svc dashboard</title>' +
     `<meta http-equiv="refresh" content="0;url=${attr}"><a href="${attr}">Open the svc dashboard</a>\n`;
-  // written whole at 0600, then renamed over any earlier one (whatever its mode)
-  writeFileSync(`${file}.tmp`, html, { mode: 0o600 });
+  // written whole to a new file at 0600 (a leftover temporary file keeps its own mode, so it
+  // goes first), then renamed over any earlier one (whatever its mode)
+  rmSync(`${file}.tmp`, { force: true });
+  writeFileSync(`${file}.tmp`, html, { mode: 0o600, flag: 'wx' });
   renameSync(`${file}.tmp`, file);
   return pathToFileURL(file).href;
 }

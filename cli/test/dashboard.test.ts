@@ -1,9 +1,9 @@
 /** `svc dashboard` and `svc desktop` against a fake daemon link: address rules, output, launching. */
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { chromiumPlan } from '../src/launch.js';
+import { chromiumPlan, launchFile } from '../src/launch.js';
 import { fakeLink, svc, withTempHome } from './helpers.js';
 
 const launch = (input: { host?: string; port?: number } = {}) => ({
@@ -145,6 +145,19 @@ describe('svc desktop', () => {
       writeFileSync(plain, '', { mode: 0o644 });
       expect((await message(plain)).message).toContain(`${plain}: not executable`);
       expect((await message('no-such-browser-here')).message).toContain('not found on PATH');
+    });
+  });
+
+  it('the launch file is 0600 even over a leftover temporary file another user could read', async () => {
+    await withTempHome(async (dir) => {
+      const run = join(dir, 'run');
+      mkdirSync(run, { mode: 0o700 });
+      // a crash between write and rename left it, with a loose mode
+      writeFileSync(join(run, 'dashboard-launch.html.tmp'), 'old', { mode: 0o644 });
+      chmodSync(join(run, 'dashboard-launch.html.tmp'), 0o644);
+      const file = fileURLToPath(launchFile('http://127.0.0.1:8191/auth?token=secret', run));
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readFileSync(file, 'utf8')).toContain('token=secret');
     });
   });
 
