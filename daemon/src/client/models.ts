@@ -239,7 +239,8 @@ export type SentMessage = Static<typeof SentMessage>;
 
 /**
  * Where a message stands. Outbound: queued (kept in the outbox until the relay answers),
- * sent (the relay has it), delivered (the recipient acknowledged it), failed (the relay
+ * sent (the relay has it), delivered (the recipient's daemon archived it: the relay's receipt,
+ * not that it was read), failed (the relay
  * refused it; see send_error). Inbound: received (archived, not yet acknowledged here) or
  * read (acknowledged here).
  */
@@ -280,7 +281,7 @@ export const ArchivedMessage = Type.Object({
   sent_at: Str(),
   received_at: Nullable(Str()),
   acked_at: Nullable(Str()),
-  /** outbound: when the recipient acknowledged it (the relay's receipt); inbound: null */
+  /** outbound: the relay's receipt, when the recipient's daemon archived it (not read); inbound: null */
   delivered_at: Nullable(Str()),
   state: MessageState,
   /** inbound from a sender this agent muted: archived without any notification */
@@ -443,7 +444,7 @@ export const DaemonEvent = Type.Union([
     error: Opt(Str()),
   }),
   Type.Object({ type: Type.Literal('peer_key_changed'), agent: Str(), peer: Str() }),
-  /** the recipient of a message this agent sent acknowledged it */
+  /** the recipient's daemon archived a message this agent sent (the relay's receipt; not that it was read) */
   Type.Object({ type: Type.Literal('receipt'), agent: Str(), message_id: Str(), recipient: Str(), acked_at: Str() }),
   /** a queued message left the outbox: sent, or refused by the relay (error says why) */
   Type.Object({
