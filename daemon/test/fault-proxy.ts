@@ -136,6 +136,8 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     rewriteEnrollment: undefined,
     inject: (item) => {
       for (const [res, cursor] of streams) {
+        // a stream the relay has not answered yet is not open: the event would go out before its head
+        if (!res.headersSent) continue;
         res.write(`event: envelope\nid: ${cursor}\ndata: ${JSON.stringify({ cursor, ...item })}\n\n`);
       }
     },
@@ -274,6 +276,11 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     if (req.method === 'GET' && path === '/api/v1/messages/stream') {
       proxy.streamOpens.push(req.headers['last-event-id'] as string | undefined);
       const up = forward(req, payload, (answer) => {
+        // ended (endStreams) before the relay answered: the daemon connects again
+        if (res.headersSent) {
+          answer.destroy();
+          return;
+        }
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         let buffer = '';
         answer.setEncoding('utf8');

@@ -5,7 +5,7 @@
  * daemon must work as before: nothing it kept of a hostile answer may keep it from
  * connecting or reading receipts, and nothing of such an answer may fill its disk.
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { newMessageId } from '@svc/shared';
 import { until } from '@svc/test-harness';
@@ -65,6 +65,17 @@ describe('a stream cursor the relay makes up', () => {
       15_000,
       'the message over the stream',
     );
+    // and bob is done with it (acked on the relay, so his cursor has moved): the next test
+    // writes that cursor itself
+    await until(
+      async () => {
+        await a.client.sync('alice');
+        return stage.events.alice.some((e) => e.type === 'receipt' && e.message_id === sent.message_id);
+      },
+      15_000,
+      'the receipt of the message over the stream',
+      250,
+    );
   });
 
   it('a bad cursor an archive already holds is read as none', async () => {
@@ -80,6 +91,53 @@ describe('a stream cursor the relay makes up', () => {
     proxy.endStreams();
     await until(() => bobEvents.slice(ended).some(connected), 15_000, 'bob connected again');
     expect(proxy.streamOpens.slice(opens)).toContain('0');
+  });
+
+  it('one far ahead of the relay is set back at the next connect that finds a message behind it: delivery recovers, no sync asked', async () => {
+    const ahead = '999999999999999';
+    const seen = bobEvents.length;
+    proxy.inject({ message_id: newMessageId(), sender: 'nobody', envelope: { not: 'an envelope' }, cursor: +ahead });
+    await until(() => bobEvents.slice(seen).some((e) => e.type === 'rejected'), 15_000, 'the made-up event');
+    // the honest relay from here on: bob's stream opens again behind the made-up cursor
+    let ended = bobEvents.length;
+    let opens = proxy.streamOpens.length;
+    proxy.endStreams();
+    await until(() => bobEvents.slice(ended).some(connected), 15_000, 'bob connected behind the made-up cursor');
+    expect(proxy.streamOpens.slice(opens)).toContain(ahead);
+
+    // a message the stream opened after that cursor does not bring; the next connect (the
+    // relay ends each stream when its token expires: here at once) finds it waiting
+    const before = bobEvents.length;
+    const sent = await a.client.send('alice', { to: 'bob', content: 'behind a made-up cursor' });
+    ended = bobEvents.length;
+    const aliceEnded = stage.events.alice.length;
+    opens = proxy.streamOpens.length;
+    proxy.endStreams();
+    const got = (id: string) =>
+      bobEvents.slice(before).filter((e) => e.type === 'message' && e.message.message_id === id);
+    await until(() => got(sent.message_id).length > 0, 15_000, 'the message, no sync asked');
+    await until(() => bobEvents.slice(ended).some(connected), 15_000, 'bob connected again');
+    // (alice's stream was ended too: counted once it is open again)
+    await until(
+      () => stage.events.alice.slice(aliceEnded).some((e) => e.type === 'session' && e.state === 'connected'),
+      15_000,
+      'alice connected again',
+    );
+    // the stream reads from the start again, and carries the next message without a reconnect
+    expect(proxy.streamOpens.slice(opens)).toContain('0');
+    const opened = proxy.streamOpens.length;
+    const next = await a.client.send('alice', { to: 'bob', content: 'on the stream again' });
+    await until(() => got(next.message_id).length > 0, 15_000, 'the next message over the stream');
+    expect(proxy.streamOpens.length).toBe(opened);
+    // each once: announced once, archived once
+    expect(got(sent.message_id)).toHaveLength(1);
+    expect(got(next.message_id)).toHaveLength(1);
+    const thread = await b.client.read('bob', 'alice');
+    expect(thread.filter((m) => m.message_id === sent.message_id)).toHaveLength(1);
+    expect(thread.filter((m) => m.message_id === next.message_id)).toHaveLength(1);
+    // and the daemon said why, once
+    const log = readFileSync(join(b.home, 'logs', 'daemon.log'), 'utf8');
+    expect(log.split('\n').filter((l) => l.includes('stream cursor ahead of the relay'))).toHaveLength(1);
   });
 });
 

@@ -67,7 +67,12 @@ export class AgentRelay {
       throw toRelayError({ status: res.statusCode ?? 0, body, headers: res.headers });
     }
     // the relay writes a keepalive every 15 s: silence means a dead path (no FIN), so reconnect
-    res.socket?.setTimeout(STREAM_IDLE_MS, () => res.destroy(new Error('relay stream idle')));
+    const socket = res.socket;
+    const idle = () => res.destroy(new Error('relay stream idle'));
+    socket?.setTimeout(STREAM_IDLE_MS, idle);
+    // a stream the relay ends leaves its connection kept alive, for the next call and the next
+    // stream: its watch goes with it (each stream's would pile up on that one socket)
+    res.once('close', () => socket?.removeListener('timeout', idle));
     return res;
   }
 }

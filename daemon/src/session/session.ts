@@ -508,11 +508,12 @@ export class AgentSession {
       if (refusals === 0 && !quiet) this.#setState('connecting');
       quiet = false;
       try {
-        const res = await this.relay.openStream(relayCursor(this.archive.getCursor(STREAM_CURSOR)) ?? 0, signal);
+        const { cursor: from, mutesRead } = await this.#catchUp(signal);
+        const res = await this.relay.openStream(from, signal);
         const openedAt = Date.now();
         refusals = 0;
         // before the first envelope is handled, so a muted sender's messages stay quiet
-        await this.refreshMutes();
+        if (!mutesRead) await this.refreshMutes();
         this.#setState('connected');
         attempt = 0;
         await this.#flushAcks();
@@ -546,9 +547,16 @@ export class AgentSession {
           refusals++;
           continue;
         }
-        // a network error says little by itself ("aborted", "connect ECONNREFUSED …")
+        // a network error says little by itself ("aborted", "connect ECONNREFUSED …"); the
+        // pending read before the stream finds it out as relay_unreachable, with the same cause
+        const unanswered =
+          err instanceof DaemonError && err.code === 'relay_unreachable' && err.cause instanceof Error
+            ? err.cause
+            : err;
         this.#noteError(
-          err instanceof DaemonError ? err.message : `the relay does not answer (${(err as Error).message})`,
+          unanswered instanceof DaemonError
+            ? unanswered.message
+            : `the relay does not answer (${(unanswered as Error).message})`,
         );
         this.log.warn({ agent: this.name, err: (err as Error).message }, 'relay stream failed; reconnecting');
       }
@@ -673,28 +681,85 @@ export class AgentSession {
     // local bus) nor for a leaf uplink identity (no agent routes on the relay; see start())
     if (!this.config.capabilities.includes('http-relay')) return result;
     await this.refreshMutes();
+    await this.#readPending((_item, outcome) => {
+      result.fetched++;
+      if (outcome === 'archived') result.archived++;
+      if (outcome === 'rejected') result.rejected++;
+    });
+    await this.#flushAcks();
+    result.receipts = await this.fetchReceipts();
+    this.#wakeOutbox?.();
+    return result;
+  }
+
+  /**
+   * Reads the pending inbox from the start and processes (and acks) each envelope, in the
+   * relay's order. Bounded, and only forward: a relay whose pages repeat, go back or never
+   * end does not keep the read going (what is left stays pending for the stream or the next
+   * read). `beforeFirst` runs once, before the first envelope is handled; `signal` ends the
+   * read between two envelopes.
+   */
+  async #readPending(
+    each: (item: PendingResponse['envelopes'][number], outcome: InboundOutcome) => void,
+    opts: { beforeFirst?: () => Promise<void>; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const { beforeFirst, signal } = opts;
     let after = 0;
-    // bounded, and only forward: a relay whose pages repeat, go back or never end does not
-    // keep the sync going (what is left stays pending for the stream or the next sync)
+    let first = true;
     for (let pages = 0; pages < SYNC_PAGES_PER_CALL; pages++) {
       const page = await this.relay.call<PendingResponse>({
         method: 'GET',
         path: `/api/v1/messages/pending?limit=100&after=${after}`,
+        ...(signal ? { signal } : {}),
       });
       let next = after;
-      for (const item of page.envelopes) {
-        result.fetched++;
-        const outcome = await this.handle(item);
-        if (outcome === 'archived') result.archived++;
-        if (outcome === 'rejected') result.rejected++;
+      // the relay's word: a page that is no list has nothing in it
+      for (const item of Array.isArray(page?.envelopes) ? page.envelopes : []) {
+        if (signal?.aborted) return;
+        if (first) await beforeFirst?.();
+        first = false;
+        each(item, await this.handle(item));
         next = item.cursor;
       }
       if (!page.more || !(relayCursor(next) !== undefined && next > after)) break;
       after = next;
     }
-    await this.#flushAcks();
-    result.receipts = await this.fetchReceipts();
-    this.#wakeOutbox?.();
-    return result;
+  }
+
+  /**
+   * Before each stream connect: the pending inbox, read once from the start. An envelope the
+   * daemon had not taken (not a duplicate) at or below the kept stream cursor is one the
+   * stream would never bring: the cursor is ahead of what the relay holds (one a hostile
+   * relay or a man in the middle made up, say 999999999999999). It goes back to 0, not to the
+   * highest sequence read here: the pending answer is the relay's word too, and the stream
+   * sends only what is still pending (unacknowledged), so from 0 it costs no more than this
+   * read and skips no envelope recorded late behind higher ones. Returns the cursor to open
+   * the stream with, and whether the mute list was read (before the first envelope).
+   */
+  async #catchUp(signal: AbortSignal): Promise<{ cursor: number; mutesRead: boolean }> {
+    const kept = relayCursor(this.archive.getCursor(STREAM_CURSOR)) ?? 0;
+    let mutesRead = false;
+    let behind = 0;
+    await this.#readPending(
+      (item, outcome) => {
+        const at = relayCursor(item.cursor);
+        if (outcome !== 'duplicate' && at !== undefined && at <= kept) behind++;
+      },
+      {
+        signal,
+        // so that a muted sender's messages stay quiet here too
+        beforeFirst: async () => {
+          await this.refreshMutes();
+          mutesRead = true;
+        },
+      },
+    );
+    if (behind === 0 || kept === 0) return { cursor: kept, mutesRead };
+    this.archive.setCursor(STREAM_CURSOR, 0);
+    this.log.warn(
+      { agent: this.name, cursor: kept, envelopes: behind },
+      'stream cursor ahead of the relay: it held envelopes behind it; the stream reads from the start',
+    );
+    return { cursor: 0, mutesRead };
   }
 }
