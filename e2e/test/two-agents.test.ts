@@ -442,7 +442,7 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     expect(JSON.stringify(status)).not.toContain(set.webhook_secret);
     // a private address is refused by the relay with its code, through the CLI
     const refused = await svc(homes.b, ['agent', 'webhook', 'set', 'https://127.0.0.1/hook', '--as', 'bob', '--json']);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2); // a value to fix: a usage error
     expect(JSON.parse(refused.stdout)).toMatchObject({ error: 'invalid_endpoint_url' });
     const cleared = await svcJson<Hook>(homes.b, ['agent', 'webhook', 'clear', '--as', 'bob', '--json']);
     expect(cleared).toMatchObject({ endpoint_url: null, webhook_secret_set: false });
