@@ -201,6 +201,10 @@ describe('daemon ↔ real relay', () => {
     await expect(b.client.ack('bob', '0190f0f0-0000-7000-8000-000000000000')).rejects.toMatchObject({
       code: 'unknown_message',
     });
+    // nor is a message to oneself sent: the archive would keep it as sent only, never received
+    await expect(a.client.send('alice', { to: 'alice', content: 'note to self' })).rejects.toMatchObject({
+      code: 'cannot_target_self',
+    });
     // the sender's own copy is not acknowledged (a script acking ids from `read` got a false success)
     await expect(a.client.ack('alice', sent.message_id)).rejects.toMatchObject({
       code: 'unknown_message',

@@ -106,6 +106,8 @@ export async function sendMessage(
         : 'send needs a recipient (to) or a direct conversation id',
     );
   }
+  // before any key is looked up (its own would be pinned as a peer's)
+  if (to === me.agent_number || to === me.agent_id) throw toItself(to, me.name);
   // an agent of this machine, while the local server runs: its key is the daemon's own, and
   // the envelope goes through the local server (no relay, no hub: it works offline too)
   const edge = session.edge();
@@ -125,6 +127,7 @@ export async function sendMessage(
   const peer = local
     ? { agentNumber: local.config.agent_number, key: local.keys().encPublic }
     : await sealingKey(session, to);
+  if (peer.agentNumber === me.agent_number) throw toItself(to, me.name);
   const conversationId = directConversationId(me.agent_number, peer.agentNumber);
   if (s.conversation_id !== undefined && s.conversation_id !== conversationId) {
     throw new DaemonError(
@@ -373,4 +376,12 @@ export async function replyTo(
     // direct only: the conversation follows from the recipient (an archive from before ids
     // were checked may hold a spoofed one, which must not steer the reply)
   });
+}
+
+/** The archive keeps a message once, as sent: one to the agent itself would never show as received. */
+function toItself(to: string, name: string): DaemonError {
+  return new DaemonError(
+    'cannot_target_self',
+    `${to} is ${name} itself: an agent cannot send to itself; send to another agent (svc agent list shows this machine's).`,
+  );
 }
