@@ -9,13 +9,16 @@
  * sealed envelopes and their headers.
  */
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { type Envelope, parseEnvelope } from '@svc/shared';
 import { freePort } from '@svc/test-harness';
+import type { TestDaemon } from '@svc/test-harness/daemon';
 import {
   type DaemonsOnRelay,
   type DaemonsOnRelayOptions,
   startDaemonsOnRelay,
 } from '@svc/test-harness/daemons-on-relay';
+import Database from 'better-sqlite3';
 
 export type EnvelopeMatch = (e: Envelope) => boolean;
 
@@ -352,4 +355,14 @@ export async function startBehindFaultProxy<N extends string>(
     },
   });
   return { stage, proxy: proxy as FaultProxy };
+}
+
+/** What `read` finds in an agent's archive, opened read-only beside its running daemon (what a hostile relay left noted there). */
+export function readArchive<T>(d: TestDaemon, agent: string, read: (db: Database.Database) => T): T {
+  const db = new Database(join(d.home, 'agents', agent, 'archive.db'), { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
 }

@@ -14,7 +14,7 @@ import type { DaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../src/client/index.js';
-import { type FaultProxy, startBehindFaultProxy } from './fault-proxy.js';
+import { type FaultProxy, readArchive, startBehindFaultProxy } from './fault-proxy.js';
 
 let proxy: FaultProxy;
 let stage: DaemonsOnRelay<'alice' | 'bob'>;
@@ -29,9 +29,6 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(() => stage?.close());
-
-const archiveOf = (d: TestDaemon, name: string) =>
-  new Database(join(d.home, 'agents', name, 'archive.db'), { readonly: true, fileMustExist: true });
 
 const connected = (e: DaemonEvent) => e.type === 'session' && e.agent === 'bob' && e.state === 'connected';
 
@@ -163,12 +160,11 @@ describe('receipts the relay makes up', () => {
       await until(
         async () => {
           await a.client.sync('alice');
-          const db = archiveOf(a, 'alice');
-          try {
-            return db.prepare('SELECT 1 FROM receipts WHERE message_id = ?').get(sent.message_id) !== undefined;
-          } finally {
-            db.close();
-          }
+          return readArchive(
+            a,
+            'alice',
+            (db) => db.prepare('SELECT 1 FROM receipts WHERE message_id = ?').get(sent.message_id) !== undefined,
+          );
         },
         15_000,
         `the receipt after next=${next}`,
@@ -193,19 +189,19 @@ describe('receipts the relay makes up', () => {
     } finally {
       proxy.receipts = undefined;
     }
-    const db = archiveOf(a, 'alice');
-    try {
-      const row = db
-        .prepare(
-          'SELECT max(length(message_id)) AS id, max(length(recipient)) AS r, max(length(at)) AS at FROM receipts',
-        )
-        .get() as { id: number; r: number; at: number };
-      expect(row.id).toBeLessThanOrEqual(64);
-      expect(row.r).toBeLessThanOrEqual(128);
-      expect(row.at).toBeLessThanOrEqual(64);
-    } finally {
-      db.close();
-    }
+    const row = readArchive(
+      a,
+      'alice',
+      (db) =>
+        db
+          .prepare(
+            'SELECT max(length(message_id)) AS id, max(length(recipient)) AS r, max(length(at)) AS at FROM receipts',
+          )
+          .get() as { id: number; r: number; at: number },
+    );
+    expect(row.id).toBeLessThanOrEqual(64);
+    expect(row.r).toBeLessThanOrEqual(128);
+    expect(row.at).toBeLessThanOrEqual(64);
   });
 });
 

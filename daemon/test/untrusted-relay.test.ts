@@ -23,11 +23,10 @@ import { relayAs } from '@svc/test-harness/as-agent';
 import type { TestDaemon } from '@svc/test-harness/daemon';
 import type { DaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import type { RelayProcess } from '@svc/test-harness/relay-process';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
-import { type FaultProxy, startBehindFaultProxy } from './fault-proxy.js';
+import { type FaultProxy, readArchive, startBehindFaultProxy } from './fault-proxy.js';
 
 let proxy: FaultProxy;
 let stage: DaemonsOnRelay<'alice' | 'bob'>;
@@ -476,9 +475,6 @@ describe('a sender the relay will not look up', () => {
 
 // last in the file: the forged receipts leave alice's receipt cursor far ahead
 describe('a hostile relay cannot fill the disk through what the daemon notes', () => {
-  const archiveOf = (d: TestDaemon, name: string) =>
-    new Database(join(d.home, 'agents', name, 'archive.db'), { readonly: true, fileMustExist: true });
-
   it('a junk stream event is refused, and what is noted of it is cut short', async () => {
     const huge = `junk-${'x'.repeat(100_000)}`; // within the daemon's limit of a stream event
     const seen = bobEvents.length;
@@ -490,17 +486,17 @@ describe('a hostile relay cannot fill the disk through what the daemon notes', (
     );
     expect(rejected).toMatchObject({ reason: 'envelope_malformed', message_id: expect.stringMatching(/^junk-x+…$/) });
     if (rejected.type === 'rejected') expect(rejected.message_id.length).toBeLessThanOrEqual(128);
-    const db = archiveOf(b, 'bob');
-    try {
-      const row = db
-        .prepare(
-          'SELECT length(message_id) AS id, length(sender) AS sender FROM rejected_envelopes ORDER BY rowid DESC',
-        )
-        .get() as { id: number; sender: number };
-      expect(row).toEqual({ id: 128, sender: 128 });
-    } finally {
-      db.close();
-    }
+    const row = readArchive(
+      b,
+      'bob',
+      (db) =>
+        db
+          .prepare(
+            'SELECT length(message_id) AS id, length(sender) AS sender FROM rejected_envelopes ORDER BY rowid DESC',
+          )
+          .get() as { id: number; sender: number },
+    );
+    expect(row).toEqual({ id: 128, sender: 128 });
   });
 
   it('endless forged receipts: each sync ends, and what is kept of them is bounded', async () => {
@@ -522,19 +518,19 @@ describe('a hostile relay cannot fill the disk through what the daemon notes', (
     } finally {
       proxy.receipts = undefined;
     }
-    const db = archiveOf(a, 'alice');
-    try {
-      const stray = db
-        .prepare(
-          'SELECT count(*) AS n FROM receipts r WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.message_id = r.message_id)',
-        )
-        .get() as { n: number };
-      // 10,000 kept, and one poll's pages recorded after the last prune at most (25,000 forged)
-      expect(stray.n).toBeLessThanOrEqual(15_000);
-      expect(stray.n).toBeGreaterThan(0);
-    } finally {
-      db.close();
-    }
+    const stray = readArchive(
+      a,
+      'alice',
+      (db) =>
+        db
+          .prepare(
+            'SELECT count(*) AS n FROM receipts r WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.message_id = r.message_id)',
+          )
+          .get() as { n: number },
+    );
+    // 10,000 kept, and one poll's pages recorded after the last prune at most (25,000 forged)
+    expect(stray.n).toBeLessThanOrEqual(15_000);
+    expect(stray.n).toBeGreaterThan(0);
     // 25,000 forged receipts in 250 pages: ~13 s in a CI run, past 30 s once on a busier machine
   }, 120_000);
 });
