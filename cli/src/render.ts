@@ -6,13 +6,10 @@ import {
   messageText,
   type SentMessage,
 } from '@svc/daemon/client';
-import { printable } from '@svc/shared';
+import { printable, truncated } from '@svc/shared';
 import { keyValues, table } from './output.js';
 
-const short = (text: string, max = 60) => {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-};
+const short = (text: string, max = 60) => truncated(text.replace(/\s+/g, ' ').trim(), max);
 
 /** queued / sent / delivered / failed for sent messages; received / read for inbound, with /muted from a muted sender. */
 export const stateText = (m: ArchivedMessage): string => `${m.state}${m.muted ? '/muted' : ''}`;

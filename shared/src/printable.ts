@@ -17,3 +17,8 @@ export function printable(text: string, lines = false): string {
     return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
+
+/** `text` cut to at most `max` characters, an ellipsis marking the cut. */
+export function truncated(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { MESSAGE_LIMITS } from '@svc/shared';
+import { MESSAGE_LIMITS, truncated } from '@svc/shared';
 import { errorOfBody } from '../client/error-body.js';
 import { DaemonError, RelayError } from '../errors.js';
 
@@ -222,8 +222,11 @@ const RELAY_ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
 
 export function toRelayError(res: RelayResponse<unknown>): RelayError {
   const { code, message } = errorOfBody(res.body, res.status, 'The relay');
-  const cut = message.length > MAX_RELAY_ERROR_MESSAGE ? `${message.slice(0, MAX_RELAY_ERROR_MESSAGE - 1)}…` : message;
-  return new RelayError(res.status, RELAY_ERROR_CODE.test(code) ? code : 'internal_error', cut);
+  return new RelayError(
+    res.status,
+    RELAY_ERROR_CODE.test(code) ? code : 'internal_error',
+    truncated(message, MAX_RELAY_ERROR_MESSAGE),
+  );
 }
 
 /** The code of a relay refusal, for retries (e.g. invalid_api_key → sign in again). */

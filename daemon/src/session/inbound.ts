@@ -6,7 +6,14 @@
  * recorded as rejected and reported. Network failures throw (the caller retries later
  * without acking), every other outcome is final (the caller acks on the relay).
  */
-import { type Envelope, fromBase64url, type IdentityKeys, isEnvelopeError, parseEnvelope } from '@svc/shared';
+import {
+  type Envelope,
+  fromBase64url,
+  type IdentityKeys,
+  isEnvelopeError,
+  parseEnvelope,
+  truncated,
+} from '@svc/shared';
 import { openEnvelope, verifyEnvelope } from '@svc/shared/node';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/store.js';
@@ -39,7 +46,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 /** A message id or sender as the relay gave it, as text of at most 128 characters (ids and numbers are shorter). */
 const said = (v: unknown): string => {
   const text = typeof v === 'string' ? v : String(JSON.stringify(v));
-  return text.length > 128 ? `${text.slice(0, 127)}…` : text;
+  return truncated(text, 128);
 };
 
 export class InboundProcessor {
