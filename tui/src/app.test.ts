@@ -336,6 +336,23 @@ describe('svc tui frames', () => {
     await frame((f) => f.includes('hello bob'), 'the dashboard once the daemon answers');
   });
 
+  it('while the daemon is down, keys other than q do nothing (a / started a search that then took q as its text)', async () => {
+    const { source, data } = fakeSource();
+    data.up = false;
+    ui = render(createElement(Dashboard, { source, retryMs: 1, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('not running'), 'the down screen');
+    await press('/');
+    await press('x');
+    await press('\t');
+    let f = await frame((f) => f.includes('not running'), 'the down screen still');
+    expect(f).not.toContain('search:');
+    expect(f.trimEnd().endsWith('q quit')).toBe(true);
+    data.up = true;
+    f = await frame((f) => f.includes('hello bob'), 'the dashboard once the daemon answers');
+    expect(f).not.toContain('search:');
+    expect(f).toContain('▸ Inbox'); // the Tab pressed while it was down moved nothing
+  });
+
   it('starts from a snapshot asked for before it rendered, without asking the daemon again first', async () => {
     const { source, data } = fakeSource();
     const initial = loadSnapshot(source, undefined);

@@ -406,8 +406,9 @@ export function Dashboard(props: DashboardProps): ReactElement {
 
   useInput((input: string, key: Key) => {
     const { pane, sel, search } = nav.current;
-    // nothing on screen to act on: only the quit its line names
-    if (tooSmall.current && !(input === 'q' || (key.ctrl && input === 'c'))) return;
+    // nothing on screen to act on (a terminal too small, a daemon down or not yet answering):
+    // only the quit its line names; a / there started a search that took q as its text
+    if ((tooSmall.current || !view) && !(input === 'q' || (key.ctrl && input === 'c'))) return;
     if (search?.editing) {
       if (key.escape) update({ search: undefined });
       else if (key.return) {
@@ -512,7 +513,9 @@ export function Dashboard(props: DashboardProps): ReactElement {
   const footer = h(
     Text,
     { color: 'gray', wrap: 'truncate' },
-    search?.editing ? `search: ${search.query}▏ (Enter to search, Esc to cancel)` : keysLine(keysMode, columns),
+    search?.editing && view
+      ? `search: ${search.query}▏ (Enter to search, Esc to cancel)`
+      : keysLine(keysMode, columns),
   );
 
   if (snap.daemon !== 'up') {
