@@ -513,9 +513,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
   const footer = h(
     Text,
     { color: 'gray', wrap: 'truncate' },
-    search?.editing && view
-      ? `search: ${search.query}▏ (Enter to search, Esc to cancel)`
-      : keysLine(keysMode, columns),
+    search?.editing && view ? `search: ${search.query}▏ (Enter to search, Esc to cancel)` : keysLine(keysMode, columns),
   );
 
   if (snap.daemon !== 'up') {
