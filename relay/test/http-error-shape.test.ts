@@ -147,6 +147,14 @@ describe('router and parser refusals have the one shape', () => {
     expect(res.body).toEqual({ error: 'headers_too_large', message: expect.any(String) });
   });
 
+  it("the router's refusals carry the request id like every other answer", async () => {
+    for (const path of [`/api/v1/agents/${'a'.repeat(1100)}`, '/api/v1/agents/%E0%A4']) {
+      const answer = await exchange(relay.url, `GET ${path} HTTP/1.1\r\nHost: relay\r\nConnection: close\r\n\r\n`);
+      expect(answer).toMatch(/^HTTP\/1\.1 4(00|14) /);
+      expect(answer).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
+    }
+  });
+
   it('an unknown route: 404 not_found', async () => {
     const res = await raw('GET', '/nowhere');
     expect(res.status).toBe(404);

@@ -96,7 +96,12 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
   const { code, message } = classify(err);
   const entry = ERROR_CATALOG[code];
   if (code === 'internal_error') request.log.error({ err }, 'router failed');
-  void reply.status(entry.status).send({ error: code, message: message ?? entry.message });
+  else request.log.info({ code, reason: message ?? entry.message }, 'request refused');
+  // the router answers before any hook runs: the request id the others carry is set here
+  void reply
+    .status(entry.status)
+    .header('x-request-id', request.id)
+    .send({ error: code, message: message ?? entry.message });
 }
 
 /**
