@@ -12,6 +12,7 @@ import { installAuthRateLimits } from './http/auth-rate-limits.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js';
 import { installJsonBodyParser } from './http/json-body.js';
 import { installOptionalBodies } from './http/optional-body.js';
+import { installProtocolListeners, PROTOCOL_SERVER_OPTIONS, refuseUnservedProtocol } from './http/protocol.js';
 import { adminScope, agentScope, edgeScope, publicScope } from './http/scopes.js';
 import { installStorableTextPolicy } from './http/storable-text.js';
 import { enrollmentGrantRoutes } from './routes/admin/enrollment-grants.js';
@@ -51,6 +52,7 @@ export async function buildApp(ctx: RelayContext, opts: { requestTimeoutMs?: num
     http: {
       connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(requestTimeout / 10))),
       headersTimeout: Math.min(60_000, requestTimeout),
+      ...PROTOCOL_SERVER_OPTIONS,
     },
     // Wrong types are errors, not silently coerced; unknown fields are refused by the schemas.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
@@ -67,6 +69,7 @@ export async function buildApp(ctx: RelayContext, opts: { requestTimeoutMs?: num
     trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  installProtocolListeners(app.server);
   installErrorHandling(app);
   installJsonBodyParser(app);
   installStorableTextPolicy(app);
@@ -87,7 +90,9 @@ export async function buildApp(ctx: RelayContext, opts: { requestTimeoutMs?: num
       throw new SvcError('bad_request', 'The client closed the connection before its body was read.');
   });
   // Every API route needs the ledger; when it is closed, say so up front (503 ledger_closed).
+  // Before that, what the relay does not serve (no Host, an Expect).
   app.addHook('onRequest', async (request) => {
+    refuseUnservedProtocol(request);
     if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') ctx.ledger.assertOpen();
   });
 

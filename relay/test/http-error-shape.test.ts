@@ -155,6 +155,47 @@ describe('router and parser refusals have the one shape', () => {
     }
   });
 
+  it('an HTTP/1.1 request without Host: 400 bad_request saying so (Node answered an empty 400)', async () => {
+    const answer = await exchange(relay.url, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/\r\nx-request-id: /i);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: 'bad_request',
+      message: 'An HTTP/1.1 request must carry a Host header.',
+    });
+    // HTTP/1.0 has no Host to require
+    expect(await exchange(relay.url, 'GET /healthz HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('an Expect other than 100-continue: 400 bad_request naming it (Node answered an empty 417)', async () => {
+    const json = { ...alice.auth, 'content-type': 'application/json' };
+    const res = await raw('PATCH', '/api/v1/agents/me', {
+      headers: { ...json, expect: 'bogus' },
+      body: Buffer.from('{"status_text":"expect"}'),
+    });
+    expect(res).toEqual({
+      status: 400,
+      body: { error: 'bad_request', message: 'Expect: "bogus" is not supported; only 100-continue is.' },
+    });
+    // 100-continue is served as before
+    const ok = await raw('PATCH', '/api/v1/agents/me', {
+      headers: { ...json, expect: '100-continue' },
+      body: Buffer.from('{"status_text":"continued"}'),
+    });
+    expect(ok.status).toBe(200);
+    expect((ok.body as { status_text: string }).status_text).toBe('continued');
+  });
+
+  it('CONNECT: 405 method_not_allowed, then the connection closes (it was closed without an answer)', async () => {
+    const answer = await exchange(relay.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 405 /);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: 'method_not_allowed',
+      message: expect.stringMatching(/CONNECT/),
+    });
+    expect((await raw('GET', '/healthz')).status).toBe(200);
+  });
+
   it('an unknown route: 404 not_found', async () => {
     const res = await raw('GET', '/nowhere');
     expect(res.status).toBe(404);
