@@ -90,7 +90,7 @@ export async function buildApp(ctx: RelayContext, opts: { requestTimeoutMs?: num
       throw new SvcError('bad_request', 'The client closed the connection before its body was read.');
   });
   // Every API route needs the ledger; when it is closed, say so up front (503 ledger_closed).
-  // Before that, what the relay does not serve (no Host, an Expect).
+  // Before that, what the relay does not serve (no Host, an Expect, a compressed body).
   app.addHook('onRequest', async (request) => {
     refuseUnservedProtocol(request);
     if (request.url.startsWith('/api/') && request.url !== '/api/v1/openapi.json') ctx.ledger.assertOpen();

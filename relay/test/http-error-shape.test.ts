@@ -6,6 +6,7 @@
  */
 import { request } from 'node:http';
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { call, sealFor, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -184,6 +185,41 @@ describe('router and parser refusals have the one shape', () => {
     });
     expect(ok.status).toBe(200);
     expect((ok.body as { status_text: string }).status_text).toBe('continued');
+  });
+
+  it('a compressed body: 415 unsupported_media_type, nothing read as plain bytes or stored', async () => {
+    const gz = gzipSync('{"status_text":"compressed"}');
+    const res = await raw('PATCH', '/api/v1/agents/me', {
+      headers: { ...alice.auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gz,
+    });
+    expect(res).toEqual({
+      status: 415,
+      body: {
+        error: 'unsupported_media_type',
+        message: 'Content-Encoding "gzip" is not supported; send the body uncompressed.',
+      },
+    });
+    // an encoding nobody knows was taken as none, and the body stored
+    const bogus = await raw('PATCH', '/api/v1/agents/me', {
+      headers: { ...alice.auth, 'content-type': 'application/json', 'content-encoding': 'bogus' },
+      body: Buffer.from('{"status_text":"bogus"}'),
+    });
+    expect(bogus.status).toBe(415);
+    // an attachment's bytes would have been stored compressed, which no recipient can open
+    const blob = await raw('POST', `/api/v1/blobs?for=${bob.number}`, {
+      headers: { ...alice.auth, 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' },
+      body: gz,
+    });
+    expect(blob.status).toBe(415);
+    const me = await call<{ status_text: string | null }>(relay.url, 'GET', '/api/v1/agents/me', undefined, alice.auth);
+    expect(me.body.status_text).not.toMatch(/compressed|bogus/);
+    // identity is no encoding at all
+    const plain = await raw('PATCH', '/api/v1/agents/me', {
+      headers: { ...alice.auth, 'content-type': 'application/json', 'content-encoding': 'identity' },
+      body: Buffer.from('{"status_text":"plain"}'),
+    });
+    expect(plain.status).toBe(200);
   });
 
   it('CONNECT: 405 method_not_allowed, then the connection closes (it was closed without an answer)', async () => {

@@ -2,7 +2,8 @@
  * HTTP features the relay does not serve, refused in the one error shape: Node's HTTP server
  * otherwise answers some of them itself, with no body (a request without `Host`: an empty
  * 400; an `Expect` other than 100-continue: an empty 417; `CONNECT`: the connection closed
- * with no answer).
+ * with no answer), and takes others as if they were absent (a compressed body read as
+ * plain bytes).
  */
 import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -27,6 +28,13 @@ export function refuseUnservedProtocol(request: FastifyRequest): void {
   const expect = headers.expect;
   if (expect !== undefined && expect.trim().toLowerCase() !== '100-continue') {
     throw new SvcError('bad_request', `Expect: ${JSON.stringify(expect)} is not supported; only 100-continue is.`);
+  }
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    throw new SvcError(
+      'unsupported_media_type',
+      `Content-Encoding ${JSON.stringify(encoding)} is not supported; send the body uncompressed.`,
+    );
   }
 }
 
