@@ -88,3 +88,20 @@ describe('a relay killed with SIGKILL', () => {
     expect(existsSync(lockFile(next))).toBe(false);
   }, 90_000);
 });
+
+describe('a relay whose log output goes away', () => {
+  it('stops as on SIGTERM, with exit status 1: its nats-server stopped, the data dir released', async () => {
+    const relay = await spawnRelay();
+    const nats = relay.natsPid();
+    const exited = new Promise<number | null>((resolve) => relay.child.once('exit', (code) => resolve(code)));
+    // the reader of its stderr exits (`svc-relay serve 2>&1 | head`, a log shipper that died)
+    relay.child.stderr?.unpipe();
+    relay.child.stderr?.destroy();
+    // its next log line (a request's) meets the closed pipe; it died of it, with nothing cleaned up
+    await fetch(`${relay.url}/healthz`).catch(() => undefined);
+    expect(await exited).toBe(1);
+    expect(relay.child.signalCode).toBeNull();
+    await until(() => !running(nats), 10_000, 'its nats-server to stop');
+    expect(existsSync(lockFile(relay))).toBe(false);
+  }, 90_000);
+});

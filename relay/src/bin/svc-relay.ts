@@ -147,6 +147,18 @@ function out(flags: { json?: boolean }, json: unknown, text: string): void {
 }
 
 async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Promise<void> {
+  // Output that goes nowhere any more (the reader of a pipe exited: `| head`, a log shipper
+  // that died) made the next log line an uncaught EPIPE: the relay died at once, leaving its
+  // nats-server and its lock behind. It stops as on SIGTERM instead, with exit status 1 (it
+  // can no longer say why).
+  let stop: ((reason: string, code?: number) => void) | undefined;
+  let outputLost = false;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', () => {
+      outputLost = true;
+      stop?.('output closed', 1);
+    });
+  }
   const pretty = (flags.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json')) === 'pretty';
   const logger = createLogger(config.logLevel, pretty ? prettyDestination(process.stderr) : process.stderr);
   // A port taken now fails before the data dir gets a deployment, a nats-server and the
@@ -171,15 +183,19 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
     ...(config.ledgerDsnFile === undefined ? {} : { ledger_dsn_file: config.ledgerDsnFile }),
     ...(config.nats.url === undefined ? {} : { nats_url: natsUrlWithoutUserInfo(config.nats.url) }),
   });
-  const stop = (signal: string) => {
+  let stopping = false;
+  stop = (signal: string, code = 0) => {
+    if (stopping) return;
+    stopping = true;
     relay.context.logger.info({ signal }, 'shutting down');
     relay.close().then(
-      () => process.exit(0),
+      () => process.exit(code),
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop?.('SIGTERM'));
+  process.once('SIGINT', () => stop?.('SIGINT'));
+  if (outputLost) stop('output closed', 1);
   if (dev) {
     const ctx = relay.context;
     const svc = commandFor('svc');
