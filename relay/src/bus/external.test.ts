@@ -6,7 +6,7 @@ import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Bus, findFreePort, NATS_SERVER_NOT_FOUND, writeNatsServerConfig } from './index.js';
+import { Bus, findFreePort, writeNatsServerConfig } from './index.js';
 import { resolveNatsServerBin } from './managed-server.js';
 
 const logger = pino({ level: 'silent' });
@@ -165,9 +165,15 @@ describe('Bus against an external nats-server', () => {
 describe('missing nats-server binary', () => {
   it('fails with the one-line actionable error and writes nothing', async () => {
     const dataDir = await tempDir();
-    await expect(
-      Bus.start({ dataDir, tenants: [], logger, natsServerBin: join(dataDir, 'no-such-nats-server') }),
-    ).rejects.toThrow(NATS_SERVER_NOT_FOUND);
+    // a path the operator gave is named
+    const given = join(dataDir, 'no-such-nats-server');
+    await expect(Bus.start({ dataDir, tenants: [], logger, natsServerBin: given })).rejects.toMatchObject({
+      code: 'dependency_missing',
+      message: `SVC_RELAY_NATS_SERVER_BIN is "${given}", which is not an executable file: point it at the nats-server executable, unset it to find nats-server on PATH or in /usr/sbin, or set SVC_RELAY_NATS_URL`,
+    });
+    await expect(resolveNatsServerBin('my-nats', dataDir, join(dataDir, 'not-here'))).rejects.toThrow(
+      'SVC_RELAY_NATS_SERVER_BIN is "my-nats", which is not on PATH',
+    );
 
     // by name: PATH, then Debian's /usr/sbin (a normal user's PATH lacks it)
     await expect(resolveNatsServerBin('nats-server', dataDir, join(dataDir, 'not-here'))).rejects.toThrow(

@@ -40,6 +40,13 @@ export async function resolveNatsServerBin(
       // try the next PATH entry
     }
   }
+  // a name or path the operator gave is named, not the default's install hint
+  if (bin !== 'nats-server') {
+    throw new SvcError(
+      'dependency_missing',
+      `SVC_RELAY_NATS_SERVER_BIN is ${JSON.stringify(bin)}, ${bin.includes('/') ? 'which is not an executable file' : 'which is not on PATH'}: point it at the nats-server executable, unset it to find nats-server on PATH or in /usr/sbin, or set SVC_RELAY_NATS_URL`,
+    );
+  }
   throw new Error(NATS_SERVER_NOT_FOUND);
 }
 
