@@ -323,6 +323,26 @@ describe('svc tui frames', () => {
     await frame((f) => f.includes('Inbox ·'), 'back');
   });
 
+  it('keys the terminal sent together are each a key: a pasted query and its Enter search, jjj moves three', async () => {
+    const { source, data } = fakeSource();
+    data.inbox = Array.from({ length: 6 }, (_, i) => msg(`m${i}`, 'alice', `note ${i} lunch`, i));
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 40 } }));
+    await frame((f) => f.includes('note 5'), 'the inbox');
+    await press('jjj'); // one chunk, as a held key or a fast typist sends it
+    let f = await frame((f) => f.includes('› 01-01 12:03 alice note 3'), 'the fourth message selected');
+    await press('/');
+    await press('lunch\r'); // pasted with its line end
+    f = await frame((f) => f.includes('Search “lunch” · 6 found'), 'the results');
+    expect(f).not.toContain('search:');
+    expect(f).not.toContain('\r');
+    await press('\u001b');
+    await press('/');
+    await press('no\u0007te\t'); // a control character is no part of a query
+    f = await frame((f) => f.includes('search: note'), 'the query typed');
+    expect(f).toContain('search: note▏');
+    expect(f).not.toContain('\u0007');
+  });
+
   it('a daemon that is down is shown with the command that starts it, then picked up when it starts', async () => {
     const { source, data } = fakeSource();
     data.up = false;

@@ -100,6 +100,27 @@ export function wrapLines(text: string, width: number): string[] {
   return out;
 }
 
+/**
+ * The keys in what the terminal sent at once. Ink hands a chunk of plain text to the
+ * handler whole (a paste, a held key, keys typed faster than it reads them): `jjj` was no
+ * `j`, a pasted `lunch⏎` typed `lunch\r` into the search (the carriage return drawn raw on
+ * the keys line) and searched nothing. Each character becomes a key of its own: a carriage
+ * return or line feed Enter, a tab Tab, DEL or BS Backspace; other control characters none.
+ */
+export function keypresses(input: string, key: Key): Array<[string, Key]> {
+  const chars = [...input];
+  if (chars.length <= 1 || key.ctrl || key.meta) return [[input, key]];
+  const out: Array<[string, Key]> = [];
+  for (const c of chars) {
+    const one: Key = { ...key, shift: /[A-Z]/.test(c) };
+    if (c === '\r' || c === '\n') out.push(['', { ...one, return: true }]);
+    else if (c === '\t') out.push(['', { ...one, tab: true }]);
+    else if (c === '\u007f' || c === '\b') out.push(['', { ...one, backspace: true }]);
+    else if (!/\p{Cc}/u.test(c)) out.push([c, one]);
+  }
+  return out;
+}
+
 export type KeysMode = 'overview' | 'list' | 'message' | 'down';
 
 /**
@@ -404,7 +425,18 @@ export function Dashboard(props: DashboardProps): ReactElement {
     }
   };
 
-  useInput((input: string, key: Key) => {
+  // the handler Ink holds calls the onKey of the last render: Ink subscribes a new handler
+  // only after a frame is drawn, and a key read in between met the previous render's (a
+  // dashboard that had not loaded yet, with nothing to move in)
+  const latestKey = useRef(onKey);
+  latestKey.current = onKey;
+  useInput(
+    useCallback((input: string, key: Key) => {
+      for (const [one, k] of keypresses(input, key)) latestKey.current(one, k);
+    }, []),
+  );
+
+  function onKey(input: string, key: Key) {
     const { pane, sel, search } = nav.current;
     // nothing on screen to act on (a terminal too small, a daemon down or not yet answering):
     // only the quit its line names; a / there started a search that took q as its text
@@ -425,7 +457,9 @@ export function Dashboard(props: DashboardProps): ReactElement {
             setError(err.message);
           });
       } else if (key.backspace || key.delete) update({ search: { ...search, query: search.query.slice(0, -1) } });
-      else if (input && !key.ctrl && !key.meta) update({ search: { ...search, query: search.query + input } });
+      else if (input && !key.ctrl && !key.meta && !/\p{Cc}/u.test(input)) {
+        update({ search: { ...search, query: search.query + input } });
+      }
       return;
     }
     if (input === 'q' || (key.ctrl && input === 'c')) {
@@ -494,7 +528,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
         if (c) void openConversation(c.conversation_id, heading(c));
       }
     }
-  });
+  }
 
   const { columns, rows } = size;
   tooSmall.current = false;
