@@ -1,6 +1,8 @@
 /** Deployment trust without a relay: signed documents served over https with a private CA. */
 import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
+import { join } from 'node:path';
 import { generateTestCertificates } from '@svc/test-harness/ca';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { CompactSign, exportJWK } from 'jose';
@@ -133,7 +135,75 @@ describe('deployments', () => {
     expect((await d.client.listDeployments()).map((x) => x.name)).toEqual(['soon', 'tls']);
     await d.client.removeDeployment('soon');
     await expect(d.client.getDeployment('soon')).rejects.toMatchObject({ code: 'unknown_deployment', status: 404 });
-    await expect(d.client.removeDeployment('../etc')).rejects.toMatchObject({ status: 400 });
+    // a name that is no file name is looked up as a deployment id, never as a path
+    await expect(d.client.removeDeployment('../etc')).rejects.toMatchObject({ code: 'unknown_deployment' });
+  });
+
+  it('diagnoses a deployment step by step, now or at another time, by name or id', async () => {
+    const expires = Date.parse((await d.client.getDeployment('tls')).expires_at);
+    const now = await d.client.diagnoseDeployment('tls');
+    expect(now).toMatchObject({ name: 'tls', deployment_id: 'dep-https', verifies: true, ok: true });
+    expect(now.checks.map((c) => `${c.check} ${c.status}`)).toEqual(
+      ['trust_bundle', 'format', 'signer', 'signature', 'payload', 'deployment', 'validity']
+        .concat(['renewal', 'enrollment_key', 'access_key', 'api_url'])
+        .map((c) => `${c} ok`),
+    );
+    // by its id, three days before it expires: it verifies, and is due for renewal
+    expect((await d.client.getDeployment('dep-https')).name).toBe('tls');
+    const soon = await d.client.diagnoseDeployment('dep-https', new Date(expires - 3 * 86_400_000).toISOString());
+    expect(soon).toMatchObject({ name: 'tls', verifies: true, ok: false });
+    expect(soon.checks.find((c) => c.check === 'renewal')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('svc deployment renew tls'),
+    });
+    // after it expired: the validity step fails; what the signer wrote is still checked
+    const late = await d.client.diagnoseDeployment('tls', new Date(expires + 1000).toISOString());
+    expect(late).toMatchObject({ verifies: false, ok: false, at: new Date(expires + 1000).toISOString() });
+    const byCheck = Object.fromEntries(late.checks.map((c) => [c.check, c]));
+    expect(byCheck.validity).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^deployment_expired: /) });
+    expect(byCheck.renewal?.status).toBe('skipped');
+    expect(byCheck.access_key?.status).toBe('ok');
+    await expect(d.client.diagnoseDeployment('nope')).rejects.toMatchObject({
+      code: 'unknown_deployment',
+      status: 404,
+    });
+    await expect(d.client.diagnoseDeployment('tls', 'yesterday')).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('a stored document whose signature no longer verifies: the later steps are not checked, audit says why', async () => {
+    const copy = await d.client.addDeployment({ document: await document(), trust_bundle: bundle, name: 'tampered' });
+    const file = join(d.home, 'deployments', 'tampered.json');
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { document: string };
+    const [h, p, sig] = stored.document.split('.') as [string, string, string];
+    // another payload under the same signature: what a hand edit of the file would do
+    const edited = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), api_url: 'https://evil.example' }),
+    );
+    writeFileSync(file, JSON.stringify({ ...stored, document: `${h}.${edited.toString('base64url')}.${sig}` }));
+    try {
+      const r = await d.client.diagnoseDeployment(copy.name);
+      expect(r).toMatchObject({ verifies: false, ok: false });
+      expect(r.checks.map((c) => `${c.check} ${c.status}`)).toEqual([
+        'trust_bundle ok',
+        'format ok',
+        'signer ok',
+        'signature fail',
+        'payload skipped',
+        'deployment skipped',
+        'validity skipped',
+        'renewal skipped',
+        'enrollment_key skipped',
+        'access_key skipped',
+        'api_url skipped',
+      ]);
+      const audit = (await d.client.auditDeployments()).find((x) => x.name === 'tampered');
+      expect(audit).toMatchObject({
+        ok: false,
+        problems: [expect.stringMatching(/^deployment_untrusted: .*signature/)],
+      });
+    } finally {
+      await d.client.removeDeployment('tampered');
+    }
   });
 
   it('fetch or add without a name of a deployment trusted already renews that entry, adding none', async () => {

@@ -167,6 +167,32 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     await Promise.all([watchSubscribed(homes.a, watches.a), watchSubscribed(homes.b, watches.b)]);
   }, 90_000);
 
+  it('svc deployment diagnose: the document verifies now; after it expires, exit 1 naming the step that fails', async () => {
+    const now = await svc(homes.a, ['deployment', 'diagnose', 'dev']);
+    expect(now.code, now.stderr).toBe(0);
+    expect(now.stdout).toMatch(/^Deployment dev \(\S+\) at \S+: verifies; nothing to do\.\n/);
+    expect(now.stdout).toMatch(/^ {2}ok {4}signature +the signature verifies with \S+$/m);
+    const info = await svcJson<{ deployment_id: string; expires_at: string }>(homes.a, [
+      'deployment',
+      'inspect',
+      'dev',
+      '--json',
+    ]);
+    const after = new Date(Date.parse(info.expires_at) + 1000).toISOString();
+    // by its id, as the command's argument allows
+    const late = await svc(homes.a, ['deployment', 'diagnose', info.deployment_id, '--at', after]);
+    expect(late.code).toBe(1);
+    expect(late.stdout).toContain(`Deployment dev (${info.deployment_id}) at ${after}: does not verify.\n`);
+    expect(late.stdout).toMatch(/^ {2}FAIL {2}validity +deployment_expired: the deployment document expired at /m);
+    expect(late.stdout).toMatch(/^ {2}-- {4}renewal +not checked: the document has expired$/m);
+    const json = await svc(homes.a, ['deployment', 'diagnose', 'dev', '--at', after, '--json']);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ name: 'dev', at: after, verifies: false, ok: false });
+    const unknown = await svc(homes.a, ['deployment', 'diagnose', 'nope']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/No trusted deployment with the name or id "nope"\. \(unknown_deployment\)/);
+  });
+
   it('exchanges messages both ways; svc watch --json prints each as it arrives', async () => {
     const first = await send(homes.a, 'bob', 'hello bob, the budget meeting is at noon');
     expect(first).toMatchObject({ to: 'bob', conversation_id: 'dm:alice:bob', status: 'accepted' });

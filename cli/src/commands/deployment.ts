@@ -1,10 +1,10 @@
 /** deployment fetch | add | list | inspect | remove | renew | audit | diagnose | migrate: trusted deployments. */
 import { readFile } from 'node:fs/promises';
-import type { DeploymentAudit, DeploymentInfo, RenewDeploymentInput } from '@svc/daemon/client';
+import type { DeploymentAudit, DeploymentDiagnosis, DeploymentInfo, RenewDeploymentInput } from '@svc/daemon/client';
 import { Command } from 'commander';
 import type { App } from '../app.js';
 import { CliError, usageError } from '../errors.js';
-import { action, isoTimeParser, notBuilt, withJson } from '../options.js';
+import { action, isoTimeParser, withJson } from '../options.js';
 import { keyValues, table } from '../output.js';
 
 /** The text of a file named by an option (trust bundle, document, CA bundle). */
@@ -27,6 +27,16 @@ function deploymentText(d: DeploymentInfo): string {
     ['expires', d.expires_at],
     ['fetched', d.fetched_at],
   ]);
+}
+
+const STATUS_MARK = { ok: 'ok', warn: 'WARN', fail: 'FAIL', skipped: '--' } as const;
+
+/** A diagnosis as a checklist: its verdict, then one line per check. */
+function diagnosisText(d: DeploymentDiagnosis): string {
+  const verdict = !d.verifies ? 'does not verify' : d.ok ? 'verifies; nothing to do' : 'verifies, with problems below';
+  const width = Math.max(...d.checks.map((c) => c.check.length));
+  const lines = d.checks.map((c) => `  ${STATUS_MARK[c.status].padEnd(4)}  ${c.check.padEnd(width)}  ${c.detail}`);
+  return `Deployment ${d.name} (${d.deployment_id}) at ${d.at}: ${verdict}.\n${lines.join('\n')}\n`;
 }
 
 const alreadyTrusted = (d: DeploymentInfo) =>
@@ -94,7 +104,12 @@ export function deploymentCommand(app: App): Command {
       .argument('<name_or_id>', 'deployment name or id')
       .option('--at <time>', 'evaluate at this RFC 3339 time', isoTimeParser),
   );
-  notBuilt(app, diagnose, 'svc deployment diagnose');
+  action(app, diagnose, async (run, nameOrId?: string) => {
+    const o = run.opts<{ at?: string }>();
+    const d = await (await run.link()).diagnoseDeployment(nameOrId!, o.at);
+    run.print(d, () => diagnosisText(d));
+    if (!d.ok) app.exitCode = 1;
+  });
 
   const fetchCmd = withJson(
     new Command('fetch')

@@ -105,6 +105,12 @@ export const DAEMON_API = {
     M.DeploymentInfo,
   ),
   auditDeployments: op('GET', '/v1/deployments-audit', {}, Type.Array(M.DeploymentAudit)),
+  diagnoseDeployment: op(
+    'GET',
+    '/v1/deployments/:name/diagnose',
+    { params: M.DeploymentParams, querystring: Type.Object({ at: Type.Optional(Type.String({ minLength: 1 })) }) },
+    M.DeploymentDiagnosis,
+  ),
 
   // --- local agents and keys
   register: op('POST', '/v1/agents/register', { body: M.RegisterInput }, M.LocalAgent),
@@ -324,6 +330,7 @@ export interface DaemonApi {
   removeDeployment(name: string): Promise<void>;
   renewDeployment(name: string, input?: ApiBody<'renewDeployment'>): Promise<ApiAnswer<'renewDeployment'>>;
   auditDeployments(): Promise<ApiAnswer<'auditDeployments'>>;
+  diagnoseDeployment(nameOrId: string, at?: string): Promise<ApiAnswer<'diagnoseDeployment'>>;
 
   register(input: ApiBody<'register'>): Promise<ApiAnswer<'register'>>;
   registerLocal(input: ApiBody<'registerLocal'>): Promise<ApiAnswer<'registerLocal'>>;

@@ -205,6 +205,9 @@ export class DaemonClient implements DaemonApi {
   auditDeployments() {
     return this.#call('auditDeployments');
   }
+  diagnoseDeployment(nameOrId: string, at?: string) {
+    return this.#call('diagnoseDeployment', { params: { name: nameOrId }, query: at === undefined ? {} : { at } });
+  }
 
   // --- agents
   register(input: ApiBody<'register'>) {

@@ -132,6 +132,28 @@ export const DeploymentAudit = Type.Object({
 });
 export type DeploymentAudit = Static<typeof DeploymentAudit>;
 
+/** One check of a diagnosis: a step of verifying the document, or a rule of this daemon's. */
+export const DeploymentCheck = Type.Object({
+  check: Str(),
+  /** skipped: not checked, because an earlier step failed (see detail) */
+  status: Type.Union([Type.Literal('ok'), Type.Literal('warn'), Type.Literal('fail'), Type.Literal('skipped')]),
+  detail: Str(),
+});
+export type DeploymentCheck = Static<typeof DeploymentCheck>;
+
+export const DeploymentDiagnosis = Type.Object({
+  name: Str(),
+  deployment_id: Str(),
+  /** the time the checks were made for (ISO) */
+  at: Str(),
+  /** the document verifies against the trust bundle at that time */
+  verifies: Type.Boolean(),
+  /** every check is ok: nothing fails, nothing to renew */
+  ok: Type.Boolean(),
+  checks: Type.Array(DeploymentCheck),
+});
+export type DeploymentDiagnosis = Static<typeof DeploymentDiagnosis>;
+
 // --- agents and keys
 export const RegisterInput = Type.Object({
   enrollment_code: Str({ minLength: 1 }),

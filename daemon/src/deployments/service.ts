@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type {
   AddDeploymentInput,
   DeploymentAudit,
+  DeploymentDiagnosis,
   DeploymentInfo,
   FetchDeploymentInput,
   RenewDeploymentInput,
@@ -18,6 +19,7 @@ import {
   type Deployment,
   type DeploymentStore,
   deploymentInfo,
+  diagnoseDeployment,
   parseBundleText,
   verifyDocument,
 } from './store.js';
@@ -149,14 +151,22 @@ export class DeploymentService {
     return this.store.list().map(deploymentInfo);
   }
 
-  get(name: string): Deployment {
-    return this.store.get(name);
+  /** A deployment by its local name or its deployment id, as the commands take it. */
+  get(nameOrId: string): Deployment {
+    if (isLocalName(nameOrId) && this.store.has(nameOrId)) return this.store.get(nameOrId);
+    const byId = this.store.byDeploymentId(nameOrId);
+    if (byId) return byId;
+    throw new DaemonError(
+      'unknown_deployment',
+      `No trusted deployment with the name or id ${JSON.stringify(nameOrId)}.`,
+    );
   }
 
-  remove(name: string): void {
+  remove(nameOrId: string): void {
+    const name = this.get(nameOrId).name;
     // an agent keeps the name of its deployment: removing it would leave the agent without
     // its document (relay keys, leaf URL, CA) while nothing said so
-    const users = this.#usedBy(this.store.get(name).name);
+    const users = this.#usedBy(name);
     if (users.length > 0) {
       throw new DaemonError(
         'deployment_in_use',
@@ -172,8 +182,9 @@ export class DeploymentService {
    * another one issued at the same time) is refused: the bundle signed it too, but
    * replaying it could bring back relay keys or URLs that were since retired.
    */
-  async renew(name: string, input: RenewDeploymentInput): Promise<DeploymentInfo> {
-    const current = this.store.get(name);
+  async renew(nameOrId: string, input: RenewDeploymentInput): Promise<DeploymentInfo> {
+    const current = this.get(nameOrId);
+    const name = current.name;
     const bundle = input.trust_bundle ? parseBundleText(input.trust_bundle) : current.trust_bundle;
     const ca = input.ca_bundle ?? current.ca_bundle ?? undefined;
     const url = input.url ?? current.url ?? current.doc.api_url;
@@ -204,5 +215,12 @@ export class DeploymentService {
 
   async audit(): Promise<DeploymentAudit[]> {
     return Promise.all(this.store.list().map((d) => auditDeployment(d)));
+  }
+
+  /** Every check of one deployment at a time (now by default), and why it passed or failed. */
+  async diagnose(nameOrId: string, at?: string): Promise<DeploymentDiagnosis> {
+    const when = at === undefined ? new Date() : new Date(at);
+    if (Number.isNaN(when.getTime())) throw new DaemonError('validation_failed', `not a time: ${at}`);
+    return diagnoseDeployment(this.get(nameOrId), when);
   }
 }

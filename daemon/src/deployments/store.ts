@@ -17,6 +17,8 @@ import { join } from 'node:path';
 import {
   type DeploymentDocument,
   DeploymentTrustError,
+  DOCUMENT_STEPS,
+  explainDeploymentDocument,
   fromBase64url,
   fromUtf8,
   parseTrustBundle,
@@ -24,7 +26,7 @@ import {
   verifyDeploymentDocument,
 } from '@svc/shared';
 import { LOCAL_DEPLOYMENT } from '../agents/local-agent.js';
-import type { DeploymentAudit, DeploymentInfo } from '../client/api.js';
+import type { DeploymentAudit, DeploymentCheck, DeploymentDiagnosis, DeploymentInfo } from '../client/api.js';
 import { DaemonError } from '../errors.js';
 import { isLocalName } from '../paths.js';
 
@@ -154,26 +156,93 @@ export class DeploymentStore {
   }
 }
 
-/** Re-verifies a stored deployment and reports what needs attention. */
-export async function auditDeployment(d: Deployment, now = new Date(), soonDays = 14): Promise<DeploymentAudit> {
-  const problems: string[] = [];
-  try {
-    await verifyDeploymentDocument(d.document, d.trust_bundle, { now });
-  } catch (err) {
-    problems.push(`${(err as DeploymentTrustError).code ?? 'error'}: ${(err as Error).message}`);
+/** Re-verifies a stored deployment and reports what needs attention: its diagnosis's failures and warnings. */
+export async function auditDeployment(d: Deployment, now = new Date()): Promise<DeploymentAudit> {
+  const { name, deployment_id, checks } = await diagnoseDeployment(d, now);
+  const problems = checks.filter((c) => c.status === 'fail' || c.status === 'warn').map((c) => c.detail);
+  return { name, deployment_id, ok: problems.length === 0, problems };
+}
+
+/** A document renewed less than this long before it expires is one to renew now. */
+const RENEW_WITHIN_DAYS = 14;
+const DAY_MS = 86_400_000;
+
+/**
+ * Every check of a trusted deployment at a time: the steps of verifying its document
+ * against its trust bundle (one path with the verification itself, so the two agree), then
+ * what this daemon needs of the document (relay keys for both uses, an https API URL) and
+ * whether it is due for renewal. Checks after a failed step, or of content whose signature
+ * did not verify, are `skipped`.
+ */
+export async function diagnoseDeployment(d: Deployment, at: Date): Promise<DeploymentDiagnosis> {
+  const checks: DeploymentCheck[] = [];
+  const bundle = d.trust_bundle;
+  checks.push({
+    check: 'trust_bundle',
+    status: 'ok',
+    detail: `${bundle.signer_keys.length} signer key${bundle.signer_keys.length === 1 ? '' : 's'} (${bundle.signer_keys.map((k) => k.kid).join(', ')}) for deployment ${bundle.deployment_id}`,
+  });
+  const verification = await explainDeploymentDocument(d.document, bundle, { now: at });
+  const skipped = (check: string, why: string): DeploymentCheck => ({
+    check,
+    status: 'skipped',
+    detail: `not checked: ${why}`,
+  });
+  for (const step of DOCUMENT_STEPS) {
+    const passed = verification.passed.find((p) => p.step === step);
+    if (passed) checks.push({ check: step, status: 'ok', detail: passed.detail });
+    else if (verification.failed?.step === step) {
+      const { code, message } = verification.failed.error;
+      checks.push({ check: step, status: 'fail', detail: `${code}: ${message}` });
+    } else checks.push(skipped(step, `the ${verification.failed?.step} check failed`));
   }
-  const left = Date.parse(d.doc.expires_at) - now.getTime();
-  if (left > 0 && left < soonDays * 86_400_000) {
-    problems.push(`expires soon: ${d.doc.expires_at}; run \`svc deployment renew ${d.name}\``);
+  const doc = verification.doc;
+  if (!doc) {
+    const why = "the document is not the signer's";
+    checks.push(
+      skipped('renewal', why),
+      skipped('enrollment_key', why),
+      skipped('access_key', why),
+      skipped('api_url', why),
+    );
+  } else {
+    const left = Date.parse(doc.expires_at) - at.getTime();
+    if (left <= 0) checks.push(skipped('renewal', 'the document has expired'));
+    else if (left < RENEW_WITHIN_DAYS * DAY_MS) {
+      checks.push({
+        check: 'renewal',
+        status: 'warn',
+        detail: `expires soon: ${doc.expires_at}; run \`svc deployment renew ${d.name}\``,
+      });
+    } else {
+      checks.push({ check: 'renewal', status: 'ok', detail: `${Math.floor(left / DAY_MS)} days before it expires` });
+    }
+    const keys = (use: 'enrollment-code' | 'access-token') =>
+      doc.relay_keys.filter((k) => k.use?.includes(use)).map((k) => k.kid);
+    const enrollment = keys('enrollment-code');
+    checks.push(
+      enrollment.length > 0
+        ? { check: 'enrollment_key', status: 'ok', detail: `relay key for enrollment codes: ${enrollment.join(', ')}` }
+        : { check: 'enrollment_key', status: 'fail', detail: 'the document lists no relay key for enrollment codes' },
+    );
+    const access = keys('access-token');
+    checks.push(
+      access.length > 0
+        ? { check: 'access_key', status: 'ok', detail: `relay key for access tokens: ${access.join(', ')}` }
+        : { check: 'access_key', status: 'fail', detail: 'the document lists no relay key for access tokens' },
+    );
+    checks.push(
+      /^https:\/\//.test(doc.api_url) || /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(doc.api_url)
+        ? { check: 'api_url', status: 'ok', detail: doc.api_url }
+        : { check: 'api_url', status: 'fail', detail: `the API URL ${doc.api_url} is not https` },
+    );
   }
-  if (!d.doc.relay_keys.some((k) => k.use.includes('enrollment-code'))) {
-    problems.push('the document lists no relay key for enrollment codes');
-  }
-  if (!d.doc.relay_keys.some((k) => k.use.includes('access-token'))) {
-    problems.push('the document lists no relay key for access tokens');
-  }
-  if (!/^https:\/\//.test(d.doc.api_url) && !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(d.doc.api_url)) {
-    problems.push(`the API URL ${d.doc.api_url} is not https`);
-  }
-  return { name: d.name, deployment_id: d.doc.deployment_id, ok: problems.length === 0, problems };
+  return {
+    name: d.name,
+    deployment_id: doc?.deployment_id ?? d.doc.deployment_id,
+    at: at.toISOString(),
+    verifies: verification.failed === undefined,
+    ok: checks.every((c) => c.status === 'ok'),
+    checks,
+  };
 }

@@ -9,6 +9,7 @@ export function deploymentRoutes(app: DaemonApp, ctx: DaemonContext): void {
   route(app, API.fetchDeployment, async (request) => d.fetch(request.body));
   route(app, API.addDeployment, async (request) => d.add(request.body));
   route(app, API.auditDeployments, async () => d.audit());
+  route(app, API.diagnoseDeployment, async (request) => d.diagnose(request.params.name, request.query.at));
   route(app, API.getDeployment, async (request) => deploymentInfo(d.get(request.params.name)));
   route(app, API.removeDeployment, async (request) => {
     d.remove(request.params.name);
