@@ -174,6 +174,57 @@ describe('svc tui frames', () => {
     expect(f).toContain('Inbox · 2 unread');
   });
 
+  it("events are loaded one at a time, a burst as one more load; another agent's messages, a transfer's progress and a message do not ask the relay", async () => {
+    const { source, data, emit, subscribed } = fakeSource();
+    const calls = { inbox: 0, profile: 0, running: 0, most: 0 };
+    let slow = false;
+    const inbox = source.inbox;
+    source.inbox = async (...args) => {
+      calls.inbox++;
+      calls.most = Math.max(calls.most, ++calls.running);
+      if (slow) await new Promise((r) => setTimeout(r, 5));
+      calls.running--;
+      return inbox(...args);
+    };
+    const profile = source.profile;
+    source.profile = (...args) => {
+      calls.profile++;
+      return profile(...args);
+    };
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));
+    };
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('hello bob'), 'the first message');
+    for (let i = 0; i < 200 && subscribed() === 0; i++) await new Promise((r) => setImmediate(r));
+    await settle();
+    slow = true; // a load takes a while: events arrive while it is under way
+    const start = { ...calls };
+    // carol's messages and bob's transfer progress change nothing shown
+    for (let i = 0; i < 10; i++) {
+      emit({ type: 'message', agent: 'carol', message: msg(`c${i}`, 'dave', 'for carol', 3) });
+      emit({ type: 'transfer', agent: 'bob', direction: 'download', name: 'f', done: i, total: 10 });
+    }
+    await settle();
+    expect(calls.inbox).toBe(start.inbox);
+    // twenty of bob's messages in a burst: one load under way, one more after it
+    for (let i = 0; i < 20; i++) {
+      const m = msg(`b${i}`, 'alice', `burst ${i}`, 10 + i);
+      data.inbox = [...data.inbox, m];
+      emit({ type: 'message', agent: 'bob', message: m });
+      await new Promise((r) => setImmediate(r));
+    }
+    await settle();
+    await frame((f) => f.includes('Inbox · 21 unread'), 'the burst');
+    expect(calls.inbox - start.inbox).toBeLessThanOrEqual(3);
+    expect(calls.most).toBe(1);
+    expect(calls.profile).toBe(start.profile); // a message is no reason to ask the relay
+    // a session event of the agent shown: its relay profile again
+    emit({ type: 'session', agent: 'bob', state: 'connected' });
+    await settle();
+    expect(calls.profile).toBe(start.profile + 1);
+  });
+
   it('a message whose sender key changed is flagged, with a key warning and the command to check it', async () => {
     const { source, data } = fakeSource();
     data.inbox = [msg('m1', 'alice', 'trust me', 1, 'changed')];

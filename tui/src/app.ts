@@ -24,7 +24,7 @@ import {
   useRef,
   useState,
 } from 'react';
-import { type AgentView, loadSnapshot, type Snapshot, type Source } from './model.js';
+import { type AgentView, loadProfile, loadSnapshot, type Snapshot, type Source } from './model.js';
 
 export type Pane = 'agents' | 'inbox' | 'conversations';
 
@@ -154,6 +154,8 @@ export const shortTime = (iso: string | null | undefined): string =>
 const MIN_LEFT_WIDTH = 24;
 const MIN_RIGHT_WIDTH = 20;
 const MIN_BODY_ROWS = 8;
+/** How long a relay profile shown stays unasked while nothing says it changed. */
+const PROFILE_MAX_AGE_MS = 60_000;
 /** The narrowest terminal the frame is drawn in (the columns shrink to fit; e2e/test/tui-tmux.test.ts checks it whole at 40). */
 const MIN_COLUMNS = 40;
 
@@ -341,11 +343,32 @@ export function Dashboard(props: DashboardProps): ReactElement {
   /** the terminal is too small for the frame (set as it is drawn): keys but quitting do nothing */
   const tooSmall = useRef(false);
 
-  const reload = useCallback(
+  /** the last snapshot shown, and when its relay profile was asked (see reload) */
+  const last = useRef<{ snap?: Snapshot; profileAt: number; profileDue: boolean }>({ profileAt: 0, profileDue: true });
+
+  /**
+   * One snapshot loaded and shown. The relay profile (presence, webhook) is asked again
+   * only when it may have changed: at the start, for another agent, after a session event,
+   * or a minute on; a message is no reason to ask the relay, and the daemon's own calls
+   * (inbox, conversations, keys) answer without it.
+   */
+  const load = useCallback(
     async (asked?: Promise<Snapshot>) => {
+      const l = last.current;
       try {
-        const next = await (asked ?? loadSnapshot(source, nav.current.agent));
+        const fresh = l.profileDue || Date.now() - l.profileAt > PROFILE_MAX_AGE_MS;
+        let next = await (asked ?? loadSnapshot(source, nav.current.agent, fresh));
         if (!alive.current) return;
+        if (fresh || asked) Object.assign(l, { profileAt: Date.now(), profileDue: false });
+        else if (next.daemon === 'up' && next.agent) {
+          const before = l.snap?.daemon === 'up' ? l.snap : undefined;
+          const kept = before?.agent === next.agent ? before.profile : undefined;
+          const profile = kept ?? (await loadProfile(source, next.agent));
+          if (!alive.current) return;
+          if (!kept) l.profileAt = Date.now();
+          if (profile) next = { ...next, profile };
+        }
+        l.snap = next;
         setSnap(next);
         setError(undefined);
         const o = nav.current.open;
@@ -366,12 +389,38 @@ export function Dashboard(props: DashboardProps): ReactElement {
     [source, update],
   );
 
+  /**
+   * Loads one at a time: asked while one is under way, it loads once more after it (a burst
+   * of events is one more load, not one each, and an older load never lands after a newer).
+   */
+  const loading = useRef<{ running?: Promise<void>; again: boolean }>({ again: false });
+  const reload = useCallback(
+    (asked?: Promise<Snapshot>): Promise<void> => {
+      const q = loading.current;
+      if (q.running) {
+        q.again = true;
+        return q.running;
+      }
+      const run = async () => {
+        let first = asked;
+        do {
+          q.again = false;
+          await load(first);
+          first = undefined;
+        } while (q.again && alive.current);
+        q.running = undefined;
+      };
+      q.running = run();
+      return q.running;
+    },
+    [load],
+  );
+
   // the event stream drives every reload; while the daemon is down, ask again now and then
   useEffect(() => {
     alive.current = true;
     let stream: Awaited<ReturnType<Source['events']>> | undefined;
     let timer: NodeJS.Timeout | undefined;
-    let pending = false;
     let first = initial;
     const follow = async () => {
       while (alive.current) {
@@ -379,16 +428,17 @@ export function Dashboard(props: DashboardProps): ReactElement {
         first = undefined;
         try {
           stream = await source.events();
+          last.current.profileDue = true; // the relay may have changed while nobody listened
           await reload(); // what happened between the load and the subscription
-          for await (const _event of stream) {
+          for await (const event of stream) {
             if (!alive.current) break;
-            if (pending) continue;
-            pending = true;
-            // a burst of events is one reload
-            queueMicrotask(() => {
-              pending = false;
-              void reload();
-            });
+            const shown = last.current.snap?.daemon === 'up' ? last.current.snap.agent : undefined;
+            // a session (any agent's: the agents pane lists them), or something of the agent
+            // shown; a transfer's progress changes nothing here
+            if (event.type === 'session') {
+              if (event.agent === shown) last.current.profileDue = true;
+            } else if (event.type === 'transfer' || (shown !== undefined && event.agent !== shown)) continue;
+            void reload();
           }
         } catch {
           // the daemon went away: shown as down by the next reload

@@ -90,7 +90,8 @@ export async function loadSnapshot(source: Source, wanted?: string, withProfile 
   };
 }
 
-async function loadProfile(source: Source, agent: string): Promise<Profile | undefined> {
+/** The agent's relay profile; undefined when the relay does not answer. */
+export async function loadProfile(source: Source, agent: string): Promise<Profile | undefined> {
   try {
     const p = await source.profile(agent);
     return {
