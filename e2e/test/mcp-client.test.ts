@@ -119,4 +119,31 @@ describe('svc mcp as a demanding client meets it', () => {
     const { tools } = await alice.listTools();
     expect(tools.find((t) => t.name === 'reply')!.description).toContain('every member in a group');
   }, 90_000);
+
+  it('a relay that hangs: the send answers queued (the daemon sends it later), not a timeout to retry', async () => {
+    const alice = await connect(homes.a, 'alice');
+    // bob's key pinned first, so the send only waits on its post
+    await call(alice, 'send_message', { to: 'bob', content: 'before the relay hangs' });
+    process.kill(relay.child.pid!, 'SIGSTOP');
+    let sent: { message_id: string; status: string } | undefined;
+    try {
+      sent = await call<{ message_id: string; status: string }>(alice, 'send_message', {
+        to: 'bob',
+        content: 'while the relay hangs',
+      });
+    } finally {
+      process.kill(relay.child.pid!, 'SIGCONT');
+    }
+    expect(sent.status).toBe('queued');
+    // it goes out once the relay answers again: once, under its id
+    const bob = await connect(homes.b, 'bob');
+    await until(
+      async () =>
+        (
+          await call<{ messages: PresentedMessage[] }>(bob, 'read_conversation', { conversation: 'alice' })
+        ).messages.some((m) => m.message_id === sent!.message_id),
+      60_000,
+      'bob has the queued message',
+    );
+  }, 120_000);
 });

@@ -32,9 +32,10 @@ export function mcpCommand(app: App): Command {
     const { link, agent } = await run.asAgent();
     // an unknown agent fails here, before the client starts talking to a server that cannot work
     const me = await link.getAgent(agent);
-    const { createSvcMcp, CALL_TIMEOUT_MS } = await import('../mcp/server.js');
+    const { createSvcMcp, CALL_TIMEOUT_MS, SEND_TIMEOUT_MS } = await import('../mcp/server.js');
     const server = createSvcMcp({
       client: new DaemonClient({ home: app.home, timeoutMs: CALL_TIMEOUT_MS }),
+      sender: new DaemonClient({ home: app.home, timeoutMs: SEND_TIMEOUT_MS }),
       agent: me.name,
       log: (line) => run.info(`mcp: ${line}`),
     });

@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 async function connected(daemon: DaemonClient): Promise<Client> {
-  const server = createSvcMcp({ client: daemon, agent: 'alice' });
+  const server = createSvcMcp({ client: daemon, sender: daemon, agent: 'alice' });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.mcp.connect(a);
   const client = new Client({ name: 'test', version: '1.0.0' });
@@ -67,6 +67,15 @@ describe('svc mcp without a healthy daemon', () => {
     ] as const) {
       const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
       expect(e.error, name).toBe('daemon_timeout');
+    }
+    // a send past its deadline may have gone out: said so, with where to look, never "failed"
+    for (const [name, args, where] of [
+      ['send_message', { to: 'bob', content: 'hi' }, 'read_conversation with conversation "bob"'],
+      ['reply', { message_id: 'm1', content: 'hi' }, 'read_conversation on the conversation of m1'],
+    ] as const) {
+      const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
+      expect(e.message, name).toContain('may have been sent or queued');
+      expect(e.message, name).toContain(where);
     }
   });
 });

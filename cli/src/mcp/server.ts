@@ -24,6 +24,13 @@ import * as S from './schemas.js';
 
 /** Deadline of one daemon call from a tool. */
 export const CALL_TIMEOUT_MS = 15_000;
+/**
+ * Deadline of a send or reply: past the daemon's own, which posts with a 15 s relay deadline
+ * (and may renew its token or fetch the peer's key first, 15 s each) before it answers
+ * `queued`. Shorter, a hung relay made a queued message a timeout, which a model resends.
+ * Under the 60 s an MCP SDK client waits for an answer by default.
+ */
+export const SEND_TIMEOUT_MS = 50_000;
 /** A display-name lookup never holds a tool up longer than this; the name is then null. */
 const NAME_LOOKUP_MS = 2_000;
 const NAME_TTL_MS = 5 * 60_000;
@@ -71,6 +78,15 @@ function sizeError(err: unknown, content: string): unknown {
   );
 }
 
+/** A send the daemon did not answer in time may have gone out: never a plain failure to retry. */
+function sendOutcomeUnknown(err: unknown, check: string): unknown {
+  if ((err as { code?: unknown } | undefined)?.code !== 'daemon_timeout') return err;
+  return new ToolError(
+    'daemon_timeout',
+    `The daemon did not answer in time, so the message may have been sent or queued: check ${check} before sending it again.`,
+  );
+}
+
 /** Content longer than MAX_CONTENT_BYTES: refused before the daemon seals it. */
 function checkSize(content: string): void {
   const bytes = Buffer.byteLength(content);
@@ -91,6 +107,8 @@ function ok<T extends Record<string, unknown>>(value: T): CallToolResult {
 
 export interface McpOptions {
   client: DaemonApi;
+  /** the client for send and reply, whose deadline is SEND_TIMEOUT_MS (default: client) */
+  sender?: DaemonApi;
   /** the local agent name or number this server acts as */
   agent: string;
   /** where diagnostics go (never stdout: that is the protocol) */
@@ -100,6 +118,7 @@ export interface McpOptions {
 /** Builds the server (tools, resources, update notifications); `start()` connects it. */
 export function createSvcMcp(options: McpOptions) {
   const { client, agent } = options;
+  const sender = options.sender ?? client;
   const log = options.log ?? (() => undefined);
   const names = new Map<string, { name: string | null; at: number }>();
 
@@ -233,7 +252,7 @@ export function createSvcMcp(options: McpOptions) {
     },
     async (a) => {
       checkSize(a.content);
-      return client
+      return sender
         .send(agent, {
           to: a.to,
           content: a.content,
@@ -241,7 +260,10 @@ export function createSvcMcp(options: McpOptions) {
           ...(a.conversation_id ? { conversation_id: a.conversation_id } : {}),
         })
         .catch((err: unknown) => {
-          throw sizeError(err, a.content);
+          throw sendOutcomeUnknown(
+            sizeError(err, a.content),
+            `read_conversation with conversation ${JSON.stringify(a.to)}`,
+          );
         });
     },
   );
@@ -260,8 +282,8 @@ export function createSvcMcp(options: McpOptions) {
     },
     async (a) => {
       checkSize(a.content);
-      return client.reply(agent, { message_id: a.message_id, content: a.content }).catch((err: unknown) => {
-        throw sizeError(err, a.content);
+      return sender.reply(agent, { message_id: a.message_id, content: a.content }).catch((err: unknown) => {
+        throw sendOutcomeUnknown(sizeError(err, a.content), `read_conversation on the conversation of ${a.message_id}`);
       });
     },
   );
