@@ -507,6 +507,50 @@ describe('svc tui frames', () => {
     await frame((f) => f.includes('Inbox · 3 unread'), 'back to the overview');
   });
 
+  it('a conversation longer than one read says how long it is, and its older messages are read as the selection goes above them', async () => {
+    const { source, data, emit, subscribed } = fakeSource();
+    const all = Array.from({ length: 450 }, (_, i) => msg(`m${i}`, 'alice', `note ${i}`, 0, 'pinned'));
+    data.inbox = all;
+    data.conversations = [{ ...data.conversations[0]!, message_count: 450, unread: 450, last_message: all[449]! }];
+    const asked: number[] = [];
+    source.read = async (_agent, _conversation, options) => {
+      asked.push(options?.last ?? 0);
+      return all.slice(-(options?.last ?? all.length));
+    };
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('Inbox · 450 unread'), 'the inbox');
+    await press('\t');
+    await press('\r');
+    let f = await frame((f) => f.includes('Conversation with alice'), 'the conversation');
+    expect(f).toContain('Conversation with alice · 450 · 450/450');
+    expect(asked).toEqual([200]);
+    await press('k'.repeat(199)); // the first of the 200 read
+    f = await frame((f) => f.includes('· 251/450'), 'the oldest message read');
+    expect(f).toMatch(/› .* note 250\b/);
+    await press('k'); // above it: the older ones are read, and the one above selected
+    f = await frame((f) => f.includes('· 250/450'), 'the message above');
+    expect(f).toMatch(/› .* note 249\b/);
+    expect(asked).toEqual([200, 400]);
+    // a new message: the same one stays selected, the older ones read stay read
+    for (let i = 0; i < 200 && subscribed() === 0; i++) await new Promise((r) => setImmediate(r));
+    all.push(msg('m450', 'alice', 'note 450', 0));
+    data.conversations = [{ ...data.conversations[0]!, message_count: 451 }];
+    emit({ type: 'message', agent: 'bob', message: all[450]! });
+    f = await frame((f) => f.includes('· 250/451'), 'the new message counted');
+    expect(f).toMatch(/› .* note 249\b/);
+    expect(asked.at(-1)).toBe(400);
+    // not known how many (not among the conversations listed): the title says there may be more
+    await press('\u001b');
+    for (let i = 0; i < 200 && subscribed() === 0; i++) await new Promise((r) => setImmediate(r));
+    data.conversations = [];
+    emit({ type: 'message', agent: 'bob', message: all[450]! });
+    await frame((f) => f.includes('No conversations yet.'), 'the conversations gone');
+    await press('\t');
+    await press('\t'); // the inbox
+    await press('\r');
+    await frame((f) => f.includes('· 200+ · 200/200+'), 'a conversation of unknown length');
+  });
+
   it("a peer's terminal escapes are shown as text, in the list and in the whole message", async () => {
     const { source, data } = fakeSource();
     // clear the screen, write the clipboard (OSC 52), return to the line's start and overwrite it

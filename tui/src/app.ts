@@ -33,8 +33,20 @@ interface Nav {
   agent: string | undefined;
   pane: Pane;
   sel: Record<Pane, number>;
-  /** an open conversation; sel: the selected message (the newest when it opens) */
-  open?: { id: string; title: string; messages: ArchivedMessage[]; sel: number };
+  /**
+   * an open conversation: its newest `last` messages (more are read as the selection goes
+   * above the first); sel: the selected message (the newest when it opens); total: its
+   * messages in all, as the conversations list counts them, when it does
+   */
+  open?: {
+    id: string;
+    title: string;
+    messages: ArchivedMessage[];
+    sel: number;
+    last: number;
+    total?: number;
+    older?: boolean;
+  };
   /** editing: the query is being typed; results: what the archive answered */
   search?: { editing: boolean; query: string; results?: ArchivedMessage[]; sel?: number };
   /** one message read whole (Enter on a message of a conversation or of the results); scroll: first line shown */
@@ -154,6 +166,10 @@ export const shortTime = (iso: string | null | undefined): string =>
 const MIN_LEFT_WIDTH = 24;
 const MIN_RIGHT_WIDTH = 20;
 const MIN_BODY_ROWS = 8;
+/** Messages of a conversation read at a time (the newest first; more as the selection goes above them). */
+export const CONVERSATION_PAGE = 200;
+/** Search results asked for. */
+const SEARCH_LIMIT = 50;
 /** How long a relay profile shown stays unasked while nothing says it changed. */
 const PROFILE_MAX_AGE_MS = 60_000;
 /** The narrowest terminal the frame is drawn in (the columns shrink to fit; e2e/test/tui-tmux.test.ts checks it whole at 40). */
@@ -373,13 +389,16 @@ export function Dashboard(props: DashboardProps): ReactElement {
         setError(undefined);
         const o = nav.current.open;
         if (next.daemon === 'up' && next.agent && o) {
-          const messages = await source.read(next.agent, o.id, { last: 200, verified: true });
+          const messages = await source.read(next.agent, o.id, { last: o.last, verified: true });
           const now = nav.current.open;
           if (alive.current && now?.id === o.id) {
-            // on the newest message: stay on the newest as more arrive
-            const sel =
-              now.sel >= now.messages.length - 1 ? messages.length - 1 : Math.min(now.sel, messages.length - 1);
-            update({ open: { ...now, messages, sel: Math.max(0, sel) } });
+            // on the newest message: stay on the newest as more arrive; else on the same one
+            // (the list is the newest `last`: a new message moves the others up one)
+            const was = now.messages[now.sel]?.message_id;
+            const same = messages.findIndex((m) => m.message_id === was);
+            const sel = now.sel >= now.messages.length - 1 || same < 0 ? messages.length - 1 : same;
+            const total = next.conversations.find((c) => c.conversation_id === o.id)?.message_count ?? now.total;
+            update({ open: { ...now, messages, sel: Math.max(0, sel), ...(total !== undefined ? { total } : {}) } });
           }
         }
       } catch (err) {
@@ -467,10 +486,38 @@ export function Dashboard(props: DashboardProps): ReactElement {
 
   const openConversation = async (id: string, title: string) => {
     if (!view?.agent) return;
+    const total = view.conversations.find((c) => c.conversation_id === id)?.message_count;
     try {
-      const messages = await source.read(view.agent, id, { last: 200, verified: true });
-      update({ open: { id, title, messages, sel: Math.max(0, messages.length - 1) } });
+      const messages = await source.read(view.agent, id, { last: CONVERSATION_PAGE, verified: true });
+      update({
+        open: {
+          id,
+          title,
+          messages,
+          sel: Math.max(0, messages.length - 1),
+          last: CONVERSATION_PAGE,
+          ...(total !== undefined ? { total } : {}),
+        },
+      });
     } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
+  /** The open conversation's older messages, read as the selection goes above the first: `up` more lines up. */
+  const readOlder = async (up: number) => {
+    const o = nav.current.open;
+    if (!view?.agent || !o || o.older || o.messages.length < o.last) return;
+    update({ open: { ...o, older: true } });
+    const last = o.last + Math.max(CONVERSATION_PAGE, up);
+    try {
+      const messages = await source.read(view.agent, o.id, { last, verified: true });
+      const now = nav.current.open;
+      if (now?.id !== o.id) return;
+      const was = messages.findIndex((m) => m.message_id === now.messages[now.sel]?.message_id);
+      update({ open: { ...now, messages, last, older: false, sel: Math.max(0, was - up) } });
+    } catch (err) {
+      if (nav.current.open?.id === o.id) update({ open: { ...nav.current.open, older: false } });
       setError((err as Error).message);
     }
   };
@@ -498,7 +545,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
         if (!q || !view?.agent) return update({ search: undefined });
         update({ search: { editing: false, query: q } });
         source
-          .search(view.agent, q, { limit: 50, verified: true })
+          .search(view.agent, q, { limit: SEARCH_LIMIT, verified: true })
           .then((results) => {
             if (nav.current.search?.query === q) update({ search: { editing: false, query: q, results } });
           })
@@ -535,6 +582,11 @@ export function Dashboard(props: DashboardProps): ReactElement {
     if (list) {
       const at = results ? (search?.sel ?? 0) : (open?.sel ?? 0);
       if (move !== 0) {
+        // above the first message read of a conversation: its older ones
+        if (!results && open && at + move < 0) {
+          void readOlder(-(at + move));
+          return;
+        }
         const sel = Math.min(list.length - 1, Math.max(0, at + move));
         if (results && search) update({ search: { ...search, sel } });
         else if (open) update({ open: { ...open, sel } });
@@ -667,12 +719,16 @@ export function Dashboard(props: DashboardProps): ReactElement {
       h(MessageLine, { key: m.message_id, m, width: inner(rightWidth), selected: i === selected }),
     );
 
-  /** A list of messages with its selection in view; the title says which of how many. */
-  const selectable = (messages: ArchivedMessage[], at: number) => {
+  /**
+   * A list of messages with its selection in view; the title says which of how many:
+   * `before` are there before the first in the list (a conversation's not read yet), and
+   * `count` names them all (`200+` when it is not known how many more there are).
+   */
+  const selectable = (messages: ArchivedMessage[], at: number, before = 0, count = String(messages.length)) => {
     const win = windowOf(messages, at, listRows(1));
     return {
       rows: messageRows(win.items, at - win.offset),
-      where: messages.length > 1 ? ` · ${at + 1}/${messages.length}` : '',
+      where: messages.length > 1 || before > 0 ? ` · ${before + at + 1}/${count}` : '',
     };
   };
 
@@ -701,17 +757,24 @@ export function Dashboard(props: DashboardProps): ReactElement {
     );
   } else if (search && !search.editing) {
     const results = search.results ?? [];
-    const list = selectable(results, search.sel ?? 0);
+    // as many as asked for (the best matches first): there may be more
+    const found = `${results.length}${results.length >= SEARCH_LIMIT ? '+' : ''}`;
+    const list = selectable(results, search.sel ?? 0, 0, found);
     right = listPanel(
-      `Search “${clip(search.query, 30)}” · ${results.length} found${list.where} (Esc back)`,
+      `Search “${clip(search.query, 30)}” · ${found} found${list.where} (Esc back)`,
       true,
       list.rows,
       search.results === undefined ? 'Searching…' : 'Nothing found.',
     );
   } else if (open) {
-    const list = selectable(open.messages, open.sel);
+    // the newest `last` read: the conversations list says how many there are in all
+    const n = open.messages.length;
+    const more = n >= open.last;
+    const all = open.total !== undefined && open.total >= n ? open.total : undefined;
+    const count = all !== undefined ? String(all) : more ? `${n}+` : String(n);
+    const list = selectable(open.messages, open.sel, all !== undefined ? all - n : 0, count);
     right = listPanel(
-      `${open.title} · ${open.messages.length}${list.where} (Esc back)`,
+      `${open.title} · ${count}${list.where}${open.older ? ' · reading older…' : ''} (Esc back)`,
       true,
       list.rows,
       'No messages.',
