@@ -98,6 +98,65 @@ describe('an agent out of service (its archive cannot be used)', () => {
   });
 });
 
+describe('svc doctor checks each archive: a quick check kept six hours, or --full-integrity now', () => {
+  it('a damaged page is a problem with what to do; a passed check answers from its receipt', async () => {
+    const t = await homeWith({ ann: 'ok', bea: 'archive-page-damaged' });
+    const archiveOf = (name: string) => join(t.home, 'agents', name, 'archive.db');
+    const first = await runIn(t, ['doctor', '--json']);
+    expect(first.code, first.stderr).toBe(1);
+    const report = JSON.parse(first.stdout);
+    expect(report.archives).toEqual([
+      {
+        agent: 'ann',
+        file: archiveOf('ann'),
+        kind: 'quick',
+        checked_at: expect.any(String),
+        ok: true,
+        problems: [],
+        from_receipt: false,
+      },
+      {
+        agent: 'bea',
+        file: archiveOf('bea'),
+        kind: 'quick',
+        checked_at: expect.any(String),
+        ok: false,
+        problems: expect.arrayContaining([expect.stringMatching(/page \d+/)]),
+        from_receipt: false,
+      },
+    ]);
+    expect(report.problems).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^agent bea: its archive ${archiveOf('bea')} failed SQLite's quick integrity check: .+\\. Stop the daemon \\(svc stop\\), then restore the file from a backup`,
+        ),
+      ),
+    ]);
+    // within six hours: ann's receipt answers, bea (no receipt for a failed check) is checked again
+    const second = JSON.parse((await runIn(t, ['doctor', '--json'])).stdout);
+    expect(
+      second.archives.map((a: { agent: string; ok: boolean; from_receipt: boolean }) => [
+        a.agent,
+        a.ok,
+        a.from_receipt,
+      ]),
+    ).toEqual([
+      ['ann', true, true],
+      ['bea', false, false],
+    ]);
+    const full = await runIn(t, ['doctor', '--full-integrity']);
+    expect(full.code).toBe(1);
+    expect(full.stdout).toMatch(/^archives: +ann: ok \(full check, now\), bea: DAMAGED \(full check, now\)$/m);
+    expect(full.stdout).toContain(
+      `  - agent bea: its archive ${archiveOf('bea')} failed SQLite's full integrity check: `,
+    );
+    // --as: that agent's archive alone, its full check's receipt answering
+    const ann = await runIn(t, ['doctor', '--as', 'ann']);
+    expect(ann.code, ann.stdout).toBe(0);
+    expect(ann.stdout).toMatch(/^archives: +ann: ok \(full check, receipt of \S+\)$/m);
+  });
+});
+
 describe('svc deregister of an agent out of service (its archive cannot be used)', () => {
   it('removes it, named with its number; an agent of this machine alone has no relay to revoke it on', async () => {
     const t = await homeWith({ ann: 'ok', cat: 'archive-damaged' });

@@ -28,6 +28,8 @@ const METHODS = [
   'removeDeployment',
   'renewDeployment',
   'auditDeployments',
+  'diagnoseDeployment',
+  'archiveIntegrity',
   'register',
   'registerLocal',
   'listAgents',

@@ -53,6 +53,7 @@ describe('svc doctor', () => {
           { name: 'ann', agent_number: 'ann', deployment: 'local', session: 'offline', kind: 'local' },
         ]),
       auditDeployments: () => [{ name: 'dev', deployment_id: 'dep_1', ok: true, problems: [] }],
+      archiveIntegrity: () => [],
     });
     const r = await svc(['doctor'], { link });
     expect(r.code).toBe(0);
@@ -66,6 +67,7 @@ describe('svc doctor', () => {
       status: () =>
         status([{ name: 'bob', agent_number: 'bob', deployment: 'gone', session: 'connected', kind: 'agent' }]),
       auditDeployments: () => [],
+      archiveIntegrity: () => [],
     });
     const r = await svc(['doctor'], { link });
     expect(r.code).toBe(1);
@@ -77,9 +79,13 @@ describe('svc doctor', () => {
   it('an agent that cannot connect is a problem that says why', async () => {
     const dan = { name: 'dan', agent_number: 'dan', deployment: 'dev', session: 'connecting', kind: 'agent' };
     const error = 'The relay at http://r cannot be reached (ECONNREFUSED)';
-    const bare = fakeLink({ status: () => status([dan]), auditDeployments: () => [] });
+    const bare = fakeLink({ status: () => status([dan]), auditDeployments: () => [], archiveIntegrity: () => [] });
     expect((await svc(['doctor'], { link: bare.link })).stdout).toMatch(/agent dan: session connecting\n/);
-    const told = fakeLink({ status: () => status([{ ...dan, session_error: error }]), auditDeployments: () => [] });
+    const told = fakeLink({
+      status: () => status([{ ...dan, session_error: error }]),
+      auditDeployments: () => [],
+      archiveIntegrity: () => [],
+    });
     expect((await svc(['doctor'], { link: told.link })).stdout).toContain(`agent dan: session connecting: ${error}`);
   });
 
@@ -88,6 +94,7 @@ describe('svc doctor', () => {
       status: () =>
         status([{ name: 'carol', agent_number: 'carol', deployment: 'dev', session: 'refused', kind: 'agent' }]),
       auditDeployments: () => [{ name: 'dev', deployment_id: 'dep_1', ok: true, problems: [] }],
+      archiveIntegrity: () => [],
     });
     const r = await svc(['doctor'], { link });
     expect(r.code).toBe(1);

@@ -1,5 +1,12 @@
 /** Identity: whoami, deregister, sync, doctor, account (hosted), star, tui; start and stop live in daemon-process.ts. */
-import { type DaemonApi, type DaemonStatus, type LocalAgent, refusedAdvice, type SyncResult } from '@svc/daemon/client';
+import {
+  type ArchiveIntegrity,
+  type DaemonApi,
+  type DaemonStatus,
+  type LocalAgent,
+  refusedAdvice,
+  type SyncResult,
+} from '@svc/daemon/client';
 import type { OwnProfile, TokenResponse } from '@svc/shared';
 import { Command } from 'commander';
 import type { App } from '../app.js';
@@ -215,6 +222,10 @@ export function identityCommands(app: App): Command[] {
     );
   });
 
+  /** An archive's check in a word or three: `alice: ok (quick check, from the receipt of 2025-…)`. */
+  const integrityText = (r: ArchiveIntegrity) =>
+    `${r.agent}: ${r.ok ? 'ok' : 'DAMAGED'} (${r.kind} check${r.from_receipt ? `, receipt of ${r.checked_at}` : ', now'})`;
+
   const doctor = withVerbose(
     withJson(
       withAs(
@@ -223,7 +234,7 @@ export function identityCommands(app: App): Command[] {
           .option('--api-url <url>', 'relay base URL to check (not built yet)')
           .option(
             '--full-integrity',
-            'scan every local database page instead of the six-hour receipt (not built yet)',
+            "check every page and index of each archive now, instead of a quick check's receipt of the last six hours",
             false,
           ),
         'agent to check',
@@ -232,11 +243,8 @@ export function identityCommands(app: App): Command[] {
   );
   action(app, doctor, async (run) => {
     const o = run.opts<{ apiUrl?: string; fullIntegrity: boolean }>();
-    if (o.fullIntegrity || o.apiUrl !== undefined) {
-      throw new CliError(
-        'not_built_yet',
-        'doctor --full-integrity and --api-url are not built yet; run svc doctor alone.',
-      );
+    if (o.apiUrl !== undefined) {
+      throw new CliError('not_built_yet', 'doctor --api-url is not built yet; run svc doctor without it.');
     }
     const link = await run.link();
     const status = await link.status();
@@ -244,8 +252,19 @@ export function identityCommands(app: App): Command[] {
     const chosen = run.explicitAgent();
     const agents = chosen ? status.agents.filter((a) => a.name === chosen || a.agent_number === chosen) : status.agents;
     if (chosen && agents.length === 0) throw new CliError('unknown_agent', `No local agent ${JSON.stringify(chosen)}.`);
+    // the archives of the agents in service (one out of service is reported below, with its code)
+    const inService = agents.filter((a) => a.session !== 'unusable').map((a) => a.name);
+    const archives = (await link.archiveIntegrity({ full: o.fullIntegrity })).filter((r) =>
+      inService.includes(r.agent),
+    );
     const problems = [
       ...(status.vault.warning ? [`vault: ${status.vault.warning}`] : []),
+      ...archives
+        .filter((r) => !r.ok)
+        .map(
+          (r) =>
+            `agent ${r.agent}: its archive ${r.file} failed SQLite's ${r.kind} integrity check: ${r.problems.join('; ')}. Stop the daemon (svc stop), then restore the file from a backup, or move it away (a new, empty archive is made in its place; what it held is lost)`,
+        ),
       ...audit.flatMap((d) => d.problems.map((p) => `deployment ${d.name}: ${p}`)),
       // out of service, whatever its kind: the code, the file and what to do
       ...agents.map(outOfServiceText).filter((p) => p !== undefined),
@@ -272,6 +291,7 @@ export function identityCommands(app: App): Command[] {
       vault: status.vault,
       deployments: audit,
       agents,
+      archives,
       problems,
     };
     run.print(
@@ -292,6 +312,7 @@ export function identityCommands(app: App): Command[] {
                   : `${a.name} (${a.session}${a.receive === 'source' ? `, via named source ${a.source}` : ''})`,
             ),
           ],
+          ['archives', archives.map(integrityText)],
         ]) + (problems.length ? `Problems:\n${problems.map((p) => `  - ${p}\n`).join('')}` : 'No problems found.\n'),
     );
     if (problems.length) app.exitCode = 1;

@@ -8,7 +8,8 @@
  */
 import type { Logger } from 'pino';
 import { Archive, ArchiveUnusableError } from '../archive/archive.js';
-import type { DaemonSummary } from '../client/api.js';
+import { archiveIntegrity } from '../archive/integrity.js';
+import type { ArchiveIntegrity, DaemonSummary } from '../client/api.js';
 import type { SessionTiming } from '../config/config.js';
 import type { DeploymentStore } from '../deployments/store.js';
 import { type AgentFileUnusableError, DaemonError } from '../errors.js';
@@ -211,6 +212,19 @@ export class AgentManager {
       ...this.sessions().map((s) => s.config),
       ...this.outOfService().flatMap((u) => (u.config ? [u.config] : [])),
     ].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /**
+   * The integrity of each in-service agent's archive, or of the one named (out of service:
+   * its code, as for any request as that agent). Runs on this thread: a quick check reads
+   * every page once, and doctor asks for it at most every six hours per archive.
+   */
+  integrity(opts: { agent?: string; full?: boolean } = {}): ArchiveIntegrity[] {
+    const sessions = opts.agent === undefined ? this.sessions() : [this.resolve(opts.agent)];
+    return sessions.map((s) => {
+      const file = this.store.archivePath(s.name);
+      return { agent: s.name, file, ...archiveIntegrity(s.archive.db, file, { full: opts.full === true }) };
+    });
   }
 
   /** Sessions and unread counts of every agent, no relay call (status lines). */

@@ -112,6 +112,14 @@ export const DAEMON_API = {
     M.DeploymentDiagnosis,
   ),
 
+  /** each in-service agent's archive (or the one asked for): quick unless full, from a receipt when recent */
+  archiveIntegrity: op(
+    'GET',
+    '/v1/archives/integrity',
+    { querystring: Type.Object({ agent: Type.Optional(M.AgentRef), full: Type.Optional(Type.Boolean()) }) },
+    Type.Array(M.ArchiveIntegrity),
+  ),
+
   // --- local agents and keys
   register: op('POST', '/v1/agents/register', { body: M.RegisterInput }, M.LocalAgent),
   /** an offline agent of this machine: no relay, no login */
@@ -331,6 +339,7 @@ export interface DaemonApi {
   renewDeployment(name: string, input?: ApiBody<'renewDeployment'>): Promise<ApiAnswer<'renewDeployment'>>;
   auditDeployments(): Promise<ApiAnswer<'auditDeployments'>>;
   diagnoseDeployment(nameOrId: string, at?: string): Promise<ApiAnswer<'diagnoseDeployment'>>;
+  archiveIntegrity(options?: { agent?: string; full?: boolean }): Promise<ApiAnswer<'archiveIntegrity'>>;
 
   register(input: ApiBody<'register'>): Promise<ApiAnswer<'register'>>;
   registerLocal(input: ApiBody<'registerLocal'>): Promise<ApiAnswer<'registerLocal'>>;

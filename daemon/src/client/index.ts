@@ -205,6 +205,9 @@ export class DaemonClient implements DaemonApi {
   auditDeployments() {
     return this.#call('auditDeployments');
   }
+  archiveIntegrity(options: { agent?: string; full?: boolean } = {}) {
+    return this.#call('archiveIntegrity', { query: options });
+  }
   diagnoseDeployment(nameOrId: string, at?: string) {
     return this.#call('diagnoseDeployment', { params: { name: nameOrId }, query: at === undefined ? {} : { at } });
   }

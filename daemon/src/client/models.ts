@@ -132,6 +132,20 @@ export const DeploymentAudit = Type.Object({
 });
 export type DeploymentAudit = Static<typeof DeploymentAudit>;
 
+/** An archive's integrity check (svc doctor): run now, or read from a receipt of the last six hours. */
+export const ArchiveIntegrity = Type.Object({
+  agent: Str(),
+  file: Str(),
+  /** quick: every page's structure; full: also every index against its table */
+  kind: Type.Union([Type.Literal('quick'), Type.Literal('full')]),
+  checked_at: Str(),
+  ok: Type.Boolean(),
+  /** SQLite's words for the first problems found (at most 20) */
+  problems: Type.Array(Str()),
+  from_receipt: Type.Boolean(),
+});
+export type ArchiveIntegrity = Static<typeof ArchiveIntegrity>;
+
 /** One check of a diagnosis: a step of verifying the document, or a rule of this daemon's. */
 export const DeploymentCheck = Type.Object({
   check: Str(),

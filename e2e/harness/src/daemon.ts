@@ -34,7 +34,24 @@ export async function startDaemon(home = tempHome(), overrides: Partial<DaemonCo
 }
 
 /** What a test does to a local agent's files once it is registered. */
-export type AgentFiles = 'ok' | 'archive-newer' | 'archive-damaged' | 'config-damaged';
+/**
+ * archive-page-damaged: the archive opens, but its last page (an index's) is garbage, as a
+ * failing disk leaves it: only an integrity check finds it.
+ */
+export type AgentFiles = 'ok' | 'archive-newer' | 'archive-damaged' | 'archive-page-damaged' | 'config-damaged';
+
+/** Overwrites the header of the last page of the SQLite file at `file` (closed, its WAL checkpointed). */
+export function damageLastPage(file: string): void {
+  const bytes = readFileSync(file);
+  const size = bytes.readUInt16BE(16) === 1 ? 65_536 : bytes.readUInt16BE(16);
+  const fd = openSync(file, 'r+');
+  try {
+    // a leaf page claiming five cells whose pointers all lie outside it
+    writeSync(fd, Buffer.from([0x0d, 0, 0, 0, 5, 0x0f, 0xff, 0]), 0, 8, bytes.length - size);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** A file of local agent `name` in `home`. */
 export const agentFile = (home: string, name: string, file: 'archive.db' | 'agent.json'): string =>
@@ -56,6 +73,7 @@ export async function homeWithAgents(prefix: string, agents: Record<string, Agen
     const archive = agentFile(home, name, 'archive.db');
     if (files === 'config-damaged') writeFileSync(agentFile(home, name, 'agent.json'), `{"name": "${name}", "agent_`);
     if (files === 'archive-damaged') writeFileSync(archive, 'not a database, just some bytes '.repeat(200));
+    if (files === 'archive-page-damaged') damageLastPage(archive);
     if (files === 'archive-newer') {
       const version = Buffer.alloc(4);
       version.writeUInt32BE(readFileSync(archive).readUInt32BE(60) + 1);
