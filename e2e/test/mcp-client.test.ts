@@ -7,7 +7,7 @@ import { tail, until } from '@svc/test-harness';
 import { SVC_BIN } from '@svc/test-harness/bins';
 import { registerWithCli, stopCliAgents } from '@svc/test-harness/cli-agents';
 import { type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
-import { daemonLog, type Home, newHome, svcJson } from '@svc/test-harness/svc-cli';
+import { daemonLog, daemonPid, type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -35,6 +35,12 @@ async function connect(home: Home, name: string, globalFlags: string[] = []): Pr
   await client.listTools();
   open.push(client);
   return client;
+}
+
+async function callError(c: Client, name: string, args: Record<string, unknown> = {}) {
+  const r = (await c.callTool({ name, arguments: args })) as CallToolResult;
+  expect(r.isError, `${name} should fail`).toBe(true);
+  return JSON.parse((r.content[0] as { text: string }).text) as { error: string; message: string };
 }
 
 async function call<T = Record<string, unknown>>(c: Client, name: string, args: Record<string, unknown> = {}) {
@@ -146,4 +152,26 @@ describe('svc mcp as a demanding client meets it', () => {
       'bob has the queued message',
     );
   }, 120_000);
+
+  it('a daemon stopped mid-session: the next tool starts it again, as every svc command does', async () => {
+    const alice = await connect(homes.a, 'alice');
+    const before = daemonPid(homes.a);
+    expect((await svc(homes.a, ['--no-autostart', 'stop'])).code).toBe(0);
+    const me = await call<{ agent_number: string }>(alice, 'whoami');
+    expect(me.agent_number).toBe('alice');
+    expect(daemonPid(homes.a)).not.toBe(before);
+    await call(alice, 'list_inbox');
+  }, 90_000);
+
+  it('with --no-autostart, a stopped daemon is daemon_unavailable saying to start it in the background', async () => {
+    const alice = await connect(homes.a, 'alice', ['--no-autostart']);
+    expect((await svc(homes.a, ['--no-autostart', 'stop'])).code).toBe(0);
+    const e = await callError(alice, 'whoami');
+    expect(e.error).toBe('daemon_unavailable');
+    expect(e.message).toContain('`svc start -b`');
+    expect(daemonPid(homes.a)).toBeUndefined();
+    // started by its owner: the same server answers again
+    expect((await svc(homes.a, ['start', '-b'])).code).toBe(0);
+    expect((await call<{ agent_number: string }>(alice, 'whoami')).agent_number).toBe('alice');
+  }, 90_000);
 });

@@ -30,12 +30,22 @@ export function mcpCommand(app: App): Command {
     const stdin = app.io.stdin;
     if (!stdin) throw new CliError('io_error', 'svc mcp speaks MCP on standard input, and there is none.');
     const { link, agent } = await run.asAgent();
+    let root = run.cmd;
+    while (root.parent) root = root.parent;
+    const autostart = root.opts().autostart !== false;
     // an unknown agent fails here, before the client starts talking to a server that cannot work
     const me = await link.getAgent(agent);
     const { createSvcMcp, CALL_TIMEOUT_MS, SEND_TIMEOUT_MS } = await import('../mcp/server.js');
     const server = createSvcMcp({
       client: new DaemonClient({ home: app.home, timeoutMs: CALL_TIMEOUT_MS }),
       sender: new DaemonClient({ home: app.home, timeoutMs: SEND_TIMEOUT_MS }),
+      // a daemon stopped mid-session is started again as at the start, unless --no-autostart
+      ...(autostart
+        ? {
+            startDaemon: async () =>
+              (await import('../daemon-link.js')).connectDaemon({ home: app.home, autostart: true, env: app.io.env }),
+          }
+        : {}),
       agent: me.name,
       log: (line) => run.info(`mcp: ${line}`),
     });

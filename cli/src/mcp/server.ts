@@ -87,6 +87,16 @@ function sendOutcomeUnknown(err: unknown, check: string): unknown {
   );
 }
 
+/**
+ * No daemon listens: the request never reached one (nothing on the socket, or a socket
+ * nobody accepts on), so running the tool again after starting it cannot do anything twice.
+ */
+function noDaemon(err: unknown): boolean {
+  if ((err as { code?: unknown } | undefined)?.code !== 'daemon_unavailable') return false;
+  const cause = (err as { cause?: { code?: unknown } }).cause?.code;
+  return cause === 'ENOENT' || cause === 'ECONNREFUSED';
+}
+
 /** Content longer than MAX_CONTENT_BYTES: refused before the daemon seals it. */
 function checkSize(content: string): void {
   const bytes = Buffer.byteLength(content);
@@ -109,6 +119,11 @@ export interface McpOptions {
   client: DaemonApi;
   /** the client for send and reply, whose deadline is SEND_TIMEOUT_MS (default: client) */
   sender?: DaemonApi;
+  /**
+   * Starts the daemon when none answers, as every svc command does (absent with
+   * --no-autostart): a tool that finds it stopped starts it and runs again.
+   */
+  startDaemon?: () => Promise<unknown>;
   /** the local agent name or number this server acts as */
   agent: string;
   /** where diagnostics go (never stdout: that is the protocol) */
@@ -121,6 +136,14 @@ export function createSvcMcp(options: McpOptions) {
   const sender = options.sender ?? client;
   const log = options.log ?? (() => undefined);
   const names = new Map<string, { name: string | null; at: number }>();
+  /** One start at a time, for the tools that found the daemon stopped together. */
+  let starting: Promise<unknown> | undefined;
+  const startDaemon = () => {
+    starting ??= (options.startDaemon?.() ?? Promise.resolve()).finally(() => {
+      starting = undefined;
+    });
+    return starting;
+  };
 
   /** Display names from the relay's directory, cached; a slow or failed lookup gives null. */
   async function displayNames(numbers: Iterable<string>): Promise<Map<string, string | null>> {
@@ -493,7 +516,20 @@ export function createSvcMcp(options: McpOptions) {
     const parsed = t.input.safeParse(request.params.arguments ?? {});
     if (!parsed.success) return invalidInput(name, parsed.error);
     try {
-      const value = await t.run(parsed.data as never, extra.signal);
+      const value = await t.run(parsed.data as never, extra.signal).catch(async (err: unknown) => {
+        if (!noDaemon(err)) throw err;
+        if (!options.startDaemon) {
+          // the daemon client's advice, `svc start`, runs it in the foreground: a shell that
+          // follows it never returns
+          throw new ToolError(
+            'daemon_unavailable',
+            'The svc daemon is not running, and this server does not start it (svc --no-autostart mcp): start it in the background with `svc start -b` (same SVC_HOME), then call the tool again.',
+          );
+        }
+        log(`the daemon is not running; starting it (${name})`);
+        await startDaemon();
+        return t.run(parsed.data as never, extra.signal);
+      });
       // a field the daemon added and the output schema lacks would make the client refuse the
       // whole result (the SDK client checks it), after a send that did happen: left out instead
       const shaped = t.output.safeParse(value);
