@@ -649,6 +649,42 @@ describe('a small terminal', () => {
     expect(all).not.toContain('of 9');
   });
 
+  it('the rows a list does not need go to the other; many agents scroll in their pane; an open list takes the whole height', async () => {
+    const { source, data } = fakeSource();
+    data.inbox = Array.from({ length: 30 }, (_, i) => msg(`m${i}`, 'alice', `note ${i}`, i));
+    data.status = {
+      ...status,
+      agents: Array.from({ length: 20 }, (_, i) => ({
+        name: `agent${String(i).padStart(2, '0')}`,
+        agent_number: `n${i}`,
+        deployment: 'dev',
+        session: 'connected' as const,
+      })),
+    };
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 20 } }));
+    // 20 rows: 15 for the panels, 6 of them borders and titles, one conversation: 8 for the inbox
+    let f = await frame((f) => f.includes('Inbox · 30 unread'), 'the inbox');
+    expect(f).toContain('Inbox · 30 unread · 1–8 of 30');
+    expect(f.split('\n').length).toBeLessThanOrEqual(20);
+    // twenty agents in 15 rows (borders, title and presence line take 4): 11
+    expect(f).toContain('Agents (20) · 1–11');
+    expect(f).not.toContain('agent11');
+    await press('\t');
+    await press('\t'); // the agents
+    await press('j'.repeat(19));
+    f = await frame((f) => f.includes('Agents (20) · 10–20'), 'the last agent in view');
+    expect(f).toMatch(/agent19/);
+    expect(f.split('\n').length).toBeLessThanOrEqual(20);
+    // an open conversation: 12 rows of messages under its title
+    await press('\t');
+    await press('\r');
+    f = await frame((f) => f.includes('Conversation with alice'), 'the conversation');
+    expect(f).toContain('· 30 · 30/30');
+    expect(f).toContain('note 18');
+    expect(f).not.toContain('note 17');
+    expect(f.split('\n').length).toBeLessThanOrEqual(20);
+  });
+
   it('keys do nothing unseen while it is too small (a / would start a search that took q as its text)', async () => {
     const { source } = fakeSource();
     ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 6 } }));

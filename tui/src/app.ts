@@ -182,6 +182,24 @@ function windowOf<T>(items: T[], selected: number, rows: number): { items: T[]; 
   return { items: items.slice(offset, offset + rows), offset };
 }
 
+/**
+ * The rows of the inbox and the conversations (`rows` between them): 45% and 55%, and what
+ * one list does not need goes to the other (a short list of conversations left the rows
+ * under it empty while the inbox showed 10 of 300).
+ */
+export function splitRows(
+  rows: number,
+  inbox: number,
+  conversations: number,
+): { inbox: number; conversations: number } {
+  const all = Math.max(2, rows);
+  const need = { inbox: Math.max(1, inbox), conversations: Math.max(1, conversations) };
+  const share = Math.max(1, Math.floor(all * 0.45));
+  if (need.conversations < all - share) return { inbox: all - need.conversations, conversations: need.conversations };
+  if (need.inbox < share) return { inbox: need.inbox, conversations: all - need.inbox };
+  return { inbox: share, conversations: all - share };
+}
+
 /** ` · 1–4 of 9` when a list shows only part of itself (nothing when it shows all): more is there to scroll to. */
 function shownOf(win: { items: unknown[]; offset: number }, total: number): string {
   return win.items.length < total ? ` · ${win.offset + 1}–${win.offset + win.items.length} of ${total}` : '';
@@ -687,17 +705,29 @@ export function Dashboard(props: DashboardProps): ReactElement {
   const rightWidth = Math.max(MIN_RIGHT_WIDTH, columns - leftWidth);
   const inner = (w: number) => w - 4;
   const bodyRows = Math.max(MIN_BODY_ROWS, rows - 3 - statusHeight);
-  const listRows = (share: number) => Math.max(1, Math.floor((bodyRows - 6) * share));
+  /** the rows of one panel's list as tall as the body (its borders and title take 3) */
+  const listRows = Math.max(1, bodyRows - 3);
+  // the agents' list: as many as fit above the presence line, the selected in view
+  const agentsWin = windowOf(v.status.agents, sel.agents, Math.max(1, listRows - (v.profile ? 1 : 0)));
 
   const agents = h(
     Panel,
-    { title: `Agents (${v.status.agents.length})`, focused: pane === 'agents', width: leftWidth },
+    {
+      title: `Agents (${v.status.agents.length})${agentsWin.items.length < v.status.agents.length ? ` · ${agentsWin.offset + 1}–${agentsWin.offset + agentsWin.items.length}` : ''}`,
+      focused: pane === 'agents',
+      width: leftWidth,
+    },
     v.status.agents.length === 0
       ? h(Text, { color: 'gray' }, 'none: svc register')
-      : v.status.agents.map((a, i) =>
+      : agentsWin.items.map((a, i) =>
           h(
             Text,
-            { key: a.name, wrap: 'truncate', inverse: pane === 'agents' && i === sel.agents, bold: a.name === v.agent },
+            {
+              key: a.name,
+              wrap: 'truncate',
+              inverse: pane === 'agents' && i + agentsWin.offset === sel.agents,
+              bold: a.name === v.agent,
+            },
             `${a.name === v.agent ? '●' : ' '} ${clip(a.name, inner(leftWidth) - 14)} `,
             h(
               Text,
@@ -725,7 +755,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
    * `count` names them all (`200+` when it is not known how many more there are).
    */
   const selectable = (messages: ArchivedMessage[], at: number, before = 0, count = String(messages.length)) => {
-    const win = windowOf(messages, at, listRows(1));
+    const win = windowOf(messages, at, listRows);
     return {
       rows: messageRows(win.items, at - win.offset),
       where: messages.length > 1 || before > 0 ? ` · ${before + at + 1}/${count}` : '',
@@ -742,7 +772,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
       `id ${m.message_id}`,
     ];
     const lines = wrapLines(messageText(m), inner(rightWidth));
-    const room = Math.max(1, listRows(1) - facts.length - 1);
+    const room = Math.max(1, listRows - facts.length - 1);
     const top = Math.min(message.scroll, Math.max(0, lines.length - room));
     const shown = lines.slice(top, top + room);
     const more = lines.length > room ? ` · lines ${top + 1}-${top + shown.length} of ${lines.length}` : '';
@@ -783,7 +813,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
     const out = outOfService(v);
     if (out) {
       // no archive to read: the right column says why in full (the red line below is cut to the width)
-      const room = Math.max(1, listRows(1) - 1);
+      const room = Math.max(1, listRows - 1);
       const lines = wrapLines(out.unusable?.message ?? out.session_error ?? '', inner(rightWidth));
       const shown =
         lines.length > room ? [...lines.slice(0, room - 1), clip(`${lines[room - 1]}…`, inner(rightWidth))] : lines;
@@ -796,8 +826,9 @@ export function Dashboard(props: DashboardProps): ReactElement {
         ...shown.map((l, i) => h(Text, { key: `u${i}`, wrap: 'truncate' }, l === '' ? ' ' : l)),
       );
     } else {
-      const inboxWin = windowOf(v.inbox, sel.inbox, listRows(0.45));
-      const convWin = windowOf(v.conversations, sel.conversations, listRows(0.55));
+      const split = splitRows(bodyRows - 6, v.inbox.length, v.conversations.length);
+      const inboxWin = windowOf(v.inbox, sel.inbox, split.inbox);
+      const convWin = windowOf(v.conversations, sel.conversations, split.conversations);
       right = h(
         Box,
         { flexDirection: 'column', flexGrow: 1, flexShrink: 1, minWidth: 0 },
