@@ -174,4 +174,13 @@ describe('svc mcp as a demanding client meets it', () => {
     expect((await svc(homes.a, ['start', '-b'])).code).toBe(0);
     expect((await call<{ agent_number: string }>(alice, 'whoami')).agent_number).toBe('alice');
   }, 90_000);
+
+  it('an error is one line, whatever the daemon quotes back', async () => {
+    const alice = await connect(homes.a, 'alice');
+    const e = await callError(alice, 'send_message', { to: 'bob\n\u001b]0;owned\u0007', content: 'hi' });
+    expect(e.error).toBe('unknown_recipient');
+    expect(e.message).not.toMatch(/[\u0000-\u001f]/);
+    expect(e.message).toContain('bob\\x0a\\x1b]0;owned\\x07');
+    expect(stderr).toContain('tool send_message failed: bob\\x0a');
+  }, 60_000);
 });

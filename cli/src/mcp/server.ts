@@ -17,7 +17,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ArchivedMessage, ConversationSummary, DaemonApi, DaemonEventStream } from '@svc/daemon/client';
-import type { Contact } from '@svc/shared';
+import { type Contact, printable } from '@svc/shared';
 import { z } from 'zod';
 import { type PresentedMessage, presentHeld, presentMessage } from './present.js';
 import * as S from './schemas.js';
@@ -58,7 +58,8 @@ class ToolError extends Error {
 function toolError(err: unknown): CallToolResult {
   const raw = (err as { code?: unknown } | undefined)?.code;
   const code = typeof raw === 'string' ? raw : 'internal_error';
-  const message = err instanceof Error ? err.message : String(err);
+  // one line, whatever it quotes (a recipient "bob\n" the daemon names back, a peer's text)
+  const message = printable(err instanceof Error ? err.message : String(err));
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: code, message }) }] };
 }
 
@@ -536,7 +537,7 @@ export function createSvcMcp(options: McpOptions) {
       if (!shaped.success) log(`tool ${name}: result outside its output schema: ${shaped.error.message}`);
       return ok((shaped.success ? shaped.data : value) as Record<string, unknown>);
     } catch (err) {
-      log(`tool ${name} failed: ${(err as Error).message}`);
+      log(`tool ${name} failed: ${printable((err as Error).message)}`);
       return toolError(err);
     }
   });
