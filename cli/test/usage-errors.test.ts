@@ -85,7 +85,6 @@ describe('commander refusals are usage errors of one line', () => {
     }
     for (const [args, mark] of [
       [['keys', 'backfill'], 'not built yet'],
-      [['agent', 'prune'], 'not built yet'],
       [['auth', 'logout'], 'hosted only'],
     ] as const) {
       expect((await svc([...args, '--help'])).stdout.split('\n')[2]).toMatch(new RegExp(`\\(${mark}\\)$`));

@@ -3,8 +3,8 @@ import type { OwnProfile, ProfileUpdate, PublicProfile } from '@svc/shared';
 import { VISIBILITIES } from '@svc/shared';
 import { Argument, Command } from 'commander';
 import type { App, Run } from '../app.js';
-import { usageError } from '../errors.js';
-import { action, common, hostedOnly, notBuilt, withJson, withVerbose } from '../options.js';
+import { CliError, usageError } from '../errors.js';
+import { action, common, hostedOnly, withJson, withVerbose } from '../options.js';
 import { keyValues, table } from '../output.js';
 
 function profileText(p: PublicProfile | OwnProfile): string {
@@ -147,10 +147,47 @@ export function agentCommand(app: App): Command {
 
   const prune = common(
     new Command('prune')
-      .description('remove local agents that no longer exist')
+      .description(
+        "remove the local agents whose relay refuses their identity (revoked there); each one's directory is set aside, not deleted",
+      )
       .option('--dry-run', 'only list them', false),
   );
-  notBuilt(app, prune, 'svc agent prune');
+  action(app, prune, async (run) => {
+    const o = run.opts<{ dryRun: boolean }>();
+    const link = await run.link();
+    const { agents } = await link.status();
+    const chosen = run.explicitAgent();
+    if (chosen && !agents.some((a) => a.name === chosen || a.agent_number === chosen)) {
+      throw new CliError('unknown_agent', `No local agent ${JSON.stringify(chosen)}.`);
+    }
+    // refused: the relay answered the agent's own signed sign-in with invalid_sign_in. Nothing
+    // else is pruned: an agent offline, out of service or of this machine alone still exists.
+    const refused = agents.filter(
+      (a) => a.session === 'refused' && (!chosen || a.name === chosen || a.agent_number === chosen),
+    );
+    const rows: Array<{ name: string; agent_number: string | null; deployment: string | null; removed: boolean }> = [];
+    for (const a of refused) {
+      // only here: its relay refuses it already, there is nothing there to revoke
+      if (!o.dryRun) await link.deregister(a.name, { revoke: false });
+      rows.push({
+        name: a.name,
+        agent_number: a.agent_number ?? null,
+        deployment: a.deployment ?? null,
+        removed: !o.dryRun,
+      });
+    }
+    run.print(rows, () => {
+      if (rows.length === 0) return 'Nothing to prune: no local agent is refused by its relay.\n';
+      const lines = rows.map(
+        (r) =>
+          `${o.dryRun ? 'Would remove' : 'Removed'} ${r.name} (${r.agent_number}): the relay of deployment ${r.deployment} refuses its identity.`,
+      );
+      const after = o.dryRun
+        ? 'Run svc agent prune without --dry-run to remove them.'
+        : `Each directory is set aside in ${app.home}/agents as .deregistered-NAME-TIME.`;
+      return `${lines.join('\n')}\n${after}\n`;
+    });
+  });
 
   const recover = withVerbose(
     withJson(
