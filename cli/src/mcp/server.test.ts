@@ -91,6 +91,9 @@ describe('svc mcp input, as a model meets it', () => {
       ['acknowledge', { message_ids: 'abc' }, ['message_ids:']],
       ['wait_for_messages', { timeout_seconds: 2.5 }, ['timeout_seconds:']],
       ['read_conversation', { conversation: 'bob', since: 'yesterday' }, ['since:']],
+      // a misnamed argument is refused, not dropped for the default wait
+      ['wait_for_messages', { timeout: 30 }, ['arguments: Unrecognized key: "timeout"']],
+      ['send_message', { to: 'bob', content: 'hi', subject: 'x' }, ['"subject"']],
     ] as const) {
       const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
       expect(e.error, name).toBe('validation_failed');
@@ -117,6 +120,7 @@ describe('svc mcp input, as a model meets it', () => {
     expect(send.content_type!.enum).toEqual(['text', 'structured']);
     expect(send.content!.maxLength).toBe(MAX_CONTENT_BYTES);
     expect(send.content!.description).toContain(`${MAX_CONTENT_BYTES} bytes`);
+    for (const t of tools) expect(t.inputSchema.additionalProperties, t.name).toBe(false);
   });
 
   it('content larger than a message holds: envelope_too_large with the limit, before the daemon', async () => {

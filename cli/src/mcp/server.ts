@@ -204,20 +204,23 @@ export function createSvcMcp(options: McpOptions) {
     config: { title: string; description: string; input: I; output: O; readOnly?: boolean },
     run: (args: z.infer<z.ZodObject<I>>, signal: AbortSignal) => Promise<z.infer<z.ZodObject<O>>>,
   ) => {
+    // strict: an argument under another name (`timeout` for timeout_seconds) is refused, not
+    // dropped for a default the model did not ask for
+    const input = z.strictObject(config.input);
     // registered with the SDK for tools/list (the JSON schemas); tools/call is ours, below
     mcp.registerTool(
       name,
       {
         title: config.title,
         description: config.description,
-        inputSchema: config.input,
+        inputSchema: input,
         outputSchema: config.output,
         annotations: { readOnlyHint: config.readOnly === true, openWorldHint: true },
       },
       (() => undefined) as never,
     );
     tools.set(name, {
-      input: z.object(config.input),
+      input,
       output: z.object(config.output),
       run: run as (args: never, signal: AbortSignal) => Promise<unknown>,
     });
