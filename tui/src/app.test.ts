@@ -583,6 +583,44 @@ describe('svc tui frames', () => {
     expect(f).toContain('LAST-WORD');
   });
 
+  it('PgDn and PgUp move a page of the list shown, End and Home to its last and first; in a message read whole they scroll it', async () => {
+    const { source, data } = fakeSource();
+    const long = Array.from({ length: 60 }, (_, i) => `line ${i}`).join('\n');
+    data.inbox = [
+      ...Array.from({ length: 40 }, (_, i) => msg(`m${i}`, 'alice', `note ${i}`, i)),
+      msg('mx', 'alice', long, 50),
+    ];
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 20 } }));
+    // 20 rows: 8 of the inbox shown (see the layout); a page moves 7, keeping one in view
+    await frame((f) => f.includes('Inbox · 41 unread · 1–8 of 41'), 'the inbox');
+    await press('\u001b[6~'); // PgDn
+    let f = await frame((f) => f.includes('› 01-01 12:07 alice note 7'), 'a page down');
+    await press('\u001b[F'); // End
+    f = await frame((f) => f.includes('Inbox · 41 unread · 34–41 of 41'), 'the last');
+    expect(f).toMatch(/› 01-01 12:50 alice line 0/);
+    await press('\u001b[5~'); // PgUp
+    await frame((f) => f.includes('› 01-01 12:33 alice note 33'), 'a page up');
+    await press('\u001b[H'); // Home
+    await frame(
+      (f) => f.includes('Inbox · 41 unread · 1–8 of 41') && f.includes('› 01-01 12:00 alice note 0'),
+      'the first',
+    );
+    // the conversation, on its newest: the long message whole, End at its last line, Home at its first
+    await press('\t');
+    await press('\r');
+    await frame((f) => f.includes('· 41/41'), 'the conversation');
+    await press('\r');
+    f = await frame((f) => f.includes('id mx'), 'the message whole');
+    expect(f).toMatch(/lines 1-\d+ of 60/);
+    await press('\u001b[F');
+    f = await frame((f) => /lines \d+-60 of 60/.test(f), 'its end');
+    expect(f).toContain('line 59');
+    await press('k'); // one line up from the end, not from a line past it
+    f = await frame((f) => !f.includes('line 59'), 'one line up');
+    await press('\u001b[H');
+    f = await frame((f) => /lines 1-\d+ of 60/.test(f), 'its start');
+  });
+
   it('the keys line names every key that fits, and q quit at any width', () => {
     for (const mode of ['overview', 'list', 'message', 'down'] as const) {
       for (const columns of [120, 80, 60, 40, 30]) {
@@ -592,6 +630,9 @@ describe('svc tui frames', () => {
       }
     }
     expect(keysLine('overview', 80)).toBe('Tab pane · ↑↓/j k move · Enter open · Esc back · / search · q quit');
+    expect(keysLine('overview', 120)).toBe(
+      'Tab pane · ↑↓/j k move · PgUp PgDn Home End · Enter open · Esc back · / search · q quit',
+    );
     expect(keysLine('overview', 60)).toContain('Enter open');
     // a stopped daemon takes no key but q
     expect(keysLine('down', 80)).toBe('q quit');

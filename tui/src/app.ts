@@ -142,17 +142,24 @@ export type KeysMode = 'overview' | 'list' | 'message' | 'down';
 export function keysLine(mode: KeysMode, columns: number): string {
   const variants: Record<KeysMode, string[]> = {
     overview: [
+      'Tab pane · ↑↓/j k move · PgUp PgDn Home End · Enter open · Esc back · / search · q quit',
       'Tab pane · ↑↓/j k move · Enter open · Esc back · / search · q quit',
       'Tab pane · j k move · Enter open · Esc back · / search · q quit',
       'Tab · j k · Enter open · Esc back · / search · q quit',
       'Tab · jk · Enter · Esc · / · q quit',
     ],
     list: [
+      '↑↓/j k move · PgUp PgDn Home End · Enter read the whole message · Esc back · / search · q quit',
       '↑↓/j k move · Enter read the whole message · Esc back · / search · q quit',
       'j k move · Enter read whole · Esc back · / search · q quit',
       'jk · Enter read · Esc back · / · q quit',
     ],
-    message: ['↑↓/j k scroll · Esc back · q quit', 'jk scroll · Esc back · q quit', 'jk · Esc · q quit'],
+    message: [
+      '↑↓/j k scroll · PgUp PgDn Home End · Esc back · q quit',
+      '↑↓/j k scroll · Esc back · q quit',
+      'jk scroll · Esc back · q quit',
+      'jk · Esc · q quit',
+    ],
     down: ['q quit'],
   };
   return variants[mode].find((v) => v.length <= columns) ?? clip('q quit', columns);
@@ -170,6 +177,8 @@ const MIN_BODY_ROWS = 8;
 export const CONVERSATION_PAGE = 200;
 /** Search results asked for. */
 const SEARCH_LIMIT = 50;
+/** Home and End: a move past either end of any list. */
+const LAST = 1_000_000_000;
 /** How long a relay profile shown stays unasked while nothing says it changed. */
 const PROFILE_MAX_AGE_MS = 60_000;
 /** The narrowest terminal the frame is drawn in (the columns shrink to fit; e2e/test/tui-tmux.test.ts checks it whole at 40). */
@@ -543,6 +552,8 @@ export function Dashboard(props: DashboardProps): ReactElement {
   // the handler Ink holds calls the onKey of the last render: Ink subscribes a new handler
   // only after a frame is drawn, and a key read in between met the previous render's (a
   // dashboard that had not loaded yet, with nothing to move in)
+  /** the rows each list shows, and the last line a message read whole scrolls to (set as it is drawn) */
+  const pages = useRef({ agents: 1, inbox: 1, conversations: 1, list: 1, message: 1, scrollMax: 0 });
   const latestKey = useRef(onKey);
   latestKey.current = onKey;
   useInput(
@@ -581,8 +592,23 @@ export function Dashboard(props: DashboardProps): ReactElement {
       exit();
       return;
     }
-    const move = key.downArrow || input === 'j' ? 1 : key.upArrow || input === 'k' ? -1 : 0;
     const { message, open } = nav.current;
+    // a line, a page (the rows the list shows), or to the first or last
+    const page = Math.max(1, pages.current[message ? 'message' : search || open ? 'list' : pane] - 1);
+    const move =
+      key.downArrow || input === 'j'
+        ? 1
+        : key.upArrow || input === 'k'
+          ? -1
+          : key.pageDown
+            ? page
+            : key.pageUp
+              ? -page
+              : key.end
+                ? LAST
+                : key.home
+                  ? -LAST
+                  : 0;
     if (key.escape) {
       if (message) update({ message: undefined });
       else if (search) update({ search: undefined });
@@ -591,7 +617,10 @@ export function Dashboard(props: DashboardProps): ReactElement {
     }
     // a message read whole: the keys scroll it (the view clamps the line)
     if (message) {
-      if (move !== 0) update({ message: { ...message, scroll: Math.max(0, message.scroll + move) } });
+      if (move !== 0) {
+        const scroll = Math.min(pages.current.scrollMax, Math.max(0, message.scroll + move));
+        update({ message: { ...message, scroll } });
+      }
       return;
     }
     // a list of messages (search results, or an open conversation) takes the move and Enter keys
@@ -601,7 +630,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
       const at = results ? (search?.sel ?? 0) : (open?.sel ?? 0);
       if (move !== 0) {
         // above the first message read of a conversation: its older ones
-        if (!results && open && at + move < 0) {
+        if (!results && open && at + move < 0 && move !== -LAST) {
           void readOlder(-(at + move));
           return;
         }
@@ -708,7 +737,10 @@ export function Dashboard(props: DashboardProps): ReactElement {
   /** the rows of one panel's list as tall as the body (its borders and title take 3) */
   const listRows = Math.max(1, bodyRows - 3);
   // the agents' list: as many as fit above the presence line, the selected in view
-  const agentsWin = windowOf(v.status.agents, sel.agents, Math.max(1, listRows - (v.profile ? 1 : 0)));
+  const agentRows = Math.max(1, listRows - (v.profile ? 1 : 0));
+  const agentsWin = windowOf(v.status.agents, sel.agents, agentRows);
+  const split = splitRows(bodyRows - 6, v.inbox.length, v.conversations.length);
+  pages.current = { ...pages.current, agents: agentRows, ...split, list: listRows };
 
   const agents = h(
     Panel,
@@ -773,6 +805,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
     ];
     const lines = wrapLines(messageText(m), inner(rightWidth));
     const room = Math.max(1, listRows - facts.length - 1);
+    Object.assign(pages.current, { message: room, scrollMax: Math.max(0, lines.length - room) });
     const top = Math.min(message.scroll, Math.max(0, lines.length - room));
     const shown = lines.slice(top, top + room);
     const more = lines.length > room ? ` · lines ${top + 1}-${top + shown.length} of ${lines.length}` : '';
@@ -826,7 +859,6 @@ export function Dashboard(props: DashboardProps): ReactElement {
         ...shown.map((l, i) => h(Text, { key: `u${i}`, wrap: 'truncate' }, l === '' ? ' ' : l)),
       );
     } else {
-      const split = splitRows(bodyRows - 6, v.inbox.length, v.conversations.length);
       const inboxWin = windowOf(v.inbox, sel.inbox, split.inbox);
       const convWin = windowOf(v.conversations, sel.conversations, split.conversations);
       right = h(
