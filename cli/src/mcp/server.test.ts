@@ -94,6 +94,8 @@ describe('svc mcp input, as a model meets it', () => {
       // a misnamed argument is refused, not dropped for the default wait
       ['wait_for_messages', { timeout: 30 }, ['arguments: Unrecognized key: "timeout"']],
       ['send_message', { to: 'bob', content: 'hi', subject: 'x' }, ['"subject"']],
+      // nothing to search for: said so, not answered with no messages
+      ['search_messages', { query: '  ?! ' }, ['query: expected at least one word']],
     ] as const) {
       const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
       expect(e.error, name).toBe('validation_failed');

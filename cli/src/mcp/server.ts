@@ -422,7 +422,13 @@ export function createSvcMcp(options: McpOptions) {
       title: 'Search messages',
       description: 'Full-text search over this agent’s archive (sent and received), best matches first.',
       input: {
-        query: z.string().min(1).max(500).describe('words to find (every word must match; no operators)'),
+        query: z
+          .string()
+          .min(1)
+          .max(500)
+          // only blanks or punctuation match nothing: said so, not answered with no messages
+          .regex(/[\p{L}\p{N}]/u, 'expected at least one word (letters or digits)')
+          .describe('words to find (every word must match; no operators)'),
         limit: z.number().int().min(1).max(100).default(20).describe('at most this many messages (1-100)'),
       },
       output: S.Messages,
