@@ -316,6 +316,28 @@ describe('svc tui frames', () => {
     await frame((f) => /● bob/.test(f), 'bob chosen again');
   });
 
+  it('a selection stays within a list that got shorter; the agents pane starts on the agent shown', async () => {
+    const { source, data, emit, subscribed } = fakeSource();
+    data.inbox = Array.from({ length: 5 }, (_, i) => msg(`m${i}`, 'alice', `note ${i}`, i));
+    ui = render(createElement(Dashboard, { source, agent: 'carol', size: { columns: 100, rows: 30 } }));
+    await frame((f) => /● carol/.test(f), 'carol shown');
+    await press('\t');
+    await press('\t'); // the agents, the cursor on carol: Enter keeps her
+    await press('\r');
+    await press('\t'); // the inbox
+    let f = await frame((f) => f.includes('▸ Inbox'), 'the inbox focused');
+    expect(f).toMatch(/● carol/);
+    await press('jjjj');
+    await frame((f) => f.includes('› 01-01 12:04 alice note 4'), 'the last message selected');
+    for (let i = 0; i < 200 && subscribed() === 0; i++) await new Promise((r) => setImmediate(r));
+    data.inbox = data.inbox.slice(0, 2); // three acknowledged elsewhere
+    emit({ type: 'message', agent: 'carol', message: data.inbox[0]! });
+    f = await frame((f) => f.includes('Inbox · 2 unread'), 'the shorter inbox');
+    expect(f).toContain('› 01-01 12:01 alice note 1');
+    await press('\r');
+    await frame((f) => f.includes('Conversation with alice'), 'Enter opens the selected one');
+  });
+
   it('a group goes by its name, a roster change reads as a sentence, an attachment by its name (never its key)', async () => {
     const { source, data } = fakeSource();
     const control = {

@@ -411,7 +411,22 @@ export function Dashboard(props: DashboardProps): ReactElement {
           if (!kept) l.profileAt = Date.now();
           if (profile) next = { ...next, profile };
         }
+        const before = l.snap?.daemon === 'up' ? l.snap : undefined;
         l.snap = next;
+        if (next.daemon === 'up') {
+          // the selections within the lists as they are now (a message acknowledged elsewhere
+          // shortens the inbox); another agent's lists from their tops, and the agents'
+          // cursor on the agent shown
+          const { sel } = nav.current;
+          const within = (at: number, n: number) => Math.max(0, Math.min(at, n - 1));
+          const other = before?.agent !== next.agent;
+          const shown = next.status.agents.findIndex((a) => a.name === next.agent);
+          nav.current.sel = {
+            agents: other && shown >= 0 ? shown : within(sel.agents, next.status.agents.length),
+            inbox: other ? 0 : within(sel.inbox, next.inbox.length),
+            conversations: other ? 0 : within(sel.conversations, next.conversations.length),
+          };
+        }
         setSnap(next);
         setError(undefined);
         const o = nav.current.open;
