@@ -225,6 +225,16 @@ describe('svc tui frames', () => {
     expect(calls.profile).toBe(start.profile + 1);
   });
 
+  it('with no agent, the webhook line says so (not that the relay does not answer, which nobody asked)', async () => {
+    const { source, data } = fakeSource();
+    data.status = { ...status, agents: [] };
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    const f = await frame((f) => f.includes('Agents (0)'), 'the dashboard');
+    expect(f).toContain('none: svc register');
+    expect(f).toContain('webhook: none (no agent: svc register)');
+    expect(f).not.toContain('relay not reachable');
+  });
+
   it('a message whose sender key changed is flagged, with a key warning and the command to check it', async () => {
     const { source, data } = fakeSource();
     data.inbox = [msg('m1', 'alice', 'trust me', 1, 'changed')];

@@ -357,13 +357,15 @@ function StatusLines(props: { view: AgentView; width: number }) {
   });
   lines.push(h(Text, { key: 'dep', wrap: 'truncate' }, clip(`deployments: ${deps.join(', ') || 'none'}`, width)));
   const p = view.profile;
-  const webhook = outOfService(view)
-    ? 'not asked (the agent is out of service)'
-    : !p
-      ? 'relay not reachable'
-      : p.endpoint_url
-        ? `${p.endpoint_url}${p.webhook_secret_set ? ' (signed)' : ''}`
-        : 'none';
+  const webhook = !view.agent
+    ? 'none (no agent: svc register)'
+    : outOfService(view)
+      ? 'not asked (the agent is out of service)'
+      : !p
+        ? 'relay not reachable'
+        : p.endpoint_url
+          ? `${p.endpoint_url}${p.webhook_secret_set ? ' (signed)' : ''}`
+          : 'none';
   lines.push(h(Text, { key: 'wh', wrap: 'truncate' }, clip(`webhook: ${webhook}`, width)));
   return h(Box, { flexDirection: 'column' }, ...lines);
 }
