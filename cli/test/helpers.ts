@@ -30,6 +30,7 @@ const METHODS = [
   'auditDeployments',
   'diagnoseDeployment',
   'archiveIntegrity',
+  'checkRelay',
   'register',
   'registerLocal',
   'listAgents',

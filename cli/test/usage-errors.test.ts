@@ -89,9 +89,8 @@ describe('commander refusals are usage errors of one line', () => {
     ] as const) {
       expect((await svc([...args, '--help'])).stdout.split('\n')[2]).toMatch(new RegExp(`\\(${mark}\\)$`));
     }
-    expect((await svc(['doctor', '--help'])).stdout).toMatch(
-      /--api-url <url> +relay base URL to check \(not built yet\)/,
-    );
+    // built since: no mark
+    expect((await svc(['doctor', '--help'])).stdout).not.toContain('not built yet');
   });
 
   it('help asked for is an answer: exit 0, nothing on stderr', async () => {

@@ -15,6 +15,8 @@ let url: string;
 let served = '';
 let caPem = '';
 let bundle = '';
+let ready = true;
+let readyChecks: Record<string, unknown> = { ledger: { ok: true }, bus: { ok: true } };
 
 async function document(over: Record<string, unknown> = {}): Promise<string> {
   const doc = {
@@ -37,6 +39,12 @@ beforeAll(async () => {
   const certs = await generateTestCertificates();
   caPem = certs.caPem;
   server = createServer({ cert: certs.certPem, key: certs.keyPem }, (req, res) => {
+    if (req.url === '/healthz')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    if (req.url === '/readyz') {
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ status: ready ? 'ready' : 'not_ready', checks: readyChecks }));
+    }
     if (req.url !== '/.well-known/svc-deployment') {
       res.writeHead(404).end();
       return;
@@ -224,5 +232,64 @@ describe('deployments', () => {
     expect(
       await d.client.addDeployment({ document: served, trust_bundle: bundle, name: 'tls-copy' }),
     ).not.toHaveProperty('already_trusted');
+  });
+  it('checks a relay at an address (doctor --api-url): it answers, is ready, and is a deployment trusted here', async () => {
+    const byCheck = (r: { checks: Array<{ check: string; status: string; detail: string }> }) =>
+      Object.fromEntries(r.checks.map((c) => [c.check, `${c.status}: ${c.detail}`]));
+    // the trusted deployment's CA reaches it; its document verifies
+    const good = await d.client.checkRelay(url);
+    expect(good).toMatchObject({ url, ok: true });
+    expect(byCheck(good)).toMatchObject({
+      healthz: 'ok: the relay answers',
+      readyz: 'ok: ready: ledger ok, bus ok',
+      trusted: expect.stringMatching(/^ok: its document verifies as deployment tls(-copy)? \(dep-https\)$/),
+      api_url: expect.stringMatching(/^ok: /),
+    });
+    // not ready: the relay's own words, one line, cut short
+    ready = false;
+    readyChecks = { ledger: { ok: false, detail: `disk full\n\u001b[2J${'x'.repeat(500)}` }, bus: { ok: true } };
+    try {
+      const r = await d.client.checkRelay(url);
+      expect(r.ok).toBe(false);
+      const line = byCheck(r).readyz as string;
+      expect(line).toMatch(/^fail: not ready \(503\): ledger not ok \(disk full\\x0a\\x1b\[2Jx+…\), bus ok$/);
+      expect(line.length).toBeLessThan(300);
+    } finally {
+      ready = true;
+      readyChecks = { ledger: { ok: true }, bus: { ok: true } };
+    }
+    // a document of a deployment not trusted here: said, with what to do
+    const first = served;
+    served = await document({ deployment_id: 'dep-elsewhere' });
+    try {
+      const r = await d.client.checkRelay(url);
+      expect(byCheck(r)).toMatchObject({
+        trusted: expect.stringMatching(
+          /^warn: no deployment trusted here is deployment dep-elsewhere: trust it with svc deployment fetch/,
+        ),
+        api_url: 'skipped: not checked: the document is not verified',
+      });
+    } finally {
+      served = first;
+    }
+    // nobody there: the rest is not checked
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const gone = `https://127.0.0.1:${(closed.address() as { port: number }).port}`;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const down = await d.client.checkRelay(gone);
+    expect(down.checks.map((c) => `${c.check} ${c.status}`)).toEqual([
+      'url ok',
+      'healthz fail',
+      'readyz skipped',
+      'document skipped',
+      'trusted skipped',
+      'api_url skipped',
+    ]);
+    // plain http off loopback is refused before any request; a non-URL is a bad request
+    expect(byCheck(await d.client.checkRelay('http://relay.example'))).toMatchObject({
+      url: 'fail: http://relay.example is not https (plain http only on loopback)',
+    });
+    await expect(d.client.checkRelay('not a url')).rejects.toMatchObject({ code: 'validation_failed', status: 400 });
   });
 });

@@ -188,6 +188,13 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
     const json = await svc(homes.a, ['deployment', 'diagnose', 'dev', '--at', after, '--json']);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ name: 'dev', at: after, verifies: false, ok: false });
+    // svc doctor --api-url: the relay answers, is ready, and is the deployment trusted here
+    const doctor = await svc(homes.a, ['doctor', '--api-url', relay.url, '--json']);
+    expect(JSON.parse(doctor.stdout).relay).toMatchObject({ url: relay.url, ok: true });
+    const human = await svc(homes.a, ['doctor', '--api-url', relay.url]);
+    expect(human.stdout).toMatch(
+      /^relay: +http:\/\/127\.0\.0\.1:\d+: url ok, healthz ok, readyz ok, document ok, trusted ok, api_url ok$/m,
+    );
     const unknown = await svc(homes.a, ['deployment', 'diagnose', 'nope']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/No trusted deployment with the name or id "nope"\. \(unknown_deployment\)/);

@@ -231,7 +231,10 @@ export function identityCommands(app: App): Command[] {
       withAs(
         new Command('doctor')
           .description('check the daemon, the vault, the deployments and the agents')
-          .option('--api-url <url>', 'relay base URL to check (not built yet)')
+          .option(
+            '--api-url <url>',
+            'also check the relay at this URL: it answers, is ready, and is a deployment trusted here',
+          )
           .option(
             '--full-integrity',
             "check every page and index of each archive now, instead of a quick check's receipt of the last six hours",
@@ -243,9 +246,6 @@ export function identityCommands(app: App): Command[] {
   );
   action(app, doctor, async (run) => {
     const o = run.opts<{ apiUrl?: string; fullIntegrity: boolean }>();
-    if (o.apiUrl !== undefined) {
-      throw new CliError('not_built_yet', 'doctor --api-url is not built yet; run svc doctor without it.');
-    }
     const link = await run.link();
     const status = await link.status();
     const audit = await link.auditDeployments();
@@ -257,8 +257,12 @@ export function identityCommands(app: App): Command[] {
     const archives = (await link.archiveIntegrity({ full: o.fullIntegrity })).filter((r) =>
       inService.includes(r.agent),
     );
+    const relay = o.apiUrl === undefined ? undefined : await link.checkRelay(o.apiUrl);
     const problems = [
       ...(status.vault.warning ? [`vault: ${status.vault.warning}`] : []),
+      ...(relay?.checks ?? [])
+        .filter((c) => c.status === 'fail' || c.status === 'warn')
+        .map((c) => `relay ${relay?.url} (${c.check}): ${c.detail}`),
       ...archives
         .filter((r) => !r.ok)
         .map(
@@ -292,6 +296,7 @@ export function identityCommands(app: App): Command[] {
       deployments: audit,
       agents,
       archives,
+      ...(relay ? { relay } : {}),
       problems,
     };
     run.print(
@@ -313,6 +318,17 @@ export function identityCommands(app: App): Command[] {
             ),
           ],
           ['archives', archives.map(integrityText)],
+          ...(relay
+            ? [
+                [
+                  'relay',
+                  `${relay.url}: ${relay.checks
+                    .filter((c) => c.status !== 'skipped')
+                    .map((c) => `${c.check} ${c.status}`)
+                    .join(', ')}`,
+                ] as [string, string],
+              ]
+            : []),
         ]) + (problems.length ? `Problems:\n${problems.map((p) => `  - ${p}\n`).join('')}` : 'No problems found.\n'),
     );
     if (problems.length) app.exitCode = 1;

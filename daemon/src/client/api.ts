@@ -112,6 +112,13 @@ export const DAEMON_API = {
     M.DeploymentDiagnosis,
   ),
 
+  /** whether a relay answers at an address, is ready, and serves a document trusted here */
+  checkRelay: op(
+    'POST',
+    '/v1/relay-check',
+    { body: Type.Object({ url: Type.String({ minLength: 1, maxLength: 2048 }) }) },
+    M.RelayCheck,
+  ),
   /** each in-service agent's archive (or the one asked for): quick unless full, from a receipt when recent */
   archiveIntegrity: op(
     'GET',
@@ -340,6 +347,7 @@ export interface DaemonApi {
   auditDeployments(): Promise<ApiAnswer<'auditDeployments'>>;
   diagnoseDeployment(nameOrId: string, at?: string): Promise<ApiAnswer<'diagnoseDeployment'>>;
   archiveIntegrity(options?: { agent?: string; full?: boolean }): Promise<ApiAnswer<'archiveIntegrity'>>;
+  checkRelay(url: string): Promise<ApiAnswer<'checkRelay'>>;
 
   register(input: ApiBody<'register'>): Promise<ApiAnswer<'register'>>;
   registerLocal(input: ApiBody<'registerLocal'>): Promise<ApiAnswer<'registerLocal'>>;

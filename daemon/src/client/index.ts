@@ -205,6 +205,9 @@ export class DaemonClient implements DaemonApi {
   auditDeployments() {
     return this.#call('auditDeployments');
   }
+  checkRelay(url: string) {
+    return this.#call('checkRelay', { body: { url } });
+  }
   archiveIntegrity(options: { agent?: string; full?: boolean } = {}) {
     return this.#call('archiveIntegrity', { query: options });
   }

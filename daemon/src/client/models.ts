@@ -155,6 +155,14 @@ export const DeploymentCheck = Type.Object({
 });
 export type DeploymentCheck = Static<typeof DeploymentCheck>;
 
+/** svc doctor --api-url: a relay's address checked (reachable, ready, a trusted deployment's). */
+export const RelayCheck = Type.Object({
+  url: Str(),
+  ok: Type.Boolean(),
+  checks: Type.Array(DeploymentCheck),
+});
+export type RelayCheck = Static<typeof RelayCheck>;
+
 export const DeploymentDiagnosis = Type.Object({
   name: Str(),
   deployment_id: Str(),
