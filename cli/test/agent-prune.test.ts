@@ -4,7 +4,6 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mintGrant } from '@svc/relay';
 import { until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
@@ -20,15 +19,8 @@ beforeAll(async () => {
   [relay, d] = await Promise.all([inProcessBusRelay(), startDaemon()]);
   const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
   await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
-  const ctx = relay.relay.context;
   for (const agentId of ['carol', 'dave']) {
-    const grant = await mintGrant(ctx, {
-      tenantId: ctx.config.defaultTenant,
-      agentId,
-      capabilities: ['http-relay'],
-      createdBy: 'test',
-    });
-    await d.client.register({ enrollment_code: grant.enrollment_code, name: agentId });
+    await d.client.register({ enrollment_code: await relay.grant(agentId), name: agentId });
   }
   await until(async () => Object.values(await sessions()).every((s) => s === 'connected'), 20_000, 'both connected');
 }, 60_000);

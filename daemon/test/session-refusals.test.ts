@@ -8,7 +8,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mintGrant } from '@svc/relay';
 import { ACCESS_TOKEN_TTL_SECONDS } from '@svc/shared';
 import { until } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
@@ -37,16 +36,8 @@ afterAll(async () => {
   await relay?.close();
 });
 
-const register = async (agentId: string) => {
-  const ctx = relay.relay.context;
-  const grant = await mintGrant(ctx, {
-    tenantId: ctx.config.defaultTenant,
-    agentId,
-    capabilities: ['http-relay'],
-    createdBy: 'test',
-  });
-  return d.client.register({ enrollment_code: grant.enrollment_code, name: agentId });
-};
+const register = async (agentId: string) =>
+  d.client.register({ enrollment_code: await relay.grant(agentId), name: agentId });
 
 it('a revoked agent: the session says refused, a send says what to do, and sign-ins slow down', async () => {
   const ctx = relay.relay.context;

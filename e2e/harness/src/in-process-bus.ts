@@ -18,6 +18,8 @@ export interface BusRelay {
   logLines: string[];
   /** shift the relay's clock */
   advance(ms: number): void;
+  /** a single-use enrollment code for `agentId`, as the operator's grant mints it */
+  grant(agentId: string, tenant?: string, capabilities?: Capability[]): Promise<string>;
   enroll(agentId: string, tenant?: string, capabilities?: Capability[]): Promise<TestAgent>;
   close(): Promise<void>;
 }
@@ -49,6 +51,8 @@ export async function inProcessBusRelay(
     throw err;
   }
   const url = `http://127.0.0.1:${config.port}`;
+  const grant = async (agentId: string, tenant = config.defaultTenant, capabilities: Capability[] = ['http-relay']) =>
+    (await mintGrant(relay.context, { tenantId: tenant, agentId, capabilities, createdBy: 'test' })).enrollment_code;
   return {
     relay,
     url,
@@ -57,15 +61,8 @@ export async function inProcessBusRelay(
     advance: (ms) => {
       offset += ms;
     },
-    async enroll(agentId, tenant = config.defaultTenant, capabilities: Capability[] = ['http-relay']) {
-      const grant = await mintGrant(relay.context, {
-        tenantId: tenant,
-        agentId,
-        capabilities,
-        createdBy: 'test',
-      });
-      return enrollAgent(url, grant.enrollment_code);
-    },
+    grant,
+    enroll: async (agentId, tenant, capabilities) => enrollAgent(url, await grant(agentId, tenant, capabilities)),
     close: () => relay.close(),
   };
 }
