@@ -285,6 +285,28 @@ describe('invalid UTF-8 in a JSON body', () => {
     expect(me.body.display_name ?? '').not.toMatch(/bad/);
   });
 
+  it('a "__proto__" or "constructor" key: 400 invalid_json saying why (the body is JSON), nothing stored', async () => {
+    for (const key of ['__proto__', 'constructor']) {
+      const body = Buffer.from(`{"status_text":"poisoned","${key}":{"prototype":{"x":1},"x":1}}`);
+      const res = await raw('PATCH', '/api/v1/agents/me', { headers: { ...alice.auth, ...json }, body });
+      expect(res, key).toEqual({
+        status: 400,
+        body: {
+          error: 'invalid_json',
+          message: 'The request body holds a "__proto__" or "constructor" key, which the relay refuses.',
+        },
+      });
+    }
+    // JSON that is not JSON still says so
+    const broken = await raw('PATCH', '/api/v1/agents/me', {
+      headers: { ...alice.auth, ...json },
+      body: Buffer.from('{"a":'),
+    });
+    expect(broken.body).toEqual({ error: 'invalid_json', message: 'The request body is not valid JSON.' });
+    const me = await call<{ status_text: string | null }>(relay.url, 'GET', '/api/v1/agents/me', undefined, alice.auth);
+    expect(me.body.status_text ?? '').not.toBe('poisoned');
+  });
+
   it('valid UTF-8 (not ASCII) is taken as it is', async () => {
     const res = await raw('PATCH', '/api/v1/agents/me', {
       headers: { ...alice.auth, ...json },

@@ -9,6 +9,17 @@ import type { FastifyInstance } from 'fastify';
 
 export const INVALID_UTF8_MESSAGE = 'The request body is not valid UTF-8; JSON must be sent as UTF-8 text.';
 
+export const POISONED_MESSAGE = 'The request body holds a "__proto__" or "constructor" key, which the relay refuses.';
+
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** The refusal of a body whose bytes are not UTF-8. */
 export const invalidUtf8 = (): SvcError => new SvcError('invalid_json', INVALID_UTF8_MESSAGE);
 
@@ -26,6 +37,14 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(invalidUtf8(), undefined);
       return;
     }
-    general(request, raw.toString('utf8'), done);
+    const text = raw.toString('utf8');
+    general(request, text, (err, value) => {
+      if (err && isJson(text)) {
+        // valid JSON the parser refuses on purpose (prototype poisoning): say so, not "not JSON"
+        done(new SvcError('invalid_json', POISONED_MESSAGE), undefined);
+        return;
+      }
+      done(err, value);
+    });
   });
 }
