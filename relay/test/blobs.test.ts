@@ -203,6 +203,17 @@ describe('blobs', () => {
     });
   });
 
+  it('an empty attachment, declared or chunked: 400 validation_failed, nothing stored', async () => {
+    for (const chunked of [false, true]) {
+      const r = await send('POST', `/api/v1/blobs?for=${bob.number}`, alice.auth, Buffer.alloc(0), { chunked });
+      expect({ status: r.status, ...json(r.body) }, `chunked ${chunked}`).toEqual({
+        status: 400,
+        error: 'validation_failed',
+        message: 'The attachment is empty; an encrypted attachment never is.',
+      });
+    }
+  });
+
   it('a recipient that is no agent of the tenant: 404 unknown_recipient, nothing stored', async () => {
     const r = await send('POST', `/api/v1/blobs?for=${bob.number},nobody-here`, alice.auth, randomBytes(10));
     expect({ status: r.status, error: json(r.body).error }).toEqual({ status: 404, error: 'unknown_recipient' });

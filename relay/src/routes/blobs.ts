@@ -88,6 +88,10 @@ export const blobRoutes: RoutePlugin = async (app, { ctx }) => {
           throw new SvcError('validation_failed', 'Send the attachment as application/octet-stream.');
         }
         if (body.length > max) throw tooLarge();
+        // an encrypted attachment holds at least its tag: an empty one is nobody's file
+        if (body.length === 0) {
+          throw new SvcError('validation_failed', 'The attachment is empty; an encrypted attachment never is.');
+        }
         const recipients = [...new Set((request.query as { for: string }).for.split(','))];
         if (recipients.length > MAX_RECIPIENTS || recipients.some((n) => !AGENT_NUMBER.test(n))) {
           throw new SvcError('validation_failed', `for: up to ${MAX_RECIPIENTS} agent numbers, comma-separated.`);
