@@ -64,6 +64,10 @@ export interface FaultProxy {
    * (the answer's head, then the connection dropped) or `hang` (no answer at all)
    */
   afterSend: ((envelopes: Envelope[]) => SendAnswer | undefined) | undefined;
+  /** while set, reads of the pending inbox and event stream opens get no answer at all (a relay that hangs) */
+  readsHang: boolean;
+  /** ends readsHang: the connections it left hanging are cut, so the daemon asks again at once */
+  unhang(): void;
   /** while set, reads of the pending inbox (GET /api/v1/messages/pending) get this page for their `after` */
   pending: ((after: number) => unknown) | undefined;
   /** how many pending reads the proxy answered itself */
@@ -112,6 +116,8 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
   let held: unknown[] = [];
   /** open event streams, each with the last cursor the relay wrote to it */
   const streams = new Map<ServerResponse, number>();
+  /** the requests readsHang left unanswered */
+  const hung: ServerResponse[] = [];
   const proxy: FaultProxy = {
     url: `http://127.0.0.1:${port}`,
     posted: [],
@@ -130,6 +136,11 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     refuseWhen: undefined,
     beforeSend: undefined,
     afterSend: undefined,
+    readsHang: false,
+    unhang: () => {
+      proxy.readsHang = false;
+      for (const res of hung.splice(0)) res.socket?.destroy();
+    },
     pending: undefined,
     pendingReads: 0,
     tamperBlobs: false,
@@ -185,6 +196,15 @@ export async function startFaultProxy(target: number): Promise<FaultProxy> {
     if (substitute !== undefined) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(substitute));
+      return;
+    }
+    // the request is taken and never answered: the connection stays open until the proxy closes
+    if (
+      proxy.readsHang &&
+      req.method === 'GET' &&
+      (path === '/api/v1/messages/pending' || path === '/api/v1/messages/stream')
+    ) {
+      hung.push(res);
       return;
     }
     if (req.method === 'GET' && path === '/api/v1/messages/pending' && proxy.pending) {

@@ -241,4 +241,30 @@ describe('a pending page that does not move on', () => {
       proxy.pending = undefined;
     }
   }, 60_000);
+  it('the inbox answers from the archive while a relay that hangs holds its pending read (the stream down)', async () => {
+    await a.client.send('alice', { to: 'bob', content: 'in the archive already' });
+    await bobGets('in the archive already');
+    proxy.readsHang = true;
+    try {
+      proxy.endStreams();
+      await until(
+        async () => (await b.client.status()).agents.find((x) => x.name === 'bob')?.session !== 'connected',
+        20_000,
+        "bob's stream is down",
+      );
+      // the relay never answers the pending read; auto answers from the archive all the same,
+      // twice (the second does not start another read)
+      for (let i = 0; i < 2; i++) {
+        const inbox = await b.client.inbox('bob');
+        expect(inbox.map((m) => m.content)).toContain('in the archive already');
+      }
+    } finally {
+      proxy.unhang();
+    }
+    await until(
+      async () => (await b.client.status()).agents.find((x) => x.name === 'bob')?.session === 'connected',
+      30_000,
+      'bob connected again',
+    );
+  }, 60_000);
 });

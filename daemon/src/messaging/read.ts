@@ -8,18 +8,50 @@ import type { AgentSession } from '../session/session.js';
 export const CHECK_CURSOR = 'check';
 export const MAX_CHECK_WAIT_S = 300;
 
+/** How long `auto` waits for the relay, while the live stream is down, before it answers from the archive. */
+export const AUTO_SYNC_WAIT_MS = 3_000;
+
+/** The one sync an `auto` read started per session, still running (a hung relay must not pile them up). */
+const autoSyncs = new WeakMap<AgentSession, Promise<void>>();
+
+function autoSync(session: AgentSession): Promise<void> {
+  let running = autoSyncs.get(session);
+  if (!running) {
+    running = session
+      .sync()
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          session.log.warn(
+            { agent: session.name, err: (err as Error).message },
+            'inbox: relay unreachable; local only',
+          );
+        },
+      )
+      .finally(() => autoSyncs.delete(session));
+    autoSyncs.set(session, running);
+  }
+  return running;
+}
+
 export async function inbox(session: AgentSession, source: 'auto' | 'local' | 'api'): Promise<ArchivedMessage[]> {
-  // `api` asks the relay now; `auto` does so only when the live stream is not connected (a
-  // --local agent has no relay: its archive is all there is)
+  // `api` asks the relay now; `auto` does so only when the live stream is not connected, and
+  // answers from the archive once the relay has had a few seconds (a hung relay would hold the
+  // read for its whole deadline; the sync goes on and archives what it gets). A --local agent
+  // has no relay: its archive is all there is.
   if (isLocalOnly(session.config)) {
     if (source === 'api') throw new DaemonError('local_agent_unreachable', 'A --local agent has no relay inbox.');
-  } else if (source === 'api' || (source === 'auto' && session.state !== 'connected')) {
-    try {
-      await session.sync();
-    } catch (err) {
-      if (source === 'api') throw err;
-      session.log.warn({ agent: session.name, err: (err as Error).message }, 'inbox: relay unreachable; local only');
-    }
+  } else if (source === 'api') {
+    await session.sync();
+  } else if (source === 'auto' && session.state !== 'connected') {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      autoSync(session),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, AUTO_SYNC_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
   }
   return session.archive.inbox();
 }
