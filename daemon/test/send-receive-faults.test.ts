@@ -258,6 +258,11 @@ describe('a pending page that does not move on', () => {
         const inbox = await b.client.inbox('bob');
         expect(inbox.map((m) => m.content)).toContain('in the archive already');
       }
+      // an ack of an id not archived asks the relay first, and gives it as long
+      await expect(b.client.ack('bob', randomUUID())).rejects.toMatchObject({
+        code: 'unknown_message',
+        message: expect.stringContaining('(the relay did not answer in time: it may still come; try again)'),
+      });
     } finally {
       proxy.unhang();
     }

@@ -44,16 +44,22 @@ export async function inbox(session: AgentSession, source: 'auto' | 'local' | 'a
   } else if (source === 'api') {
     await session.sync();
   } else if (source === 'auto' && session.state !== 'connected') {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      autoSync(session),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, AUTO_SYNC_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    await syncAwhile(session);
   }
   return session.archive.inbox();
+}
+
+/** Whether the agent's one background sync ended within AUTO_SYNC_WAIT_MS (it goes on either way). */
+async function syncAwhile(session: AgentSession): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const ended = await Promise.race([
+    autoSync(session).then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), AUTO_SYNC_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  return ended;
 }
 
 export function readConversation(
@@ -124,11 +130,18 @@ export async function ackMessage(
     );
   }
   let at = session.archive.ack(messageId, new Date().toISOString());
+  let answered = true;
   if (at === undefined) {
-    // not archived yet (stream offline?): fetch what is pending first, never ack unseen mail
-    await session.sync().catch(() => undefined);
+    // not archived yet (stream offline?): fetch what is pending first, never ack unseen mail;
+    // a relay that hangs is given a few seconds, as an inbox read gives it
+    answered = await syncAwhile(session);
     at = session.archive.ack(messageId, new Date().toISOString());
   }
-  if (at === undefined) throw new DaemonError('unknown_message', `No archived message ${messageId}.`);
+  if (at === undefined) {
+    throw new DaemonError(
+      'unknown_message',
+      `No archived message ${messageId}${answered ? '' : ' (the relay did not answer in time: it may still come; try again)'}.`,
+    );
+  }
   return { message_id: messageId, acked_at: at };
 }
