@@ -4,7 +4,7 @@ import { VISIBILITIES } from '@svc/shared';
 import { Argument, Command } from 'commander';
 import type { App, Run } from '../app.js';
 import { CliError, usageError } from '../errors.js';
-import { action, common, hostedOnly, withJson, withVerbose } from '../options.js';
+import { action, common, hostedOnly, withAs, withJson, withVerbose } from '../options.js';
 import { keyValues, table } from '../output.js';
 
 function profileText(p: PublicProfile | OwnProfile): string {
@@ -145,12 +145,17 @@ export function agentCommand(app: App): Command {
     );
   });
 
-  const prune = common(
-    new Command('prune')
-      .description(
-        "remove the local agents whose relay refuses their identity (revoked there); each one's directory is set aside, not deleted",
-      )
-      .option('--dry-run', 'only list them', false),
+  const prune = withVerbose(
+    withJson(
+      withAs(
+        new Command('prune')
+          .description(
+            "remove the local agents whose relay refuses their identity (revoked there); each one's directory is set aside, not deleted",
+          )
+          .option('--dry-run', 'only list them', false),
+        'look at this agent only (default: every local agent)',
+      ),
+    ),
   );
   action(app, prune, async (run) => {
     const o = run.opts<{ dryRun: boolean }>();

@@ -230,7 +230,7 @@ export function identityCommands(app: App): Command[] {
     withJson(
       withAs(
         new Command('doctor')
-          .description('check the daemon, the vault, the deployments and the agents')
+          .description('check the daemon, the vault, the deployments, the agents and their archives')
           .option(
             '--api-url <url>',
             'also check the relay at this URL: it answers, is ready, and is a deployment trusted here',
