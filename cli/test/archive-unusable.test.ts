@@ -4,10 +4,12 @@
  * agent list and start show it, a command as that agent fails with archive_unusable, and
  * the machine's other agent goes on working.
  */
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { until } from '@svc/test-harness';
 import { type AgentFiles, homeWithAgents, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from './helpers.js';
 
@@ -154,6 +156,54 @@ describe('svc doctor checks each archive: a quick check kept six hours, or --ful
     const ann = await runIn(t, ['doctor', '--as', 'ann']);
     expect(ann.code, ann.stdout).toBe(0);
     expect(ann.stdout).toMatch(/^archives: +ann: ok \(full check, receipt of \S+\)$/m);
+  });
+});
+
+describe('svc recover reset-db: an empty archive, the old one set aside, pinned peer keys kept', () => {
+  it('for an agent in service and for one out of service (its archive not a database)', async () => {
+    const dir = await homeWithAgents('svc-cli-reset-', { ann: 'ok', cat: 'archive-damaged' });
+    const annFile = join(dir, 'agents', 'ann', 'archive.db');
+    // a peer's key pinned in ann's archive (the daemon is not running)
+    const db = new Database(annFile);
+    db.prepare(
+      "INSERT INTO peer_keys (agent_number, signing_public_key, encryption_public_key, pinned_at) VALUES ('peer-1', 'sig', 'enc', '2026-01-01T00:00:00Z')",
+    ).run();
+    db.close();
+    const t = await startDaemon(dir);
+    homes.push(t);
+    const sessionOf = async (name: string) => (await t.client.status()).agents.find((a) => a.name === name)?.session;
+
+    // without --yes and without a terminal: nothing done
+    const asked = await runIn(t, ['recover', 'reset-db', '--agent', 'ann']);
+    expect(asked.code).toBe(1);
+    expect(asked.stderr).toMatch(/Pass --yes to confirm without a terminal\. \(confirmation_required\)\n$/);
+    expect(readdirSync(join(dir, 'agents', 'ann')).some((f) => f.includes('.reset-'))).toBe(false);
+    const none = await runIn(t, ['recover', 'reset-db', '--yes']);
+    expect(none.stderr).toMatch(/\(agent_required\)\n$/);
+
+    const r = await runIn(t, ['recover', 'reset-db', '--agent', 'ann', '--yes', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const answer = JSON.parse(r.stdout) as { agent: string; set_aside: string; pins_kept: number | null };
+    expect(answer).toEqual({ agent: 'ann', set_aside: expect.stringMatching(/archive\.db\.reset-/), pins_kept: 1 });
+    // the old file is there as it was (with its pin); the new one has the pin and nothing else
+    const old = new Database(answer.set_aside, { readonly: true });
+    expect(old.prepare('SELECT agent_number FROM peer_keys').all()).toEqual([{ agent_number: 'peer-1' }]);
+    old.close();
+    await until(async () => (await sessionOf('ann')) === 'offline', 10_000, 'ann in service again');
+    const fresh = new Database(annFile, { readonly: true });
+    expect(fresh.prepare('SELECT agent_number FROM peer_keys').all()).toEqual([{ agent_number: 'peer-1' }]);
+    expect(fresh.prepare('SELECT count(*) AS n FROM messages').get()).toEqual({ n: 0 });
+    fresh.close();
+
+    // cat's archive is no database: nothing to carry over, and cat is back in service
+    expect(await sessionOf('cat')).toBe('unusable');
+    const c = await runIn(t, ['recover', 'reset-db', '--agent', 'cat', '--yes']);
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.stdout).toMatch(
+      /^Set aside cat's archive as .*archive\.db\.reset-\S+ and started an empty one\.\nThe old file could not be read: no pinned peer key was kept/,
+    );
+    await until(async () => (await sessionOf('cat')) === 'offline', 10_000, 'cat in service again');
+    expect((await runIn(t, ['msg', 'check', '--as', 'cat', '--json'])).code).toBe(0);
   });
 });
 

@@ -31,6 +31,7 @@ const METHODS = [
   'diagnoseDeployment',
   'archiveIntegrity',
   'checkRelay',
+  'resetArchive',
   'register',
   'registerLocal',
   'listAgents',

@@ -56,7 +56,6 @@ describe('commander refusals are usage errors of one line', () => {
       'Spaces: only the hosted service offers this; a self-hosted deployment does not.',
     ],
     [['cache', '--json'], 'not_built_yet', 'svc cache is not built yet in this version of svc.'],
-    [['recover', '--json'], 'not_built_yet', 'svc recover is not built yet in this version of svc.'],
   ])('a group whose every command refuses one way refuses so itself: svc %j', async (args, code, message) => {
     const r = await svc(args);
     expect(JSON.parse(r.stdout)).toEqual({ error: code, message });
@@ -77,7 +76,6 @@ describe('commander refusals are usage errors of one line', () => {
     for (const [command, mark] of [
       ['star', 'not built yet'],
       ['cache', 'not built yet'],
-      ['recover', 'not built yet'],
       ['space', 'hosted only'],
       ['discover', 'hosted only'],
     ]) {
@@ -163,7 +161,7 @@ describe('hosted-only and not-built commands refuse before asking for options', 
     [['agent', 'recover', '--name', 'x', '--bogus'], 'not_supported_self_hosted'],
     [['account', 'upgrade'], 'not_supported_self_hosted'],
     [['cache', 'clear', '--scope', 'all'], 'not_built_yet'],
-    [['recover', 'reset-db', '--agent'], 'not_built_yet'],
+    [['recover', 'reset-consumers', '--agent'], 'not_built_yet'],
   ])('svc %j: %s, exit 1', async (args, code) => {
     const r = await svc(args);
     expect(r.stderr).toMatch(new RegExp(`^svc: error: [^\\n]+ \\(${code}\\)\\n$`));

@@ -6,9 +6,11 @@
  * command for it but deregistration answers that code, its file is left as it is, its name
  * stays taken, and the other agents run as usual.
  */
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { Archive, ArchiveUnusableError } from '../archive/archive.js';
 import { archiveIntegrity } from '../archive/integrity.js';
+import { keepPins, readPins, setArchiveAside } from '../archive/reset.js';
 import type { ArchiveIntegrity, DaemonSummary } from '../client/api.js';
 import type { SessionTiming } from '../config/config.js';
 import type { DeploymentStore } from '../deployments/store.js';
@@ -312,6 +314,51 @@ export class AgentManager {
     this.#checkedAt.delete(found.name);
     forgetAgentSecrets(this.#vault, found.name);
     this.#log.info({ agent: found.name, set_aside: aside }, 'agent forgotten locally');
+  }
+
+  /**
+   * A new, empty archive for an agent (svc recover reset-db): its session stops, the archive
+   * file is set aside beside it (renamed, not deleted), the peers' pinned keys are carried
+   * over when the old file can be read, and the session starts again on the new archive
+   * (its sync cursor at the start: what the relay still holds for it comes again). An agent
+   * out of service because of its archive comes back into service; one whose agent.json
+   * cannot be read has nothing to start again (config_invalid).
+   */
+  async resetArchive(ref: string): Promise<{ agent: string; set_aside: string; pins_kept: number | null }> {
+    const found = this.find(ref);
+    const config = found.config;
+    if (!config) throw agentOutOfService(found as OutOfServiceAgent);
+    if (found instanceof AgentSession) {
+      await found.stop();
+      found.archive.close();
+    }
+    const file = this.store.archivePath(config.name);
+    const pins = existsSync(file) ? readPins(file) : [];
+    let aside: string;
+    try {
+      aside = setArchiveAside(file);
+    } catch (err) {
+      if (found instanceof AgentSession) this.#reopen(config);
+      throw new DaemonError(
+        'home_not_writable',
+        `Agent ${config.name}'s archive ${file} cannot be set aside (${(err as Error).message}); it was not changed.`,
+        { cause: err },
+      );
+    }
+    let kept: number | null = null;
+    if (pins) {
+      const fresh = Archive.open(file);
+      try {
+        kept = keepPins(fresh, pins);
+      } finally {
+        fresh.close();
+      }
+    }
+    this.#unusable.delete(config.name);
+    this.#checkedAt.delete(config.name);
+    this.#reopen(config);
+    this.#log.warn({ agent: config.name, set_aside: aside, pins_kept: kept }, 'archive reset: a new one started');
+    return { agent: config.name, set_aside: aside, pins_kept: kept };
   }
 
   /** A session again for an agent whose session was stopped (its archive closed); one that cannot open stays out of service. */

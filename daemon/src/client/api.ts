@@ -127,6 +127,9 @@ export const DAEMON_API = {
     Type.Array(M.ArchiveIntegrity),
   ),
 
+  /** sets the agent's archive aside and starts an empty one, pinned peer keys carried over */
+  resetArchive: op('POST', '/v1/agents/:agent/archive/reset', agentOnly, M.ArchiveReset),
+
   // --- local agents and keys
   register: op('POST', '/v1/agents/register', { body: M.RegisterInput }, M.LocalAgent),
   /** an offline agent of this machine: no relay, no login */
@@ -348,6 +351,7 @@ export interface DaemonApi {
   diagnoseDeployment(nameOrId: string, at?: string): Promise<ApiAnswer<'diagnoseDeployment'>>;
   archiveIntegrity(options?: { agent?: string; full?: boolean }): Promise<ApiAnswer<'archiveIntegrity'>>;
   checkRelay(url: string): Promise<ApiAnswer<'checkRelay'>>;
+  resetArchive(agent: string): Promise<ApiAnswer<'resetArchive'>>;
 
   register(input: ApiBody<'register'>): Promise<ApiAnswer<'register'>>;
   registerLocal(input: ApiBody<'registerLocal'>): Promise<ApiAnswer<'registerLocal'>>;

@@ -205,6 +205,9 @@ export class DaemonClient implements DaemonApi {
   auditDeployments() {
     return this.#call('auditDeployments');
   }
+  resetArchive(agent: string) {
+    return this.#call('resetArchive', { params: { agent } });
+  }
   checkRelay(url: string) {
     return this.#call('checkRelay', { body: { url } });
   }

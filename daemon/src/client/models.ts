@@ -146,6 +146,14 @@ export const ArchiveIntegrity = Type.Object({
 });
 export type ArchiveIntegrity = Static<typeof ArchiveIntegrity>;
 
+/** svc recover reset-db: where the old archive went, and how many pinned peer keys the new one kept (null: the old file could not be read). */
+export const ArchiveReset = Type.Object({
+  agent: Str(),
+  set_aside: Str(),
+  pins_kept: Type.Union([Type.Integer(), Type.Null()]),
+});
+export type ArchiveReset = Static<typeof ArchiveReset>;
+
 /** One check of a diagnosis: a step of verifying the document, or a rule of this daemon's. */
 export const DeploymentCheck = Type.Object({
   check: Str(),

@@ -46,6 +46,7 @@ export function statusRoutes(app: DaemonApp, ctx: DaemonContext): void {
   // one cheap read for status lines: no relay call, one count per agent
   route(app, API.summary, async () => ctx.agents.summary());
   route(app, API.archiveIntegrity, async (request) => ctx.agents.integrity(request.query));
+  route(app, API.resetArchive, async (request) => ctx.agents.resetArchive(request.params.agent));
 
   route(app, API.shutdown, async (_request, reply) => {
     // answer first, then stop: the caller sees {} and the socket closes after
