@@ -12,7 +12,7 @@ export function recoverCommand(app: App): Command {
     yes(
       agentOption(
         new Command('reset-db').description(
-          "set the agent's archive aside and start an empty one (pinned peer keys are kept; what the relay still holds comes again)",
+          "set the agent's archive aside and start an empty one (pinned peer keys are kept; its messages stay in the file set aside)",
         ),
       ),
     ),
@@ -35,7 +35,7 @@ export function recoverCommand(app: App): Command {
         r.pins_kept === null
           ? 'The old file could not be read: no pinned peer key was kept (each peer is pinned again at its next message, as a first contact).'
           : `${r.pins_kept} pinned peer key${r.pins_kept === 1 ? '' : 's'} kept.`,
-        'Messages the relay still holds for the agent come again; older ones are only in the file set aside.',
+        'New messages arrive in the new archive; what the old one held is only in the file set aside.',
         '',
       ].join('\n'),
     );

@@ -320,7 +320,7 @@ export class AgentManager {
    * A new, empty archive for an agent (svc recover reset-db): its session stops, the archive
    * file is set aside beside it (renamed, not deleted), the peers' pinned keys are carried
    * over when the old file can be read, and the session starts again on the new archive
-   * (its sync cursor at the start: what the relay still holds for it comes again). An agent
+   * (what the old one held stays there: the relay keeps nothing the daemon archived). An agent
    * out of service because of its archive comes back into service; one whose agent.json
    * cannot be read has nothing to start again (config_invalid).
    */
