@@ -179,7 +179,8 @@ describe('svc mcp as a demanding client meets it', () => {
     const alice = await connect(homes.a, 'alice');
     const e = await callError(alice, 'send_message', { to: 'bob\n\u001b]0;owned\u0007', content: 'hi' });
     expect(e.error).toBe('unknown_recipient');
-    expect(e.message).not.toMatch(/[\u0000-\u001f]/);
+    // no control character left in it (C0: below U+0020)
+    expect([...e.message].filter((c) => c.charCodeAt(0) < 0x20)).toEqual([]);
     expect(e.message).toContain('bob\\x0a\\x1b]0;owned\\x07');
     expect(stderr).toContain('tool send_message failed: bob\\x0a');
   }, 60_000);
