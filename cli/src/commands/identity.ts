@@ -254,7 +254,9 @@ export function identityCommands(app: App): Command[] {
     if (chosen && agents.length === 0) throw new CliError('unknown_agent', `No local agent ${JSON.stringify(chosen)}.`);
     // the archives of the agents in service (one out of service is reported below, with its code)
     const inService = agents.filter((a) => a.session !== 'unusable').map((a) => a.name);
-    const archives = (await link.archiveIntegrity({ full: o.fullIntegrity })).filter((r) =>
+    // --as an agent in service: its archive alone is checked (a check reads every page)
+    const only = chosen && inService.length === 1 ? { agent: inService[0] as string } : {};
+    const archives = (await link.archiveIntegrity({ full: o.fullIntegrity, ...only })).filter((r) =>
       inService.includes(r.agent),
     );
     const relay = o.apiUrl === undefined ? undefined : await link.checkRelay(o.apiUrl);
