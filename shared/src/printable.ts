@@ -1,12 +1,15 @@
 /**
  * Text a peer or the relay wrote, made safe to write to a terminal: each control character
  * (C0, C1) and each mark that makes text read in another order than stored (bidirectional
- * embeddings, overrides, isolates) written as an escape (`\x1b`, `\u202e`). A message then
+ * embeddings, overrides, isolates) written as an escape (`\x1b`, `\u202e`), and so is each
+ * character that shows as nothing or moves to another line (a zero-width space, a word
+ * joiner, a byte order mark, the line and paragraph separators): `bob\u200b` must not read
+ * as `bob`. Joiners that shape text (U+200C, U+200D: emoji sequences, many scripts) stay. A message then
  * reaches the screen as text, never as a command to the terminal (clear the screen, set the
  * title, write the clipboard with OSC 52, hide a line). The CLI's human output and the
  * terminal UI use it; JSON output keeps the exact text.
  */
-const UNPRINTABLE = /[\p{Cc}\p{Bidi_Control}]/gu;
+const UNPRINTABLE = /[\p{Cc}\p{Bidi_Control}\u200b\u2028\u2029\u2060-\u2064\ufeff]/gu;
 const KEPT_IN_LINES = new Set(['\n', '\t']);
 
 /** `text` with its control characters escaped; `lines` keeps line breaks and tabs. */
