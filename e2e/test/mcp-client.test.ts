@@ -184,4 +184,35 @@ describe('svc mcp as a demanding client meets it', () => {
     expect(e.message).toContain('bob\\x0a\\x1b]0;owned\\x07');
     expect(stderr).toContain('tool send_message failed: bob\\x0a');
   }, 60_000);
+
+  it('a result holds at most its budget of content: the rest is counted, with how to get it, never cut inside', async () => {
+    const [alice, bob] = await Promise.all([connect(homes.a, 'alice'), connect(homes.b, 'bob')]);
+    // five messages of 16,000 characters: 80,000 against a budget of 60,000
+    const texts = ['1', '2', '3', '4', '5'].map((n) => n.repeat(16_000));
+    for (const content of texts) await call(bob, 'send_message', { to: 'alice', content });
+    const read = async () =>
+      call<{ messages: PresentedMessage[]; omitted?: number; hint?: string }>(alice, 'read_conversation', {
+        conversation: 'bob',
+        last: 5,
+      });
+    const r = await until(
+      async () => {
+        const got = await read();
+        return got.messages.at(-1)?.body.content === texts[4] ? got : undefined;
+      },
+      30_000,
+      'alice has all five',
+    );
+    // the three newest, whole, in time order; the two older counted
+    expect(r.messages.map((m) => m.body.content)).toEqual(texts.slice(2));
+    expect(r.omitted).toBe(2);
+    expect(r.hint).toContain('read_conversation with a smaller last, or with since');
+    // one message always goes whole, whatever its size
+    const one = await call<{ messages: PresentedMessage[]; omitted?: number }>(alice, 'read_conversation', {
+      conversation: 'bob',
+      last: 1,
+    });
+    expect(one.messages.map((m) => m.body.content)).toEqual([texts[4]]);
+    expect(one.omitted).toBeUndefined();
+  }, 90_000);
 });

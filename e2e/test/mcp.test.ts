@@ -304,10 +304,13 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
       content: big,
     });
     expect(sent.status).toBe('accepted');
-    // in alice's archive (list_inbox moves no cursor) before she waits again
+    // in alice's archive (reading moves no cursor) before she waits again; read_conversation's
+    // newest, as list_inbox shows the older unacknowledged ones first within its content budget
     await until(
       async () =>
-        (await call<Messages>(clients.a!, 'list_inbox')).messages.some((m) => m.message_id === sent.message_id),
+        (await call<Messages>(clients.a!, 'read_conversation', { conversation: 'bob', last: 1 })).messages.some(
+          (m) => m.message_id === sent.message_id,
+        ),
       30_000,
       'alice has the message sent after the cancel',
     );

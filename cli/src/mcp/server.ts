@@ -43,6 +43,38 @@ export const MAX_WAIT_S = 30;
 export const MAX_CONTENT_BYTES = 190_000;
 /** Codes of a send the relay or the daemon refused for its size. */
 const TOO_LARGE = new Set(['envelope_too_large', 'payload_too_large']);
+/**
+ * The message content one result carries at most (characters), about 15,000 tokens: 500
+ * messages of 190 KB would be 95 MB, and a client cuts a tool's result long before that
+ * (Claude Code at about 25,000 tokens). What does not fit is counted and said, never cut
+ * inside a message: one message always goes whole, however long.
+ */
+export const RESULT_CONTENT_BUDGET = 60_000;
+
+/**
+ * `messages` as many as the budget holds, taken from the end that matters (`newest`: the
+ * last ones, in their order; `first`: the first ones), with how many were left out and how
+ * to get them.
+ */
+export function withinBudget(
+  messages: PresentedMessage[],
+  keep: 'first' | 'newest',
+  hint: string,
+): { messages: PresentedMessage[]; omitted?: number; hint?: string } {
+  const order = keep === 'first' ? messages : [...messages].reverse();
+  const kept: PresentedMessage[] = [];
+  let used = 0;
+  for (const m of order) {
+    const size = m.body.content?.length ?? 0;
+    if (kept.length > 0 && used + size > RESULT_CONTENT_BUDGET) break;
+    kept.push(m);
+    used += size;
+  }
+  const omitted = messages.length - kept.length;
+  if (keep === 'newest') kept.reverse();
+  return omitted > 0 ? { messages: kept, omitted, hint } : { messages: kept };
+}
+
 export const INBOX_URI = 'svc://inbox';
 export const conversationUri = (id: string) => `svc://conversations/${encodeURIComponent(id)}`;
 
@@ -329,7 +361,11 @@ export function createSvcMcp(options: McpOptions) {
       const [inbox, trust] = await Promise.all([client.inbox(agent, { verified: true }), client.trust(agent)]);
       const n = await displayNames(trust.held.map((h) => h.from));
       return {
-        messages: await present(inbox.slice(0, a.limit)),
+        ...withinBudget(
+          await present(inbox.slice(0, a.limit)),
+          'first',
+          'the newer ones did not fit in one result: acknowledge these to see them here, or read them with read_conversation',
+        ),
         held: trust.held.map((h) => presentHeld(h, n)),
       };
     },
@@ -351,15 +387,18 @@ export function createSvcMcp(options: McpOptions) {
       output: S.Messages,
       readOnly: true,
     },
-    async (a) => ({
-      messages: await present(
-        await client.read(agent, a.conversation, {
-          last: a.last,
-          verified: true,
-          ...(a.since ? { since: a.since } : {}),
-        }),
+    async (a) =>
+      withinBudget(
+        await present(
+          await client.read(agent, a.conversation, {
+            last: a.last,
+            verified: true,
+            ...(a.since ? { since: a.since } : {}),
+          }),
+        ),
+        'newest',
+        'the older ones did not fit in one result: call read_conversation with a smaller last, or with since',
       ),
-    }),
   );
 
   tool(
@@ -411,9 +450,12 @@ export function createSvcMcp(options: McpOptions) {
       readOnly: true,
     },
     // the signal: a wait the client cancels ends at the daemon too, which then moves no cursor
-    async (a, signal) => ({
-      messages: await present(await client.check(agent, { wait: a.timeout_seconds, verified: true, signal })),
-    }),
+    async (a, signal) =>
+      withinBudget(
+        await present(await client.check(agent, { wait: a.timeout_seconds, verified: true, signal })),
+        'first',
+        'more arrived than fit in one result: they are in list_inbox (not acknowledged)',
+      ),
   );
 
   tool(
@@ -434,7 +476,12 @@ export function createSvcMcp(options: McpOptions) {
       output: S.Messages,
       readOnly: true,
     },
-    async (a) => ({ messages: await present(await client.search(agent, a.query, { limit: a.limit, verified: true })) }),
+    async (a) =>
+      withinBudget(
+        await present(await client.search(agent, a.query, { limit: a.limit, verified: true })),
+        'first',
+        'the weaker matches did not fit in one result: narrow the query, or a smaller limit',
+      ),
   );
 
   tool(
@@ -562,9 +609,13 @@ export function createSvcMcp(options: McpOptions) {
       mimeType: 'application/json',
     },
     async (uri) => {
-      const messages = await present(await client.inbox(agent, { verified: true }));
+      const result = withinBudget(
+        await present(await client.inbox(agent, { verified: true })),
+        'first',
+        'the newer ones did not fit: acknowledge these to see them here, or read them with read_conversation',
+      );
       return {
-        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ messages }, null, 2) }],
+        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result, null, 2) }],
       };
     },
   );
@@ -582,9 +633,13 @@ export function createSvcMcp(options: McpOptions) {
     },
     async (uri, vars) => {
       const id = decodeURIComponent(String(vars.id));
-      const messages = await present(await client.read(agent, id, { last: 50, verified: true }));
+      const result = withinBudget(
+        await present(await client.read(agent, id, { last: 50, verified: true })),
+        'newest',
+        'the older ones did not fit: call read_conversation with since',
+      );
       return {
-        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ messages }, null, 2) }],
+        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result, null, 2) }],
       };
     },
   );
