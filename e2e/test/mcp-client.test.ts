@@ -3,11 +3,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PresentedMessage } from '@svc/cli';
-import { tail, until } from '@svc/test-harness';
+import { until } from '@svc/test-harness';
 import { SVC_BIN } from '@svc/test-harness/bins';
-import { registerWithCli, stopCliAgents } from '@svc/test-harness/cli-agents';
+import { cliAgentLogs, registerWithCli, stopCliAgents } from '@svc/test-harness/cli-agents';
 import { type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
-import { daemonLog, daemonPid, type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
+import { daemonPid, type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -57,14 +57,7 @@ beforeAll(async () => {
 beforeEach(({ onTestFailed }) => {
   onTestFailed(() => {
     failed = true;
-    console.error(
-      [
-        `relay log\n${tail(relay.logFile)}`,
-        `alice daemon\n${tail(daemonLog(homes.a))}`,
-        `bob daemon\n${tail(daemonLog(homes.b))}`,
-        `svc mcp stderr\n${stderr}`,
-      ].join('\n---\n'),
-    );
+    console.error(cliAgentLogs(relay, [homes.a, homes.b], { 'svc mcp stderr': stderr }));
   });
 });
 

@@ -15,11 +15,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { type CallToolResult, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { PresentedMessage } from '@svc/cli';
-import { tail, until } from '@svc/test-harness';
+import { until } from '@svc/test-harness';
 import { SVC_BIN } from '@svc/test-harness/bins';
-import { registerWithCli, stopCliAgents } from '@svc/test-harness/cli-agents';
+import { cliAgentLogs, registerWithCli, stopCliAgents } from '@svc/test-harness/cli-agents';
 import { type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
-import { daemonLog, type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
+import { type Home, newHome, svc, svcJson } from '@svc/test-harness/svc-cli';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -91,13 +91,7 @@ beforeEach(({ onTestFailed }) => {
   onTestFailed(() => {
     failed = true;
     console.error(
-      [
-        `relay log\n${tail(relay.logFile)}`,
-        `alice daemon\n${tail(daemonLog(homes.a))}`,
-        `bob daemon\n${tail(daemonLog(homes.b))}`,
-        `svc mcp stderr alice\n${stderr.a}`,
-        `svc mcp stderr bob\n${stderr.b}`,
-      ].join('\n---\n'),
+      cliAgentLogs(relay, [homes.a, homes.b], { 'svc mcp stderr alice': stderr.a, 'svc mcp stderr bob': stderr.b }),
     );
   });
 });

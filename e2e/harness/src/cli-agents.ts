@@ -6,8 +6,9 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalAgent } from '@svc/daemon/client';
+import { tail } from './index.js';
 import { grantCode, type RelayProcess } from './relay-process.js';
-import { type Home, svc, svcJson } from './svc-cli.js';
+import { daemonLog, type Home, svc, svcJson } from './svc-cli.js';
 
 export interface CliRegistration {
   /** `svc-relay grant` flags (default: tenant acme) */
@@ -41,4 +42,13 @@ export async function stopCliAgents(relay: RelayProcess | undefined, homes: Home
   if (failed) return;
   for (const home of homes) rmSync(home.dir, { recursive: true, force: true });
   if (relay) rmSync(relay.dataDir, { recursive: true, force: true });
+}
+
+/** What to read when such a test failed: the relay's log, each home's daemon log, then `more` (title → text). */
+export function cliAgentLogs(relay: RelayProcess, homes: Home[], more: Record<string, string> = {}): string {
+  return [
+    `relay log\n${tail(relay.logFile)}`,
+    ...homes.map((h) => `${h.label} daemon\n${tail(daemonLog(h))}`),
+    ...Object.entries(more).map(([title, text]) => `${title}\n${text}`),
+  ].join('\n---\n');
 }
