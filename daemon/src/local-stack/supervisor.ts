@@ -22,6 +22,7 @@ import {
   type LocalStackOptions,
   localServerConfig,
 } from '../client/local-stack/server-config.js';
+import { orAfter } from '../client/or-after.js';
 import { DaemonError } from '../errors.js';
 import { ensurePrivateFile } from '../private-file.js';
 
@@ -88,14 +89,7 @@ export class LocalStack {
     // port: another user's process listening there first (the default 4222 is easy to
     // take) would otherwise get the daemon's token and every local delivery. Our child
     // then fails to bind and exits.
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      ready,
-      new Promise<'timeout'>((r) => {
-        timer = setTimeout(() => r('timeout'), START_TIMEOUT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    const outcome = await orAfter(ready, START_TIMEOUT_MS, 'timeout' as const);
     if (outcome !== 'ready') {
       await this.stop();
       throw new DaemonError(

@@ -1,6 +1,7 @@
 /** Reading from the archive: inbox, conversation, check (long-poll), ack. */
 import { isLocalOnly } from '../agents/local-agent.js';
 import type { ArchivedMessage } from '../client/api.js';
+import { orAfter } from '../client/or-after.js';
 import { withMissing } from '../conversations/read-marks.js';
 import { DaemonError } from '../errors.js';
 import type { AgentSession } from '../session/session.js';
@@ -51,15 +52,7 @@ export async function inbox(session: AgentSession, source: 'auto' | 'local' | 'a
 
 /** Whether the agent's one background sync ended within AUTO_SYNC_WAIT_MS (it goes on either way). */
 async function syncAwhile(session: AgentSession): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const ended = await Promise.race([
-    autoSync(session).then(() => true),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), AUTO_SYNC_WAIT_MS);
-    }),
-  ]);
-  clearTimeout(timer);
-  return ended;
+  return (await orAfter(autoSync(session), AUTO_SYNC_WAIT_MS, 'late' as const)) !== 'late';
 }
 
 export function readConversation(

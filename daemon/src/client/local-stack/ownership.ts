@@ -8,6 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { orAfter } from '../or-after.js';
 import { waitForExit } from '../process-exit.js';
 
 const STOP_GRACE_MS = 5000;
@@ -85,18 +86,19 @@ export async function terminate(pid: number, child?: ChildProcess): Promise<void
   } catch {
     return;
   }
-  let timer: NodeJS.Timeout | undefined;
-  const grace = new Promise<'late'>((r) => {
-    timer = setTimeout(() => r('late'), STOP_GRACE_MS);
-  });
-  if ((await Promise.race([exited.then(() => 'done' as const), grace])) === 'late') {
+  if (
+    (await orAfter(
+      exited.then(() => 'done' as const),
+      STOP_GRACE_MS,
+      'late' as const,
+    )) === 'late'
+  ) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
       // gone meanwhile
     }
   }
-  clearTimeout(timer);
 }
 
 /**
