@@ -4,18 +4,16 @@
  * it (printable, cut short), and only a document that verifies against a trust bundle held
  * here says which deployment it is.
  */
-import { explainDeploymentDocument, fromBase64url, fromUtf8, printable, truncated } from '@svc/shared';
+import { explainDeploymentDocument, printable, truncated } from '@svc/shared';
 import type { DeploymentCheck, RelayCheck } from '../client/api.js';
 import { DaemonError } from '../errors.js';
 import { relayRequest } from '../relay/http.js';
 import { fetchDocument } from './service.js';
-import type { Deployment } from './store.js';
+import { type Deployment, decodeDocument, isHttpsOrLoopback } from './store.js';
 
 const TIMEOUT_MS = 10_000;
 /** The relay's own words, as shown: one line, at most this long. */
 const said = (text: unknown) => truncated(printable(String(text)), 200);
-
-const isLoopbackHttp = (u: URL) => u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
 
 export async function checkRelay(url: string, trusted: Deployment[]): Promise<RelayCheck> {
   const checks: DeploymentCheck[] = [];
@@ -29,7 +27,7 @@ export async function checkRelay(url: string, trusted: Deployment[]): Promise<Re
   } catch {
     throw new DaemonError('validation_failed', `--api-url: not a URL: ${said(url)}`);
   }
-  if (base.protocol !== 'https:' && !isLoopbackHttp(base)) {
+  if (!isHttpsOrLoopback(base.href)) {
     checks.push({ check: 'url', status: 'fail', detail: `${base.origin} is not https (plain http only on loopback)` });
     skip(['healthz', 'readyz', 'document', 'trusted', 'api_url'], 'the URL is not https');
     return done();
@@ -138,8 +136,7 @@ function sameOrigin(a: string, origin: string): boolean {
 /** The deployment id a document claims, before anything is verified: only to find the bundle to verify it with. */
 function claimedId(jws: string): string | undefined {
   try {
-    const id = (JSON.parse(fromUtf8(fromBase64url(jws.split('.')[1] ?? ''))) as { deployment_id?: unknown })
-      .deployment_id;
+    const id: unknown = decodeDocument(jws).deployment_id;
     return typeof id === 'string' ? id : undefined;
   } catch {
     return undefined;

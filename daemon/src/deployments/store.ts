@@ -86,9 +86,18 @@ export async function verifyDocument(
   }
 }
 
-/** The payload of an already-verified JWS (read back from our own store). */
-function decodeDocument(jws: string): DeploymentDocument {
+/**
+ * The payload of a JWS, unverified: one read back from our own store (verified when it was
+ * stored), or a relay's whose claimed id only picks the bundle to verify it with. Throws
+ * on a payload that is not JSON.
+ */
+export function decodeDocument(jws: string): DeploymentDocument {
   return JSON.parse(fromUtf8(fromBase64url(jws.split('.')[1] as string))) as DeploymentDocument;
+}
+
+/** A relay address a client may use: https, or plain http on this machine's loopback. */
+export function isHttpsOrLoopback(url: string): boolean {
+  return /^https:\/\//.test(url) || /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(url);
 }
 
 export function deploymentInfo(d: Deployment): DeploymentInfo {
@@ -232,7 +241,7 @@ export async function diagnoseDeployment(d: Deployment, at: Date): Promise<Deplo
         : { check: 'access_key', status: 'fail', detail: 'the document lists no relay key for access tokens' },
     );
     checks.push(
-      /^https:\/\//.test(doc.api_url) || /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(doc.api_url)
+      isHttpsOrLoopback(doc.api_url)
         ? { check: 'api_url', status: 'ok', detail: doc.api_url }
         : { check: 'api_url', status: 'fail', detail: `the API URL ${doc.api_url} is not https` },
     );
