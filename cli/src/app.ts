@@ -184,6 +184,18 @@ export class Run {
     return this.opts().as?.trim() || this.env.SVC_AGENT?.trim() || undefined;
   }
 
+  /**
+   * Of the daemon's `agents`, the one the explicit choice names (by name or number), or all
+   * of them without one; unknown_agent when it names none (doctor, agent prune).
+   */
+  chosenAgents<A extends { name: string; agent_number?: string }>(agents: A[]): A[] {
+    const chosen = this.explicitAgent();
+    if (!chosen) return agents;
+    const found = agents.filter((a) => a.name === chosen || a.agent_number === chosen);
+    if (found.length === 0) throw new CliError('unknown_agent', `No local agent ${JSON.stringify(chosen)}.`);
+    return found;
+  }
+
   out(text: string): void {
     this.app.io.stdout.write(text);
   }

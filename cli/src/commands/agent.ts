@@ -3,7 +3,7 @@ import type { OwnProfile, ProfileUpdate, PublicProfile } from '@svc/shared';
 import { VISIBILITIES } from '@svc/shared';
 import { Argument, Command } from 'commander';
 import type { App, Run } from '../app.js';
-import { CliError, usageError } from '../errors.js';
+import { usageError } from '../errors.js';
 import { action, common, hostedOnly, withAs, withJson, withVerbose } from '../options.js';
 import { keyValues, table } from '../output.js';
 
@@ -160,16 +160,9 @@ export function agentCommand(app: App): Command {
   action(app, prune, async (run) => {
     const o = run.opts<{ dryRun: boolean }>();
     const link = await run.link();
-    const { agents } = await link.status();
-    const chosen = run.explicitAgent();
-    if (chosen && !agents.some((a) => a.name === chosen || a.agent_number === chosen)) {
-      throw new CliError('unknown_agent', `No local agent ${JSON.stringify(chosen)}.`);
-    }
     // refused: the relay answered the agent's own signed sign-in with invalid_sign_in. Nothing
     // else is pruned: an agent offline, out of service or of this machine alone still exists.
-    const refused = agents.filter(
-      (a) => a.session === 'refused' && (!chosen || a.name === chosen || a.agent_number === chosen),
-    );
+    const refused = run.chosenAgents((await link.status()).agents).filter((a) => a.session === 'refused');
     const rows: Array<{ name: string; agent_number: string | null; deployment: string | null; removed: boolean }> = [];
     for (const a of refused) {
       // only here: its relay refuses it already, there is nothing there to revoke

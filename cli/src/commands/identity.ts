@@ -249,13 +249,11 @@ export function identityCommands(app: App): Command[] {
     const link = await run.link();
     const status = await link.status();
     const audit = await link.auditDeployments();
-    const chosen = run.explicitAgent();
-    const agents = chosen ? status.agents.filter((a) => a.name === chosen || a.agent_number === chosen) : status.agents;
-    if (chosen && agents.length === 0) throw new CliError('unknown_agent', `No local agent ${JSON.stringify(chosen)}.`);
+    const agents = run.chosenAgents(status.agents);
     // the archives of the agents in service (one out of service is reported below, with its code)
     const inService = agents.filter((a) => a.session !== 'unusable').map((a) => a.name);
     // --as an agent in service: its archive alone is checked (a check reads every page)
-    const only = chosen && inService.length === 1 ? { agent: inService[0] as string } : {};
+    const only = run.explicitAgent() && inService.length === 1 ? { agent: inService[0] as string } : {};
     const archives = (await link.archiveIntegrity({ full: o.fullIntegrity, ...only })).filter((r) =>
       inService.includes(r.agent),
     );
