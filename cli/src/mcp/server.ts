@@ -75,6 +75,12 @@ export function withinBudget(
   return omitted > 0 ? { messages: kept, omitted, hint } : { messages: kept };
 }
 
+/** What a result of the inbox (oldest first) or of a conversation (the newest) says it left out. */
+const NEWER_LEFT_OUT =
+  'the newer ones did not fit in one result: acknowledge these to see them here, or read them with read_conversation';
+const OLDER_LEFT_OUT =
+  'the older ones did not fit in one result: call read_conversation with a smaller last, or with since';
+
 export const INBOX_URI = 'svc://inbox';
 export const conversationUri = (id: string) => `svc://conversations/${encodeURIComponent(id)}`;
 
@@ -361,11 +367,7 @@ export function createSvcMcp(options: McpOptions) {
       const [inbox, trust] = await Promise.all([client.inbox(agent, { verified: true }), client.trust(agent)]);
       const n = await displayNames(trust.held.map((h) => h.from));
       return {
-        ...withinBudget(
-          await present(inbox.slice(0, a.limit)),
-          'first',
-          'the newer ones did not fit in one result: acknowledge these to see them here, or read them with read_conversation',
-        ),
+        ...withinBudget(await present(inbox.slice(0, a.limit)), 'first', NEWER_LEFT_OUT),
         held: trust.held.map((h) => presentHeld(h, n)),
       };
     },
@@ -397,7 +399,7 @@ export function createSvcMcp(options: McpOptions) {
           }),
         ),
         'newest',
-        'the older ones did not fit in one result: call read_conversation with a smaller last, or with since',
+        OLDER_LEFT_OUT,
       ),
   );
 
@@ -612,7 +614,7 @@ export function createSvcMcp(options: McpOptions) {
       const result = withinBudget(
         await present(await client.inbox(agent, { verified: true })),
         'first',
-        'the newer ones did not fit: acknowledge these to see them here, or read them with read_conversation',
+        NEWER_LEFT_OUT,
       );
       return {
         contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result, null, 2) }],
@@ -636,7 +638,7 @@ export function createSvcMcp(options: McpOptions) {
       const result = withinBudget(
         await present(await client.read(agent, id, { last: 50, verified: true })),
         'newest',
-        'the older ones did not fit: call read_conversation with since',
+        OLDER_LEFT_OUT,
       );
       return {
         contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result, null, 2) }],
