@@ -41,6 +41,7 @@ const METHODS = [
   'keys',
   'generateKeys',
   'uploadSigningKey',
+  'backfillKeys',
   'acceptPeerKey',
   'send',
   'reply',

@@ -82,13 +82,14 @@ describe('commander refusals are usage errors of one line', () => {
       expect(root).toMatch(new RegExp(`^  ${command} .*\\(${mark}\\)$`, 'm'));
     }
     for (const [args, mark] of [
-      [['keys', 'backfill'], 'not built yet'],
+      [['recover', 'reset-consumers'], 'not built yet'],
       [['auth', 'logout'], 'hosted only'],
     ] as const) {
       expect((await svc([...args, '--help'])).stdout.split('\n')[2]).toMatch(new RegExp(`\\(${mark}\\)$`));
     }
     // built since: no mark
     expect((await svc(['doctor', '--help'])).stdout).not.toContain('not built yet');
+    expect((await svc(['keys', 'backfill', '--help'])).stdout).not.toContain('not built yet');
   });
 
   it('help asked for is an answer: exit 0, nothing on stderr', async () => {

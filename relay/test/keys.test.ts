@@ -133,6 +133,37 @@ describe('version 1 from enrollment', () => {
     expect(res.json()).toMatchObject({ current: { version: 1, signature: null, previous_signature: null } });
   });
 
+  it('an unsigned version 1 is signed by uploading the same keys as version 2 (keys backfill); a retry is a 200', async () => {
+    const alice = await enroll('acme', 'alice');
+    await relay.ctx.ledger.sql.run('DELETE FROM agent_key_records');
+    const same = { signing: alice.identity.signPublic, encryption: alice.identity.encPublic };
+    // signed by another key, or for the wrong version: refused, nothing recorded
+    await expectRefused(
+      alice,
+      upload(alice, 2, { ...same, signWith: edKeys().privateKey }),
+      400,
+      'invalid_key_signature',
+    );
+    await expectRefused(
+      alice,
+      upload(alice, 3, { ...same, signWith: alice.identity.signPrivate }),
+      400,
+      'invalid_key_signature',
+    );
+    const body = upload(alice, 2, { ...same, signWith: alice.identity.signPrivate });
+    const res = await put(alice, body);
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toEqual({ version: 2, ...body, previous_signature: null });
+    const dir = (await get(alice, '/api/v1/agents/me/keys')).json();
+    expect(dir.history.map((r: KeyRecord) => [r.version, r.signature === null])).toEqual([
+      [1, true],
+      [2, false],
+    ]);
+    const retry = await put(alice, body);
+    expect(retry.statusCode).toBe(200);
+    expect(retry.json()).toEqual(res.json());
+  });
+
   it('uploading the current keys again is an idempotent 200 with the current record', async () => {
     const alice = await enroll('acme', 'alice');
     const res = await put(

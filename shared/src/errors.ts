@@ -227,6 +227,11 @@ export const ERROR_CATALOG = {
     message:
       "The relay served a peer key that cannot be used safely (small-order, malformed, or a new key its record is not signed by); nothing was sent. Ask the relay's operator to check it.",
   },
+  own_key_mismatch: {
+    status: 502,
+    message:
+      "The relay publishes keys for this agent that its vault did not sign (another signing key, or a signature that does not verify); nothing was uploaded. Ask the relay's operator to check it.",
+  },
   deployment_stale: {
     status: 409,
     message:

@@ -1,8 +1,15 @@
 /** keys generate | status | upload-signing | accept | backfill: the agent's keys and pinned peer keys. */
-import { type KeyStatus, keyFingerprint, type PeerKey } from '@svc/daemon/client';
+import {
+  DaemonClientError,
+  type KeyBackfill,
+  type KeyStatus,
+  keyFingerprint,
+  ownKeyMismatch,
+  type PeerKey,
+} from '@svc/daemon/client';
 import { Command } from 'commander';
 import type { App, Run } from '../app.js';
-import { action, common, notBuilt, withAs, withJson, withVerbose, yes } from '../options.js';
+import { action, common, withAs, withJson, withVerbose, yes } from '../options.js';
 import { keyValues, table } from '../output.js';
 
 const numberOption = (cmd: Command) => cmd.option('-n, --number <agent_number>', 'agent number (same as --as)');
@@ -77,6 +84,52 @@ export function keyStatusText(s: KeyStatus): string {
   );
 }
 
+/** One agent of `svc keys backfill`: the daemon's answer, or why there is none. */
+type BackfillRow = Omit<KeyBackfill, 'state' | 'agent_number' | 'relay_version'> & {
+  agent_number: string | null;
+  /** the daemon's judgement; local: no relay; unknown: it could not be asked (see error) */
+  state: KeyBackfill['state'] | 'local' | 'unknown';
+  relay_version: number | null;
+  error?: { code: string; message: string };
+};
+
+function backfillText(rows: BackfillRow[], dryRun: boolean): string {
+  const what = (r: BackfillRow): string => {
+    if (r.error) return `${r.error.code}: ${r.error.message}`;
+    switch (r.state) {
+      case 'local':
+        return 'a local agent: no relay publishes its keys';
+      case 'signed':
+        return `nothing to do: the relay publishes its keys signed (version ${r.relay_version})`;
+      case 'unsigned':
+      case 'stale': {
+        const why =
+          r.state === 'unsigned'
+            ? `its version ${r.relay_version} is unsigned (enrolled before key records were signed)`
+            : `its version ${r.relay_version} has another encryption key than this machine's`;
+        return r.uploaded_version !== null
+          ? `published signed version ${r.uploaded_version}: ${why}`
+          : `would publish a signed version ${(r.relay_version ?? 0) + 1}: ${why}`;
+      }
+      default:
+        return r.state;
+    }
+  };
+  const lines = rows.map((r) => ({ agent: r.agent, agent_number: r.agent_number ?? '-', what: what(r) }));
+  const pending = rows.some((r) => (r.state === 'unsigned' || r.state === 'stale') && r.uploaded_version === null);
+  return (
+    table(
+      [
+        ['agent', 'agent'],
+        ['number', 'agent_number'],
+        ['relay key record', 'what'],
+      ],
+      lines,
+      'No local agents.',
+    ) + (dryRun && pending ? 'Run svc keys backfill without --dry-run to publish them.\n' : '')
+  );
+}
+
 export function keysCommand(app: App): Command {
   const keys = new Command('keys').description('your keys and the pinned keys of your peers');
 
@@ -84,13 +137,41 @@ export function keysCommand(app: App): Command {
     withJson(
       withAs(
         new Command('backfill')
-          .description('re-seal archived messages with current keys')
+          .description('have the relay publish your keys, signed, where its record is unsigned or older')
           .option('--dry-run', 'only report', false),
-        'agent (optional)',
+        'look at this agent only (default: every local agent)',
       ),
     ),
   );
-  notBuilt(app, backfill, 'svc keys backfill');
+  action(app, backfill, async (run) => {
+    const dryRun = run.opts<{ dryRun: boolean }>().dryRun;
+    const link = await run.link();
+    const rows: BackfillRow[] = [];
+    for (const a of run.chosenAgents((await link.status()).agents)) {
+      const row: BackfillRow = {
+        agent: a.name,
+        agent_number: a.agent_number ?? null,
+        state: 'unknown',
+        relay_version: null,
+        uploaded_version: null,
+      };
+      if (a.kind === 'local') row.state = 'local';
+      else if (a.unusable) row.error = { code: a.unusable.error, message: a.unusable.message };
+      else {
+        try {
+          Object.assign(row, await link.backfillKeys(a.name, { dryRun }));
+          const mismatch = ownKeyMismatch(row as KeyBackfill);
+          if (mismatch) row.error = { code: 'own_key_mismatch', message: mismatch };
+        } catch (err) {
+          if (!(err instanceof DaemonClientError)) throw err;
+          row.error = { code: err.code, message: err.message };
+        }
+      }
+      rows.push(row);
+    }
+    if (rows.some((r) => r.error)) app.exitCode = 1;
+    run.print(rows, () => backfillText(rows, dryRun));
+  });
 
   const generate = withVerbose(
     withJson(

@@ -1,7 +1,8 @@
 /** keys status / generate / upload-signing and accepting a changed peer key. */
-import { type KeyRecord, keyRecordBytes, toBase64url } from '@svc/shared';
+import { type KeyDirectoryEntry, type KeyRecord, keyRecordBytes, toBase64url } from '@svc/shared';
 import { deriveIdentityKeys, ed25519Sign } from '@svc/shared/node';
-import type { KeyStatus, PeerKey } from '../client/api.js';
+import type { KeyBackfill, KeyStatus, PeerKey } from '../client/api.js';
+import { ownKeyMismatch } from '../client/own-keys.js';
 import { DaemonError } from '../errors.js';
 import { Peers } from '../session/peers.js';
 import type { AgentSession } from '../session/session.js';
@@ -76,15 +77,61 @@ export async function generateKeys(session: AgentSession): Promise<KeyStatus> {
   return keyStatus(session);
 }
 
-/** Publishes the vaulted signing key when the relay's record does not carry it yet. */
-export async function uploadSigning(session: AgentSession): Promise<KeyStatus> {
-  const current = await session.relay.call<{ current: KeyRecord }>({ method: 'GET', path: '/api/v1/agents/me/keys' });
-  if (
-    current.current.signing_public_key !== session.config.signing_public_key ||
-    current.current.encryption_public_key !== session.config.encryption_public_key
-  ) {
-    await upload(session, session.config.encryption_public_key, current.current);
+/**
+ * What the relay publishes for this agent, judged against the vault: only a record of the
+ * vault's keys that the vault's key signed (over this agent's own names, not the ones the
+ * relay's answer carries) is taken as published.
+ */
+function judge(session: AgentSession, entry: KeyDirectoryEntry): KeyBackfill['state'] {
+  const c = session.config;
+  const cur = entry.current;
+  if (cur.signing_public_key !== c.signing_public_key) return 'foreign';
+  if (cur.encryption_public_key !== c.encryption_public_key) return 'stale';
+  if (cur.signature === null) return 'unsigned';
+  const ours = {
+    ...entry,
+    deployment_id: c.deployment_id,
+    tenant_id: c.tenant_id,
+    agent_id: c.agent_id,
+    agent_number: c.agent_number,
+  };
+  return Peers.recordSignedBy(ours, cur, c.signing_public_key) ? 'signed' : 'bad_signature';
+}
+
+/**
+ * svc keys backfill: has the relay publish a record of the vault's current keys, signed by
+ * them, where it does not: an unsigned version 1 (an agent enrolled before key records were
+ * signed, whose encryption key nothing bound to its signing key) or another encryption key
+ * (a relay whose ledger went back in time). A record under another signing key, or with a
+ * signature that does not verify, cannot be mended from here: it is reported, never
+ * overwritten (the caller says so: own_key_mismatch).
+ */
+export async function backfillKeys(session: AgentSession, dryRun: boolean): Promise<KeyBackfill> {
+  const entry = await session.relay.call<KeyDirectoryEntry>({ method: 'GET', path: '/api/v1/agents/me/keys' });
+  const state = judge(session, entry);
+  const answer = {
+    agent: session.name,
+    agent_number: session.config.agent_number,
+    state,
+    relay_version: entry.current.version,
+    uploaded_version: null,
+  };
+  if (state === 'foreign' || state === 'bad_signature') {
+    session.log.warn(
+      { agent: session.name, state, version: entry.current.version },
+      'keys: the relay publishes keys this vault did not sign',
+    );
   }
+  if (dryRun || (state !== 'unsigned' && state !== 'stale')) return answer;
+  const record = await upload(session, session.config.encryption_public_key, entry.current);
+  session.log.info({ agent: session.name, state, version: record.version }, 'keys: signed record published');
+  return { ...answer, uploaded_version: record.version };
+}
+
+/** Publishes the vaulted keys, signed, when the relay's record does not carry them yet. */
+export async function uploadSigning(session: AgentSession): Promise<KeyStatus> {
+  const mismatch = ownKeyMismatch(await backfillKeys(session, false));
+  if (mismatch) throw new DaemonError('own_key_mismatch', mismatch);
   return keyStatus(session);
 }
 

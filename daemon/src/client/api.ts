@@ -48,6 +48,7 @@ export const DAEMON_ERROR_CODES = [
   'peer_directory_mismatch', // the relay's key directory answered for another agent/deployment/tenant
   'enrollment_answer_mismatch', // the relay's enrollment answer relabels the agent its code names (nothing saved)
   'peer_key_invalid', // the directory served a small-order or malformed key, or a new signing key its record is not signed by (never pinned or sealed to)
+  'own_key_mismatch', // the relay publishes keys for one of our agents that its vault did not sign (nothing uploaded)
   'conversation_mismatch', // a conversation id that is not the direct one of sender and recipient
   'relay_answer_too_large', // a relay answer or stream event larger than any valid one
   'deployment_stale', // renew offered a document older than the trusted one
@@ -148,6 +149,13 @@ export const DAEMON_API = {
   /** rotates the X25519 key and uploads it */
   generateKeys: op('POST', '/v1/agents/:agent/keys/generate', agentOnly, M.KeyStatus),
   uploadSigningKey: op('POST', '/v1/agents/:agent/keys/upload-signing', agentOnly, M.KeyStatus),
+  /** svc keys backfill: has the relay publish a signed record of the vault's keys where it does not yet */
+  backfillKeys: op(
+    'POST',
+    '/v1/agents/:agent/keys/backfill',
+    { ...agentOnly, body: Type.Object({ dry_run: Type.Optional(Type.Boolean()) }, { additionalProperties: false }) },
+    M.KeyBackfill,
+  ),
   acceptPeerKey: op('POST', '/v1/agents/:agent/peers/:number/accept-key', peerOnly, M.PeerKey),
 
   // --- messages
@@ -362,6 +370,7 @@ export interface DaemonApi {
   keys(agent: string): Promise<ApiAnswer<'keys'>>;
   generateKeys(agent: string): Promise<ApiAnswer<'generateKeys'>>;
   uploadSigningKey(agent: string): Promise<ApiAnswer<'uploadSigningKey'>>;
+  backfillKeys(agent: string, options?: { dryRun?: boolean }): Promise<ApiAnswer<'backfillKeys'>>;
   acceptPeerKey(agent: string, peerNumber: string): Promise<ApiAnswer<'acceptPeerKey'>>;
 
   send(agent: string, input: ApiBody<'send'>): Promise<ApiAnswer<'send'>>;

@@ -33,6 +33,7 @@ export { ATTACHMENT_FORMAT, type AttachmentDescriptor, attachmentText, parseDesc
 export { keyFingerprint } from './fingerprint.js';
 export { defaultHome, homeFrom, homeProblem, socketPathFor } from './home.js';
 export { conversationLabel, conversationTitle, messageText } from './message-text.js';
+export { ownKeyMismatch } from './own-keys.js';
 export { deregisterCommand, refusedAdvice, refusedAdviceShort } from './refused.js';
 export { ALL_AGENTS_KEY, statusFileText, statusText } from './statusline.js';
 
@@ -246,6 +247,9 @@ export class DaemonClient implements DaemonApi {
   }
   uploadSigningKey(agent: string) {
     return this.#call('uploadSigningKey', { params: { agent } });
+  }
+  backfillKeys(agent: string, options: { dryRun?: boolean } = {}) {
+    return this.#call('backfillKeys', { params: { agent }, body: options.dryRun ? { dry_run: true } : {} });
   }
   acceptPeerKey(agent: string, peerNumber: string) {
     return this.#call('acceptPeerKey', { params: { agent, number: peerNumber } });

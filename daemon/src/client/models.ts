@@ -248,6 +248,26 @@ export const KeyStatus = Type.Object({
 });
 export type KeyStatus = Static<typeof KeyStatus>;
 
+/**
+ * svc keys backfill, one agent: what the relay published for it before, and the version
+ * uploaded (null: nothing was, for a dry run, a record that needs nothing, or one that
+ * cannot be mended from here).
+ */
+export const KeyBackfill = Type.Object({
+  agent: Str(),
+  agent_number: Str(),
+  /**
+   * signed: the vault's keys, signed by its key (nothing to do); unsigned: version 1 of an
+   * agent enrolled before key records were signed; stale: another encryption key than this
+   * daemon's; foreign: a signing key this vault does not hold; bad_signature: the vault's
+   * keys under a signature that does not verify (the last two: own_key_mismatch)
+   */
+  state: Literals(['signed', 'unsigned', 'stale', 'foreign', 'bad_signature']),
+  relay_version: Type.Integer(),
+  uploaded_version: Nullable(Type.Integer()),
+});
+export type KeyBackfill = Static<typeof KeyBackfill>;
+
 // --- messages
 /** What a sender may declare (the envelope's `control` is the daemon's own). */
 export const CONTENT_TYPES = ['text', 'structured', 'media'] as const;

@@ -87,7 +87,10 @@ export class KeyService {
     const current = history[history.length - 1] as KeyRecord;
     if (
       body.signing_public_key === current.signing_public_key &&
-      body.encryption_public_key === current.encryption_public_key
+      body.encryption_public_key === current.encryption_public_key &&
+      // the same keys again take a version only to sign an unsigned version 1 (an
+      // incarnation enrolled before it was signed: `svc keys backfill`)
+      current.signature !== null
     ) {
       return { status: 200, record: current }; // a retry, or nothing to rotate
     }

@@ -1,6 +1,6 @@
 import { parseEnrollmentCode } from '@svc/shared';
 import type { Logger } from 'pino';
-import { acceptPeerKey, generateKeys, keyStatus, uploadSigning } from '../../agents/keys.js';
+import { acceptPeerKey, backfillKeys, generateKeys, keyStatus, uploadSigning } from '../../agents/keys.js';
 import { createLocalAgent, isLocalOnly } from '../../agents/local-agent.js';
 import type { OutOfServiceAgent } from '../../agents/manager.js';
 import { register } from '../../agents/register.js';
@@ -126,5 +126,6 @@ export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
   route(app, API.keys, async (request) => keyStatus(agent(request)));
   route(app, API.generateKeys, async (request) => generateKeys(agent(request)));
   route(app, API.uploadSigningKey, async (request) => uploadSigning(agent(request)));
+  route(app, API.backfillKeys, async (request) => backfillKeys(agent(request), request.body.dry_run === true));
   route(app, API.acceptPeerKey, async (request) => acceptPeerKey(agent(request), request.params.number));
 }
