@@ -124,6 +124,25 @@ describe('two edges on leaf uplinks', () => {
     expect(await agentStatus(b, 'bob')).toMatchObject({ receive: 'source' });
   }, 90_000);
 
+  it('an archive reset keeps the agent on its named source', async () => {
+    const reset = await b.client.resetArchive('bob');
+    expect(reset.agent).toBe('bob');
+    await until(async () => (await agentStatus(b, 'bob'))?.session === 'connected', 30_000, 'bob connected again');
+    expect(await agentStatus(b, 'bob')).toMatchObject({ receive: 'source', source: 'src_bob' });
+    const opensBefore = streamOpens();
+    // the stopped session's last pull waits on the hub until it expires (5 s); what the hub
+    // hands it meanwhile comes again only after the consumer's ack wait (30 s)
+    await new Promise((r) => setTimeout(r, 5_500));
+    const sent = await a.client.send('alice', { to: 'bob', content: 'after the reset' });
+    await until(async () => (await b.client.inbox('bob', { source: 'local' })).length === 1, 20_000, 'bob receives');
+    await until(() =>
+      readFileSync(join(b.home, 'logs', 'daemon.log'), 'utf8')
+        .split('\n')
+        .some((l) => l.includes(sent.message_id) && l.includes('"durable":"src_bob"')),
+    );
+    expect(streamOpens()).toBe(opensBefore);
+  }, 60_000);
+
   it('an agent that leaves the machine gives its named source back (even when forgotten locally only)', async () => {
     const durables = async (): Promise<string[]> => {
       const ready = (await (await fetch(`${relay.url}/readyz`)).json()) as {

@@ -221,6 +221,22 @@ export class LocalStackService {
     void this.renew();
   }
 
+  /**
+   * An agent's session was replaced by a new one (svc recover reset-db): the new session
+   * receives through the named source the old one held, not through the relay's stream
+   * until the daemon restarts.
+   */
+  async sessionReplaced(session: AgentSession): Promise<void> {
+    const u = this.#uplink;
+    const link = this.#link;
+    const old = [...(u?.sources.keys() ?? [])].find((s) => s !== session && s.name === session.name);
+    if (!u || !link || !old) return;
+    const durable = u.sources.get(old) as string;
+    u.sources.delete(old);
+    u.sources.set(session, durable);
+    await session.receiveThrough(link.source(durable));
+  }
+
   /** An agent leaves this machine: its named source is given back and it stops pulling from it. */
   async forget(session: AgentSession): Promise<void> {
     const u = this.#uplink;

@@ -46,7 +46,13 @@ export function statusRoutes(app: DaemonApp, ctx: DaemonContext): void {
   // one cheap read for status lines: no relay call, one count per agent
   route(app, API.summary, async () => ctx.agents.summary());
   route(app, API.archiveIntegrity, async (request) => ctx.agents.integrity(request.query));
-  route(app, API.resetArchive, async (request) => ctx.agents.resetArchive(request.params.agent));
+  route(app, API.resetArchive, async (request) => {
+    const answer = await ctx.agents.resetArchive(request.params.agent);
+    // the new session takes over the named source the old one received through
+    const session = ctx.agents.sessions().find((s) => s.name === answer.agent);
+    if (session) await ctx.localStack.sessionReplaced(session);
+    return answer;
+  });
 
   route(app, API.shutdown, async (_request, reply) => {
     // answer first, then stop: the caller sees {} and the socket closes after
