@@ -437,6 +437,50 @@ describe('a sender cannot choose the conversation', () => {
   });
 });
 
+describe('an unsigned key record (an agent enrolled before key records were signed)', () => {
+  it("verifies the peer's messages, but nothing is sealed to its key until the peer publishes a signed record", async () => {
+    const dora = await enrollAgent(relay.url, await stage.grant('dora-legacy'));
+    const real = (await call<KeyDirectoryEntry>(relay.url, 'GET', '/api/v1/agents/me/keys', undefined, dora.auth)).body;
+    // the relay pairs dora's real signing key (the fingerprint her owner reads out) with an
+    // encryption key of its own, in an unsigned version 1: nothing binds the two
+    const evilEncryption = toBase64url(deriveIdentityKeys(ed25519Generate().privateKey, 0).encPublic);
+    const unsigned = { ...real.current, encryption_public_key: evilEncryption, signature: null };
+    proxy.keys.set(dora.number, { ...real, current: unsigned, history: [unsigned] });
+    try {
+      // her message verifies under the signing key and is archived (the pin is taken from it)
+      const aliceKey = fromBase64url((await realEntry('alice')).current.encryption_public_key);
+      const hello = sealFor(dora, { number: 'alice', keys: { encPublic: aliceKey } }, 'hello from dora');
+      expect((await call(relay.url, 'POST', '/api/v1/messages', { envelopes: [hello] }, dora.auth)).status).toBe(202);
+      await until(
+        async () =>
+          (await a.client.inbox('alice', { source: 'local' })).some((m) => m.message_id === hello.header.message_id),
+        15_000,
+        "dora's message",
+      );
+      // a reply would be sealed to the relay's key: refused, nothing posted
+      const before = proxy.posted.length;
+      await expect(a.client.send('alice', { to: dora.number, content: 'for dora only' })).rejects.toMatchObject({
+        code: 'peer_key_unsigned',
+        status: 409,
+        message: expect.stringContaining('svc keys backfill'),
+      });
+      expect(proxy.posted.length).toBe(before);
+    } finally {
+      proxy.keys.delete(dora.number);
+    }
+    // a record her key signs (here her real version 1; after a backfill, version 2) replaces the unbound pin
+    const sent = await a.client.send('alice', { to: dora.number, content: 'sealed to dora' });
+    const env = proxy.posted.at(-1) as Envelope;
+    expect(env.header.message_id).toBe(sent.message_id);
+    const plain = openEnvelope(env, dora.keys.encPrivate, {
+      expectedRecipient: dora.number,
+      expectedDeploymentId: deploymentId,
+      expectedTenantId: 'acme',
+    });
+    expect(new TextDecoder().decode(plain)).toBe('sealed to dora');
+  }, 60_000);
+});
+
 describe('a sender the relay will not look up', () => {
   it('is refused alone (sender_lookup_refused): what comes after it, from another sender, still arrives', async () => {
     const dana = await enrollAgent(relay.url, await stage.grant('dana-lookup'));

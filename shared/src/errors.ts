@@ -227,6 +227,11 @@ export const ERROR_CATALOG = {
     message:
       "The relay served a peer key that cannot be used safely (small-order, malformed, or a new key its record is not signed by); nothing was sent. Ask the relay's operator to check it.",
   },
+  peer_key_unsigned: {
+    status: 409,
+    message:
+      "The relay serves only an unsigned key record for this peer (enrolled before key records were signed); nothing was sent. Ask its owner to run `svc keys backfill`.",
+  },
   own_key_mismatch: {
     status: 502,
     message:

@@ -48,6 +48,7 @@ export const DAEMON_ERROR_CODES = [
   'peer_directory_mismatch', // the relay's key directory answered for another agent/deployment/tenant
   'enrollment_answer_mismatch', // the relay's enrollment answer relabels the agent its code names (nothing saved)
   'peer_key_invalid', // the directory served a small-order or malformed key, or a new signing key its record is not signed by (never pinned or sealed to)
+  'peer_key_unsigned', // the peer's only key record is unsigned (enrolled before records were signed): nothing sealed until it publishes a signed one
   'own_key_mismatch', // the relay publishes keys for one of our agents that its vault did not sign (nothing uploaded)
   'conversation_mismatch', // a conversation id that is not the direct one of sender and recipient
   'relay_answer_too_large', // a relay answer or stream event larger than any valid one

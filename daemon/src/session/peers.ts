@@ -15,8 +15,13 @@
  *   sign is refused: sends fail with peer_key_invalid and nothing is offered for acceptance.
  * A pin made without a version (an agent of this machine, pinned on delivery) learns it from
  * a record the pinned key signs (versionOfPin) before it takes any newer one.
- * First contact pins on trust: a signed record must verify under its own key; an unsigned
- * version 1 (an agent enrolled before version 1 was signed) is still taken then.
+ * First contact pins on trust: a signed record must verify under its own key. An unsigned
+ * version 1 (an agent enrolled before version 1 was signed) is pinned as version 0
+ * (UNBOUND_VERSION): its signing key verifies the peer's messages, but nothing is sealed to
+ * its encryption key, which no signature binds to the signing key owners compare (the relay
+ * may have paired the peer's real signing key with an encryption key of its own). Sends
+ * fail with peer_key_unsigned until the directory serves a record the pinned key signs
+ * (the peer's `svc keys backfill`), which any version then is.
  */
 import {
   ed25519PublicKeyProblem,
@@ -33,6 +38,12 @@ import type { Archive, PeerPin } from '../archive/archive.js';
 import { DaemonError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { AgentRelay } from './agent-relay.js';
+
+/**
+ * The version of a pin taken from an unsigned record: below every real version, so the
+ * first record the pinned signing key signs replaces it, and never sealed to.
+ */
+export const UNBOUND_VERSION = 0;
 
 export class Peers {
   readonly #me: () => AgentConfig;
@@ -181,12 +192,18 @@ export class Peers {
         throw new DaemonError('peer_key_changed', `the key record of ${ref} does not verify`);
       }
       if (unusable) throw this.#invalid(ref, unusable);
+      if (legacy) {
+        this.#log?.warn(
+          { agent: this.#me().name, peer: entry.agent_number },
+          'peer pinned from an unsigned key record: nothing is sealed to it until it publishes a signed one',
+        );
+      }
       this.#archive.pinPeer({
         agent_number: entry.agent_number,
         agent_id: entry.agent_id,
         signing_public_key: cur.signing_public_key,
         encryption_public_key: cur.encryption_public_key,
-        key_version: cur.version,
+        key_version: legacy ? UNBOUND_VERSION : cur.version,
       });
     } else if (pin.signing_public_key === cur.signing_public_key) {
       // the directory serves the pinned key again: a change it showed before is gone
@@ -237,6 +254,12 @@ export class Peers {
     // a new signing key refused above: the peer may no longer hold the pinned keys, so nothing is sealed to them
     if (entry.current.signing_public_key !== pin.signing_public_key) {
       throw this.#invalid(ref, 'a new signing key whose record it does not sign, or an unusable key');
+    }
+    if (pin.key_version === UNBOUND_VERSION) {
+      throw new DaemonError(
+        'peer_key_unsigned',
+        `The relay serves only an unsigned key record for ${pin.agent_number} (an agent enrolled before key records were signed): its encryption key is bound to nothing ${pin.agent_number}'s signing key signed, so nothing was sent. Ask its owner to run \`svc keys backfill\`; the next send then uses the signed key.`,
+      );
     }
     return { agentNumber: pin.agent_number, key: fromBase64url(pin.encryption_public_key) };
   }
