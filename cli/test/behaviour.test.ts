@@ -533,10 +533,21 @@ describe('wired commands', () => {
             encryption_public_key: key(8),
             pinned_at: '2025-01-01T00:00:00Z',
           },
+          {
+            agent_number: '1004',
+            signing_public_key: key(9),
+            encryption_public_key: key(10),
+            pinned_at: '2025-01-01T00:00:00Z',
+            unsigned: true,
+          },
         ],
       }),
     });
     const r = await svc(['keys', 'status', '--as', 'alice'], { link });
+    expect(r.stdout).toMatch(new RegExp(`1004\\s+UNSIGNED\\s+\\S+\\s+${fp(key(9))}`));
+    expect(r.stdout).toContain(
+      "NOTE: 1004's key record is unsigned (enrolled before key records were signed): its messages are verified, but nothing is sent to it until it publishes a signed one (its owner runs svc keys backfill).\n",
+    );
     expect(r.stdout).toMatch(new RegExp(`^fingerprint: +${fp(key(1))}$`, 'm'));
     expect(r.stdout).toMatch(/1002\s+CHANGED 2025-02-01/);
     expect(r.stdout).toContain(`${fp(key(3))} → ${fp(key(5))}`);

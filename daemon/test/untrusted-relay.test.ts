@@ -465,6 +465,8 @@ describe('an unsigned key record (an agent enrolled before key records were sign
         message: expect.stringContaining('svc keys backfill'),
       });
       expect(proxy.posted.length).toBe(before);
+      const peer = async () => (await a.client.keys('alice')).peers.find((p) => p.agent_number === dora.number);
+      expect(await peer()).toMatchObject({ unsigned: true });
     } finally {
       proxy.keys.delete(dora.number);
     }
@@ -478,6 +480,9 @@ describe('an unsigned key record (an agent enrolled before key records were sign
       expectedTenantId: 'acme',
     });
     expect(new TextDecoder().decode(plain)).toBe('sealed to dora');
+    const pinned = (await a.client.keys('alice')).peers.find((p) => p.agent_number === dora.number);
+    expect(pinned).toMatchObject({ encryption_public_key: real.current.encryption_public_key });
+    expect(pinned?.unsigned).toBeUndefined();
   }, 60_000);
 });
 

@@ -230,7 +230,7 @@ export const ERROR_CATALOG = {
   peer_key_unsigned: {
     status: 409,
     message:
-      "The relay serves only an unsigned key record for this peer (enrolled before key records were signed); nothing was sent. Ask its owner to run `svc keys backfill`.",
+      'The relay serves only an unsigned key record for this peer (enrolled before key records were signed); nothing was sent. Ask its owner to run `svc keys backfill`.',
   },
   own_key_mismatch: {
     status: 502,

@@ -38,7 +38,7 @@ function fingerprintOf(publicKey: string): string {
 export function keyStatusText(s: KeyStatus): string {
   const peers = s.peers.map((p) => ({
     agent_number: p.agent_number,
-    state: p.changed ? `CHANGED ${p.changed.seen_at}` : 'pinned',
+    state: p.changed ? `CHANGED ${p.changed.seen_at}` : p.unsigned ? 'UNSIGNED' : 'pinned',
     pinned_at: p.pinned_at,
     // the signing key's: what MCP, the TUI and the dashboard show, and what owners compare
     fingerprint: p.changed
@@ -46,6 +46,13 @@ export function keyStatusText(s: KeyStatus): string {
       : fingerprintOf(p.signing_public_key),
   }));
   const changed = changedPeers(s);
+  const unsigned = s.peers
+    .filter((p) => p.unsigned && !p.changed)
+    .map(
+      (p) =>
+        `NOTE: ${p.agent_number}'s key record is unsigned (enrolled before key records were signed): its messages are verified, but nothing is sent to it until it publishes a signed one (its owner runs svc keys backfill).\n`,
+    )
+    .join('');
   const warning = changed
     .map(
       (p) =>
@@ -80,7 +87,7 @@ export function keyStatusText(s: KeyStatus): string {
       peers,
       'No pinned peer keys.',
     ) +
-    (warning ? `\n${warning}` : '')
+    (warning || unsigned ? `\n${warning}${unsigned}` : '')
   );
 }
 

@@ -1,19 +1,21 @@
 /** keys status / generate / upload-signing and accepting a changed peer key. */
 import { type KeyDirectoryEntry, type KeyRecord, keyRecordBytes, toBase64url } from '@svc/shared';
 import { deriveIdentityKeys, ed25519Sign } from '@svc/shared/node';
+import type { PeerPin } from '../archive/archive.js';
 import type { KeyBackfill, KeyStatus, PeerKey } from '../client/api.js';
 import { ownKeyMismatch } from '../client/own-keys.js';
 import { DaemonError } from '../errors.js';
-import { Peers } from '../session/peers.js';
+import { Peers, UNBOUND_VERSION } from '../session/peers.js';
 import type { AgentSession } from '../session/session.js';
 import { loadSeed } from '../vault/index.js';
 
-const publicPeer = (p: PeerKey): PeerKey => ({
+const publicPeer = (p: PeerPin): PeerKey => ({
   agent_number: p.agent_number,
   signing_public_key: p.signing_public_key,
   encryption_public_key: p.encryption_public_key,
   pinned_at: p.pinned_at,
   ...(p.changed ? { changed: p.changed } : {}),
+  ...(p.key_version === UNBOUND_VERSION ? { unsigned: true as const } : {}),
 });
 
 /** The relay's current key record of this agent, or why it could not be had (the error's code). */
@@ -168,5 +170,5 @@ export async function acceptPeerKey(session: AgentSession, number: string): Prom
     );
     session.archive.releaseHeld(held.message_id);
   }
-  return publicPeer(accepted as PeerKey);
+  return publicPeer(accepted as PeerPin);
 }

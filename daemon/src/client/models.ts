@@ -232,6 +232,8 @@ export const PeerKey = Type.Object({
   pinned_at: Str(),
   /** set when the relay now serves a different key than the pinned one */
   changed: Opt(Type.Object({ signing_public_key: Str(), encryption_public_key: Str(), seen_at: Str() })),
+  /** true when pinned from an unsigned record: its messages verify, nothing is sealed to it (peer_key_unsigned) */
+  unsigned: Opt(Type.Literal(true)),
 });
 export type PeerKey = Static<typeof PeerKey>;
 
