@@ -130,9 +130,9 @@ describe('two edges on leaf uplinks', () => {
     await until(async () => (await agentStatus(b, 'bob'))?.session === 'connected', 30_000, 'bob connected again');
     expect(await agentStatus(b, 'bob')).toMatchObject({ receive: 'source', source: 'src_bob' });
     const opensBefore = streamOpens();
-    // the stopped session's last pull waits on the hub until it expires (5 s); what the hub
-    // hands it meanwhile comes again only after the consumer's ack wait (30 s)
-    await new Promise((r) => setTimeout(r, 5_500));
+    // the stopped session's last pull still waits on the hub (until it expires, 5 s) and
+    // gets this message first: it is given back to the new session's pull, not left for the
+    // consumer's ack wait (30 s)
     const sent = await a.client.send('alice', { to: 'bob', content: 'after the reset' });
     await until(async () => (await b.client.inbox('bob', { source: 'local' })).length === 1, 20_000, 'bob receives');
     await until(() =>

@@ -27,6 +27,37 @@ const PULL_EXPIRES_MS = 5_000;
 const JS_TIMEOUT_MS = 2_000;
 const LOCAL_DELIVERY_TIMEOUT_MS = 15_000;
 
+const ABORTED = Symbol('aborted');
+
+/**
+ * Gives back what the hub hands a pull nobody reads any more, until the pull ends: each
+ * message comes again once the pull has expired (a nak without a delay would come straight
+ * back into this same pull, which the hub serves first), to the next pull.
+ */
+async function giveBack(
+  pending: Promise<IteratorResult<JsMsg>>,
+  it: AsyncIterator<JsMsg>,
+  endsAt: number,
+): Promise<void> {
+  for (let p = pending; ; p = it.next()) {
+    const next = await p.catch(() => ({ done: true as const, value: undefined }));
+    if (next.done || !nakLater(next.value, endsAt)) return;
+  }
+}
+
+/** Naks `m` to come back after the pull ending at `endsAt`; false when the connection is gone (it comes back after the ack wait). */
+function nakLater(m: JsMsg, endsAt: number): boolean {
+  try {
+    m.nak(afterPull(endsAt));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A nak's delay that brings a message back just after a pull ending at `endsAt` expired. */
+const afterPull = (endsAt: number) => Math.max(0, endsAt - Date.now()) + 250;
+
 /** One message of a named source: the envelope, and its acknowledgement on the hub. */
 export interface SourceMessage {
   item: InboundItem;
@@ -127,18 +158,23 @@ export class EdgeLink {
         });
         hub(true);
         await onReady();
+        const aborted = new Promise<typeof ABORTED>((resolve) => {
+          if (signal.aborted) resolve(ABORTED);
+          else signal.addEventListener('abort', () => resolve(ABORTED), { once: true });
+        });
         while (!signal.aborted) {
+          const endsAt = Date.now() + expires;
           const batch = await consumer.fetch({ max_messages: PULL_BATCH, expires });
-          const stop = () => void batch.stop();
-          signal.addEventListener('abort', stop, { once: true });
           // iterated by hand: a caller that leaves early must not end the batch's iterator,
           // which still holds what the hub handed over after the message that failed
           const it = (batch as AsyncIterable<JsMsg>)[Symbol.asyncIterator]();
+          let pending = it.next();
           let finished = false;
           let unacked: JsMsg | undefined;
           try {
             for (;;) {
-              const next = await it.next();
+              const next = await Promise.race([pending, aborted]);
+              if (next === ABORTED) break;
               if (next.done) {
                 finished = true;
                 break;
@@ -153,20 +189,24 @@ export class EdgeLink {
                   unacked = undefined;
                 },
               };
+              pending = it.next();
             }
           } finally {
-            signal.removeEventListener('abort', stop);
             if (!finished && signal.aborted) {
-              // stopping: what was handed over and not acknowledged comes again after the
-              // consumer's ack wait (or through the relay's stream, which has it too)
-              stop();
+              // Stopping. The hub holds this pull until it expires and hands it whatever
+              // arrives meanwhile; nobody would take that, and it would come again only
+              // after the consumer's ack wait (30 s). So the pull is drained to its end in
+              // the background, and each such message (and one handed over, not
+              // acknowledged) goes back to the next pull (a new session's, say) as soon as
+              // this one has expired.
+              if (!unacked || nakLater(unacked, endsAt)) void giveBack(pending, it, endsAt);
             } else if (!finished) {
               // the caller failed on `unacked`: let the pull run out (a nak while it is open
               // would come straight back into it), then give it and the rest back in stream
               // order, so the next pull hands them over again at once and in order
               const rest: JsMsg[] = unacked ? [unacked] : [];
-              for (;;) {
-                const next = await it.next().catch(() => ({ done: true as const, value: undefined }));
+              for (let p = pending; ; p = it.next()) {
+                const next = await p.catch(() => ({ done: true as const, value: undefined }));
                 if (next.done) break;
                 rest.push(next.value);
               }
