@@ -163,9 +163,16 @@ describe('svc mcp as a demanding client meets it', () => {
     expect(e.error).toBe('daemon_unavailable');
     expect(e.message).toContain('`svc start -b`');
     expect(daemonPid(homes.a)).toBeUndefined();
-    // started by its owner: the same server answers again
+    // a server started while no daemon runs (an MCP host starts it with its session): it
+    // answers the handshake, and its tools say the same
+    const late = await connect(homes.a, 'alice', ['--no-autostart']);
+    expect(await callError(late, 'whoami')).toMatchObject({ error: 'daemon_unavailable' });
+    expect(stderr).toContain('mcp: the svc daemon is not running; serving as alice');
+    expect(daemonPid(homes.a)).toBeUndefined();
+    // started by its owner: both servers answer
     expect((await svc(homes.a, ['start', '-b'])).code).toBe(0);
     expect((await call<{ agent_number: string }>(alice, 'whoami')).agent_number).toBe('alice');
+    expect((await call<{ agent_number: string }>(late, 'whoami')).agent_number).toBe('alice');
   }, 90_000);
 
   it('an error is one line, whatever the daemon quotes back', async () => {

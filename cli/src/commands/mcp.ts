@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { DaemonClient } from '@svc/daemon/client';
 import { Command } from 'commander';
-import type { App } from '../app.js';
+import type { App, Run } from '../app.js';
 import { CliError } from '../errors.js';
 import { action, withAs, withVerbose } from '../options.js';
 import type { Writer } from '../output.js';
@@ -18,6 +18,24 @@ function asWritable(w: Writer): Writable {
   });
 }
 
+/**
+ * The agent to serve. An unknown agent fails here, before the client starts talking to a
+ * server that cannot work. With --no-autostart and no daemon yet (an MCP host starts its
+ * servers with its session, maybe before the owner's `svc start -b`), an agent named by
+ * --as or SVC_AGENT is served unchecked: each tool says the daemon is not running, and
+ * works once it is.
+ */
+async function whoToServe(run: Run, autostart: boolean): Promise<{ name: string; agent_number?: string }> {
+  try {
+    const { link, agent } = await run.asAgent();
+    return await link.getAgent(agent);
+  } catch (err) {
+    const named = run.opts().as?.trim() || run.env.SVC_AGENT?.trim();
+    if (autostart || !named || !(err instanceof CliError) || err.code !== 'daemon_unavailable') throw err;
+    return { name: named };
+  }
+}
+
 export function mcpCommand(app: App): Command {
   const mcp = withVerbose(
     withAs(
@@ -29,12 +47,10 @@ export function mcpCommand(app: App): Command {
   return action(app, mcp, async (run) => {
     const stdin = app.io.stdin;
     if (!stdin) throw new CliError('io_error', 'svc mcp speaks MCP on standard input, and there is none.');
-    const { link, agent } = await run.asAgent();
     let root = run.cmd;
     while (root.parent) root = root.parent;
     const autostart = root.opts().autostart !== false;
-    // an unknown agent fails here, before the client starts talking to a server that cannot work
-    const me = await link.getAgent(agent);
+    const me = await whoToServe(run, autostart);
     const { createSvcMcp, CALL_TIMEOUT_MS, SEND_TIMEOUT_MS } = await import('../mcp/server.js');
     const server = createSvcMcp({
       client: new DaemonClient({ home: app.home, timeoutMs: CALL_TIMEOUT_MS }),
@@ -49,7 +65,11 @@ export function mcpCommand(app: App): Command {
       agent: me.name,
       log: (line) => run.info(`mcp: ${line}`),
     });
-    run.info(`mcp: serving as ${me.name} (${me.agent_number})`);
+    run.info(
+      me.agent_number
+        ? `mcp: serving as ${me.name} (${me.agent_number})`
+        : `mcp: the svc daemon is not running; serving as ${me.name}, whose tools answer daemon_unavailable until it runs`,
+    );
     await server.start(stdin as NodeJS.ReadableStream as import('node:stream').Readable, asWritable(app.io.stdout));
   });
 }
