@@ -17,7 +17,7 @@ import { attachmentDescriptor } from '@svc/test-harness/fixtures';
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clip, Dashboard, keysLine, wrapLines } from './app.js';
+import { clip, columns, Dashboard, keysLine, wrapLines } from './app.js';
 import { loadSnapshot, type Source } from './model.js';
 
 const status: DaemonStatus = {
@@ -676,6 +676,24 @@ describe('svc tui frames', () => {
     expect(wrapLines('a\n\nb\tc', 10)).toEqual(['a', '', 'b  c']);
     // wide characters take two columns
     expect(wrapLines('漢字テスト', 4)).toEqual(['漢字', 'テス', 'ト']);
+  });
+
+  it('measures what the user sees: an emoji sequence, a flag or an accented letter is one character, never split', () => {
+    const coder = '👩‍💻'; // woman, ZWJ, laptop: 2 columns
+    const family = '👨‍👩‍👧'; // three emoji joined: 2 columns
+    const flag = '🇫🇷'; // two regional indicators: 2 columns
+    const accented = 'e\u0301'; // e and a combining acute: 1 column
+    expect(columns(coder)).toBe(2);
+    expect(columns(family)).toBe(2);
+    expect(columns(`${flag}${accented}`)).toBe(3);
+    expect(wrapLines(`${coder}${family}${flag}`, 4)).toEqual([`${coder}${family}`, flag]);
+    expect(wrapLines(`${accented.repeat(3)} ok`, 3)).toEqual([accented.repeat(3), 'ok']);
+    expect(wrapLines('ab漢', 3)).toEqual(['ab', '漢']);
+    // clipped to its columns (UTF-16 units made a line of CJK twice too wide), never inside a sequence
+    expect(clip('漢字テスト', 5)).toBe('漢字…');
+    expect(columns(clip('漢字テスト', 5))).toBeLessThanOrEqual(5);
+    expect(clip(`${family}${family}${family}`, 5)).toBe(`${family}${family}…`);
+    expect(clip(`${coder} done`, 7)).toBe(`${coder} done`);
   });
 });
 

@@ -24,6 +24,7 @@ import {
   useRef,
   useState,
 } from 'react';
+import stringWidth from 'string-width';
 import { type AgentView, loadProfile, loadSnapshot, type Snapshot, type Source } from './model.js';
 
 export type Pane = 'agents' | 'inbox' | 'conversations';
@@ -69,23 +70,36 @@ export interface DashboardProps {
   initial?: Promise<Snapshot>;
 }
 
-/** One line of at most `width` characters, as text (see printable). */
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * Columns a text takes in the terminal, measured as Ink measures it (string-width): a
+ * character as the user sees it (a grapheme: an emoji sequence joined by ZWJ, a flag, a
+ * letter and its accents) takes 2 columns when wide (East Asian, emoji), 0 when it draws
+ * nothing. Counting code points took `👩‍💻` for 5 columns, and UTF-16 units a line of
+ * CJK text for half its width.
+ */
+export const columns = (text: string): number => stringWidth(text);
+
+/** One line of at most `width` columns, as text (see printable). */
 export function clip(text: string, width: number): string {
   const flat = printable(text.replace(/\s+/g, ' '));
   if (width <= 0) return '';
-  return flat.length <= width ? flat : `${flat.slice(0, Math.max(0, width - 1))}…`;
+  if (columns(flat) <= width) return flat;
+  let out = '';
+  let used = 0;
+  for (const { segment } of graphemes.segment(flat)) {
+    const w = columns(segment);
+    if (used + w > width - 1) break;
+    out += segment;
+    used += w;
+  }
+  return `${out}…`;
 }
-
-/** Columns a character takes: 2 for East Asian wide characters and emoji, else 1. */
-const WIDE =
-  /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1faff}]/u;
-const columnsOf = (c: string) => (WIDE.test(c) ? 2 : 1);
-
-const widthOf = (s: string) => [...s].reduce((n, c) => n + columnsOf(c), 0);
 
 /**
  * Text broken into lines of at most `width` columns, at a space where there is one (its
- * own line breaks kept, tabs as spaces).
+ * own line breaks kept, tabs as spaces), never inside a character as the user sees it.
  */
 export function wrapLines(text: string, width: number): string[] {
   const out: string[] = [];
@@ -93,19 +107,24 @@ export function wrapLines(text: string, width: number): string[] {
   // what a peer wrote reaches the terminal as text, never as a command to it (see printable)
   for (const raw of printable(text.replace(/\t/g, '  ').replace(/\r\n/g, '\n'), true).split('\n')) {
     let line = '';
-    for (const c of raw) {
-      if (widthOf(line) + columnsOf(c) > w) {
+    let used = 0;
+    for (const { segment: c } of graphemes.segment(raw)) {
+      const cw = columns(c);
+      if (used + cw > w && line !== '') {
         const space = line.lastIndexOf(' ');
         if (space > 0 && c !== ' ') {
           out.push(line.slice(0, space));
           line = line.slice(space + 1);
+          used = columns(line);
         } else {
           out.push(line);
           line = '';
+          used = 0;
           if (c === ' ') continue;
         }
       }
       line += c;
+      used += cw;
     }
     out.push(line);
   }
@@ -274,7 +293,7 @@ function MessageLine(props: { m: ArchivedMessage; width: number; selected: boole
     { wrap: 'truncate', inverse: props.selected },
     head,
     h(Text, { color: who.color, bold: who.bold === true }, who.text),
-    ` ${clip(messageText(m), Math.max(0, width - head.length - who.text.length - 2))}`,
+    ` ${clip(messageText(m), Math.max(0, width - columns(head) - columns(who.text) - 2))}`,
   );
 }
 
@@ -295,7 +314,7 @@ function ConversationLine(props: { c: ConversationSummary; width: number; select
     Text,
     { wrap: 'truncate', inverse: props.selected, bold: c.unread > 0 },
     head,
-    h(Text, { color: 'gray' }, clip(last, props.width - head.length)),
+    h(Text, { color: 'gray' }, clip(last, props.width - columns(head))),
   );
 }
 
