@@ -2,10 +2,10 @@
  * `svc agent prune` against a real daemon on a real relay: an agent the relay revoked (its
  * session refused) is set aside, the others stay; --dry-run only lists.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { startDaemon, type TestDaemon, trustRelay } from '@svc/test-harness/daemon';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from './helpers.js';
@@ -17,8 +17,7 @@ const sessions = async () => Object.fromEntries((await d.client.status()).agents
 
 beforeAll(async () => {
   [relay, d] = await Promise.all([inProcessBusRelay(), startDaemon()]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+  await trustRelay(relay, d);
   for (const agentId of ['carol', 'dave']) {
     await d.client.register({ enrollment_code: await relay.grant(agentId), name: agentId });
   }

@@ -4,12 +4,10 @@
  * relay whose ledger went back in time) gets a signed record of the vault's keys; a record
  * the vault did not sign is reported and never overwritten; --dry-run changes nothing.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fromBase64url, type KeyDirectoryEntry, type KeyRecord, keyRecordBytes } from '@svc/shared';
 import { ed25519Verify } from '@svc/shared/node';
 import { until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { startDaemon, type TestDaemon, trustRelay } from '@svc/test-harness/daemon';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { svc } from './helpers.js';
@@ -41,8 +39,7 @@ async function signedBy(agent: string, record: KeyRecord): Promise<boolean> {
 
 beforeAll(async () => {
   [relay, d] = await Promise.all([inProcessBusRelay(), startDaemon()]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+  await trustRelay(relay, d);
   for (const agentId of ['carol', 'dave']) {
     await d.client.register({ enrollment_code: await relay.grant(agentId), name: agentId });
   }

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DaemonStatus } from '@svc/daemon/client';
 import { freePort, until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { startDaemon, type TestDaemon, trustRelay } from '@svc/test-harness/daemon';
 import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -48,9 +48,7 @@ beforeAll(async () => {
     startDaemon(undefined, timing),
     startDaemon(undefined, timing),
   ]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await a.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
-  await b.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+  await trustRelay(relay, a, b);
   await a.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
   await a.client.register({ enrollment_code: await grant('carol'), name: 'carol' });
   await b.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
@@ -200,8 +198,7 @@ describe('two edges on leaf uplinks', () => {
     // renew 300 ms after each issue (the relay's creds live a day)
     const c = await startDaemon(undefined, { uplinkRenewShare: 300 / (24 * 3600 * 1000) });
     try {
-      const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-      await c.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+      await trustRelay(relay, c);
       await c.client.register({ enrollment_code: await grant('erin'), name: 'erin' });
       await c.client.register({ enrollment_code: await grant('uplink-c', 'nats-relay'), name: 'uplink-c' });
       const first = await startEdge(c, 'uplink-c');

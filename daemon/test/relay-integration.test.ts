@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ed25519Generate } from '@svc/shared/node';
 import { tempDir, until } from '@svc/test-harness';
 import { postSealedAs, relayAs, rotateSigningKeyBehindDaemon } from '@svc/test-harness/as-agent';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { relayTrustBundle, startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonClient, DaemonEvent, DaemonEventStream } from '../src/client/index.js';
@@ -39,7 +39,7 @@ const waitEvent = (list: DaemonEvent[], pred: (e: DaemonEvent) => boolean, what:
 
 beforeAll(async () => {
   [relay, a, b] = await Promise.all([spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } }), startDaemon(), startDaemon()]);
-  bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+  bundle = relayTrustBundle(relay);
   await Promise.all([collect(a.client, events.a), collect(b.client, events.b)]);
 }, 60_000);
 

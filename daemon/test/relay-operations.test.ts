@@ -3,10 +3,8 @@
  * contacts, block/mute, reports) against a REAL relay process: the daemon builds the
  * relay paths, and a relay refusal comes back with the relay's own code and status.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { startDaemon, type TestDaemon, trustRelay } from '@svc/test-harness/daemon';
 import { grantCode, type RelayProcess, spawnRelay } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalAgent } from '../src/client/index.js';
@@ -20,8 +18,7 @@ const grant = (agentId: string) => grantCode(relay, agentId, ['--tenant', 'acme'
 
 beforeAll(async () => {
   [relay, d] = await Promise.all([spawnRelay({ env: { SVC_RELAY_TENANTS: 'acme' } }), startDaemon()]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+  await trustRelay(relay, d);
   alice = await d.client.register({ enrollment_code: await grant('alice'), name: 'alice' });
   bob = await d.client.register({ enrollment_code: await grant('bob'), name: 'bob' });
   await until(

@@ -6,11 +6,9 @@
  * a daemon whose clock lags the relay's sees). An agent the relay no longer knows (revoked)
  * is shown as refused, with what to do, and asks again only now and then.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ACCESS_TOKEN_TTL_SECONDS } from '@svc/shared';
 import { until } from '@svc/test-harness';
-import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { startDaemon, type TestDaemon, trustRelay } from '@svc/test-harness/daemon';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DaemonEvent, DaemonEventStream } from '../src/client/index.js';
@@ -22,8 +20,7 @@ const events: DaemonEvent[] = [];
 
 beforeAll(async () => {
   [relay, d] = await Promise.all([inProcessBusRelay(), startDaemon()]);
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
-  await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+  await trustRelay(relay, d);
   stream = await d.client.events();
   void (async () => {
     for await (const e of stream) events.push(e);

@@ -7,6 +7,16 @@ import { tempDir } from './index.js';
 
 export const tempHome = (prefix = 'svc-daemon-test-'): string => tempDir(prefix);
 
+/** The trust bundle a relay (a process or in-process) wrote into its data directory. */
+export const relayTrustBundle = (relay: { dataDir: string }): string =>
+  readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+
+/** Trusts the relay's deployment, named `dev`, in each daemon (svc deployment fetch with the relay's bundle). */
+export async function trustRelay(relay: { url: string; dataDir: string }, ...daemons: TestDaemon[]): Promise<void> {
+  const bundle = relayTrustBundle(relay);
+  for (const d of daemons) await d.client.fetchDeployment({ url: relay.url, trust_bundle: bundle, name: 'dev' });
+}
+
 export interface TestDaemon {
   daemon: Daemon;
   client: DaemonClient;

@@ -5,11 +5,9 @@
  * between tests is an option: a stand-in in front of the relay (a fault proxy, a hostile
  * relay), relay settings, daemon settings, grant arguments, or no registration at all.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { DaemonConfig } from '@svc/daemon';
 import type { DaemonEvent, DaemonEventStream } from '@svc/daemon/client';
-import { startDaemon, type TestDaemon } from './daemon.js';
+import { relayTrustBundle, startDaemon, type TestDaemon } from './daemon.js';
 import { freePort, until } from './index.js';
 import { grantCode, type RelayProcess, spawnRelay } from './relay-process.js';
 
@@ -97,7 +95,7 @@ async function stage<N extends string>(
   const daemons = Object.fromEntries(options.agents.map((n, i) => [n, started[i]])) as Record<N, TestDaemon>;
   const events = Object.fromEntries(options.agents.map((n) => [n, []])) as unknown as Record<N, DaemonEvent[]>;
   const url = frontUrl ?? relay.url;
-  const bundle = readFileSync(join(relay.dataDir, 'deployment', 'trust-bundle.json'), 'utf8');
+  const bundle = relayTrustBundle(relay);
   const grant = (agentId: string, extra: string[] = []) =>
     grantCode(relay, agentId, ['--tenant', 'acme', ...(options.grantArgs ?? []), ...extra]);
 
