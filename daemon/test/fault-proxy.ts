@@ -379,9 +379,18 @@ export async function startBehindFaultProxy<N extends string>(
 
 /** What `read` finds in an agent's archive, opened read-only beside its running daemon (what a hostile relay left noted there). */
 export function readArchive<T>(d: TestDaemon, agent: string, read: (db: Database.Database) => T): T {
-  const db = new Database(join(d.home, 'agents', agent, 'archive.db'), { readonly: true, fileMustExist: true });
+  return openArchive(d, agent, true, read);
+}
+
+/** Changes an agent's archive under its running daemon (what an earlier daemon left there, say). */
+export function writeArchive<T>(d: TestDaemon, agent: string, write: (db: Database.Database) => T): T {
+  return openArchive(d, agent, false, write);
+}
+
+function openArchive<T>(d: TestDaemon, agent: string, readonly: boolean, use: (db: Database.Database) => T): T {
+  const db = new Database(join(d.home, 'agents', agent, 'archive.db'), { readonly, fileMustExist: true });
   try {
-    return read(db);
+    return use(db);
   } finally {
     db.close();
   }

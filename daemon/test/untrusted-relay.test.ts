@@ -26,7 +26,7 @@ import type { RelayProcess } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../src/client/index.js';
 import { FileVault, loadSeed } from '../src/vault/index.js';
-import { type FaultProxy, readArchive, startBehindFaultProxy } from './fault-proxy.js';
+import { type FaultProxy, readArchive, startBehindFaultProxy, writeArchive } from './fault-proxy.js';
 
 let proxy: FaultProxy;
 let stage: DaemonsOnRelay<'alice' | 'bob'>;
@@ -483,6 +483,20 @@ describe('an unsigned key record (an agent enrolled before key records were sign
     const pinned = (await a.client.keys('alice')).peers.find((p) => p.agent_number === dora.number);
     expect(pinned).toMatchObject({ encryption_public_key: real.current.encryption_public_key });
     expect(pinned?.unsigned).toBeUndefined();
+
+    // An earlier daemon pinned an unsigned version 1 as version 1. With the relay's key in
+    // that pin, nothing is sealed to it, whatever record the directory serves now (here
+    // dora's real one, signed): no record signed by her key carries the pinned keys.
+    writeArchive(a, 'alice', (db) =>
+      db
+        .prepare('UPDATE peer_keys SET encryption_public_key = ?, key_version = 1 WHERE agent_number = ?')
+        .run(evilEncryption, dora.number),
+    );
+    const before = proxy.posted.length;
+    await expect(a.client.send('alice', { to: dora.number, content: 'for dora only' })).rejects.toMatchObject({
+      code: 'peer_key_unsigned',
+    });
+    expect(proxy.posted.length).toBe(before);
   }, 60_000);
 });
 

@@ -168,6 +168,21 @@ export class Peers {
   }
 
   /**
+   * Whether nothing binds the pin's encryption key to its signing key, so that nothing may be
+   * sealed to it: a pin taken from an unsigned record (UNBOUND_VERSION), or a version 1 pin
+   * whose keys no record in the directory carries under the pinned key's signature (an
+   * earlier daemon recorded an unsigned version 1 as version 1; every other version was
+   * taken only with that signature, so a relay that hides the record later changes nothing
+   * for it). A relay that hides such a record only stops sends; what the directory says
+   * here never lowers the version a pin takes new keys above. A pin made without a version
+   * (an agent of this machine, from its own keys) is bound by where it came from.
+   */
+  static unbound(entry: KeyDirectoryEntry, pin: PeerPin): boolean {
+    if (pin.key_version === UNBOUND_VERSION) return true;
+    return pin.key_version === 1 && Peers.versionOfPin(entry, pin) === undefined;
+  }
+
+  /**
    * Why a record carrying a new signing key cannot be offered for acceptance, if it cannot:
    * an unusable key, or a record that key does not sign (the owner checks the signing key's
    * fingerprint, and only that signature binds the encryption key to it).
@@ -255,7 +270,7 @@ export class Peers {
     if (entry.current.signing_public_key !== pin.signing_public_key) {
       throw this.#invalid(ref, 'a new signing key whose record it does not sign, or an unusable key');
     }
-    if (pin.key_version === UNBOUND_VERSION) {
+    if (Peers.unbound(entry, pin)) {
       throw new DaemonError(
         'peer_key_unsigned',
         `The relay serves only an unsigned key record for ${pin.agent_number} (an agent enrolled before key records were signed): its encryption key is bound to nothing ${pin.agent_number}'s signing key signed, so nothing was sent. Ask its owner to run \`svc keys backfill\`; the next send then uses the signed key.`,
