@@ -467,6 +467,9 @@ describe('an unsigned key record (an agent enrolled before key records were sign
       expect(proxy.posted.length).toBe(before);
       const peer = async () => (await a.client.keys('alice')).peers.find((p) => p.agent_number === dora.number);
       expect(await peer()).toMatchObject({ unsigned: true });
+      // what MCP's key_status and the dashboard read
+      const trusted = (await a.client.trust('alice')).peers.find((p) => p.agent_number === dora.number);
+      expect(trusted).toMatchObject({ trust: 'pinned', unsigned: true });
     } finally {
       proxy.keys.delete(dora.number);
     }

@@ -122,6 +122,12 @@ export const KeyStatus = {
       pinned_at: z.string(),
       trust: z.enum(['pinned', 'changed']),
       changed: z.object({ key_fingerprint: z.string(), seen_at: z.string() }).optional(),
+      unsigned: z
+        .literal(true)
+        .optional()
+        .describe(
+          'its key record is unsigned (enrolled before records were signed): its messages verify, but nothing can be sent to it until its owner runs `svc keys backfill`',
+        ),
       held: z.number(),
     }),
   ),

@@ -406,6 +406,8 @@ export const TrustStatus = Type.Object({
       pinned_at: Str(),
       trust: Literals(['pinned', 'changed']),
       changed: Opt(Type.Object({ key_fingerprint: Str(), seen_at: Str() })),
+      /** pinned from an unsigned key record: its messages verify, nothing is sent to it (peer_key_unsigned) */
+      unsigned: Opt(Type.Literal(true)),
       /** envelopes held for this peer */
       held: Type.Integer(),
     }),

@@ -10,6 +10,7 @@
 import type { Archive } from '../archive/archive.js';
 import type { ArchivedMessage, HeldMessage, MessageVerification, TrustStatus } from '../client/api.js';
 import { keyFingerprint } from '../client/fingerprint.js';
+import { UNBOUND_VERSION } from '../session/peers.js';
 import type { AgentSession } from '../session/session.js';
 
 /** Records the key an archived inbound message verified under. */
@@ -78,6 +79,7 @@ export function trustStatus(session: AgentSession): TrustStatus {
       ...(p.changed
         ? { changed: { key_fingerprint: keyFingerprint(p.changed.signing_public_key), seen_at: p.changed.seen_at } }
         : {}),
+      ...(p.key_version === UNBOUND_VERSION ? { unsigned: true as const } : {}),
       held: held.filter((h) => h.from === p.agent_number).length,
     })),
     held,
