@@ -44,8 +44,10 @@ beforeAll(async () => {
     await d.client.register({ enrollment_code: await relay.grant(agentId), name: agentId });
   }
   await d.client.registerLocal({ name: 'loc' });
+  // a machine's leaf-uplink identity (nats-relay only): the relay's key routes are not its
+  await d.client.register({ enrollment_code: await relay.grant('up', undefined, ['nats-relay']), name: 'up' });
   const connected = async () =>
-    (await d.client.status()).agents.filter((a) => a.kind !== 'local').every((a) => a.session === 'connected');
+    (await d.client.status()).agents.filter((a) => a.kind === 'agent').every((a) => a.session === 'connected');
   await until(connected, 20_000, 'both connected');
 }, 60_000);
 
@@ -62,6 +64,7 @@ describe('svc keys backfill', () => {
       { agent: 'carol', agent_number: 'carol', state: 'signed', relay_version: 1, uploaded_version: null },
       { agent: 'dave', agent_number: 'dave', state: 'signed', relay_version: 1, uploaded_version: null },
       { agent: 'loc', agent_number: 'loc', state: 'local', relay_version: null, uploaded_version: null },
+      { agent: 'up', agent_number: 'up', state: 'uplink', relay_version: null, uploaded_version: null },
     ]);
     const text = await run(['keys', 'backfill']);
     expect(text.code, text.stderr).toBe(0);
@@ -71,6 +74,7 @@ describe('svc keys backfill', () => {
         'carol  carol   nothing to do: the relay publishes its keys signed (version 1)',
         'dave   dave    nothing to do: the relay publishes its keys signed (version 1)',
         'loc    loc     a local agent: no relay publishes its keys',
+        "up     up      this machine's uplink identity: it sends no messages, no peer reads its keys",
         '',
       ].join('\n'),
     );
@@ -163,7 +167,7 @@ describe('svc keys backfill', () => {
           "The relay publishes the keys of carol under a signature that does not verify (version 2); nothing was uploaded. Ask the relay's operator to check it.",
       },
     });
-    expect(rows.slice(1).map((x: { state: string }) => x.state)).toEqual(['signed', 'local']);
+    expect(rows.slice(1).map((x: { state: string }) => x.state)).toEqual(['signed', 'local', 'uplink']);
     expect(await published('carol')).toEqual(before);
 
     const signing = await run(['keys', 'upload-signing', '--as', 'carol']);

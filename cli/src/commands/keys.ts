@@ -94,8 +94,8 @@ export function keyStatusText(s: KeyStatus): string {
 /** One agent of `svc keys backfill`: the daemon's answer, or why there is none. */
 type BackfillRow = Omit<KeyBackfill, 'state' | 'agent_number' | 'relay_version'> & {
   agent_number: string | null;
-  /** the daemon's judgement; local: no relay; unknown: it could not be asked (see error) */
-  state: KeyBackfill['state'] | 'local' | 'unknown';
+  /** the daemon's judgement; local: no relay; uplink: a machine's uplink identity; unknown: it could not be asked (see error) */
+  state: KeyBackfill['state'] | 'local' | 'uplink' | 'unknown';
   relay_version: number | null;
   error?: { code: string; message: string };
 };
@@ -106,6 +106,8 @@ function backfillText(rows: BackfillRow[], dryRun: boolean): string {
     switch (r.state) {
       case 'local':
         return 'a local agent: no relay publishes its keys';
+      case 'uplink':
+        return "this machine's uplink identity: it sends no messages, no peer reads its keys";
       case 'signed':
         return `nothing to do: the relay publishes its keys signed (version ${r.relay_version})`;
       case 'unsigned':
@@ -162,7 +164,9 @@ export function keysCommand(app: App): Command {
         relay_version: null,
         uploaded_version: null,
       };
-      if (a.kind === 'local') row.state = 'local';
+      // neither has a key record any peer reads: a local agent has no relay, and a machine's
+      // uplink identity sends no messages (nor may it use the key routes)
+      if (a.kind === 'local' || a.kind === 'uplink') row.state = a.kind;
       else if (a.unusable) row.error = { code: a.unusable.error, message: a.unusable.message };
       else {
         try {
