@@ -86,6 +86,11 @@ describe('svc keys backfill', () => {
     const before = await published('carol');
     expect(before.current).toMatchObject({ version: 1, signature: null });
 
+    // svc doctor says so, and what to run
+    const advice =
+      'agent carol: its relay publishes its keys unsigned (version 1, enrolled before key records were signed), so peers refuse to send to it; run svc keys backfill --as carol';
+    expect(JSON.parse((await run(['doctor', '--json'])).stdout).problems).toContain(advice);
+
     const dry = await run(['keys', 'backfill', '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(
@@ -107,6 +112,7 @@ describe('svc keys backfill', () => {
     });
     expect(await signedBy('carol', after.current)).toBe(true);
     expect(JSON.parse((await run(['keys', 'backfill', '--as', 'carol', '--json'])).stdout)[0].state).toBe('signed');
+    expect(JSON.parse((await run(['doctor', '--json'])).stdout).problems).not.toContain(advice);
     // messages still flow both ways
     const sent = await d.client.send('dave', { to: 'carol', content: 'after the backfill' });
     await until(
@@ -169,6 +175,9 @@ describe('svc keys backfill', () => {
     });
     expect(rows.slice(1).map((x: { state: string }) => x.state)).toEqual(['signed', 'local', 'uplink']);
     expect(await published('carol')).toEqual(before);
+    expect(JSON.parse((await run(['doctor', '--json'])).stdout).problems).toContain(
+      `agent carol: ${rows[0].error.message}`,
+    );
 
     const signing = await run(['keys', 'upload-signing', '--as', 'carol']);
     expect(signing.code).toBe(1);

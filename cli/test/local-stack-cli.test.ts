@@ -54,6 +54,11 @@ describe('svc doctor', () => {
         ]),
       auditDeployments: () => [{ name: 'dev', deployment_id: 'dep_1', ok: true, problems: [] }],
       archiveIntegrity: () => [],
+      // bob's alone: neither the uplink identity nor the local agent has a key record to check
+      backfillKeys: (agent: string) => {
+        expect(agent).toBe('bob');
+        return { agent, agent_number: agent, state: 'signed', relay_version: 1, uploaded_version: null };
+      },
     });
     const r = await svc(['doctor'], { link });
     expect(r.code).toBe(0);
@@ -68,6 +73,13 @@ describe('svc doctor', () => {
         status([{ name: 'bob', agent_number: 'bob', deployment: 'gone', session: 'connected', kind: 'agent' }]),
       auditDeployments: () => [],
       archiveIntegrity: () => [],
+      backfillKeys: (agent: string) => ({
+        agent,
+        agent_number: agent,
+        state: 'signed',
+        relay_version: 1,
+        uploaded_version: null,
+      }),
     });
     const r = await svc(['doctor'], { link });
     expect(r.code).toBe(1);

@@ -4,6 +4,7 @@ import {
   type DaemonApi,
   type DaemonStatus,
   type LocalAgent,
+  ownKeyMismatch,
   refusedAdvice,
   type SyncResult,
 } from '@svc/daemon/client';
@@ -82,6 +83,32 @@ function accountCommand(app: App): Command {
   hostedOnly(app, sub('switch', 'switch the active account').argument('[query]', 'part of the account email'), what);
   hostedOnly(app, yes(sub('upgrade', 'change the plan').argument('<tier>', 'plan tier')), what);
   return account;
+}
+
+/**
+ * What each connected agent's relay publishes as its keys, where that is not a record of the
+ * vault's keys signed by them (svc keys backfill --dry-run's judgement): peers cannot send to
+ * an agent whose record is unsigned. An agent whose relay cannot be asked is left to its
+ * session's line.
+ */
+async function keyRecordProblems(link: DaemonApi, agents: DaemonStatus['agents']): Promise<string[]> {
+  const connected = agents.filter((a) => (a.kind ?? 'agent') === 'agent' && a.session === 'connected');
+  const judged = await Promise.all(
+    connected.map((a) => link.backfillKeys(a.name, { dryRun: true }).catch(() => undefined)),
+  );
+  return judged.flatMap((b) => {
+    if (!b) return [];
+    if (b.state === 'unsigned')
+      return [
+        `agent ${b.agent}: its relay publishes its keys unsigned (version ${b.relay_version}, enrolled before key records were signed), so peers refuse to send to it; run svc keys backfill --as ${b.agent}`,
+      ];
+    if (b.state === 'stale')
+      return [
+        `agent ${b.agent}: its relay publishes another encryption key than this machine's (version ${b.relay_version}); run svc keys backfill --as ${b.agent}`,
+      ];
+    const mismatch = ownKeyMismatch(b);
+    return mismatch ? [`agent ${b.agent}: ${mismatch}`] : [];
+  });
 }
 
 export function identityCommands(app: App): Command[] {
@@ -258,6 +285,7 @@ export function identityCommands(app: App): Command[] {
       inService.includes(r.agent),
     );
     const relay = o.apiUrl === undefined ? undefined : await link.checkRelay(o.apiUrl);
+    const keyRecords = await keyRecordProblems(link, agents);
     const problems = [
       ...(status.vault.warning ? [`vault: ${status.vault.warning}`] : []),
       ...(relay?.checks ?? [])
@@ -280,6 +308,7 @@ export function identityCommands(app: App): Command[] {
             ? refusedAdvice(a.name)
             : `agent ${a.name}: session ${a.session}${a.session_error ? `: ${a.session_error}` : ''}`,
         ),
+      ...keyRecords,
       // a deployment removed under its agents (by a build that allowed it): they lost its document
       // (an agent whose agent.json cannot be read names no deployment: its problem is above)
       ...agents
