@@ -470,36 +470,41 @@ describe('an unsigned key record (an agent enrolled before key records were sign
       // what MCP's key_status and the dashboard read
       const trusted = (await a.client.trust('alice')).peers.find((p) => p.agent_number === dora.number);
       expect(trusted).toMatchObject({ trust: 'pinned', unsigned: true });
+      // an earlier daemon pinned such a record as version 1: refused all the same (no record
+      // signed by her key carries the pinned keys)
+      writeArchive(a, 'alice', (db) =>
+        db.prepare('UPDATE peer_keys SET key_version = 1 WHERE agent_number = ?').run(dora.number),
+      );
+      await expect(a.client.send('alice', { to: dora.number, content: 'for dora only' })).rejects.toMatchObject({
+        code: 'peer_key_unsigned',
+      });
+      expect(proxy.posted.length).toBe(before);
     } finally {
       proxy.keys.delete(dora.number);
     }
-    // a record her key signs (here her real version 1; after a backfill, version 2) replaces the unbound pin
-    const sent = await a.client.send('alice', { to: dora.number, content: 'sealed to dora' });
-    const env = proxy.posted.at(-1) as Envelope;
-    expect(env.header.message_id).toBe(sent.message_id);
-    const plain = openEnvelope(env, dora.keys.encPrivate, {
-      expectedRecipient: dora.number,
-      expectedDeploymentId: deploymentId,
-      expectedTenantId: 'acme',
-    });
-    expect(new TextDecoder().decode(plain)).toBe('sealed to dora');
-    const pinned = (await a.client.keys('alice')).peers.find((p) => p.agent_number === dora.number);
-    expect(pinned).toMatchObject({ encryption_public_key: real.current.encryption_public_key });
-    expect(pinned?.unsigned).toBeUndefined();
-
-    // An earlier daemon pinned an unsigned version 1 as version 1. With the relay's key in
-    // that pin, nothing is sealed to it, whatever record the directory serves now (here
-    // dora's real one, signed): no record signed by her key carries the pinned keys.
+    // a record her key signs (here her real version 1; after a backfill, version 2) replaces
+    // the unbound pin, the earlier daemon's version 1 as this daemon's version 0
+    const sealedToDora = async (text: string) => {
+      const sent = await a.client.send('alice', { to: dora.number, content: text });
+      const env = proxy.posted.at(-1) as Envelope;
+      expect(env.header.message_id).toBe(sent.message_id);
+      const plain = openEnvelope(env, dora.keys.encPrivate, {
+        expectedRecipient: dora.number,
+        expectedDeploymentId: deploymentId,
+        expectedTenantId: 'acme',
+      });
+      expect(new TextDecoder().decode(plain)).toBe(text);
+      const pinned = (await a.client.keys('alice')).peers.find((p) => p.agent_number === dora.number);
+      expect(pinned).toMatchObject({ encryption_public_key: real.current.encryption_public_key });
+      expect(pinned?.unsigned).toBeUndefined();
+    };
+    await sealedToDora('sealed to dora');
     writeArchive(a, 'alice', (db) =>
       db
-        .prepare('UPDATE peer_keys SET encryption_public_key = ?, key_version = 1 WHERE agent_number = ?')
+        .prepare('UPDATE peer_keys SET encryption_public_key = ?, key_version = 0 WHERE agent_number = ?')
         .run(evilEncryption, dora.number),
     );
-    const before = proxy.posted.length;
-    await expect(a.client.send('alice', { to: dora.number, content: 'for dora only' })).rejects.toMatchObject({
-      code: 'peer_key_unsigned',
-    });
-    expect(proxy.posted.length).toBe(before);
+    await sealedToDora('sealed to dora again');
   }, 60_000);
 });
 

@@ -173,9 +173,11 @@ export class Peers {
    * whose keys no record in the directory carries under the pinned key's signature (an
    * earlier daemon recorded an unsigned version 1 as version 1; every other version was
    * taken only with that signature, so a relay that hides the record later changes nothing
-   * for it). A relay that hides such a record only stops sends; what the directory says
-   * here never lowers the version a pin takes new keys above. A pin made without a version
-   * (an agent of this machine, from its own keys) is bound by where it came from.
+   * for it). An unbound pin takes the first record its signing key signs, whatever its
+   * version: for a version 1 pin that only the directory shows unbound (a relay hiding the
+   * record), no version lies below, so nothing can be rolled back, and a record the peer's
+   * key signs is the peer's own. A pin made without a version (an agent of this machine,
+   * from its own keys) is bound by where it came from.
    */
   static unbound(entry: KeyDirectoryEntry, pin: PeerPin): boolean {
     if (pin.key_version === UNBOUND_VERSION) return true;
@@ -223,7 +225,8 @@ export class Peers {
     } else if (pin.signing_public_key === cur.signing_public_key) {
       // the directory serves the pinned key again: a change it showed before is gone
       if (pin.changed) this.#archive.clearPeerChange(entry.agent_number);
-      const known = pin.key_version ?? Peers.versionOfPin(entry, pin);
+      // an unbound pin takes the first record the pinned key signs, whatever its version
+      const known = Peers.unbound(entry, pin) ? UNBOUND_VERSION : (pin.key_version ?? Peers.versionOfPin(entry, pin));
       if (
         known !== undefined &&
         !unusable &&
