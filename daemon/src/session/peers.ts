@@ -196,12 +196,17 @@ export class Peers {
     );
   }
 
-  /** Reconciles the pin with the directory; returns the pin and the directory's answer. */
-  async refresh(ref: string): Promise<{ pin: PeerPin; entry: KeyDirectoryEntry }> {
+  /**
+   * Reconciles the pin with the directory; returns the pin, the directory's answer and
+   * whether the pin is unbound (see `unbound`; judged where the directory serves the pinned
+   * signing key, false elsewhere: nothing is sealed to a pin whose key changed).
+   */
+  async refresh(ref: string): Promise<{ pin: PeerPin; entry: KeyDirectoryEntry; unbound: boolean }> {
     const entry = await this.directory(ref);
     const cur = entry.current;
     const pin = this.#archive.getPeer(entry.agent_number);
     const unusable = Peers.keyProblem(cur);
+    let unbound = false;
     if (!pin) {
       // trust on first use; an unsigned version 1 is an agent enrolled before it was signed
       const legacy = cur.version === 1 && cur.signature === null;
@@ -222,11 +227,13 @@ export class Peers {
         encryption_public_key: cur.encryption_public_key,
         key_version: legacy ? UNBOUND_VERSION : cur.version,
       });
+      unbound = legacy;
     } else if (pin.signing_public_key === cur.signing_public_key) {
       // the directory serves the pinned key again: a change it showed before is gone
       if (pin.changed) this.#archive.clearPeerChange(entry.agent_number);
       // an unbound pin takes the first record the pinned key signs, whatever its version
-      const known = Peers.unbound(entry, pin) ? UNBOUND_VERSION : (pin.key_version ?? Peers.versionOfPin(entry, pin));
+      unbound = Peers.unbound(entry, pin);
+      const known = unbound ? UNBOUND_VERSION : (pin.key_version ?? Peers.versionOfPin(entry, pin));
       if (
         known !== undefined &&
         !unusable &&
@@ -234,6 +241,7 @@ export class Peers {
         Peers.recordSignedBy(entry, cur, pin.signing_public_key)
       ) {
         this.#archive.pinPeer({ ...pin, encryption_public_key: cur.encryption_public_key, key_version: cur.version });
+        unbound = false; // the pin now holds a record its key signs
       } else {
         // the version of a pin made without one, learned from a record it signs
         if (known !== undefined && pin.key_version === null) this.#archive.pinPeer({ ...pin, key_version: known });
@@ -257,12 +265,12 @@ export class Peers {
         this.#events.emit({ type: 'peer_key_changed', agent: this.#me().name, peer: entry.agent_number });
       }
     }
-    return { pin: this.#archive.getPeer(entry.agent_number) as PeerPin, entry };
+    return { pin: this.#archive.getPeer(entry.agent_number) as PeerPin, entry, unbound };
   }
 
   /** The encryption key to seal to; refuses a peer whose key changed and is not accepted. */
   async encryptionKeyFor(ref: string): Promise<{ agentNumber: string; key: Uint8Array }> {
-    const { pin, entry } = await this.refresh(ref);
+    const { pin, entry, unbound } = await this.refresh(ref);
     if (pin.changed) {
       throw new DaemonError(
         'peer_key_changed',
@@ -273,7 +281,7 @@ export class Peers {
     if (entry.current.signing_public_key !== pin.signing_public_key) {
       throw this.#invalid(ref, 'a new signing key whose record it does not sign, or an unusable key');
     }
-    if (Peers.unbound(entry, pin)) {
+    if (unbound) {
       throw new DaemonError(
         'peer_key_unsigned',
         `The relay serves only an unsigned key record for ${pin.agent_number} (an agent enrolled before key records were signed): its encryption key is bound to nothing ${pin.agent_number}'s signing key signed, so nothing was sent. Ask its owner to run \`svc keys backfill\`; the next send then uses the signed key.`,
