@@ -34,14 +34,16 @@ const ABORTED = Symbol('aborted');
  * message comes again once the pull has expired (a nak without a delay would come straight
  * back into this same pull, which the hub serves first), to the next pull.
  */
-async function giveBack(
-  pending: Promise<IteratorResult<JsMsg>>,
-  it: AsyncIterator<JsMsg>,
-  endsAt: number,
-): Promise<void> {
+async function giveBack(rest: AsyncGenerator<JsMsg>, endsAt: number): Promise<void> {
+  for await (const m of rest) if (!nakLater(m, endsAt)) return;
+}
+
+/** What a pull hands over from `pending` (the read under way) on, until it ends or fails. */
+async function* restOf(pending: Promise<IteratorResult<JsMsg>>, it: AsyncIterator<JsMsg>): AsyncGenerator<JsMsg> {
   for (let p = pending; ; p = it.next()) {
     const next = await p.catch(() => ({ done: true as const, value: undefined }));
-    if (next.done || !nakLater(next.value, endsAt)) return;
+    if (next.done) return;
+    yield next.value;
   }
 }
 
@@ -199,17 +201,13 @@ export class EdgeLink {
               // the background, and each such message (and one handed over, not
               // acknowledged) goes back to the next pull (a new session's, say) as soon as
               // this one has expired.
-              if (!unacked || nakLater(unacked, endsAt)) void giveBack(pending, it, endsAt);
+              if (!unacked || nakLater(unacked, endsAt)) void giveBack(restOf(pending, it), endsAt);
             } else if (!finished) {
               // the caller failed on `unacked`: let the pull run out (a nak while it is open
               // would come straight back into it), then give it and the rest back in stream
               // order, so the next pull hands them over again at once and in order
               const rest: JsMsg[] = unacked ? [unacked] : [];
-              for (let p = pending; ; p = it.next()) {
-                const next = await p.catch(() => ({ done: true as const, value: undefined }));
-                if (next.done) break;
-                rest.push(next.value);
-              }
+              for await (const m of restOf(pending, it)) rest.push(m);
               for (const m of rest) m.nak();
             }
           }
