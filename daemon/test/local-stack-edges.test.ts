@@ -40,6 +40,14 @@ const streamOpens = (): number =>
     .split('\n')
     .filter((l) => l.includes('incoming request') && l.includes('/api/v1/messages/stream')).length;
 
+/** Until `d`'s log says it received `messageId` through the named source `durable`. */
+const receivedThrough = (d: TestDaemon, messageId: string, durable: string) =>
+  until(() =>
+    readFileSync(join(d.home, 'logs', 'daemon.log'), 'utf8')
+      .split('\n')
+      .some((l) => l.includes(messageId) && l.includes('"via":"source"') && l.includes(`"durable":"${durable}"`)),
+  );
+
 beforeAll(async () => {
   const leafPort = await freePort();
   const timing = { outboxRetryMinMs: 100, outboxRetryMaxMs: 500 };
@@ -80,13 +88,7 @@ describe('two edges on leaf uplinks', () => {
     ]);
     // the daemon says where it came from (logged once acknowledged on the hub); the relay
     // saw no stream opened meanwhile
-    const viaSource = (l: string) =>
-      l.includes(sent.message_id) && l.includes('"via":"source"') && l.includes('"durable":"src_bob"');
-    await until(() =>
-      readFileSync(join(b.home, 'logs', 'daemon.log'), 'utf8')
-        .split('\n')
-        .some(viaSource),
-    );
+    await receivedThrough(b, sent.message_id, 'src_bob');
     expect(streamOpens()).toBe(opensBefore);
     // bob's ack reached the relay: alice gets her receipt
     await until(async () => (await a.client.read('alice', 'bob')).some((m) => m.delivered_at !== null));
@@ -133,11 +135,7 @@ describe('two edges on leaf uplinks', () => {
     // consumer's ack wait (30 s)
     const sent = await a.client.send('alice', { to: 'bob', content: 'after the reset' });
     await until(async () => (await b.client.inbox('bob', { source: 'local' })).length === 1, 20_000, 'bob receives');
-    await until(() =>
-      readFileSync(join(b.home, 'logs', 'daemon.log'), 'utf8')
-        .split('\n')
-        .some((l) => l.includes(sent.message_id) && l.includes('"durable":"src_bob"')),
-    );
+    await receivedThrough(b, sent.message_id, 'src_bob');
     expect(streamOpens()).toBe(opensBefore);
   }, 60_000);
 
@@ -161,11 +159,7 @@ describe('two edges on leaf uplinks', () => {
     const sent = await a.client.send('alice', { to: 'dan', content: 'welcome, dan' });
     // the renewed creds cut the old leaf user: the link comes back with the new file
     await until(async () => (await b.client.inbox('dan', { source: 'local' })).length === 1, 30_000, 'dan receives');
-    await until(() =>
-      readFileSync(join(b.home, 'logs', 'daemon.log'), 'utf8')
-        .split('\n')
-        .some((l) => l.includes(sent.message_id) && l.includes('"durable":"src_dan"')),
-    );
+    await receivedThrough(b, sent.message_id, 'src_dan');
   }, 60_000);
 
   it('an agent revoked while it receives through its named source shows refused, and asks the relay rarely', async () => {
