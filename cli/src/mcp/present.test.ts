@@ -1,5 +1,5 @@
 import type { ArchivedMessage } from '@svc/daemon/client';
-import { archivedMessage } from '@svc/test-harness/fixtures';
+import { archivedMessage, attachmentDescriptor } from '@svc/test-harness/fixtures';
 import { describe, expect, it } from 'vitest';
 import { presentHeld, presentMessage } from './present.js';
 
@@ -37,6 +37,23 @@ describe('the prompt-injection boundary of svc mcp', () => {
     expect(p.verified.warning).toMatch(/not confirmed to come from/);
     expect(p.body.untrusted).toBe(true);
     expect(p.body.notice).toMatch(/key changed/);
+  });
+
+  it('a roster change and an attachment carry a one-line summary beside their JSON; text does not', () => {
+    const control = presentMessage(
+      { ...base, content_type: 'control', content: '{"op":"create","kind":"group","name":"Launch"}' },
+      'bob',
+      names,
+    );
+    expect(control.body).toMatchObject({ untrusted: true, summary: 'alice created the group “Launch”' });
+    expect(control.body.content).toBe('{"op":"create","kind":"group","name":"Launch"}');
+    const media = presentMessage(
+      { ...base, direction: 'outbound', content_type: 'media', content: JSON.stringify(attachmentDescriptor()) },
+      'alice',
+      names,
+    );
+    expect(media.body.summary).toMatch(/^\[file\] plan\.pdf /);
+    expect(presentMessage(base, 'bob', names).body).not.toHaveProperty('summary');
   });
 
   it('own messages are marked as written by this agent', () => {
