@@ -475,10 +475,13 @@ describe('an unsigned key record (an agent enrolled before key records were sign
       writeArchive(a, 'alice', (db) =>
         db.prepare('UPDATE peer_keys SET key_version = 1 WHERE agent_number = ?').run(dora.number),
       );
+      expect(await peer()).not.toHaveProperty('unsigned'); // nothing told it yet
       await expect(a.client.send('alice', { to: dora.number, content: 'for dora only' })).rejects.toMatchObject({
         code: 'peer_key_unsigned',
       });
       expect(proxy.posted.length).toBe(before);
+      // the refused send recorded what the pin is: keys status says so from now on
+      expect(await peer()).toMatchObject({ unsigned: true });
     } finally {
       proxy.keys.delete(dora.number);
     }

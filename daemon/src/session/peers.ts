@@ -233,6 +233,11 @@ export class Peers {
       if (pin.changed) this.#archive.clearPeerChange(entry.agent_number);
       // an unbound pin takes the first record the pinned key signs, whatever its version
       unbound = Peers.unbound(entry, pin);
+      if (unbound && pin.key_version === 1) {
+        // an earlier daemon's pin of an unsigned version 1: recorded as what it is, so that
+        // `svc keys status` says UNSIGNED (version 0 and this version 1 are judged alike)
+        this.#archive.pinPeer({ ...pin, key_version: UNBOUND_VERSION });
+      }
       const known = unbound ? UNBOUND_VERSION : (pin.key_version ?? Peers.versionOfPin(entry, pin));
       if (
         known !== undefined &&
