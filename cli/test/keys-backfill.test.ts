@@ -88,13 +88,13 @@ describe('svc keys backfill', () => {
 
     // svc doctor says so, and what to run
     const advice =
-      'agent carol: its relay publishes its keys unsigned (version 1, enrolled before key records were signed), so peers refuse to send to it; run svc keys backfill --as carol';
+      'agent carol: its relay publishes version 1 of its keys unsigned (enrolled before key records were signed), so peers send nothing to it; run svc keys backfill --as carol';
     expect(JSON.parse((await run(['doctor', '--json'])).stdout).problems).toContain(advice);
 
     const dry = await run(['keys', 'backfill', '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(
-      'carol  carol   would publish a signed version 2: its version 1 is unsigned (enrolled before key records were signed)\n',
+      'carol  carol   would publish a signed version 2: its relay publishes version 1 of its keys unsigned (enrolled before key records were signed), so peers send nothing to it\n',
     );
     expect(dry.stdout).toMatch(/\nRun svc keys backfill without --dry-run to publish them\.\n$/);
     expect(await published('carol')).toEqual(before);
@@ -137,7 +137,7 @@ describe('svc keys backfill', () => {
     const r = await run(['keys', 'backfill', '--as', 'dave']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(
-      "dave   dave    published signed version 2: its version 1 has another encryption key than this machine's\n",
+      "dave   dave    published signed version 2: its relay published version 1 with another encryption key than this machine's\n",
     );
     const after = await published('dave');
     expect(after.current.encryption_public_key).toBe(rotated.encryption_public_key);

@@ -16,6 +16,7 @@ import { action, hostedOnly, notBuilt, withAs, withJson, withVerbose, yes } from
 import { keyValues, table, warn } from '../output.js';
 import { agentText, outOfServiceText } from '../render.js';
 import { startCommand, stopCommand } from './daemon-process.js';
+import { relayRecordWhy } from './keys.js';
 import { tuiCommand } from './tui.js';
 
 /** whoami straight against a relay with an API key: token exchange, then GET /api/v1/agents/me. */
@@ -98,14 +99,9 @@ async function keyRecordProblems(link: DaemonApi, agents: DaemonStatus['agents']
   );
   return judged.flatMap((b) => {
     if (!b) return [];
-    if (b.state === 'unsigned')
-      return [
-        `agent ${b.agent}: its relay publishes its keys unsigned (version ${b.relay_version}, enrolled before key records were signed), so peers refuse to send to it; run svc keys backfill --as ${b.agent}`,
-      ];
-    if (b.state === 'stale')
-      return [
-        `agent ${b.agent}: its relay publishes another encryption key than this machine's (version ${b.relay_version}); run svc keys backfill --as ${b.agent}`,
-      ];
+    if (b.state === 'unsigned' || b.state === 'stale') {
+      return [`agent ${b.agent}: ${relayRecordWhy(b.state, b.relay_version)}; run svc keys backfill --as ${b.agent}`];
+    }
     const mismatch = ownKeyMismatch(b);
     return mismatch ? [`agent ${b.agent}: ${mismatch}`] : [];
   });

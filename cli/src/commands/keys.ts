@@ -100,6 +100,14 @@ type BackfillRow = Omit<KeyBackfill, 'state' | 'agent_number' | 'relay_version'>
   error?: { code: string; message: string };
 };
 
+/** What is wrong with an agent's published key record, as `svc keys backfill` and `svc doctor` both say it. */
+export function relayRecordWhy(state: 'unsigned' | 'stale', version: number | null, mended = false): string {
+  const [publishes, send] = mended ? ['published', 'sent'] : ['publishes', 'send'];
+  return state === 'unsigned'
+    ? `its relay ${publishes} version ${version} of its keys unsigned (enrolled before key records were signed), so peers ${send} nothing to it`
+    : `its relay ${publishes} version ${version} with another encryption key than this machine's`;
+}
+
 function backfillText(rows: BackfillRow[], dryRun: boolean): string {
   const what = (r: BackfillRow): string => {
     if (r.error) return `${r.error.code}: ${r.error.message}`;
@@ -112,10 +120,7 @@ function backfillText(rows: BackfillRow[], dryRun: boolean): string {
         return `nothing to do: the relay publishes its keys signed (version ${r.relay_version})`;
       case 'unsigned':
       case 'stale': {
-        const why =
-          r.state === 'unsigned'
-            ? `its version ${r.relay_version} is unsigned (enrolled before key records were signed)`
-            : `its version ${r.relay_version} has another encryption key than this machine's`;
+        const why = relayRecordWhy(r.state, r.relay_version, r.uploaded_version !== null);
         return r.uploaded_version !== null
           ? `published signed version ${r.uploaded_version}: ${why}`
           : `would publish a signed version ${(r.relay_version ?? 0) + 1}: ${why}`;
