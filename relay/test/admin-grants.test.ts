@@ -86,13 +86,17 @@ describe('happy paths', () => {
     expect(Date.parse(code.bindings.expires_at) - Date.now()).toBeGreaterThan(3500_000);
   });
 
-  it('automation mints a grant with both capabilities', async () => {
-    const res = await mint(
-      await authority.token('automation'),
-      request({ agent_id: 'uplink', capabilities: ['nats-relay', 'http-relay'] }),
-    );
+  it('automation mints a nats-relay grant for an uplink identity, never one that adds it to an agent', async () => {
+    const token = await authority.token('automation');
+    const res = await mint(token, request({ agent_id: 'uplink', capabilities: ['nats-relay'] }));
     expect(res.status).toBe(201);
-    expect(res.body.capabilities).toEqual(['http-relay', 'nats-relay']);
+    expect(res.body.capabilities).toEqual(['nats-relay']);
+    const both = await mint(token, request({ agent_id: 'uplink-2', capabilities: ['nats-relay', 'http-relay'] }));
+    expect(both.status).toBe(400);
+    expect(both.body).toEqual({
+      error: 'validation_failed',
+      message: expect.stringMatching(/^nats-relay is for a dedicated/),
+    });
   });
 
   it('ttl_seconds defaults to one day when omitted', async () => {

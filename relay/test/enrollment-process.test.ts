@@ -101,8 +101,11 @@ describe('enrollment', () => {
     expect(me.body).toMatchObject({ agent_id: 'alice', tenant_id: 'acme' });
   });
 
-  it('a nats-relay grant yields a JWT carrying both capabilities', async () => {
-    const res = await enroll(await grant('uplink-1', ['--capability', 'http-relay', 'nats-relay']));
+  it('a nats-relay grant yields a JWT carrying its capability; the command refuses to add it to an agent', async () => {
+    await expect(grant('uplink-2', ['--capability', 'http-relay', 'nats-relay'])).rejects.toThrow(
+      /nats-relay is for a dedicated leaf uplink identity/,
+    );
+    const res = await enroll(await grant('uplink-1', ['--capability', 'nats-relay']));
     expect(res.status).toBe(201);
     const tok = await call<{ access_token: string; capabilities: string[] }>(
       relay.url,
@@ -111,9 +114,9 @@ describe('enrollment', () => {
       undefined,
       { authorization: `Bearer ${res.body.api_key}` },
     );
-    expect(tok.body.capabilities).toEqual(['http-relay', 'nats-relay']);
+    expect(tok.body.capabilities).toEqual(['nats-relay']);
     const claims = JSON.parse(Buffer.from(tok.body.access_token.split('.')[1] as string, 'base64url').toString());
-    expect(claims.svc_capabilities).toEqual(['http-relay', 'nats-relay']);
+    expect(claims.svc_capabilities).toEqual(['nats-relay']);
   });
 
   it('is single use: of two concurrent redemptions exactly one succeeds', async () => {

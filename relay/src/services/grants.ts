@@ -61,6 +61,13 @@ export async function mintGrant(ctx: GrantContext, input: MintGrantInput): Promi
   const capabilities = [...new Set(input.capabilities)].sort();
   if (capabilities.length === 0)
     throw new SvcError('validation_failed', 'capabilities must name at least one capability');
+  // the specification: nats-relay is for a dedicated uplink identity, never a general agent's
+  if (capabilities.includes('nats-relay') && capabilities.length > 1) {
+    throw new SvcError(
+      'validation_failed',
+      'nats-relay is for a dedicated leaf uplink identity: its grant holds no other capability (mint the agent a grant of its own)',
+    );
+  }
   const now = ctx.now();
   const grantId = `grt_${randomBytes(12).toString('base64url')}`;
   const secret = randomBytes(32);
