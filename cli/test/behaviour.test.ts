@@ -353,9 +353,11 @@ describe("an argument the daemon finds invalid is a usage error, as the CLI's ow
 });
 
 describe('reply', () => {
-  it('without content names what reply takes (CONTENT or --stdin), no -m or --file', async () => {
+  it('without content names what reply takes (CONTENT, --stdin or --file), no -m', async () => {
     const r = await svc(['reply', 'm1', '--as', 'alice'], { link: fakeLink().link });
-    expect(r.stderr).toBe('svc: error: Give the message content: CONTENT or --stdin. (validation_failed)\n');
+    expect(r.stderr).toBe(
+      'svc: error: Give the message content: CONTENT, --stdin or --file PATH. (validation_failed)\n',
+    );
     expect(r.code).toBe(2);
   });
 });

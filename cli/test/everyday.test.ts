@@ -1,5 +1,6 @@
 /** Everyday CLI behaviour: refusals before anything is sent, the queued send, deregister, start, wording. */
 import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENT, DAEMON_STATUS, fakeLink, statusWith, svc, withTempHome } from './helpers.js';
 
@@ -20,12 +21,36 @@ describe('send refuses what cannot be a message', () => {
     expect(calls.filter((c) => c.method === 'send' || c.method === 'reply')).toEqual([]);
   });
 
-  it('--content-type media without an attachment is a usage error', async () => {
+  it.each([
+    [['send', 'bob', 'plain words', '--content-type', 'media']],
+    [['reply', 'm1', 'plain words', '--content-type', 'media']],
+  ])('svc %j: media without an attachment is a usage error', async (argv) => {
     const { link, calls } = fakeLink(agents);
-    const r = await svc(['send', 'bob', 'plain words', '--content-type', 'media'], { link });
+    const r = await svc(argv, { link });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/media is for attachments/);
-    expect(calls.filter((c) => c.method === 'send')).toEqual([]);
+    expect(calls.filter((c) => c.method === 'send' || c.method === 'reply')).toEqual([]);
+  });
+
+  it('reply --file sends the file, its content the caption, with the path made absolute', async () => {
+    const sent = {
+      message_id: 'm2',
+      conversation_id: 'dm:1001:bob',
+      to: 'bob',
+      sent_at: 't',
+      status: 'accepted',
+      state: 'sent',
+    };
+    const { link, calls } = fakeLink({ ...agents, reply: () => sent });
+    const r = await svc(['reply', 'm1', 'the plan', '--file', 'package.json', '--as', 'alice'], { link });
+    expect(r.code, r.stderr).toBe(0);
+    expect(calls.find((c) => c.method === 'reply')?.args).toEqual([
+      'alice',
+      { message_id: 'm1', content: 'the plan', content_type: 'media', file_path: resolve('package.json') },
+    ]);
+    const missing = await svc(['reply', 'm1', '--file', 'no-such-file', '--as', 'alice'], { link });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--file: no file no-such-file/);
   });
 });
 

@@ -31,7 +31,7 @@ export const CORE: Spec = {
     '--json',
     '-v',
   ],
-  reply: ['MESSAGE_ID', 'CONTENT', '--to', '--stdin', '--content-type', '+common'],
+  reply: ['MESSAGE_ID', 'CONTENT', '--to', '--stdin', '--content-type', '--file', '--attach', '+common'],
   send: [
     'TO_NUMBER',
     'CONTENT',

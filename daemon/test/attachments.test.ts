@@ -156,6 +156,27 @@ describe('attachments', () => {
     expect(((await res.json()) as { error: string }).error).toBe('unknown_blob');
   });
 
+  it('a reply carries a file to the sender of the message replied to', async () => {
+    const asked = await a.client.send('alice', { to: 'bob', content: 'send me the plan' });
+    await arrived(asked.message_id);
+    const bytes = randomBytes(4096);
+    const sent = await b.client.reply('bob', {
+      message_id: asked.message_id,
+      content: 'here it is',
+      file_path: file('plan.txt', bytes),
+    });
+    expect(sent.to).toBe('alice');
+    const m = (await until(
+      async () => (await a.client.read('alice', 'bob').catch(() => [])).find((x) => x.message_id === sent.message_id),
+      15_000,
+      'alice has the reply',
+    )) as ArchivedMessage;
+    expect(m.content_type).toBe('media');
+    expect(JSON.parse(m.content)).toMatchObject({ name: 'plan.txt', size: bytes.length, caption: 'here it is' });
+    const saved = await a.client.saveAttachment('alice', m.message_id, mkdtempSync(join(tmpdir(), 'svc-attach-save-')));
+    expect(readFileSync(saved.path).equals(bytes)).toBe(true);
+  });
+
   it('media into a group, and media typed as text, are refused', async () => {
     const g = await a.client.createConversation('alice', { kind: 'group', name: 'g', members: ['bob'] });
     await expect(
@@ -169,6 +190,11 @@ describe('attachments', () => {
       code: 'validation_failed',
       message: expect.stringMatching(/conversation media is unsupported/),
     });
+    // a reply inside the group goes to the group: no file either
+    const said = await a.client.send('alice', { to: '', conversation_id: g.conversation_id, content: 'hi all' });
+    await expect(
+      a.client.reply('alice', { message_id: said.message_id, content: '', file_path: file('z.txt', Buffer.from('z')) }),
+    ).rejects.toMatchObject({ code: 'validation_failed', message: expect.stringMatching(/reply with --to/) });
     await expect(
       a.client.send('alice', { to: 'bob', content: '{"not":"a descriptor"}', content_type: 'media' }),
     ).rejects.toMatchObject({ code: 'validation_failed' });

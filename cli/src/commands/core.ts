@@ -42,11 +42,18 @@ function refuseSpacePath(to: string | undefined): void {
   }
 }
 
-/** `--content-type media` names an attachment; text typed on the command line is not one. */
-function refuseBareMedia(type: ContentType, file: string | undefined): void {
+/**
+ * The file of `--file`, which must exist; `--content-type media` names an attachment, and
+ * text typed on the command line is not one.
+ */
+function checkedFile(type: ContentType, file: string | undefined): string | undefined {
   if (type === 'media' && file === undefined) {
     throw usageError('--content-type media is for attachments (--file PATH); send text with --content-type text.');
   }
+  if (file !== undefined && !statSync(file, { throwIfNoEntry: false })?.isFile()) {
+    throw usageError(`--file: no file ${file}.`);
+  }
+  return file;
 }
 
 async function contentFrom(
@@ -231,10 +238,7 @@ export function coreCommands(app: App): Command[] {
     if (file !== undefined && o.conversationId !== undefined) {
       throw usageError('Attachments go to a direct recipient only; conversation media is unsupported.');
     }
-    refuseBareMedia(o.contentType, file);
-    if (file !== undefined && !statSync(file, { throwIfNoEntry: false })?.isFile()) {
-      throw usageError(`--file: no file ${file}.`);
-    }
+    checkedFile(o.contentType, file);
     const content = await contentFrom(run, {
       positional: positionalContent,
       message: o.message,
@@ -261,23 +265,33 @@ export function coreCommands(app: App): Command[] {
     new Command('reply')
       .description('reply to a message')
       .argument('<message_id>', 'the message to reply to')
-      .argument('[content]', 'reply content, unless --stdin')
+      .argument('[content]', 'reply content, unless --stdin or --file')
       .option('--to <agent_number>', 'recipient (overrides the inferred one)')
       .option('--stdin', 'read the content from standard input', false)
-      .addOption(choice('--content-type <type>', 'content type', CONTENT_TYPES, 'text')),
+      .addOption(choice('--content-type <type>', 'content type', CONTENT_TYPES, 'text'))
+      .option('--file <path>', 'attach a file (direct replies only; the content becomes the caption)')
+      .option('--attach <path>', 'same as --file'),
   );
   action(app, reply, async (run, messageId?: string, positional?: string) => {
-    const o = run.opts<{ to?: string; stdin: boolean; contentType: ContentType }>();
+    const o = run.opts<{ to?: string; stdin: boolean; contentType: ContentType; file?: string; attach?: string }>();
     refuseSpacePath(o.to);
-    refuseBareMedia(o.contentType, undefined);
-    const content = await contentFrom(run, { positional, stdin: o.stdin, accepted: 'CONTENT or --stdin' });
-    const { link, agent } = await run.asAgent();
-    const sent = await link.reply(agent, {
-      message_id: messageId!,
-      content,
-      content_type: o.contentType,
-      ...(o.to === undefined ? {} : { to: o.to }),
+    const file = checkedFile(o.contentType, o.file ?? o.attach);
+    const content = await contentFrom(run, {
+      positional,
+      stdin: o.stdin,
+      file,
+      accepted: 'CONTENT, --stdin or --file PATH',
     });
+    const { link, agent } = await run.asAgent();
+    const replyIt = () =>
+      link.reply(agent, {
+        message_id: messageId!,
+        content,
+        content_type: file === undefined ? o.contentType : 'media',
+        ...(o.to === undefined ? {} : { to: o.to }),
+        ...(file === undefined ? {} : { file_path: resolve(file) }),
+      });
+    const sent = file === undefined ? await replyIt() : await withProgress(run, agent, replyIt);
     run.print(sent, () => sentText(sent));
   });
 

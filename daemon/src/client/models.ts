@@ -290,9 +290,12 @@ export type SendInput = Static<typeof SendInput>;
 
 export const ReplyInput = Type.Object({
   message_id: Str({ minLength: 1 }),
+  /** with file_path: the caption (may be empty) */
   content: Str({ maxLength: 1024 * 1024 }),
   to: Opt(Str({ minLength: 1, maxLength: 256 })),
   content_type: Opt(ContentType),
+  /** as for a send: an absolute path, attached to a direct reply */
+  file_path: Opt(Str({ minLength: 1, maxLength: 4096 })),
 });
 export type ReplyInput = Static<typeof ReplyInput>;
 

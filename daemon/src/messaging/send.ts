@@ -358,6 +358,12 @@ export async function replyTo(
   // inside a group or broadcast the reply goes to the conversation (a broadcast reply reaches
   // the broadcaster only); --to makes it a direct message instead
   if (input.to === undefined && parseGroupId(original.conversation_id)) {
+    if (input.file_path !== undefined) {
+      throw new DaemonError(
+        'validation_failed',
+        'Attachments go to a direct recipient only; conversation media is unsupported (reply with --to AGENT to attach a file for one member).',
+      );
+    }
     const type = input.content_type ?? 'text';
     return sendToConversation(
       session,
@@ -372,6 +378,7 @@ export async function replyTo(
     to,
     content: input.content,
     content_type: input.content_type,
+    ...(input.file_path === undefined ? {} : { file_path: input.file_path }),
     ...(outOfService ? { outOfService } : {}),
     // direct only: the conversation follows from the recipient (an archive from before ids
     // were checked may hold a spoofed one, which must not steer the reply)
