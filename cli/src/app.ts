@@ -112,8 +112,13 @@ export class Run {
     if ((this.opts().verbose ?? 0) >= 2) this.app.io.stderr.write(`svc: debug: ${message}\n`);
   }
 
+  /** false with the global --no-autostart: no daemon started, and registration does not wait to receive */
+  get autostart(): boolean {
+    return rootOf(this.cmd).opts().autostart !== false;
+  }
+
   async link(): Promise<DaemonApi> {
-    const autostart = rootOf(this.cmd).opts().autostart !== false;
+    const autostart = this.autostart;
     this.debug(`daemon home ${this.app.home}, autostart ${autostart}`);
     const link = await this.app.link(autostart);
     this.debug('daemon answered');

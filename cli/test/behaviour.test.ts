@@ -656,6 +656,7 @@ describe('wired commands', () => {
       new Uint8Array(32),
     );
     const { link, calls } = fakeLink({ register: () => AGENT });
+    const home0 = { SVC_HOME: '/nonexistent/svc-home' };
     const r = await svc(
       [
         'register',
@@ -678,6 +679,7 @@ describe('wired commands', () => {
           {
             enrollment_code: code,
             discoverable: false,
+            wait_receiving: true,
             name: 'alice',
             display_name: 'alice',
             deployment: 'home',
@@ -685,6 +687,17 @@ describe('wired commands', () => {
         ],
       },
     ]);
+    // --no-autostart: registration does not wait to receive (the specification's global option)
+    await svc(['--no-autostart', 'register', '--enrollment-grant', code, '--json'], { link, env: home0 });
+    expect(calls.pop()?.args[0]).toMatchObject({ wait_receiving: false });
+    // an agent not receiving yet is said so, with the session's reason
+    const late = fakeLink({ register: () => ({ ...AGENT, receiving: false, session_error: 'relay unreachable' }) });
+    const text = await svc(['register', '--enrollment-grant', code], { link: late.link, env: home0 });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      /\nNot receiving yet \(relay unreachable\); the daemon keeps trying, and svc agent list shows when it connects\.\n$/,
+    );
+    expect(text.stdout).not.toMatch(/receiving +false/);
     expect((await svc(['register'], { link })).code).toBe(2);
     // out of sight of other local users: from standard input ("-") or the environment
     const home = { SVC_HOME: '/nonexistent/svc-home' };

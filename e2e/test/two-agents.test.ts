@@ -142,7 +142,14 @@ describe('e2e: two agents, two daemons, one relay, all through the svc CLI', () 
       return svcJson<LocalAgent>(home, ['register', '--enrollment-grant', code, '--json']);
     };
     [agents.a, agents.b] = await Promise.all([setUp(homes.a, 'alice'), setUp(homes.b, 'bob')]);
-    expect(agents.a).toMatchObject({ name: 'alice', agent_number: 'alice', tenant_id: 'acme', deployment: 'dev' });
+    // registration waited until each receives
+    expect(agents.a).toMatchObject({
+      name: 'alice',
+      agent_number: 'alice',
+      tenant_id: 'acme',
+      deployment: 'dev',
+      receiving: true,
+    });
     expect(agents.b).toMatchObject({ name: 'bob', agent_number: 'bob', tenant_id: 'acme', deployment: 'dev' });
     for (const home of [homes.a, homes.b]) {
       const pid = daemonPid(home);

@@ -184,7 +184,8 @@ export function coreCommands(app: App): Command[] {
     const name = o.name ?? o.displayName ?? (await getSetting(app.home, DEFAULT_PROFILE, 'name'));
     const description = o.description ?? (await getSetting(app.home, DEFAULT_PROFILE, 'description'));
     const deployment = o.deployment ?? (await getSetting(app.home, DEFAULT_PROFILE, 'deployment'));
-    const input: RegisterInput = { enrollment_code: code, discoverable: o.discoverable };
+    // the specification: registration waits for receive readiness, unless --no-autostart
+    const input: RegisterInput = { enrollment_code: code, discoverable: o.discoverable, wait_receiving: run.autostart };
     if (name) {
       input.name = name;
       input.display_name = name;
@@ -193,7 +194,14 @@ export function coreCommands(app: App): Command[] {
     if (deployment) input.deployment = deployment;
     run.info(`registering with deployment ${deployment ?? '(named by the code)'}`);
     const agent = await (await run.link()).register(input);
-    run.print(agent, () => `Registered ${agent.name} (${agent.agent_number}).\n${agentText(agent)}`);
+    run.print(agent, () => {
+      const { receiving, session_error, ...shown } = agent;
+      const state =
+        receiving === false
+          ? `Not receiving yet${session_error ? ` (${session_error})` : ''}; the daemon keeps trying, and svc agent list shows when it connects.\n`
+          : '';
+      return `Registered ${agent.name} (${agent.agent_number}).\n${agentText(shown)}${state}`;
+    });
   });
 
   const send = common(

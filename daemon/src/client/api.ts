@@ -133,7 +133,7 @@ export const DAEMON_API = {
   resetArchive: op('POST', '/v1/agents/:agent/archive/reset', agentOnly, M.ArchiveReset),
 
   // --- local agents and keys
-  register: op('POST', '/v1/agents/register', { body: M.RegisterInput }, M.LocalAgent),
+  register: op('POST', '/v1/agents/register', { body: M.RegisterInput }, M.RegisteredAgent),
   /** an offline agent of this machine: no relay, no login */
   registerLocal: op('POST', '/v1/agents/local', { body: M.LocalRegisterInput }, M.LocalAgent),
   listAgents: op('GET', '/v1/agents', {}, Type.Array(M.LocalAgent)),

@@ -194,6 +194,11 @@ export const RegisterInput = Type.Object({
   display_name: Opt(Str()),
   description: Opt(Str()),
   discoverable: Opt(Type.Boolean()),
+  /**
+   * answer once the agent receives (its session connected), at most 10 s; the answer's
+   * `receiving` says whether it did (the CLI asks, unless --no-autostart)
+   */
+  wait_receiving: Opt(Type.Boolean()),
 });
 export type RegisterInput = Static<typeof RegisterInput>;
 
@@ -221,6 +226,13 @@ export const LocalAgent = Type.Object({
   registered_at: Str(),
 });
 export type LocalAgent = Static<typeof LocalAgent>;
+
+/** A registration's answer: with wait_receiving, whether it receives already, else why not yet. */
+export const RegisteredAgent = Type.Intersect([
+  LocalAgent,
+  Type.Object({ receiving: Opt(Type.Boolean()), session_error: Opt(Str()) }),
+]);
+export type RegisteredAgent = Static<typeof RegisteredAgent>;
 
 export const AccessToken = Type.Object({ access_token: Str(), expires_at: Str() });
 export type AccessToken = Static<typeof AccessToken>;

@@ -208,10 +208,35 @@ export class AgentSession {
     }
   }
 
+  /**
+   * Whether the session is receiving (connected) within `ms`: false at the deadline, or as soon
+   * as the relay refuses it, or for an identity with no relay session. What registering waits for.
+   */
+  whenReceiving(ms: number): Promise<boolean> {
+    if (this.#state === 'connected') return Promise.resolve(true);
+    if (this.#state === 'refused' || !this.#loop) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.#stateWaiters.delete(waiter);
+        resolve(ok);
+      };
+      const waiter = (state: SessionState) => {
+        if (state === 'connected' || state === 'refused') done(state === 'connected');
+      };
+      const timer = setTimeout(() => done(false), ms);
+      timer.unref();
+      this.#stateWaiters.add(waiter);
+    });
+  }
+
+  #stateWaiters = new Set<(state: SessionState) => void>();
+
   #setState(state: SessionState): void {
     if (state === 'connected') this.#lastError = undefined;
     if (state === this.#state) return;
     this.#state = state;
+    for (const w of [...this.#stateWaiters]) w(state);
     this.log.info({ agent: this.name, state }, 'session state');
     this.events.emit({
       type: 'session',

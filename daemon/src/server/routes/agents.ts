@@ -12,6 +12,9 @@ import type { AgentRelay } from '../../session/agent-relay.js';
 import { AgentSession } from '../../session/session.js';
 import { type DaemonApp, route } from './route.js';
 
+/** How long a registration that asks waits for the new agent to receive. */
+const RECEIVE_WAIT_MS = 10_000;
+
 /**
  * Deregistration revokes the agent's own credentials on the relay before anything is
  * forgotten here, so nobody can write to it any more and its keys are useless. A relay
@@ -94,8 +97,16 @@ export function agentRoutes(app: DaemonApp, ctx: DaemonContext): void {
       vault: ctx.vault,
       exists: (n) => ctx.agents.exists(n),
     });
-    ctx.localStack.agentAdded(ctx.agents.add(config, answer));
-    return reply.status(201).send(localAgent(config));
+    const session = ctx.agents.add(config, answer);
+    ctx.localStack.agentAdded(session);
+    // a leaf uplink identity (nats-relay alone) has no relay session to wait for
+    if (!input.wait_receiving || !config.capabilities.includes('http-relay')) {
+      return reply.status(201).send(localAgent(config));
+    }
+    // the agent is registered whatever happens next: the wait only says whether it receives yet
+    const receiving = await session.whenReceiving(RECEIVE_WAIT_MS);
+    const why = receiving ? undefined : session.lastError;
+    return reply.status(201).send({ ...localAgent(config), receiving, ...(why ? { session_error: why } : {}) });
   });
 
   route(app, API.registerLocal, async (request, reply) => {
