@@ -10,8 +10,8 @@ export const DEFAULT_PROFILE = 'default';
 
 /** The keys `svc config set` accepts, with what they mean. */
 export const CONFIG_KEYS = {
-  'api-url': 'relay base URL used by commands that talk to a relay directly (whoami --api-url)',
-  'api-key': 'agent API key (svc_ak_…) used with api-url; secret, masked by `config list`',
+  'api-url': 'relay base URL: the default of whoami --api-url and doctor --api-url',
+  'api-key': 'agent API key (svc_ak_…), the default of whoami --api-key; secret, masked by `config list`',
   deployment: 'default deployment name for init and register',
   name: 'default agent name for register (set by init)',
   description: 'default agent description for register (set by init)',

@@ -11,6 +11,7 @@ import {
 import type { OwnProfile, TokenResponse } from '@svc/shared';
 import { Command } from 'commander';
 import type { App } from '../app.js';
+import { DEFAULT_PROFILE, getSetting } from '../config-file.js';
 import { CliError, usageError } from '../errors.js';
 import { action, hostedOnly, notBuilt, withAs, withJson, withVerbose, yes } from '../options.js';
 import { keyValues, table, warn } from '../output.js';
@@ -113,20 +114,30 @@ export function identityCommands(app: App): Command[] {
       withAs(
         new Command('whoami')
           .description('the identity the CLI acts as')
-          .option('--api-url <url>', 'relay base URL (with --api-key: ask the relay directly)')
-          .option('--api-key <key>', 'agent API key (with --api-url)'),
+          .option('--api-url <url>', 'relay base URL (with --api-key: ask the relay directly; default: config api-url)')
+          .option('--api-key <key>', 'agent API key (with --api-url; default: config api-key)'),
         'agent name or number (unless --api-url and --api-key, or SVC_AGENT)',
       ),
     ),
   );
   action(app, whoami, async (run) => {
     const o = run.opts<{ apiUrl?: string; apiKey?: string }>();
-    if ((o.apiUrl === undefined) !== (o.apiKey === undefined)) throw usageError('--api-url and --api-key go together.');
-    if (o.apiUrl !== undefined && o.apiKey !== undefined) {
-      if (!URL.canParse(o.apiUrl) || !/^https?:$/.test(new URL(o.apiUrl).protocol)) {
-        throw usageError(`--api-url must be the relay's http(s) base URL; got ${JSON.stringify(o.apiUrl)}.`);
+    // either flag asks the relay directly; the other half may come from `svc config set`
+    // (a key kept there stays off the command line, which every local user can read)
+    const direct = o.apiUrl !== undefined || o.apiKey !== undefined;
+    const apiUrl = o.apiUrl ?? (direct ? await getSetting(app.home, DEFAULT_PROFILE, 'api-url') : undefined);
+    const apiKey = o.apiKey ?? (direct ? await getSetting(app.home, DEFAULT_PROFILE, 'api-key') : undefined);
+    if (direct && (apiUrl === undefined || apiKey === undefined)) {
+      const missing = apiUrl === undefined ? 'api-url' : 'api-key';
+      throw usageError(
+        `--api-url and --api-key go together; give --${missing}, or keep it with svc config set ${missing} VALUE.`,
+      );
+    }
+    if (apiUrl !== undefined && apiKey !== undefined) {
+      if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
+        throw usageError(`--api-url must be the relay's http(s) base URL; got ${JSON.stringify(apiUrl)}.`);
       }
-      const profile = await whoamiByApiKey(o.apiUrl, o.apiKey);
+      const profile = await whoamiByApiKey(apiUrl, apiKey);
       run.print(profile, () =>
         keyValues([
           ['agent number', profile.agent_number],
@@ -256,7 +267,7 @@ export function identityCommands(app: App): Command[] {
           .description('check the daemon, the vault, the deployments, the agents and their archives')
           .option(
             '--api-url <url>',
-            'also check the relay at this URL: it answers, is ready, and is a deployment trusted here',
+            'also check the relay at this URL: it answers, is ready, and is a deployment trusted here (default: config api-url)',
           )
           .option(
             '--full-integrity',
@@ -280,7 +291,8 @@ export function identityCommands(app: App): Command[] {
     const archives = (await link.archiveIntegrity({ full: o.fullIntegrity, ...only })).filter((r) =>
       inService.includes(r.agent),
     );
-    const relay = o.apiUrl === undefined ? undefined : await link.checkRelay(o.apiUrl);
+    const relayUrl = o.apiUrl ?? (await getSetting(app.home, DEFAULT_PROFILE, 'api-url'));
+    const relay = relayUrl === undefined ? undefined : await link.checkRelay(relayUrl);
     const keyRecords = await keyRecordProblems(link, agents);
     const problems = [
       ...(status.vault.warning ? [`vault: ${status.vault.warning}`] : []),
