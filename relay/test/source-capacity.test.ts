@@ -1,17 +1,24 @@
 /**
  * The capacity figures: `/readyz` carries configured, used and remaining consumers per
- * tenant with the ledger's named-source rows (a full tenant stays ready), and
+ * tenant and how many named sources the ledger holds (a full tenant stays ready); their
+ * rows, which name agents, only for an administrator of the tenant; and
  * `svc-relay nats reconcile-source-capacity` reports the bus and the ledger side by side,
  * names an injected disagreement of each kind, changes nothing, and fixes them with --apply.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { tempDir } from '@svc/test-harness';
 import { call, sourceClaimBody, type TestAgent } from '@svc/test-harness/agent-client';
 import { type BusRelay, inProcessBusRelay } from '@svc/test-harness/in-process-bus';
+import { startTestAuthority, type TestAuthority } from '@svc/test-harness/oidc-provider';
 import { runRelayCli } from '@svc/test-harness/relay-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let relay: BusRelay;
 let edge: TestAgent;
+let authority: TestAuthority;
+const DEPLOYMENT = 'dep-source-capacity';
 
 const agents = new Map<string, TestAgent>();
 const claim = (agent: string) =>
@@ -35,29 +42,54 @@ const reconcileText = (...extra: string[]) =>
 const reconcile = (...extra: string[]) => reconcileText('--json', ...extra);
 
 beforeAll(async () => {
-  relay = await inProcessBusRelay({ SVC_RELAY_TENANT_MAX_CONSUMERS: '2' });
+  authority = await startTestAuthority({ deploymentId: DEPLOYMENT, tenants: ['default'] });
+  const caFile = join(tempDir(), 'authority-ca.pem');
+  writeFileSync(caFile, authority.caPem);
+  relay = await inProcessBusRelay({
+    SVC_RELAY_TENANT_MAX_CONSUMERS: '2',
+    SVC_RELAY_DEPLOYMENT_ID: DEPLOYMENT,
+    SVC_RELAY_EXTERNAL_AUTHORITY_ISSUER: authority.issuer,
+    SVC_RELAY_EXTERNAL_AUTHORITY_AUDIENCE: authority.audience,
+    SVC_RELAY_EXTERNAL_AUTHORITY_CLIENT_ID: authority.clientId,
+    SVC_RELAY_EXTERNAL_AUTHORITY_CA_FILE: caFile,
+  });
   edge = await relay.enroll('edge', undefined, ['nats-relay']);
   for (const id of ['a', 'b', 'c']) agents.set(id, await relay.enroll(id));
 }, 30_000);
-afterAll(async () => relay?.close());
+afterAll(async () => {
+  await relay?.close();
+  await authority?.close();
+});
 
 describe('capacity figures', () => {
-  it('/readyz: configured, used, remaining and the named-source rows; a full tenant stays ready', async () => {
+  it('/readyz: configured, used, remaining and the named-source count; a full tenant stays ready', async () => {
     expect((await claim('a')).status).toBe(200);
     expect((await claim('b')).status).toBe(200);
     const res = await call<{ status: string; capacity: Record<string, unknown> }>(relay.url, 'GET', '/readyz');
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('ready');
-    expect(res.body.capacity.default).toMatchObject({
-      configured: 2,
-      used: 2,
-      remaining: 0,
-      sources_limit: 400,
-      named_sources: [
-        { agent_id: 'a', edge_agent_id: 'edge', durable: 'src_a' },
-        { agent_id: 'b', edge_agent_id: 'edge', durable: 'src_b' },
-      ],
+    const figures = { configured: 2, used: 2, remaining: 0, sources_limit: 400, named_source_count: 2 };
+    expect(res.body.capacity.default).toEqual(figures);
+    // the rows name agents: an administrator (admin or auditor) of the tenant sees them
+    const rows = [
+      { agent_id: 'a', edge_agent_id: 'edge', durable: 'src_a', created_at: expect.any(String) },
+      { agent_id: 'b', edge_agent_id: 'edge', durable: 'src_b', created_at: expect.any(String) },
+    ];
+    for (const kind of ['admin', 'auditor'] as const) {
+      const asAdmin = await call<{ capacity: Record<string, unknown> }>(relay.url, 'GET', '/readyz', undefined, {
+        authorization: `Bearer ${await authority.token(kind)}`,
+      });
+      expect(asAdmin.status).toBe(200);
+      expect(asAdmin.body.capacity.default).toEqual({ ...figures, named_sources: rows });
+    }
+    // a token that is no administrator's, or none that verifies, is refused rather than ignored
+    const member = await call(relay.url, 'GET', '/readyz', undefined, {
+      authorization: `Bearer ${await authority.token('member')}`,
     });
+    expect(member.status).toBe(403);
+    expect(member.body).toMatchObject({ error: 'insufficient_scope' });
+    const agentToken = await call(relay.url, 'GET', '/readyz', undefined, edge.auth);
+    expect(agentToken.status).toBe(401);
   });
 
   it('reconcile: the same figures from the bus and the ledger, in agreement', async () => {

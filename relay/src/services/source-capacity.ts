@@ -25,8 +25,10 @@ export interface TenantCapacity {
   used: number | null;
   remaining: number | null;
   sources_limit: number;
-  /** the ledger's active named-source rows */
-  named_sources: NamedSourceEntry[];
+  /** how many active named sources the ledger holds */
+  named_source_count: number;
+  /** the ledger's active named-source rows: only for an administrator of the tenant (they name agents) */
+  named_sources?: NamedSourceEntry[];
   detail?: string;
 }
 
@@ -46,16 +48,22 @@ async function ledgerRows(ctx: CapacityInputs, tenantId: string): Promise<NamedS
   }));
 }
 
-export async function sourceCapacity(ctx: CapacityInputs): Promise<Record<string, TenantCapacity>> {
+/** `rowsFor`: the tenants whose named-source rows are shown (an administrator's own). */
+export async function sourceCapacity(
+  ctx: CapacityInputs,
+  rowsFor: ReadonlySet<string> = new Set(),
+): Promise<Record<string, TenantCapacity>> {
   const out: Record<string, TenantCapacity> = {};
   const configured = ctx.config.limits.tenantMaxConsumers;
   for (const tenant of ctx.config.tenants) {
+    const rows = await ledgerRows(ctx, tenant);
     const entry: TenantCapacity = {
       configured,
       used: null,
       remaining: null,
       sources_limit: ctx.config.limits.sourcesPerTenant,
-      named_sources: await ledgerRows(ctx, tenant),
+      named_source_count: rows.length,
+      ...(rowsFor.has(tenant) ? { named_sources: rows } : {}),
     };
     try {
       const used = await accountConsumerCount(await ctx.connection(tenant), TIMEOUT_MS);
