@@ -140,11 +140,12 @@ describe('two edges on leaf uplinks', () => {
   }, 60_000);
 
   it('an agent that leaves the machine gives its named source back (even when forgotten locally only)', async () => {
+    // the relay's ledger, as its operator command reads it (readyz shows the rows to administrators only)
     const durables = async (): Promise<string[]> => {
-      const ready = (await (await fetch(`${relay.url}/readyz`)).json()) as {
-        capacity?: Record<string, { named_sources: Array<{ durable: string }> }>;
-      };
-      return (ready.capacity?.acme?.named_sources ?? []).map((s) => s.durable).sort();
+      const r = await runRelayCli(['nats', 'reconcile-source-capacity', '--json'], relay.env);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as { tenants: Array<{ tenant_id: string; ledger: { durables: string[] } }> };
+      return [...(report.tenants.find((t) => t.tenant_id === 'acme')?.ledger.durables ?? [])].sort();
     };
     expect(await durables()).toEqual(['src_alice', 'src_bob', 'src_carol']);
     await a.client.deregister('carol', { revoke: false });
