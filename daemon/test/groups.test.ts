@@ -633,12 +633,15 @@ describe('a group larger than one send request (100 envelopes)', () => {
 
 // last: carol deregisters here, and no test after this one may need her
 describe('a member the relay no longer lists', () => {
+  let departures = '';
+
   it('a message leaves out a member who deregistered without leaving, and says so; the others get it', async () => {
     const g = await client('alice').createConversation('alice', {
       kind: 'group',
       name: 'departures',
       members: ['bob', 'carol'],
     });
+    departures = g.conversation_id;
     await converged(g.conversation_id, ['bob', 'carol']);
     await client('carol').deregister('carol');
     const sent = await client('alice').send('alice', {
@@ -648,9 +651,35 @@ describe('a member the relay no longer lists', () => {
     });
     expect(sent).toMatchObject({ status: 'accepted', recipients: ['bob'], skipped: ['carol'] });
     await received('bob', g.conversation_id, 'carol has gone');
-    // a roster change still needs every key: nothing is created, invited or told past a gone member
+    // a roster change adds no gone member: nothing is created with one or invites one
     await expect(
       client('alice').createConversation('alice', { kind: 'group', name: 'with carol', members: ['carol'] }),
     ).rejects.toMatchObject({ code: 'unknown_recipient' });
+    const id = g.conversation_id;
+    const posted = proxy.posted.length;
+    await expect(client('alice').invite('alice', id, { number: 'nobody' })).rejects.toMatchObject({
+      code: 'unknown_recipient',
+      message: expect.stringContaining('nobody'),
+    });
+    expect(proxy.posted.length).toBe(posted);
+  });
+
+  it('roster changes go on past a gone member: a member leaves, and so does the creator when nobody is left', async () => {
+    const id = departures;
+    const posted = proxy.posted.length;
+    const left = await client('bob').leave('bob', id);
+    expect(left.me).toEqual({ role: 'member', active: false });
+    // told to alice alone: carol is left out
+    expect(proxy.posted.slice(posted).map((e) => e.header.recipient)).toEqual(['alice']);
+    await until(
+      async () => roster(await client('alice').getConversation('alice', id))?.includes('bob:member:false'),
+      15_000,
+      'alice sees bob leave',
+    );
+    const last = await client('alice').leave('alice', id);
+    expect(last.me).toMatchObject({ active: false });
+    await expect(
+      client('alice').send('alice', { to: '', conversation_id: id, content: 'anyone?' }),
+    ).rejects.toMatchObject({ code: 'not_a_member' });
   });
 });

@@ -79,7 +79,8 @@ function checkNumbers(numbers: unknown, what: string): string[] {
 
 /**
  * Seals one message to each recipient (same id, same number), posts them (queued in the
- * outbox when the relay does not answer) and archives it once as outbound.
+ * outbox when the relay does not answer) and archives it once as outbound. `mustReach`:
+ * recipients that may not be left out (those a roster change adds).
  */
 async function post(
   session: AgentSession,
@@ -87,6 +88,7 @@ async function post(
   recipients: readonly string[],
   contentType: EnvelopeContentType,
   body: { body: string } | { control: ControlBody },
+  mustReach: ReadonlySet<string> = new Set(),
 ): Promise<SentMessage> {
   const me = session.config;
   // an all-local roster (every recipient an agent of this machine) stays on the device:
@@ -94,8 +96,9 @@ async function post(
   const locals = recipients.map((n) => session.localPeer(n));
   const onDevice = locals.length > 0 && locals.every((l) => l !== undefined);
   // every key first: a member without a usable key fails the send before a number is taken,
-  // except, for a message, a member the directory no longer lists (revoked or deregistered
-  // without leaving): it is left out and named, or one departed member would silence the group
+  // except a member the directory no longer lists (revoked or deregistered without leaving):
+  // it is left out and named, or one departed member would silence the group and stop every
+  // roster change (a leave, an invite) for good; one a roster change adds must be reachable
   const keys: Array<{ agentNumber: string; key: Uint8Array }> = [];
   const skipped: string[] = [];
   for (const [i, n] of recipients.entries()) {
@@ -103,11 +106,12 @@ async function post(
     try {
       keys.push(onDevice && local ? { agentNumber: n, key: local.keys().encPublic } : await sealingKey(session, n));
     } catch (err) {
-      if (!('body' in body) || !(err instanceof DaemonError) || err.code !== 'unknown_recipient') throw err;
+      if (mustReach.has(n) || !(err instanceof DaemonError) || err.code !== 'unknown_recipient') throw err;
       skipped.push(n);
     }
   }
-  if (keys.length === 0 && skipped.length > 0) {
+  // a message nobody can read is refused; a roster change with nobody left to tell is still made here
+  if ('body' in body && keys.length === 0 && skipped.length > 0) {
     throw new DaemonError(
       'unknown_recipient',
       `No member of ${r.conversation_id} can be reached: the relay no longer lists ${skipped.join(', ')} (revoked or deregistered).`,
@@ -175,7 +179,14 @@ async function post(
   } else archived('sent');
   if (status === 'queued') session.wakeOutbox();
   session.log.info(
-    { agent: me.name, message_id: messageId, conversation_id: r.conversation_id, recipients: keys.length, status },
+    {
+      agent: me.name,
+      message_id: messageId,
+      conversation_id: r.conversation_id,
+      recipients: keys.length,
+      status,
+      ...(skipped.length > 0 ? { skipped } : {}),
+    },
     'group message sent',
   );
   return {
@@ -247,7 +258,7 @@ export async function createConversation(
     ...(input.description !== undefined ? { description: input.description } : {}),
     members: members.map((number) => ({ number, role: 'member' as const })),
   };
-  await post(session, { conversation_id: id, kind }, members, 'control', { control });
+  await post(session, { conversation_id: id, kind }, members, 'control', { control }, new Set(members));
   return conversationInfo(session, myRoster(session, id));
 }
 
@@ -276,7 +287,7 @@ export async function invite(
     snapshot: r.members,
   };
   const to = [...new Set([...recipientsOf(r, me, true), number as string])];
-  await post(session, r, to, 'control', { control });
+  await post(session, r, to, 'control', { control }, new Set([number as string]));
   return conversationInfo(session, myRoster(session, conversationId));
 }
 
