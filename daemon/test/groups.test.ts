@@ -279,6 +279,9 @@ describe('an all-local roster', () => {
       'dora reads it',
     );
     expect(got).toMatchObject({ from: 'alice', seq: 2 });
+    // dora archived it: delivered on alice's side, as a direct message between them would be
+    const mine = (await client('alice').read('alice', id)).find((m) => m.content === 'just us');
+    expect(mine).toMatchObject({ state: 'delivered', delivered_at: expect.any(String) });
     await client('alice').reply('dora', { message_id: got.message_id, content: 'indeed' });
     await until(
       async () => (await client('alice').read('alice', id)).find((m) => m.content === 'indeed'),

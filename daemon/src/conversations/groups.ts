@@ -159,8 +159,10 @@ async function post(
     });
   let status: SentMessage['status'] = 'accepted';
   if (onDevice) {
-    await deliverOnDevice(session, locals as AgentSession[], messageId, envelopes);
+    const took = await deliverOnDevice(session, locals as AgentSession[], messageId, envelopes);
     archived('sent');
+    // each member that archived it: what the relay's receipt would say (delivered, as a direct message)
+    for (const t of took) session.archive.recordReceipt(messageId, t.agentNumber, 'acked', t.at);
   } else if (envelopes.length > 0) {
     // kept as queued before it is posted, as a direct message is (send.ts): a daemon stopped
     // while the relay answers posts it again from its outbox, under its id
@@ -204,16 +206,17 @@ async function post(
 /**
  * Hands each envelope to the local recipient's inbound processing (which verifies and
  * opens it as any other), pinning the sender's keys there first when it has no pin: both
- * agents are in this machine's vault, so no directory is asked.
+ * agents are in this machine's vault, so no directory is asked. Returns who archived it, when.
  */
 async function deliverOnDevice(
   session: AgentSession,
   peers: AgentSession[],
   messageId: string,
   envelopes: unknown[],
-): Promise<void> {
+): Promise<Array<{ agentNumber: string; at: string }>> {
   const me = session.config;
   const mine = session.keys();
+  const took: Array<{ agentNumber: string; at: string }> = [];
   for (const [i, peer] of peers.entries()) {
     if (!peer.archive.getPeer(me.agent_number)) {
       peer.archive.pinPeer({
@@ -224,8 +227,16 @@ async function deliverOnDevice(
         key_version: null,
       });
     }
-    await peer.inbound.process({ message_id: messageId, sender: me.agent_number, envelope: envelopes[i] });
+    const outcome = await peer.inbound.process({
+      message_id: messageId,
+      sender: me.agent_number,
+      envelope: envelopes[i],
+    });
+    if (outcome === 'archived' || outcome === 'duplicate') {
+      took.push({ agentNumber: peer.config.agent_number, at: new Date().toISOString() });
+    }
   }
+  return took;
 }
 
 export async function createConversation(
