@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs what the project needs and is missing: npm packages, and Debian packages
-# (nats-server; chromium for `svc desktop` and the dashboard's browser tests; gnome-keyring,
-# dbus, dbus-user-session for the keyring vault test; tmux for the terminal UI test; jq and
-# curl for the docs' walkthroughs;
-# postgresql for the PostgreSQL ledger's tests) through apt when running as root.
+# Installs what the project needs and is missing: npm packages, and Debian packages through
+# apt when running as root: nats-server always; with --test (what `npm test` runs) also what
+# only the tests use: chromium for the dashboard's browser tests (and `svc desktop`);
+# gnome-keyring, dbus, dbus-user-session for the keyring vault test; tmux for the terminal UI
+# test; jq and curl for the docs' walkthroughs; postgresql for the PostgreSQL ledger's tests.
 # Never downloads binaries itself. Builds the dashboard page when its sources changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for_tests=0
+[ "${1:-}" = "--test" ] && for_tests=1
 
 export ELECTRON_SKIP_BINARY_DOWNLOAD=1
 
@@ -18,15 +20,17 @@ command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || need_a
 # chromium for the dashboard's browser tests (e2e/test/dashboard.test.ts; also what `svc desktop`
 # opens where no Electron is installed).
 test_apt=()
-command -v chromium >/dev/null 2>&1 || test_apt+=(chromium)
-command -v tmux >/dev/null 2>&1 || test_apt+=(tmux)
-# the walkthroughs of docs/local-stack.md run as printed (e2e/test/docs-local-stack.test.ts)
-command -v jq >/dev/null 2>&1 || test_apt+=(jq)
-command -v curl >/dev/null 2>&1 || test_apt+=(curl)
-# the PostgreSQL ledger's tests (the harness starts a throwaway server; they skip without it)
-ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || test_apt+=(postgresql)
-if ! command -v gnome-keyring-daemon >/dev/null 2>&1 || ! command -v dbus-run-session >/dev/null 2>&1; then
-  test_apt+=(gnome-keyring dbus dbus-user-session)
+if [ "$for_tests" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || test_apt+=(chromium)
+  command -v tmux >/dev/null 2>&1 || test_apt+=(tmux)
+  # the walkthroughs of docs/local-stack.md run as printed (e2e/test/docs-local-stack.test.ts)
+  command -v jq >/dev/null 2>&1 || test_apt+=(jq)
+  command -v curl >/dev/null 2>&1 || test_apt+=(curl)
+  # the PostgreSQL ledger's tests (the harness starts a throwaway server; they skip without it)
+  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || test_apt+=(postgresql)
+  if ! command -v gnome-keyring-daemon >/dev/null 2>&1 || ! command -v dbus-run-session >/dev/null 2>&1; then
+    test_apt+=(gnome-keyring dbus dbus-user-session)
+  fi
 fi
 all_apt=(${need_apt[@]+"${need_apt[@]}"} ${test_apt[@]+"${test_apt[@]}"})
 if [ ${#all_apt[@]} -gt 0 ]; then

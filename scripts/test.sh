@@ -4,7 +4,7 @@
 # "N passed, N failed" line that CI reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 # the tests start nats-server by name: Debian's is in /usr/sbin, off a normal user's PATH
 command -v nats-server >/dev/null 2>&1 || export PATH="$PATH:/usr/sbin"
 npm run build --silent >&2

@@ -4,7 +4,16 @@
  * wrappers run from any directory; a command whose build is missing says what to run.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,6 +133,34 @@ describe('a fresh clone', () => {
       });
       expect(r.stderr).not.toContain('nats-server');
       expect(existsSync(asked) ? readFileSync(asked, 'utf8') : '').not.toContain('nats-server');
+    },
+  );
+
+  it.skipIf(process.getuid?.() !== 0 || !existsSync('/usr/sbin/nats-server'))(
+    'setup installs the test-only packages for npm test (--test), never for npm start',
+    async () => {
+      const checkout = temp('svc-setup-test-');
+      mkdirSync(join(checkout, 'scripts'));
+      copyFileSync(join(ROOT, 'scripts', 'setup.sh'), join(checkout, 'scripts', 'setup.sh'));
+      // a PATH with what the script runs and none of the test-only tools (chromium, tmux, …)
+      const bin = temp('svc-setup-bin-');
+      for (const tool of ['bash', 'dirname', 'ls', 'id', 'awk']) {
+        const found = ['/usr/bin', '/bin'].map((d) => join(d, tool)).find((p) => existsSync(p));
+        if (found) symlinkSync(found, join(bin, tool));
+      }
+      writeFileSync(join(bin, 'apt-get'), '#!/bin/sh\nexit 1\n');
+      chmodSync(join(bin, 'apt-get'), 0o755);
+      const setup = (args: string[]) =>
+        run(join(bin, 'bash'), [join(checkout, 'scripts', 'setup.sh'), ...args], {
+          cwd: tmpdir(),
+          env: { HOME: checkout, PATH: bin },
+        });
+      const forStart = await setup([]);
+      expect(forStart.stderr).not.toMatch(/chromium|tmux|postgresql|gnome-keyring/);
+      const forTests = await setup(['--test']);
+      expect(forTests.stderr).toMatch(
+        /setup: installing chromium tmux jq curl .*gnome-keyring dbus dbus-user-session with apt-get/,
+      );
     },
   );
 });
