@@ -144,6 +144,17 @@ describe('start', () => {
     },
   );
 
+  it('svc start with the vault locked warns that no agent can sign in, and why', async () => {
+    const warning = 'the file vault is locked: the passphrase (SVC_VAULT_PASSPHRASE) is wrong';
+    const locked = { ...status, vault: { kind: 'file-encrypted' as const, warning, locked: true as const } };
+    const r = await svc(['start', '-b'], { link: fakeLink({ status: () => locked }).link });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`svc: warning: no agent can sign in: ${warning}\n`);
+    // a warning of an open vault (a plain file) is doctor's to list, not start's
+    const plain = { ...status, vault: { kind: 'file-plain' as const, warning: 'unencrypted' } };
+    expect((await svc(['start', '-b'], { link: fakeLink({ status: () => plain }).link })).stderr).toBe('');
+  });
+
   it.each([[['start', '--json']], [['start', '-b', '--json']]])(
     'svc %j prints one JSON object: the status, and that it already ran',
     async (argv) => {

@@ -71,13 +71,25 @@ describe('daemon shell', () => {
   it('a wrong passphrase leaves the vault locked (reported), the daemon still answers', async () => {
     const home = tempHome();
     const first = await startDaemon(home);
+    await first.client.registerLocal({ name: 'ann' });
+    expect((await first.client.status()).vault).not.toHaveProperty('locked');
     await first.daemon.close();
     const d = await startDaemon(home, { vaultPassphrase: 'wrong' });
     running.push(d);
-    expect((await d.client.status()).vault).toMatchObject({
+    const status = await d.client.status();
+    expect(status.vault).toMatchObject({
       kind: 'file-encrypted',
       warning: expect.stringMatching(/locked/),
+      locked: true,
     });
+    // the agent's status says why it does nothing (svc agent list, the dashboard)
+    expect(status.agents).toEqual([
+      expect.objectContaining({
+        name: 'ann',
+        session: 'offline',
+        session_error: expect.stringMatching(/vault is locked/),
+      }),
+    ]);
   });
 
   it('POST /v1/shutdown stops the daemon and removes socket and pid file', async () => {

@@ -46,6 +46,9 @@ function sayRunning(run: Run, status: DaemonStatus, how: HowRunning): void {
   );
   // it runs, but not for every agent: say which are out of service and what to do
   for (const line of status.agents.map(outOfServiceText)) if (line) warn(run.app.io.stderr, line);
+  // nor for any, while no secret can be read
+  if (status.vault.locked)
+    warn(run.app.io.stderr, `no agent can sign in: ${status.vault.warning ?? 'the vault is locked'}`);
 }
 
 /** The status of a daemon that answers on this home's socket, without starting one. */

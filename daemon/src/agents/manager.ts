@@ -159,6 +159,8 @@ export class AgentManager {
       session.keys();
       session.start();
     } catch (err) {
+      // a locked vault: the session stays offline, and its status says why
+      session.notStarted((err as Error).message);
       this.#log.warn({ agent: config.name, err: (err as Error).message }, 'agent session not started');
     }
     return session;

@@ -46,7 +46,12 @@ export const DaemonStatus = Type.Object({
   pid: Type.Integer(),
   home: Str(),
   started_at: Str(),
-  vault: Type.Object({ kind: Literals(['keyring', 'file-encrypted', 'file-plain']), warning: Opt(Str()) }),
+  vault: Type.Object({
+    kind: Literals(['keyring', 'file-encrypted', 'file-plain']),
+    warning: Opt(Str()),
+    /** no secret can be read: no agent signs in until the daemon restarts with the vault open (see warning) */
+    locked: Opt(Type.Literal(true)),
+  }),
   agents: Type.Array(
     Type.Object({
       name: Str(),

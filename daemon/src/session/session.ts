@@ -199,6 +199,11 @@ export class AgentSession {
     return this.#state === 'connected' ? undefined : this.#lastError;
   }
 
+  /** Why the session was not started (a locked vault): shown as its session error while it stays offline. */
+  notStarted(message: string): void {
+    this.#noteError(message);
+  }
+
   /** Why connecting failed; a new reason is news for the pages and status lines, as a state change is. */
   #noteError(message: string): void {
     if (message === this.#lastError) return;

@@ -42,6 +42,7 @@ export const KEYRING_UNREACHABLE =
 class UnreachableKeyringVault implements Vault {
   readonly kind = 'keyring' as const;
   readonly warning = KEYRING_UNREACHABLE;
+  readonly locked = true;
   #fail(): never {
     throw new DaemonError('vault_locked', `The vault is locked: ${KEYRING_UNREACHABLE}.`);
   }

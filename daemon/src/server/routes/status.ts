@@ -19,7 +19,11 @@ export function statusRoutes(app: DaemonApp, ctx: DaemonContext): void {
     pid: process.pid,
     home: ctx.config.home,
     started_at: ctx.startedAt,
-    vault: { kind: ctx.vault.kind, ...(ctx.vault.warning ? { warning: ctx.vault.warning } : {}) },
+    vault: {
+      kind: ctx.vault.kind,
+      ...(ctx.vault.warning ? { warning: ctx.vault.warning } : {}),
+      ...(ctx.vault.locked ? { locked: true as const } : {}),
+    },
     agents: [
       ...ctx.agents.sessions().map((s) => ({
         name: s.name,
