@@ -345,7 +345,7 @@ describe("an argument the daemon finds invalid is a usage error, as the CLI's ow
     await withTempHome(async (home) => {
       const { link, calls } = fakeLink();
       const r = await svc(['send', 'bob', '--file', home, '--as', 'alice'], { link });
-      expect(r.stderr).toBe(`svc: error: --file: no file ${home}. (validation_failed)\n`);
+      expect(r.stderr).toBe(`svc: error: --file: ${home} is a directory; name a file. (validation_failed)\n`);
       expect(r.code).toBe(2);
       expect(calls).toEqual([]);
     });
@@ -616,7 +616,13 @@ describe('wired commands', () => {
       const missing = await svc(['deployment', 'fetch', '--url', 'u', '--trust', `${home}/nope.json`, '--json'], {
         link,
       });
-      expect(JSON.parse(missing.stdout).error).toBe('io_error');
+      // a path to change on the command line: a usage error, exit 2
+      expect(JSON.parse(missing.stdout)).toEqual({
+        error: 'validation_failed',
+        message: `--trust: no file ${home}/nope.json.`,
+      });
+      expect(missing.code).toBe(2);
+      expect(calls).toHaveLength(1);
     });
   });
 

@@ -204,6 +204,7 @@ describe('daemon ↔ real relay', () => {
     // nor is a message to oneself sent: the archive would keep it as sent only, never received
     await expect(a.client.send('alice', { to: 'alice', content: 'note to self' })).rejects.toMatchObject({
       code: 'cannot_target_self',
+      message: expect.stringMatching(/^alice is the sending agent: an agent cannot send to itself/),
     });
     // the sender's own copy is not acknowledged (a script acking ids from `read` got a false success)
     await expect(a.client.ack('alice', sent.message_id)).rejects.toMatchObject({

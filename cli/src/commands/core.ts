@@ -50,8 +50,9 @@ function checkedFile(type: ContentType, file: string | undefined): string | unde
   if (type === 'media' && file === undefined) {
     throw usageError('--content-type media is for attachments (--file PATH); send text with --content-type text.');
   }
-  if (file !== undefined && !statSync(file, { throwIfNoEntry: false })?.isFile()) {
-    throw usageError(`--file: no file ${file}.`);
+  const stat = file === undefined ? undefined : statSync(file, { throwIfNoEntry: false });
+  if (file !== undefined && !stat?.isFile()) {
+    throw usageError(stat?.isDirectory() ? `--file: ${file} is a directory; name a file.` : `--file: no file ${file}.`);
   }
   return file;
 }

@@ -12,6 +12,9 @@ export async function readOptionFile(option: string, path: string): Promise<stri
   try {
     return await readFile(path, 'utf8');
   } catch (err) {
+    // no such file is the command line's to change (exit 2), as for --file; anything else is the machine's
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') throw usageError(`${option}: no file ${path}.`);
     throw new CliError('io_error', `Cannot read ${option} ${path}: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -389,6 +389,6 @@ export async function replyTo(
 function toItself(to: string, name: string): DaemonError {
   return new DaemonError(
     'cannot_target_self',
-    `${to} is ${name} itself: an agent cannot send to itself; send to another agent (svc agent list shows this machine's).`,
+    `${to === name ? `${to} is the sending agent` : `${to} is ${name} itself`}: an agent cannot send to itself; send to another agent (svc agent list shows this machine's).`,
   );
 }
