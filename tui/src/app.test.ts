@@ -709,7 +709,11 @@ describe('a small terminal', () => {
     ] as const) {
       ui = render(createElement(Dashboard, { source, size: { columns, rows } }));
       const f = await frame((f) => f.includes('make it larger'), `the size line at ${columns}×${rows}`);
-      expect(f).toContain(`svc tui needs a terminal of at least 40×13; this one is ${columns}×${rows}`);
+      expect(f).toContain(
+        `svc tui needs at least 40×13; this terminal is ${columns}×${rows}: make it larger (q quits).`,
+      );
+      // one line where the terminal is as wide as the usual 80 columns
+      expect(f.split('\n').filter((l) => l.trim() !== '')).toHaveLength(1);
       expect(f.split('\n').length).toBeLessThanOrEqual(rows);
       ui.unmount();
     }

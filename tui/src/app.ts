@@ -756,8 +756,9 @@ export function Dashboard(props: DashboardProps): ReactElement {
   const least = { columns: MIN_COLUMNS, rows: MIN_BODY_ROWS + 3 + statusHeight };
   if (columns < least.columns || rows < least.rows) {
     tooSmall.current = true;
-    const line = `svc tui needs a terminal of at least ${least.columns}×${least.rows}; this one is ${columns}×${rows}: make it larger (q quits).`;
-    // wrapped to the width, and no more lines than the terminal has
+    // one line on a terminal of the usual 80 columns; wrapped to a narrower one, and no more
+    // lines than the terminal has
+    const line = `svc tui needs at least ${least.columns}×${least.rows}; this terminal is ${columns}×${rows}: make it larger (q quits).`;
     return h(
       Box,
       { flexDirection: 'column', width: columns },
