@@ -7,7 +7,7 @@ import {
   type SentMessage,
 } from '@svc/daemon/client';
 import { printable, truncated } from '@svc/shared';
-import { keyValues, table } from './output.js';
+import { keyValues, table, type Writer, warn } from './output.js';
 
 const short = (text: string, max = 60) => truncated(text.replace(/\s+/g, ' ').trim(), max);
 
@@ -112,4 +112,9 @@ export function agentText(a: LocalAgent): string {
 export function outOfServiceText(a: DaemonStatus['agents'][number]): string | undefined {
   if (!a.unusable) return undefined;
   return `agent ${a.name} is out of service (${a.unusable.error}): ${a.unusable.message}`;
+}
+
+/** While no secret can be read, no agent signs in: said by the commands that show the daemon's agents. */
+export function warnIfVaultLocked(stderr: Writer, status: Pick<DaemonStatus, 'vault'>): void {
+  if (status.vault.locked) warn(stderr, `no agent can sign in: ${status.vault.warning ?? 'the vault is locked'}`);
 }

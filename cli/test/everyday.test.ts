@@ -144,6 +144,15 @@ describe('start', () => {
     },
   );
 
+  it('svc agent list with the vault locked warns too (the table shows every agent offline)', async () => {
+    const warning = 'the file vault is locked: the passphrase (SVC_VAULT_PASSPHRASE) is wrong';
+    const locked = { ...status, vault: { kind: 'file-encrypted' as const, warning, locked: true as const } };
+    const { link } = fakeLink({ status: () => locked, listAgents: () => [] });
+    const r = await svc(['agent', 'list', '--json'], { link });
+    expect(r.stdout).toBe('[]\n');
+    expect(r.stderr).toBe(`svc: warning: no agent can sign in: ${warning}\n`);
+  });
+
   it('svc start with the vault locked warns that no agent can sign in, and why', async () => {
     const warning = 'the file vault is locked: the passphrase (SVC_VAULT_PASSPHRASE) is wrong';
     const locked = { ...status, vault: { kind: 'file-encrypted' as const, warning, locked: true as const } };

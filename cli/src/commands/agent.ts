@@ -6,6 +6,7 @@ import type { App, Run } from '../app.js';
 import { usageError } from '../errors.js';
 import { action, common, hostedOnly, withAs, withJson, withVerbose } from '../options.js';
 import { keyValues, table } from '../output.js';
+import { warnIfVaultLocked } from '../render.js';
 
 function profileText(p: PublicProfile | OwnProfile): string {
   const own = 'endpoint_url' in p ? p : undefined;
@@ -143,6 +144,7 @@ export function agentCommand(app: App): Command {
         'No local agents; register one with svc register --enrollment-grant CODE.',
       ),
     );
+    warnIfVaultLocked(run.app.io.stderr, status);
   });
 
   const prune = withVerbose(

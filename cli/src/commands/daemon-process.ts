@@ -15,7 +15,7 @@ import type { App, Run } from '../app.js';
 import { CliError, usageError } from '../errors.js';
 import { action, intParser, withAs, withJson, withVerbose } from '../options.js';
 import { warn } from '../output.js';
-import { outOfServiceText } from '../render.js';
+import { outOfServiceText, warnIfVaultLocked } from '../render.js';
 
 /** How often a foreground start asks whether the daemon it started answers yet. */
 const READY_POLL_MS = 100;
@@ -47,8 +47,7 @@ function sayRunning(run: Run, status: DaemonStatus, how: HowRunning): void {
   // it runs, but not for every agent: say which are out of service and what to do
   for (const line of status.agents.map(outOfServiceText)) if (line) warn(run.app.io.stderr, line);
   // nor for any, while no secret can be read
-  if (status.vault.locked)
-    warn(run.app.io.stderr, `no agent can sign in: ${status.vault.warning ?? 'the vault is locked'}`);
+  warnIfVaultLocked(run.app.io.stderr, status);
 }
 
 /** The status of a daemon that answers on this home's socket, without starting one. */
