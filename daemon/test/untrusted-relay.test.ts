@@ -334,16 +334,20 @@ describe('a hostile relay cannot substitute or redirect a peer key', () => {
 
 describe('a hostile relay cannot relabel an agent at enrollment', () => {
   it('an answer naming another agent, tenant, deployment or capabilities than the code is refused, nothing saved', async () => {
-    for (const [i, relabel] of [
+    const relabels = [
       { agent_number: 'alice' },
       { agent_id: 'alice' },
       { tenant_id: 'local' },
       { deployment_id: 'local' },
       { capabilities: ['http-relay', 'nats-relay'] },
-    ].entries()) {
+    ];
+    // the codes minted at once: each is an `svc-relay grant` process, seconds apiece on a busy machine
+    const names = [...relabels.map((_, i) => `erin${i}`), 'erin-null', 'erin'];
+    const codes = await Promise.all(names.map((n) => stage.grant(n)));
+    for (const [i, relabel] of relabels.entries()) {
       proxy.rewriteEnrollment = (answer) => ({ ...answer, ...relabel });
       const name = `erin${i}`;
-      await expect(a.client.register({ enrollment_code: await stage.grant(name), name })).rejects.toMatchObject({
+      await expect(a.client.register({ enrollment_code: codes[i] as string, name })).rejects.toMatchObject({
         code: 'enrollment_answer_mismatch',
         status: 502,
       });
@@ -352,14 +356,14 @@ describe('a hostile relay cannot relabel an agent at enrollment', () => {
     // an answer that is no object at all: the same refusal, not a fault
     proxy.rewriteEnrollment = () => null as unknown as Record<string, unknown>;
     await expect(
-      a.client.register({ enrollment_code: await stage.grant('erin-null'), name: 'erin-null' }),
+      a.client.register({ enrollment_code: codes[relabels.length] as string, name: 'erin-null' }),
     ).rejects.toMatchObject({ code: 'enrollment_answer_mismatch' });
     expect((await a.client.status()).agents.map((x) => x.name)).not.toContain('erin-null');
     // the same relay, answering as it should: registered under the code's labels
     proxy.rewriteEnrollment = undefined;
-    const agent = await a.client.register({ enrollment_code: await stage.grant('erin'), name: 'erin' });
+    const agent = await a.client.register({ enrollment_code: codes[relabels.length + 1] as string, name: 'erin' });
     expect(agent).toMatchObject({ name: 'erin', agent_number: 'erin', tenant_id: 'acme' });
-  });
+  }, 60_000);
 });
 
 describe('a sender cannot choose the conversation', () => {

@@ -171,7 +171,7 @@ describe('vault: the real OS keyring (Secret Service via gnome-keyring in a priv
       expect(written.readBack).toEqual(secrets);
       // without its keyring the daemon starts, says where the secrets are, and locks the
       // vault instead of starting an empty file vault that would hide them from then on
-      expect(cutDaemon, detail).toEqual({ vault: { kind: 'keyring', warning: KEYRING_UNREACHABLE } });
+      expect(cutDaemon, detail).toEqual({ vault: { kind: 'keyring', warning: KEYRING_UNREACHABLE, locked: true } });
       expect(cutVault, detail).toEqual({ refused: 'vault_locked' });
       // a second process sees the same entries (they live in the Secret Service)
       expect(read.kinds).toEqual({ a: 'keyring', b: 'keyring' });
