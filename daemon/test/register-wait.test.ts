@@ -4,7 +4,7 @@
  * connected, and says so; a relay that does not let it connect within the wait gets an
  * answer all the same (the agent is registered), saying it does not receive yet.
  */
-import type { DaemonsOnRelay } from '@svc/test-harness/daemon';
+import type { DaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultProxy, startBehindFaultProxy } from './fault-proxy.js';
 
