@@ -14,7 +14,7 @@ import { type DaemonEvent, type DashboardLaunch, keyFingerprint } from '@svc/dae
 import { until } from '@svc/test-harness';
 import { postSealedAs, relayAs, rotateSigningKeyBehindDaemon } from '@svc/test-harness/as-agent';
 import { haveChromium, launchBrowser } from '@svc/test-harness/browser';
-import type { TestDaemon } from '@svc/test-harness/daemon';
+import { startDaemon, type TestDaemon, tempHome } from '@svc/test-harness/daemon';
 import { type DaemonsOnRelay, startDaemonsOnRelay } from '@svc/test-harness/daemons-on-relay';
 import { type RelayProcess, runRelayCli } from '@svc/test-harness/relay-process';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -479,5 +479,25 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
       await page.getByRole('heading', { name: 'Sign in from the terminal' }).waitFor();
       await shot('signed-out');
     });
+  });
+
+  it('says that no agent can sign in while the vault is locked (a wrong passphrase), and what to do', async () => {
+    const home = tempHome();
+    const first = await startDaemon(home);
+    await first.client.registerLocal({ name: 'ann' });
+    await first.daemon.close();
+    const locked = await startDaemon(home, { vaultPassphrase: 'not the passphrase' });
+    try {
+      const there = await locked.client.openDashboard({ port: 0 });
+      await page.goto(there.url);
+      const banner = page.getByRole('alert').filter({ hasText: 'No agent can sign in. The file vault is locked:' });
+      await banner.waitFor({ timeout: 20_000 });
+      expect(await banner.textContent()).toContain('svc stop');
+      // not the banner of an agent that is only waiting for its relay
+      expect(await page.getByText('the daemon keeps trying').count()).toBe(0);
+      await shot('vault-locked');
+    } finally {
+      await locked.daemon.close();
+    }
   });
 });

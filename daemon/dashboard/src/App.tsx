@@ -146,6 +146,8 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
   const changed = keys.state === 'ready' ? keys.data.peers.filter((p) => p.changed) : [];
   const mine = status.state === 'ready' ? status.data.agents.find((a) => a.name === agent) : undefined;
   const session = status.state === 'ready' ? (mine?.session ?? 'offline') : 'connecting';
+  // no secret can be read: every agent is offline until the daemon restarts with the vault open
+  const vaultLocked = status.state === 'ready' && status.data.vault.locked === true;
 
   useEffect(() => {
     document.title = unread > 0 ? `(${unread}) svc dashboard` : 'svc dashboard';
@@ -237,7 +239,16 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
               {mine?.unusable?.message ?? mine?.session_error}
             </div>
           ) : null}
-          {session !== 'connected' && session !== 'refused' && session !== 'unusable' && mine?.session_error ? (
+          {vaultLocked ? (
+            <div className="banner" role="alert">
+              <strong>No agent can sign in.</strong> {clause(status.data.vault.warning ?? 'the vault is locked')}.
+            </div>
+          ) : null}
+          {!vaultLocked &&
+          session !== 'connected' &&
+          session !== 'refused' &&
+          session !== 'unusable' &&
+          mine?.session_error ? (
             <div className="banner" role="status">
               <strong>{agent} is not connected to its relay.</strong> {clause(mine.session_error)}; sending queues, and
               the daemon keeps trying.
