@@ -695,6 +695,28 @@ describe('svc tui frames', () => {
     expect(clip(`${family}${family}${family}`, 5)).toBe(`${family}${family}…`);
     expect(clip(`${coder} done`, 7)).toBe(`${coder} done`);
   });
+
+  it('long text is measured and cut the same, a window at a time, never inside a sequence that crosses a window', () => {
+    const family = '👨‍👩‍👧'; // 8 code units: 1024-unit windows end inside one again and again
+    const text = `x${family.repeat(3000)}`;
+    expect(columns(text)).toBe(1 + 2 * 3000);
+    const lines = wrapLines(text, 10);
+    // every line whole sequences: 'x' and four of them, then five to a line
+    expect(lines[0]).toBe(`x${family.repeat(4)}`);
+    expect(lines.slice(1, -1).every((l) => l === family.repeat(5))).toBe(true);
+    expect(lines.join('')).toBe(text);
+    expect(clip(text, 9)).toBe(`x${family.repeat(3)}…`);
+  });
+
+  it('a message of 190,000 wide characters is measured, wrapped and clipped (whole, it froze the terminal UI)', () => {
+    // Intl.Segmenter over the whole string took minutes here; a window at a time, milliseconds
+    const text = '漢'.repeat(190_000);
+    expect(columns(text)).toBe(380_000);
+    const lines = wrapLines(text, 96);
+    expect(lines).toHaveLength(Math.ceil(190_000 / 48));
+    expect(lines[0]).toBe('漢'.repeat(48));
+    expect(clip(text, 11)).toBe(`${'漢'.repeat(5)}…`);
+  }, 60_000);
 });
 
 describe('a small terminal', () => {

@@ -72,23 +72,67 @@ export interface DashboardProps {
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
+/** Code units segmented at once (see graphemeRuns). */
+const SEGMENT_WINDOW = 1024;
+
+/**
+ * `text` in runs of whole graphemes, each about SEGMENT_WINDOW code units. Intl.Segmenter's
+ * time over one string grows with the square of its length on Node 20 (40,000 characters
+ * 0.5 s, 160,000 more than a minute), and a peer chooses what is shown: one long message
+ * froze the whole terminal UI. Segmented a window at a time, the last grapheme of each
+ * window (which may go on past it) starts the next one.
+ */
+function* graphemeRuns(text: string): Generator<string[]> {
+  let start = 0;
+  while (start < text.length) {
+    let end = Math.min(text.length, start + SEGMENT_WINDOW);
+    // a window ends between code points (a cut surrogate pair would end the grapheme before it)
+    if (end < text.length && /[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--;
+    const window = text.slice(start, end);
+    const run = [...graphemes.segment(window)];
+    if (end >= text.length || run.length === 1) {
+      // the end of the text, or one grapheme longer than a window: taken as it is
+      yield run.map((g) => g.segment);
+      start += window.length;
+      continue;
+    }
+    const last = run.pop() as Intl.SegmentData;
+    yield run.map((g) => g.segment);
+    start += last.index;
+  }
+}
+
+function* graphemesOf(text: string): Generator<string> {
+  for (const run of graphemeRuns(text)) yield* run;
+}
+
 /**
  * Columns a text takes in the terminal, measured as Ink measures it (string-width): a
  * character as the user sees it (a grapheme: an emoji sequence joined by ZWJ, a flag, a
  * letter and its accents) takes 2 columns when wide (East Asian, emoji), 0 when it draws
  * nothing. Counting code points took `👩‍💻` for 5 columns, and UTF-16 units a line of
- * CJK text for half its width.
+ * CJK text for half its width. Long text is measured a run of graphemes at a time (widths
+ * add up across graphemes; see graphemeRuns).
  */
-export const columns = (text: string): number => stringWidth(text);
+export const columns = (text: string): number => {
+  if (text.length <= SEGMENT_WINDOW) return stringWidth(text);
+  let width = 0;
+  for (const run of graphemeRuns(text)) width += stringWidth(run.join(''));
+  return width;
+};
 
 /** One line of at most `width` columns, as text (see printable). */
 export function clip(text: string, width: number): string {
-  const flat = printable(text.replace(/\s+/g, ' '));
   if (width <= 0) return '';
-  if (columns(flat) <= width) return flat;
+  // no more of a long text than a line could show is looked at (a 190,000-character
+  // message in a list row): every character takes a column, but for the few that draw nothing
+  const limit = width * 4 + 256;
+  const cut = text.length > limit;
+  const flat = printable((cut ? text.slice(0, limit) : text).replace(/\s+/g, ' '));
+  if (!cut && columns(flat) <= width) return flat;
   let out = '';
   let used = 0;
-  for (const { segment } of graphemes.segment(flat)) {
+  for (const segment of graphemesOf(flat)) {
     const w = columns(segment);
     if (used + w > width - 1) break;
     out += segment;
@@ -102,13 +146,15 @@ export function clip(text: string, width: number): string {
  * own line breaks kept, tabs as spaces), never inside a character as the user sees it.
  */
 export function wrapLines(text: string, width: number): string[] {
+  // a message read whole is wrapped again at every render (each key): a long one once
+  if (lastWrap && lastWrap.text === text && lastWrap.width === width) return lastWrap.lines;
   const out: string[] = [];
   const w = Math.max(1, width);
   // what a peer wrote reaches the terminal as text, never as a command to it (see printable)
   for (const raw of printable(text.replace(/\t/g, '  ').replace(/\r\n/g, '\n'), true).split('\n')) {
     let line = '';
     let used = 0;
-    for (const { segment: c } of graphemes.segment(raw)) {
+    for (const c of graphemesOf(raw)) {
       const cw = columns(c);
       if (used + cw > w && line !== '') {
         const space = line.lastIndexOf(' ');
@@ -128,8 +174,11 @@ export function wrapLines(text: string, width: number): string[] {
     }
     out.push(line);
   }
+  if (text.length > SEGMENT_WINDOW) lastWrap = { text, width, lines: out };
   return out;
 }
+
+let lastWrap: { text: string; width: number; lines: string[] } | undefined;
 
 /**
  * The keys in what the terminal sent at once. Ink hands a chunk of plain text to the
