@@ -111,6 +111,12 @@ describe('everyday behaviour', () => {
     const m2 = await a.client.send('alice', { to: 'bob', content: 'two' });
     await until(async () => (await b.client.inbox('bob', { source: 'local' })).length >= 2, 15_000, 'bob has both');
     await b.client.ack('bob', m1.message_id);
+    // an inbox shown elsewhere (the terminal UI, the dashboard, an MCP subscription) hears of it
+    await until(
+      () => events.b.find((e) => e.type === 'read' && e.agent === 'bob' && e.message_ids.includes(m1.message_id)),
+      5_000,
+      'the read event of m1',
+    );
     expect((await b.client.check('bob')).map((m) => m.message_id)).toEqual([m2.message_id]);
     expect(await b.client.check('bob')).toEqual([]);
     // the inbound message is marked received/read, and read shows both sides' states

@@ -174,6 +174,16 @@ describe('svc tui frames', () => {
     expect(f).toContain('Inbox · 2 unread');
   });
 
+  it('leaves the inbox when it is acknowledged elsewhere (the CLI, MCP, the dashboard)', async () => {
+    const { source, data, emit, subscribed } = fakeSource();
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('Inbox · 1 unread'), 'the unread message');
+    for (let i = 0; i < 200 && subscribed() === 0; i++) await new Promise((r) => setImmediate(r));
+    data.inbox = [];
+    emit({ type: 'read', agent: 'bob', message_ids: ['m1'] });
+    await frame((f) => !f.includes('Inbox · 1 unread') && f.includes('Inbox'), 'the inbox without it');
+  });
+
   it("events are loaded one at a time, a burst as one more load; another agent's messages, a transfer's progress and a message do not ask the relay", async () => {
     const { source, data, emit, subscribed } = fakeSource();
     const calls = { inbox: 0, profile: 0, running: 0, most: 0 };

@@ -664,6 +664,12 @@ export function createSvcMcp(options: McpOptions) {
         events = await client.events({ agent });
         for await (const e of events) {
           if (closed) break;
+          // acknowledged here or elsewhere: the inbox (what is unread) changed
+          if (e.type === 'read') {
+            if (subscribed.has(INBOX_URI))
+              await mcp.server.sendResourceUpdated({ uri: INBOX_URI }).catch(() => undefined);
+            continue;
+          }
           if (e.type !== 'message' || e.message.direction !== 'inbound') continue;
           for (const uri of [INBOX_URI, conversationUri(e.message.conversation_id)]) {
             if (subscribed.has(uri)) await mcp.server.sendResourceUpdated({ uri }).catch(() => undefined);

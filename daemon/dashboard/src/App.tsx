@@ -131,7 +131,8 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
       );
     }
     if (e.agent !== agent) return;
-    if (e.type === 'message' || e.type === 'receipt' || e.type === 'outbox') bump('messages');
+    // `read`: acknowledged elsewhere (the CLI, MCP, another tab): the inbox shown is stale
+    if (e.type === 'message' || e.type === 'receipt' || e.type === 'outbox' || e.type === 'read') bump('messages');
     if (e.type === 'peer_key_changed') bump('keys');
     if (e.type === 'message' && e.message.direction === 'inbound' && !e.message.muted) {
       toast(`New message from ${e.message.from}`);

@@ -561,6 +561,8 @@ export const DaemonEvent = Type.Union([
     kind: Literals(['gap', 'reordered', 'duplicate']),
     missing: Opt(Type.Object({ from: Type.Integer(), to: Type.Integer() })),
   }),
+  /** received messages acknowledged here (svc msg ack, check --ack, MCP, the dashboard): an inbox shown elsewhere is stale */
+  Type.Object({ type: Type.Literal('read'), agent: Str(), message_ids: Type.Array(Str()) }),
   /** the roster of a group or broadcast changed (a control message was taken) */
   Type.Object({ type: Type.Literal('roster'), agent: Str(), conversation_id: Str() }),
   /** an attachment moving to or from the relay: bytes done of total (for a progress bar) */

@@ -108,7 +108,14 @@ export async function check(
   const messages = page.messages.filter(fresh);
   if (!ack) return messages;
   const at = new Date().toISOString();
-  return messages.map((m) => ({ ...m, acked_at: session.archive.ack(m.message_id, at) ?? at, state: 'read' as const }));
+  const read = messages.map((m) => ({
+    ...m,
+    acked_at: session.archive.ack(m.message_id, at) ?? at,
+    state: 'read' as const,
+  }));
+  if (read.length > 0)
+    session.events.emit({ type: 'read', agent: session.name, message_ids: read.map((m) => m.message_id) });
+  return read;
 }
 
 /** Local acknowledgement (read); the relay was already acked when the message was archived. */
@@ -136,5 +143,6 @@ export async function ackMessage(
       `No archived message ${messageId}${answered ? '' : ' (the relay did not answer in time: it may still come; try again)'}.`,
     );
   }
+  session.events.emit({ type: 'read', agent: session.name, message_ids: [messageId] });
   return { message_id: messageId, acked_at: at };
 }
