@@ -206,7 +206,22 @@ describe('svc mcp as a demanding client meets it', () => {
     // the three newest, whole, in time order; the two older counted
     expect(r.messages.map((m) => m.body.content)).toEqual(texts.slice(2));
     expect(r.omitted).toBe(2);
-    expect(r.hint).toContain('read_conversation with a smaller last, or with since');
+    const oldest = r.messages[0]?.message_id as string;
+    expect(r.hint).toBe(
+      `the older ones did not fit in one result: call read_conversation with before "${oldest}" for them`,
+    );
+    // which reaches them, the rest of the conversation before the oldest one shown
+    const back = await call<{ messages: PresentedMessage[]; omitted?: number }>(alice, 'read_conversation', {
+      conversation: 'bob',
+      last: 5,
+      before: oldest,
+    });
+    expect(back.messages.map((m) => m.body.content).slice(-2)).toEqual(texts.slice(0, 2));
+    expect(back.messages.some((m) => m.message_id === oldest)).toBe(false);
+    // an id not of this conversation is said so
+    expect(await callError(alice, 'read_conversation', { conversation: 'bob', before: 'nope' })).toMatchObject({
+      error: 'unknown_message',
+    });
     // one message always goes whole, whatever its size
     const one = await call<{ messages: PresentedMessage[]; omitted?: number }>(alice, 'read_conversation', {
       conversation: 'bob',

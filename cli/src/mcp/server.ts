@@ -59,7 +59,7 @@ export const RESULT_CONTENT_BUDGET = 60_000;
 export function withinBudget(
   messages: PresentedMessage[],
   keep: 'first' | 'newest',
-  hint: string,
+  hint: string | ((kept: PresentedMessage[]) => string),
 ): { messages: PresentedMessage[]; omitted?: number; hint?: string } {
   const order = keep === 'first' ? messages : [...messages].reverse();
   const kept: PresentedMessage[] = [];
@@ -72,14 +72,17 @@ export function withinBudget(
   }
   const omitted = messages.length - kept.length;
   if (keep === 'newest') kept.reverse();
-  return omitted > 0 ? { messages: kept, omitted, hint } : { messages: kept };
+  return omitted > 0
+    ? { messages: kept, omitted, hint: typeof hint === 'string' ? hint : hint(kept) }
+    : { messages: kept };
 }
 
 /** What a result of the inbox (oldest first) or of a conversation (the newest) says it left out. */
 const NEWER_LEFT_OUT =
   'the newer ones did not fit in one result: acknowledge these to see them here, or read them with read_conversation';
-const OLDER_LEFT_OUT =
-  'the older ones did not fit in one result: call read_conversation with a smaller last, or with since';
+/** The older messages of a conversation left out: the next page ends before the oldest one shown. */
+const olderLeftOut = (kept: PresentedMessage[]) =>
+  `the older ones did not fit in one result: call read_conversation with before "${kept[0]?.message_id}" for them`;
 
 export const INBOX_URI = 'svc://inbox';
 export const conversationUri = (id: string) => `svc://conversations/${encodeURIComponent(id)}`;
@@ -385,6 +388,12 @@ export function createSvcMcp(options: McpOptions) {
           .datetime({ offset: true })
           .optional()
           .describe('only messages sent at or after this time, ISO-8601 with a zone (e.g. 2025-01-31T09:00:00Z)'),
+        before: z
+          .string()
+          .min(1)
+          .max(256)
+          .optional()
+          .describe('a message_id of this conversation: only the messages before it (to read further back)'),
       },
       output: S.Messages,
       readOnly: true,
@@ -396,10 +405,11 @@ export function createSvcMcp(options: McpOptions) {
             last: a.last,
             verified: true,
             ...(a.since ? { since: a.since } : {}),
+            ...(a.before ? { before: a.before } : {}),
           }),
         ),
         'newest',
-        OLDER_LEFT_OUT,
+        olderLeftOut,
       ),
   );
 
@@ -638,7 +648,7 @@ export function createSvcMcp(options: McpOptions) {
       const result = withinBudget(
         await present(await client.read(agent, id, { last: 50, verified: true })),
         'newest',
-        OLDER_LEFT_OUT,
+        olderLeftOut,
       );
       return {
         contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result, null, 2) }],

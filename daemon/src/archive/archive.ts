@@ -270,20 +270,35 @@ export class Archive {
     return byPeer?.conversation_id;
   }
 
-  /** Messages of a conversation in time order; `last` keeps the N most recent. */
-  conversation(conversationId: string, opts: { last?: number; since?: string } = {}): ArchivedMessage[] {
+  /**
+   * Messages of a conversation in time order; `last` keeps the N most recent; `before` (a
+   * message id) keeps those that come before that message in this order.
+   */
+  conversation(
+    conversationId: string,
+    opts: { last?: number; since?: string; before?: string } = {},
+  ): ArchivedMessage[] {
     const since = opts.since ?? '';
+    const mark =
+      opts.before === undefined
+        ? undefined
+        : (this.db.prepare('SELECT sent_at, seq FROM messages WHERE message_id = ?').get(opts.before) as
+            | { sent_at: string; seq: number }
+            | undefined);
+    // past every message when there is no mark: (sent_at, seq) < ('~', 0) holds for each
+    const [at, seq] = mark ? [mark.sent_at, mark.seq] : ['~', 0];
+    const where = 'conversation_id = ? AND sent_at >= ? AND (sent_at < ? OR (sent_at = ? AND seq < ?))';
     const rows = (
       opts.last !== undefined
         ? this.db
             .prepare(
-              `SELECT * FROM (SELECT * FROM messages WHERE conversation_id = ? AND sent_at >= ?
+              `SELECT * FROM (SELECT * FROM messages WHERE ${where}
                  ORDER BY sent_at DESC, seq DESC LIMIT ?) ORDER BY sent_at, seq`,
             )
-            .all(conversationId, since, opts.last)
+            .all(conversationId, since, at, at, seq, opts.last)
         : this.db
-            .prepare('SELECT * FROM messages WHERE conversation_id = ? AND sent_at >= ? ORDER BY sent_at, seq')
-            .all(conversationId, since)
+            .prepare(`SELECT * FROM messages WHERE ${where} ORDER BY sent_at, seq`)
+            .all(conversationId, since, at, at, seq)
     ) as MessageRow[];
     return rows.map(toMessage);
   }

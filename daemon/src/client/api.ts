@@ -183,6 +183,8 @@ export const DAEMON_API = {
         last: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
         /** an ISO-8601 time */
         since: Type.Optional(Type.String()),
+        /** a message id of the conversation: only the messages before it (to page back) */
+        before: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
         ...Verified,
       }),
     },

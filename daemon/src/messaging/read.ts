@@ -58,9 +58,12 @@ async function syncAwhile(session: AgentSession): Promise<boolean> {
 export function readConversation(
   session: AgentSession,
   ref: string,
-  opts: { last?: number; since?: string },
+  opts: { last?: number; since?: string; before?: string },
 ): ArchivedMessage[] {
   const id = session.archive.resolveConversation(ref);
+  if (id && opts.before !== undefined && session.archive.getMessage(opts.before)?.conversation_id !== id) {
+    throw new DaemonError('unknown_message', `No message ${opts.before} in ${id}: before names one of its messages.`);
+  }
   // a gap in a group shows with the numbers still missing
   if (id) return withMissing(session.archive, session.archive.conversation(id, opts));
   // a pinned peer we have not talked with yet has an empty conversation; anything else is unknown

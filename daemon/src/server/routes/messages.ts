@@ -27,9 +27,11 @@ export function messageRoutes(app: DaemonApp, ctx: DaemonContext): void {
     const { last } = request.query;
     const since = isoTime(request.query.since, 'since');
     const session = agent(request);
+    const { before } = request.query;
     const messages = readConversation(session, request.params.id, {
       ...(last !== undefined ? { last } : {}),
       ...(since !== undefined ? { since } : {}),
+      ...(before !== undefined ? { before } : {}),
     });
     return verifiedIf(request, session, messages);
   });
