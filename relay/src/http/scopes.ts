@@ -64,21 +64,26 @@ export const publicScope: ScopePlugin = async (scope, opts) => {
   await registerAll(scope, opts);
 };
 
+/** The operator an `Authorization` header's OIDC access token names, or the refusal (an SvcError). */
+export async function adminPrincipal(ctx: RelayContext, authorization: string | undefined): Promise<AdminPrincipal> {
+  const token = bearerOf(authorization);
+  if (!token) throw new SvcError('missing_token');
+  if (!ctx.adminVerifier) {
+    throw new SvcError(
+      'invalid_token',
+      'This relay has no external authority configured; use `svc-relay grant` on the relay host.',
+    );
+  }
+  return ctx.adminVerifier.verify(token);
+}
+
 /** Routes for an operator's OIDC access token (the configured external authority). */
 export const adminScope: ScopePlugin = async (scope, opts) => {
   const { ctx } = opts;
   routeDefaults(scope, undefined);
   scope.decorateRequest('admin', null as unknown as AdminPrincipal);
   scope.addHook('onRequest', async (request: FastifyRequest) => {
-    const token = bearerOf(request.headers.authorization);
-    if (!token) throw new SvcError('missing_token');
-    if (!ctx.adminVerifier) {
-      throw new SvcError(
-        'invalid_token',
-        'This relay has no external authority configured; use `svc-relay grant` on the relay host.',
-      );
-    }
-    request.admin = await ctx.adminVerifier.verify(token);
+    request.admin = await adminPrincipal(ctx, request.headers.authorization);
   });
   await registerAll(scope, opts);
 };

@@ -1,21 +1,12 @@
 import { SvcError } from '@svc/shared';
-import { bearerOf } from '../auth/agent-credentials.js';
-import type { RoutePlugin } from '../http/scopes.js';
+import { adminPrincipal, type RoutePlugin } from '../http/scopes.js';
 import { sourceCapacity } from '../services/source-capacity.js';
 
 export const healthRoutes: RoutePlugin = async (app, { ctx }) => {
   /** The tenant of an administrator (role admin or auditor) whose token comes with the request; a bad token is refused. */
   const administeredTenants = async (authorization: string | undefined): Promise<Set<string>> => {
     if (authorization === undefined) return new Set();
-    const token = bearerOf(authorization);
-    if (!token) throw new SvcError('missing_token');
-    if (!ctx.adminVerifier) {
-      throw new SvcError(
-        'invalid_token',
-        'This relay has no external authority configured: /readyz takes no token here.',
-      );
-    }
-    const admin = await ctx.adminVerifier.verify(token);
+    const admin = await adminPrincipal(ctx, authorization);
     if (!admin.roles.some((r) => r === 'admin' || r === 'auditor')) {
       throw new SvcError('insufficient_scope', 'The named-source rows of /readyz are for the roles admin and auditor.');
     }
