@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { type CallToolResult, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { PresentedMessage } from '@svc/cli';
 import { until } from '@svc/test-harness';
 import { SVC_BIN } from '@svc/test-harness/bins';
@@ -343,6 +343,15 @@ describe('svc mcp: two agents converse through the MCP tools alone', () => {
     const toNobody = JSON.parse(await callError(clients.a!, 'send_message', { to: 'nobody', content: 'hi' }));
     expect(toNobody.error).toEqual(expect.any(String));
     expect(toNobody.message).toEqual(expect.any(String));
+    // a resource read names no conversation here: the protocol's "resource not found", with the code
+    const uri = 'svc://conversations/nobody';
+    const missing = (await clients.b!.readResource({ uri }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as McpError;
+    expect(missing).toBeInstanceOf(McpError);
+    expect(missing.code).toBe(-32002);
+    expect(missing.data).toEqual({ uri, error: 'unknown_conversation', message: expect.stringContaining('nobody') });
     // out of range: refused by the input schema, never sent to the daemon; the same shape, one line
     const tooLong = JSON.parse(await callError(clients.b!, 'wait_for_messages', { timeout_seconds: 31 }));
     expect(tooLong).toEqual({ error: 'validation_failed', message: expect.stringMatching(/^[^\n]*timeout_seconds/) });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { DaemonClient } from '@svc/daemon/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSvcMcp, MAX_CONTENT_BYTES } from './server.js';
@@ -43,6 +43,25 @@ describe('svc mcp without a healthy daemon', () => {
     const e = errorOf((await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult);
     expect(e.error).toBe('daemon_unavailable');
     expect(e.message).toContain('svc start');
+  });
+
+  it('a resource read without a daemon: a JSON-RPC error carrying the project code, not a bare -32603', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
+    const client = await connected(new DaemonClient({ socketPath: join(dir, 'none.sock'), timeoutMs: 1000 }));
+    for (const uri of ['svc://inbox', 'svc://conversations/bob']) {
+      const err = (await client.readResource({ uri }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as McpError;
+      expect(err, uri).toBeInstanceOf(McpError);
+      expect(err.code, uri).toBe(ErrorCode.InternalError);
+      expect(err.data, uri).toEqual({
+        uri,
+        error: 'daemon_unavailable',
+        message: expect.stringContaining('svc start'),
+      });
+      expect(err.message, uri).toContain('daemon_unavailable: ');
+    }
   });
 
   it('a daemon that never answers: daemon_timeout at the deadline, for every kind of tool', async () => {
@@ -96,6 +115,8 @@ describe('svc mcp input, as a model meets it', () => {
       ['send_message', { to: 'bob', content: 'hi', subject: 'x' }, ['"subject"']],
       // nothing to search for: said so, not answered with no messages
       ['search_messages', { query: '  ?! ' }, ['query: expected at least one word']],
+      // checked before the daemon, whose refusal would name neither the tool nor the field
+      ['send_message', { to: 'bob', content: '{"a": 1', content_type: 'structured' }, ['content: not JSON text']],
     ] as const) {
       const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
       expect(e.error, name).toBe('validation_failed');

@@ -13,6 +13,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolRequestSchema,
+  ErrorCode,
+  McpError,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -87,6 +89,11 @@ const olderLeftOut = (kept: PresentedMessage[]) =>
 export const INBOX_URI = 'svc://inbox';
 export const conversationUri = (id: string) => `svc://conversations/${encodeURIComponent(id)}`;
 
+/** The MCP specification's JSON-RPC code for a resource that does not exist. */
+const RESOURCE_NOT_FOUND = -32002;
+/** The project's codes that mean the resource read names nothing here. */
+const RESOURCE_GONE = new Set(['unknown_conversation', 'not_found']);
+
 /** An error a tool reports: the project's code and its one-line message. */
 class ToolError extends Error {
   readonly code: string;
@@ -104,10 +111,18 @@ function toolError(err: unknown): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: code, message }) }] };
 }
 
+/** Input a tool refuses, as one line naming each field (`field: what is wrong`). */
+const badInput = (tool: string, fields: string[]) =>
+  new ToolError('validation_failed', `${tool}: ${fields.join('; ')} (see the tool's input schema).`);
+
 /** Input outside a tool's schema, as one line naming each field and what is wrong with it. */
 function invalidInput(tool: string, error: z.ZodError): CallToolResult {
-  const fields = error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
-  return toolError(new ToolError('validation_failed', `${tool}: ${fields.join('; ')} (see the tool's input schema).`));
+  return toolError(
+    badInput(
+      tool,
+      error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`),
+    ),
+  );
 }
 
 /** A size refusal as what the model can act on: the limit in content bytes, and to split. */
@@ -137,6 +152,15 @@ function noDaemon(err: unknown): boolean {
   if ((err as { code?: unknown } | undefined)?.code !== 'daemon_unavailable') return false;
   const cause = (err as { cause?: { code?: unknown } }).cause?.code;
   return cause === 'ENOENT' || cause === 'ECONNREFUSED';
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Content longer than MAX_CONTENT_BYTES: refused before the daemon seals it. */
@@ -320,6 +344,12 @@ export function createSvcMcp(options: McpOptions) {
     },
     async (a) => {
       checkSize(a.content);
+      // the daemon checks it too, but its refusal names neither the tool nor the field
+      if (a.content_type === 'structured' && !isJson(a.content)) {
+        throw badInput('send_message', [
+          'content: not JSON text, which content_type "structured" requires (send it as "text", or fix the JSON)',
+        ]);
+      }
       return sender
         .send(agent, {
           to: a.to,
@@ -575,6 +605,48 @@ export function createSvcMcp(options: McpOptions) {
     },
   );
 
+  /**
+   * Runs a daemon call; when no daemon listens, starts it (unless told not to) and runs the
+   * call again. `what` names the tool or resource in the log.
+   */
+  async function withDaemon<T>(what: string, run: () => Promise<T>): Promise<T> {
+    return run().catch(async (err: unknown) => {
+      if (!noDaemon(err)) throw err;
+      if (!options.startDaemon) {
+        // the daemon client's advice, `svc start`, runs it in the foreground: a shell that
+        // follows it never returns
+        throw new ToolError(
+          'daemon_unavailable',
+          'The svc daemon is not running, and this server does not start it (svc --no-autostart mcp): start it in the background with `svc start -b` (same SVC_HOME), then try again.',
+        );
+      }
+      log(`the daemon is not running; starting it (${what})`);
+      await startDaemon();
+      return run();
+    });
+  }
+
+  /**
+   * A resource read: the daemon started when needed, and a failure answered as a JSON-RPC
+   * error with the project's code in its data and message (the SDK would answer -32603 and
+   * the bare message). A conversation that is not there is the protocol's "resource not found".
+   */
+  async function readResource<T>(uri: URL, run: () => Promise<T>): Promise<T> {
+    try {
+      return await withDaemon(uri.href, run);
+    } catch (err) {
+      const raw = (err as { code?: unknown } | undefined)?.code;
+      const code = typeof raw === 'string' ? raw : 'internal_error';
+      const message = printable(err instanceof Error ? err.message : String(err));
+      log(`resource ${uri.href} failed: ${message}`);
+      throw new McpError(
+        RESOURCE_GONE.has(code) ? RESOURCE_NOT_FOUND : ErrorCode.InternalError,
+        `${code}: ${message}`,
+        { uri: uri.href, error: code, message },
+      );
+    }
+  }
+
   // The SDK's own tools/call answers input outside the schema with its multi-line text and no
   // code; this one answers it as every other failure (validation_failed, one line), and hands
   // each tool the request's signal, so a cancelled wait_for_messages moves no cursor.
@@ -585,20 +657,7 @@ export function createSvcMcp(options: McpOptions) {
     const parsed = t.input.safeParse(request.params.arguments ?? {});
     if (!parsed.success) return invalidInput(name, parsed.error);
     try {
-      const value = await t.run(parsed.data as never, extra.signal).catch(async (err: unknown) => {
-        if (!noDaemon(err)) throw err;
-        if (!options.startDaemon) {
-          // the daemon client's advice, `svc start`, runs it in the foreground: a shell that
-          // follows it never returns
-          throw new ToolError(
-            'daemon_unavailable',
-            'The svc daemon is not running, and this server does not start it (svc --no-autostart mcp): start it in the background with `svc start -b` (same SVC_HOME), then call the tool again.',
-          );
-        }
-        log(`the daemon is not running; starting it (${name})`);
-        await startDaemon();
-        return t.run(parsed.data as never, extra.signal);
-      });
+      const value = await withDaemon(name, () => t.run(parsed.data as never, extra.signal));
       // a field the daemon added and the output schema lacks would make the client refuse the
       // whole result (the SDK client checks it), after a send that did happen: left out instead
       const shaped = t.output.safeParse(value);
@@ -620,16 +679,17 @@ export function createSvcMcp(options: McpOptions) {
       description: 'Received messages not yet acknowledged (as list_inbox). Updated when mail arrives.',
       mimeType: 'application/json',
     },
-    async (uri) => {
-      const result = withinBudget(
-        await present(await client.inbox(agent, { verified: true })),
-        'first',
-        NEWER_LEFT_OUT,
-      );
-      return {
-        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result, null, 2) }],
-      };
-    },
+    (uri) =>
+      readResource(uri, async () => {
+        const result = withinBudget(
+          await present(await client.inbox(agent, { verified: true })),
+          'first',
+          NEWER_LEFT_OUT,
+        );
+        return {
+          contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result, null, 2) }],
+        };
+      }),
   );
   mcp.registerResource(
     'conversation',
@@ -643,17 +703,18 @@ export function createSvcMcp(options: McpOptions) {
       description: 'The last 50 messages of a conversation (as read_conversation). Updated when mail arrives in it.',
       mimeType: 'application/json',
     },
-    async (uri, vars) => {
-      const id = decodeURIComponent(String(vars.id));
-      const result = withinBudget(
-        await present(await client.read(agent, id, { last: 50, verified: true })),
-        'newest',
-        olderLeftOut,
-      );
-      return {
-        contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result, null, 2) }],
-      };
-    },
+    (uri, vars) =>
+      readResource(uri, async () => {
+        const id = decodeURIComponent(String(vars.id));
+        const result = withinBudget(
+          await present(await client.read(agent, id, { last: 50, verified: true })),
+          'newest',
+          olderLeftOut,
+        );
+        return {
+          contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result, null, 2) }],
+        };
+      }),
   );
   mcp.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     subscribed.add(request.params.uri);

@@ -135,7 +135,10 @@ export async function spawnRelay(options: SpawnRelayOptions = {}): Promise<Relay
   child.stderr?.pipe(log);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // A slow start is not a failure: at the suite's load peaks (PostgreSQL, Chromium and other
+  // relays starting at once on two cores) a relay once took 19 s to log its first line and
+  // missed a 30 s deadline. A relay that never answers still fails here, with its log.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`svc-relay exited early (${child.exitCode}); log: ${logFile}`);
     try {
