@@ -237,6 +237,30 @@ describe('router and parser refusals have the one shape', () => {
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject(shape);
   });
+
+  it('a body Fastify would refuse on a path or method nothing serves: still 404 or 405, not 400 or 415', async () => {
+    // QUERY is a method with a body to Fastify: without a content type it answered 400
+    const noType = await raw('QUERY', '/healthz');
+    expect(noType.status).toBe(405);
+    expect(noType.body).toEqual({
+      error: 'method_not_allowed',
+      message: 'QUERY is not allowed on /healthz; use GET or HEAD.',
+    });
+    // a type no parser takes answered 415
+    const text = { headers: { 'content-type': 'application/xml' }, body: Buffer.from('<hello/>') };
+    expect(await raw('POST', '/healthz', text)).toEqual({
+      status: 405,
+      body: expect.objectContaining({ error: 'method_not_allowed' }),
+    });
+    expect(await raw('POST', '/nowhere', text)).toEqual({
+      status: 404,
+      body: { error: 'not_found', message: 'No route POST /nowhere.' },
+    });
+    // on a route that takes the method, the body is still at fault
+    expect(
+      (await raw('POST', '/api/v1/messages', { ...text, headers: { ...text.headers, ...alice.auth } })).status,
+    ).toBe(415);
+  });
 });
 
 describe('a body that may be left out', () => {

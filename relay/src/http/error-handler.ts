@@ -40,8 +40,21 @@ function classify(err: FastifyError | SvcError): { code: ErrorCode; message?: st
   return { code: 'internal_error' };
 }
 
+/** Fastify's refusals of a body's content type (none given where it wants one, or one it has no parser for). */
+const isBodyTypeError = (err: FastifyError | SvcError): boolean => {
+  const code = (err as FastifyError).code ?? '';
+  return code.startsWith('FST_ERR_CTP_') || code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE';
+};
+
 export function installErrorHandling(app: TypedApp): void {
   app.setErrorHandler((err: FastifyError | SvcError, request: FastifyRequest, reply: FastifyReply) => {
+    // A request no route serves reads its body before the not-found handler runs, and a body
+    // Fastify refuses there (QUERY without a content type, a type it has no parser for) would
+    // otherwise answer 400 or 415 for what is a 404 or 405: the path or method is at fault.
+    if (request.is404 && isBodyTypeError(err)) {
+      notFound(request, reply);
+      return;
+    }
     let { code, message, detail } = classify(err);
     const uniform = request.routeOptions.config?.uniformError;
     // A rate limit is said as such on every route: it tells nothing about the agent.
@@ -71,7 +84,7 @@ export function installErrorHandling(app: TypedApp): void {
       .replace(/\*/g, '.*');
     routes.push({ methods: [route.method].flat(), re: new RegExp(`^${pattern}$`) });
   });
-  app.setNotFoundHandler((request, reply) => {
+  function notFound(request: FastifyRequest, reply: FastifyReply): void {
     const path = request.url.split('?')[0] as string;
     const allowed = [...new Set(routes.filter((r) => r.re.test(path)).flatMap((r) => r.methods))];
     if (allowed.length > 0) {
@@ -85,7 +98,8 @@ export function installErrorHandling(app: TypedApp): void {
       return;
     }
     void reply.status(404).send({ error: 'not_found', message: `No route ${request.method} ${path}.` });
-  });
+  }
+  app.setNotFoundHandler(notFound);
 }
 
 /**
