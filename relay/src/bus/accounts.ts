@@ -155,6 +155,24 @@ export class TenantAccounts {
     await this.#publish(ref, this.#tenantJwt(tenantId));
   }
 
+  /**
+   * The tenant's account JWT as the shared bus holds it now (undefined on the managed
+   * server, where this relay is the only writer, or when the bus holds none yet): what
+   * `restore` puts back when this instance's settings could not be applied.
+   */
+  async held(tenantId: string): Promise<string | undefined> {
+    if (!this.#opts.shared) return undefined;
+    return this.#serverJwt((await this.#tenantRef(tenantId)).accountPub);
+  }
+
+  /** Pushes back an account JWT `held` returned (signed by the operator, as it was). */
+  async restore(tenantId: string, jwt: string): Promise<void> {
+    const ref = await this.#tenantRef(tenantId);
+    await this.#serialized(ref.key, () =>
+      pushAccountJwt(this.#opts.system(), jwt, ref.label, this.#opts.requestTimeoutMs),
+    );
+  }
+
   /** Adds users to the account's revocation list (persisted first, so a retry keeps them) and pushes it. */
   async revoke(tenantId: string, userPublicKeys: string[]): Promise<void> {
     checkUserKeys(userPublicKeys);
@@ -310,17 +328,21 @@ export class TenantAccounts {
 
   /** The revocations of the account JWT the server holds; none when it holds none yet (a new tenant). */
   async #serverRevocations(accountPub: string): Promise<Record<string, number>> {
-    let jwt: string | undefined;
+    const jwt = await this.#serverJwt(accountPub);
+    return jwt ? revocationsOf(jwt) : {};
+  }
+
+  /** The account JWT the server holds; undefined when it holds none yet (a new tenant). */
+  async #serverJwt(accountPub: string): Promise<string | undefined> {
     try {
       // a lookup of an account the server does not hold goes unanswered until the request
       // times out (2 s by default, at every first start of a fleet): ask the list first
       const held = await listAccounts(this.#opts.system(), this.#opts.requestTimeoutMs).catch(() => undefined);
-      if (held !== undefined && !held.includes(accountPub)) return {};
-      jwt = await lookupAccountJwt(this.#opts.system(), accountPub, this.#opts.requestTimeoutMs);
+      if (held !== undefined && !held.includes(accountPub)) return undefined;
+      return (await lookupAccountJwt(this.#opts.system(), accountPub, this.#opts.requestTimeoutMs)) || undefined;
     } catch {
-      return {}; // unknown to the server: nobody pushed it yet
+      return undefined; // unknown to the server: nobody pushed it yet
     }
-    return jwt ? revocationsOf(jwt) : {};
   }
 
   /** The expiry of each user the account minted (and has not pruned), read in turn with its writes. */

@@ -271,13 +271,25 @@ export class Bus {
   ensureTenant(tenantId: string): Promise<void> {
     assertTenantId(tenantId);
     return onceFor(this.#ensured, tenantId, async () => {
-      const nc = await this.tenantConnection(tenantId);
+      // On a shared bus the other instances run on the account as it is: when this one's
+      // settings cannot be applied (say, fewer replicas or a smaller quota than theirs, which
+      // the account's storage limit no longer fits), its push is taken back, or the running
+      // instances would be left with a limit that refuses their writes.
+      const held = this.#conns.has(tenantId) ? undefined : await this.#accounts.held(tenantId);
       try {
+        const nc = await this.tenantConnection(tenantId);
         const jsm = await jetstreamManager(nc, { timeout: this.#timeoutMs });
         await retryWhileSettling(() =>
           ensureTenantStreams(jsm, this.#consumers, this.#log, this.#quota, this.streamReplicas),
         );
       } catch (err) {
+        if (held !== undefined) {
+          await this.#accounts.restore(tenantId, held).then(
+            () => this.#log.warn({ tenant: tenantId }, 'bus: tenant account put back as the bus held it'),
+            (e: Error) => this.#log.error({ tenant: tenantId, err: e.message }, 'bus: tenant account not put back'),
+          );
+          this.#published.delete(tenantId);
+        }
         if (this.streamReplicas > 1 && /replicas|insufficient resources|no suitable peers/i.test(String(err))) {
           throw new Error(
             `tenant ${tenantId}: the NATS cluster cannot hold ${this.streamReplicas} replicas of each stream (SVC_RELAY_STREAM_REPLICAS); it needs at least as many JetStream nodes (${(err as Error).message})`,
@@ -287,7 +299,7 @@ export class Bus {
         // The quota is reserved on disk up front: more than nats-server may use fails here.
         if (this.#quota.maxBytes > 0 && /no responders|insufficient (storage )?resources/i.test(String(err))) {
           throw new Error(
-            `tenant ${tenantId}: nats-server cannot reserve its storage quota (2 × SVC_RELAY_TENANT_MAX_BYTES × SVC_RELAY_STREAM_REPLICAS = ${2 * this.#quota.maxBytes * this.streamReplicas} bytes per tenant); lower the quota or give JetStream more disk (${(err as Error).message})`,
+            `tenant ${tenantId}: nats-server cannot reserve its storage quota (2 × SVC_RELAY_TENANT_MAX_BYTES × SVC_RELAY_STREAM_REPLICAS = ${2 * this.#quota.maxBytes * this.streamReplicas} bytes per tenant); lower the quota or give JetStream more disk${held !== undefined ? ', and give every relay instance on this bus the same SVC_RELAY_STREAM_REPLICAS and SVC_RELAY_TENANT_MAX_BYTES (the account is left as the bus held it)' : ''} (${(err as Error).message})`,
             { cause: err },
           );
         }
