@@ -1,4 +1,5 @@
 /** svc-relay's failures as an operator sees them: one line with a stable code, exit 2 for a usage error. */
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '@svc/test-harness';
 import { runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
@@ -28,10 +29,37 @@ describe('svc-relay usage errors', () => {
     ],
     [['dev', '--listen', ''], '--listen is empty: leave it out for the default, or give a value'],
     [['serve', '--data-dir', ''], '--data-dir is empty: leave it out for the default, or give a value'],
+    // every command's flags, not only the settings' (these were taken as given, or as unset)
+    [['nats', 'operator-init', '--dir', ''], '--dir is empty: leave it out for the default, or give a value'],
+    [
+      ['grant', '--agent-id', 'a', '--data-dir', dataDir, '--tenant', ''],
+      '--tenant is empty: leave it out for the default, or give a value',
+    ],
+    [
+      ['nats', 'reconcile-source-capacity', '--data-dir', dataDir, '--nats-url', ''],
+      '--nats-url is empty: leave it out for the default, or give a value',
+    ],
   ])('svc-relay %j: one line, usage_error, exit 2, no help', async (args, message) => {
     const r = await runRelayCli(args);
     expect(r.stderr).toBe(`svc-relay: error: ${message} (usage_error)\n`);
     expect(r).toMatchObject({ code: 2, stdout: '' });
+  });
+
+  it('nats operator-init --dir "" writes nothing where it runs; a --ledger-db that is not there is not created', async () => {
+    const cwd = tempDir('svc-relay-usage-cwd-');
+    const init = await runRelayCli(['nats', 'operator-init', '--dir', ''], {}, { cwd });
+    expect(init.code).toBe(2);
+    expect(readdirSync(cwd)).toEqual([]);
+
+    const served = tempDir('svc-relay-usage-ledger-');
+    expect((await runRelayCli(['deployment', 'init', '--data-dir', served])).code).toBe(0);
+    const missing = join(cwd, 'no-such-dir', 'ledger.db');
+    const r = await runRelayCli(['nats', 'reconcile-source-capacity', '--data-dir', served, '--ledger-db', missing]);
+    expect(r.stderr).toBe(
+      `svc-relay: error: --ledger-db ${missing} is not a file: give the relay's ledger (ledger.db in its data dir), or leave it out (usage_error)\n`,
+    );
+    expect(r.code).toBe(2);
+    expect(existsSync(join(cwd, 'no-such-dir'))).toBe(false);
   });
 
   it('an invalid option value of grant or agent revoke exits 2; a tenant the relay does not serve is named with those it serves', async () => {

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
 /** svc-relay: parses arguments and calls the relay library. Nothing else lives here. */
@@ -443,7 +444,21 @@ function program(): Command {
             'config_invalid',
             `the data dir ${config.dataDir} holds deployment ${deployment.deploymentId}, not ${flags.deploymentId}`,
           );
-        const ledger = await Ledger.open(flags.ledgerDb ? { sqlite: flags.ledgerDb } : ledgerLocation(config));
+        // a ledger named that is not there would be created empty, and --apply would then
+        // delete every named source's consumer as one without a row
+        if (flags.ledgerDb !== undefined && !statSync(flags.ledgerDb, { throwIfNoEntry: false })?.isFile())
+          throw new SvcError(
+            'usage_error',
+            `--ledger-db ${flags.ledgerDb} is not a file: give the relay's ledger (ledger.db in its data dir), or leave it out`,
+          );
+        const ledger = flags.ledgerDb
+          ? await Ledger.open({ sqlite: flags.ledgerDb }).catch((err: unknown) => {
+              if (err instanceof SvcError) throw err;
+              throw new SvcError('config_invalid', `--ledger-db ${flags.ledgerDb}: ${(err as Error).message}`, {
+                cause: err,
+              });
+            })
+          : await Ledger.open(ledgerLocation(config));
         const conns = new Map<string, Awaited<ReturnType<typeof connectAsRelay>>>();
         try {
           const url =
@@ -537,6 +552,15 @@ for (const c of everyCommand(cli)) {
     reached = sub;
   });
 }
+
+// An empty flag value (`--dir "$UNSET"`) is never a choice: refused on every command, as an
+// empty setting is (operator-init --dir '' wrote its secrets into the working directory).
+cli.hook('preAction', (_root, action) => {
+  for (const option of action.options) {
+    const value = action.getOptionValue(option.attributeName());
+    if (value === '' && option.long) given(option.long, value);
+  }
+});
 
 cli.parseAsync(process.argv).catch((err: unknown) => {
   // --help, --version and `help COMMAND` are answers, not refusals
