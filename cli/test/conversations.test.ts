@@ -2,6 +2,7 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DaemonClientError } from '@svc/daemon/client';
 import { archivedMessage } from '@svc/test-harness/fixtures';
 import { describe, expect, it } from 'vitest';
 import { AGENT, fakeEvents, fakeLink, statusWith, svc, withTempHome } from './helpers.js';
@@ -517,6 +518,42 @@ describe('attachments as a person reads them', () => {
     }
     const j = await svc(['read', GROUP.conversation_id, '--json'], { link });
     expect(JSON.parse(j.stdout)[0].content).toBe(control.content);
+  });
+
+  it('read --save: a file one sent that its recipient saved (gone from the relay) is said so, and the rest are saved', async () => {
+    const inbound = mediaOf(Buffer.from('hello'));
+    const outbound = { ...inbound, message_id: 'mine', direction: 'outbound' as const, from: '1001', to: 'bob' };
+    const { link, calls } = fakeLink({
+      ...agents,
+      read: () => [outbound, inbound],
+      saveAttachment: (_a, id) => {
+        if (id === 'mine') throw new DaemonClientError('unknown_blob', 'The relay no longer has it.', 404);
+        return { message_id: id, path: '/tmp/x/report.txt', size: 5, media_type: 'text/plain', name: 'report.txt' };
+      },
+    });
+    const r = await svc(['read', 'bob', '--save', '/tmp/x'], { link });
+    expect(r.code, r.stderr).toBe(0);
+    expect(calls.filter((c) => c.method === 'saveAttachment').map((c) => c.args[1])).toEqual([
+      'mine',
+      inbound.message_id,
+    ]);
+    expect(r.stdout).toContain('saved /tmp/x/report.txt (5 bytes, text/plain)');
+    expect(r.stdout).toContain(
+      'not saved: the file of message mine, sent by you; the relay deleted it once its recipient saved it',
+    );
+    const j = await svc(['read', 'bob', '--save', '/tmp/x', '--json'], { link });
+    expect(JSON.parse(j.stdout).not_saved).toEqual([
+      { message_id: 'mine', reason: expect.stringContaining('sent by you') },
+    ]);
+    // a file sent to one that is gone is still an error: it was never saved anywhere
+    const { link: inboundGone } = fakeLink({
+      ...agents,
+      read: () => [inbound],
+      saveAttachment: () => {
+        throw new DaemonClientError('unknown_blob', 'The relay no longer has it.', 404);
+      },
+    });
+    expect((await svc(['read', 'bob', '--save', '/tmp/x'], { link: inboundGone })).code).toBe(1);
   });
 
   it('a second read --save: what the daemon found already saved is said so', async () => {

@@ -341,15 +341,28 @@ export function coreCommands(app: App): Command[] {
     }
     const dir = resolve(o.save);
     const saved: SavedAttachment[] = [];
+    /** files this agent sent that the relay deleted once their recipient saved them */
+    const gone: { message_id: string; reason: string }[] = [];
     for (const m of messages) {
-      if (m.content_type === 'media') {
+      if (m.content_type !== 'media') continue;
+      try {
         saved.push(await withProgress(run, agent, () => link.saveAttachment(agent, m.message_id, dir)));
+      } catch (err) {
+        // one's own file is gone from the relay once the peer saved it: no reason to leave
+        // the peer's files in the same conversation unsaved
+        if (m.direction !== 'outbound' || (err as { code?: unknown }).code !== 'unknown_blob') throw err;
+        gone.push({
+          message_id: m.message_id,
+          reason: 'sent by you; the relay deleted it once its recipient saved it',
+        });
       }
     }
     run.print(
-      { messages, saved },
+      { messages, saved, ...(gone.length > 0 ? { not_saved: gone } : {}) },
       () =>
-        messagesTable(messages) + (saved.length === 0 ? 'No attachments to save.\n' : saved.map(savedText).join('')),
+        messagesTable(messages) +
+        (saved.length === 0 && gone.length === 0 ? 'No attachments to save.\n' : saved.map(savedText).join('')) +
+        gone.map((g) => `not saved: the file of message ${g.message_id}, ${g.reason}\n`).join(''),
     );
   });
 

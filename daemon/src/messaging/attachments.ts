@@ -333,7 +333,9 @@ export async function saveAttachment(session: AgentSession, messageId: string, d
     if (copy) return alreadySaved(copy);
     throw new DaemonError(
       'unknown_blob',
-      `The relay no longer has ${d.name} (message ${messageId}): it deletes an attachment once it is saved, and when it expires. No copy of it is in ${dir}; if you saved it before, it is where you saved it.`,
+      m.direction === 'outbound'
+        ? `The relay no longer has ${d.name} (message ${messageId}, which you sent): it deletes an attachment once its recipient saves it, and when it expires. No copy of it is in ${dir}.`
+        : `The relay no longer has ${d.name} (message ${messageId}): it deletes an attachment once it is saved, and when it expires. No copy of it is in ${dir}; if you saved it before, it is where you saved it.`,
       { cause: err },
     );
   }
