@@ -353,10 +353,10 @@ describe("an argument the daemon finds invalid is a usage error, as the CLI's ow
 });
 
 describe('reply', () => {
-  it('without content names what reply takes (CONTENT, --stdin or --file), no -m', async () => {
+  it('without content names what reply takes (CONTENT, --message, --stdin or --file), as send does', async () => {
     const r = await svc(['reply', 'm1', '--as', 'alice'], { link: fakeLink().link });
     expect(r.stderr).toBe(
-      'svc: error: Give the message content: CONTENT, --stdin or --file PATH. (validation_failed)\n',
+      'svc: error: Give the message content: CONTENT, --message TEXT, --stdin or --file PATH. (validation_failed)\n',
     );
     expect(r.code).toBe(2);
   });

@@ -52,6 +52,27 @@ describe('send refuses what cannot be a message', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--file: no file no-such-file/);
   });
+
+  it('reply -m TEXT, as send takes it; given twice over, refused', async () => {
+    const sent = {
+      message_id: 'm2',
+      conversation_id: 'dm:1001:bob',
+      to: 'bob',
+      sent_at: 't',
+      status: 'accepted',
+      state: 'sent',
+    };
+    const { link, calls } = fakeLink({ ...agents, reply: () => sent });
+    const r = await svc(['reply', 'm1', '-m', 'noon works', '--as', 'alice'], { link });
+    expect(r.code, r.stderr).toBe(0);
+    expect(calls.find((c) => c.method === 'reply')?.args).toEqual([
+      'alice',
+      { message_id: 'm1', content: 'noon works', content_type: 'text' },
+    ]);
+    const twice = await svc(['reply', 'm1', 'a', '--message', 'b', '--as', 'alice'], { link });
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/Give the content once; got CONTENT and --message/);
+  });
 });
 
 describe('a send while the relay is unreachable', () => {

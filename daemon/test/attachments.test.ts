@@ -107,6 +107,16 @@ describe('attachments', () => {
       code: 'unknown_blob',
       message: expect.stringMatching(/once it is saved.*No copy of it is in/),
     });
+    // no directory there, or a file: said so (it was the errno of a temporary file's name)
+    const missing = join(dir, 'not-made');
+    await expect(b.client.saveAttachment('bob', m.message_id, missing)).rejects.toMatchObject({
+      code: 'validation_failed',
+      message: `There is no directory ${missing}: create it first.`,
+    });
+    await expect(b.client.saveAttachment('bob', m.message_id, join(dir, 'same-size.pdf'))).rejects.toMatchObject({
+      code: 'validation_failed',
+      message: `${join(dir, 'same-size.pdf')} is not a directory: save into a directory.`,
+    });
   });
 
   it('a blob altered on the way is refused and nothing is written', async () => {

@@ -445,6 +445,16 @@ describe('conv list, messages and search over the archive', () => {
     await expect(client('alice').conversations('alice', { limit: 0 })).rejects.toMatchObject({ status: 400 });
   });
 
+  it('a direct conversation cannot be left: said so, not "no group or broadcast"', async () => {
+    await expect(client('alice').leave('alice', 'dm:alice:bob')).rejects.toMatchObject({
+      code: 'validation_failed',
+      message: '"dm:alice:bob" is a direct conversation: only a group or broadcast has members to invite or leave.',
+    });
+    await expect(client('alice').leave('alice', 'dm:alice:nobody')).rejects.toMatchObject({
+      code: 'unknown_conversation',
+    });
+  });
+
   it('messages: the latest page, then the pages after a sort key', async () => {
     const all = await client('alice').read('alice', 'dm:alice:bob');
     expect(all.length).toBeGreaterThan(0);

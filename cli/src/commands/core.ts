@@ -274,7 +274,8 @@ export function coreCommands(app: App): Command[] {
     new Command('reply')
       .description('reply to a message')
       .argument('<message_id>', 'the message to reply to')
-      .argument('[content]', 'reply content, unless --stdin or --file')
+      .argument('[content]', 'reply content, unless --message, --stdin or --file')
+      .option('-m, --message <text>', 'reply content')
       .option('--to <agent_number>', 'recipient (overrides the inferred one)')
       .option('--stdin', 'read the content from standard input', false)
       .addOption(choice('--content-type <type>', 'content type', CONTENT_TYPES, 'text'))
@@ -282,14 +283,22 @@ export function coreCommands(app: App): Command[] {
       .option('--attach <path>', 'same as --file'),
   );
   action(app, reply, async (run, messageId?: string, positional?: string) => {
-    const o = run.opts<{ to?: string; stdin: boolean; contentType: ContentType; file?: string; attach?: string }>();
+    const o = run.opts<{
+      message?: string;
+      to?: string;
+      stdin: boolean;
+      contentType: ContentType;
+      file?: string;
+      attach?: string;
+    }>();
     refuseSpacePath(o.to);
     const file = checkedFile(o.contentType, o.file ?? o.attach);
     const content = await contentFrom(run, {
       positional,
+      message: o.message,
       stdin: o.stdin,
       file,
-      accepted: 'CONTENT, --stdin or --file PATH',
+      accepted: 'CONTENT, --message TEXT, --stdin or --file PATH',
     });
     const { link, agent } = await run.asAgent();
     const replyIt = () =>

@@ -193,11 +193,11 @@ export function keysCommand(app: App): Command {
     withJson(
       withAs(
         yes(
-          numberOption(new Command('generate').description('derive and register the X25519 public key')).option(
-            '-f, --force',
-            'compatibility flag; the vaulted identity is not replaced',
-            false,
-          ),
+          numberOption(
+            new Command('generate').description(
+              'rotate the encryption key: generate a new X25519 key and register it with the relay',
+            ),
+          ).option('-f, --force', 'compatibility flag; the vaulted identity is not replaced', false),
           'compatibility flag',
         ),
       ),

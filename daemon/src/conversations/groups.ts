@@ -57,6 +57,13 @@ export function conversationInfo(session: AgentSession, r: Roster): Conversation
 function myRoster(session: AgentSession, conversationId: string): Roster {
   const r = rosterOf(session, conversationId);
   if (!r) {
+    // a direct conversation has no roster: there is nothing to leave or invite to
+    if (conversationId.startsWith('dm:') && session.archive.resolveConversation(conversationId)) {
+      throw new DaemonError(
+        'validation_failed',
+        `${JSON.stringify(conversationId)} is a direct conversation: only a group or broadcast has members to invite or leave.`,
+      );
+    }
     throw new DaemonError('unknown_conversation', `No group or broadcast ${JSON.stringify(conversationId)} here.`);
   }
   if (!activeMember(r, session.config.agent_number)) {

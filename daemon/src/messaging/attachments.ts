@@ -305,6 +305,14 @@ export async function saveAttachment(session: AgentSession, messageId: string, d
     name: d.name,
     already_saved: true,
   });
+  // said plainly, not as the errno of the temporary file written there
+  const where = await stat(dir).catch(() => undefined);
+  if (!where?.isDirectory()) {
+    throw new DaemonError(
+      'validation_failed',
+      where ? `${dir} is not a directory: save into a directory.` : `There is no directory ${dir}: create it first.`,
+    );
+  }
   const tmp = join(dir, `.svc-${randomBytes(8).toString('hex')}.part`);
   let fh: FileHandle;
   try {
