@@ -4,7 +4,7 @@
  * status 2 (docs/operators.md, "Settings"). The data dir holds no deployment, so a
  * setting that is not refused would show as the "no deployment" line instead.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '@svc/test-harness';
 import { runRelayCli } from '@svc/test-harness/relay-process';
@@ -69,6 +69,29 @@ describe('settings refused at start, naming the setting', () => {
     const r = await refusal({ SVC_RELAY_NATS_URL: 'nats://127.0.0.1:4222' });
     expectRefusedNaming(r, 'SVC_RELAY_NATS_OPERATOR_SEED_FILE');
     expect(r.lines[0]).toContain('SVC_RELAY_NATS_SYSTEM_CREDS_FILE');
+  });
+
+  it('the operator files of an external NATS without SVC_RELAY_NATS_URL (they were ignored)', async () => {
+    const r = await refusal({ SVC_RELAY_NATS_OPERATOR_SEED_FILE: notPem });
+    expectRefusedNaming(r, 'SVC_RELAY_NATS_OPERATOR_SEED_FILE is for an external NATS and needs SVC_RELAY_NATS_URL');
+  });
+
+  it('a data dir whose relays use an external NATS refuses a relay on a managed nats-server, changing nothing', async () => {
+    const shared = tempDir('svc-relay-shared-');
+    expect((await runRelayCli(['deployment', 'init', '--data-dir', shared], {}, { bare: true })).code).toBe(0);
+    // what a relay of the cluster records once it listens
+    const recorded = join(shared, 'relay-settings.json');
+    const settings = `${JSON.stringify({ public_url: 'http://127.0.0.1:8801', tenants: ['default'], nats_url: 'nats://127.0.0.1:4222' })}\n`;
+    writeFileSync(recorded, settings);
+    const document = readFileSync(join(shared, 'deployment', 'document.jws'), 'utf8');
+    const r = await runRelayCli(['serve', '--data-dir', shared, '--listen', '127.0.0.1:0'], {}, { bare: true });
+    expect(r.stderr).toBe(
+      `svc-relay: error: the relays of ${shared} use the external NATS at nats://127.0.0.1:4222 (${recorded}): set SVC_RELAY_NATS_URL and its operator files to run another of them; to run this data dir on a managed nats-server instead, remove ${recorded} first (config_invalid)\n`,
+    );
+    expect(r.code).toBe(2);
+    expect(readFileSync(recorded, 'utf8')).toBe(settings);
+    expect(readFileSync(join(shared, 'deployment', 'document.jws'), 'utf8')).toBe(document);
+    expect(existsSync(join(shared, 'nats'))).toBe(false);
   });
 
   it('SVC_RELAY_WEBHOOK_CA_FILE that holds no PEM certificate', async () => {

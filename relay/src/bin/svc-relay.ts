@@ -14,6 +14,7 @@ import { buildConfig, type RelayConfig } from '../config/config.js';
 import { mergeSettings, type RawSettings, settingsFromEnv, settingsFromFile } from '../config/env.js';
 import { deploymentPaths, initDeployment } from '../deployment/deployment.js';
 import {
+  assertSameBus,
   devAgentId,
   natsUrlWithoutUserInfo,
   recordServedSettings,
@@ -160,6 +161,7 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
       stop?.('output closed', 1);
     });
   }
+  assertSameBus(config.dataDir, config.nats.url);
   const pretty = (flags.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json')) === 'pretty';
   const logger = createLogger(config.logLevel, pretty ? prettyDestination(process.stderr) : process.stderr);
   // A port taken now fails before the data dir gets a deployment, a nats-server and the

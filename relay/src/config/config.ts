@@ -368,7 +368,18 @@ function apiKeyTtlFrom(raw: string | undefined): number {
 
 /** An external NATS is reached as its operator: without both files the bus cannot start. */
 function natsFiles(s: RawSettings): void {
-  if (!s.SVC_RELAY_NATS_URL) return;
+  if (!s.SVC_RELAY_NATS_URL) {
+    // the managed nats-server writes its own: given without the URL, they would be ignored
+    const given = (['SVC_RELAY_NATS_OPERATOR_SEED_FILE', 'SVC_RELAY_NATS_SYSTEM_CREDS_FILE'] as const).filter(
+      (name) => s[name],
+    );
+    if (given.length > 0) {
+      fail(
+        `${given.join(' and ')} ${given.length > 1 ? 'are' : 'is'} for an external NATS and needs SVC_RELAY_NATS_URL; the managed nats-server has its own (leave ${given.length > 1 ? 'them' : 'it'} out, or set SVC_RELAY_NATS_URL)`,
+      );
+    }
+    return;
+  }
   const missing = (['SVC_RELAY_NATS_OPERATOR_SEED_FILE', 'SVC_RELAY_NATS_SYSTEM_CREDS_FILE'] as const).filter(
     (name) => !s[name],
   );

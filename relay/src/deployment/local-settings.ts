@@ -55,6 +55,23 @@ function readJson(path: string): unknown {
   }
 }
 
+/**
+ * Refuses a relay on its own nats-server on a data dir whose relays use an external NATS
+ * (recorded by one of them): started there, it would record its own URL and re-sign the
+ * deployment document with it, so codes minted on the data dir would name it instead of
+ * the address the others serve.
+ */
+export function assertSameBus(dataDir: string, natsUrl: string | undefined): void {
+  const path = servedSettingsPath(dataDir);
+  if (natsUrl !== undefined || !existsSync(path)) return;
+  const recorded = (readJson(path) as Partial<ServedSettings> | null)?.nats_url;
+  if (typeof recorded !== 'string') return;
+  throw new SvcError(
+    'config_invalid',
+    `the relays of ${dataDir} use the external NATS at ${recorded} (${path}): set SVC_RELAY_NATS_URL and its operator files to run another of them; to run this data dir on a managed nats-server instead, remove ${path} first`,
+  );
+}
+
 /** Called by serve and dev once the relay listens. */
 export function recordServedSettings(dataDir: string, settings: ServedSettings): void {
   writeJson(servedSettingsPath(dataDir), settings);
