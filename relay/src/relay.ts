@@ -109,8 +109,23 @@ export async function openLocalState(config: RelayConfig, autoInit = false) {
     autoInit && !hasDeployment(config.dataDir)
       ? await initDeployment(config.dataDir, deploymentOptions)
       : await loadDeployment(config.dataDir, deploymentOptions);
-  const ledger = await Ledger.open(ledgerLocation(config));
+  const ledger = await ledgerOf(config, deployment.deploymentId);
   return { deployment, ledger };
+}
+
+/** The configured ledger, opened and tied to the deployment (refused when it is another's). */
+async function ledgerOf(config: Pick<RelayConfig, 'dataDir' | 'ledgerDsnFile'>, deploymentId: string): Promise<Ledger> {
+  const ledger = await Ledger.open(ledgerLocation(config));
+  try {
+    await ledger.claimFor(
+      deploymentId,
+      config.ledgerDsnFile === undefined ? ledgerPath(config.dataDir) : `named in ${config.ledgerDsnFile}`,
+    );
+  } catch (err) {
+    await ledger.close().catch(() => undefined);
+    throw err;
+  }
+  return ledger;
 }
 
 /**
@@ -135,7 +150,7 @@ export async function openOperatorState(config: RelayConfig) {
     tenants: config.tenants,
     resign: false,
   });
-  const ledger = await Ledger.open(ledgerLocation(config));
+  const ledger = await ledgerOf(config, deployment.deploymentId);
   return { deployment, ledger };
 }
 

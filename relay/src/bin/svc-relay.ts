@@ -461,6 +461,12 @@ function program(): Command {
               });
             })
           : await Ledger.open(ledgerLocation(config));
+        try {
+          await ledger.claimFor(deployment.deploymentId, flags.ledgerDb ?? 'of the data dir');
+        } catch (err) {
+          await ledger.close();
+          throw err;
+        }
         const conns = new Map<string, Awaited<ReturnType<typeof connectAsRelay>>>();
         try {
           const url =

@@ -119,6 +119,26 @@ export class Ledger {
     if (!this.sql.isOpen) throw new SvcError('ledger_closed', undefined, { detail: 'the ledger is closed' });
   }
 
+  /**
+   * Ties the ledger to a deployment the first time one opens it, and refuses any other
+   * deployment after that (`where`: how the ledger was named, for the message).
+   */
+  async claimFor(deploymentId: string, where: string): Promise<void> {
+    await this.sql.run(
+      'INSERT INTO ledger_deployment (singleton, deployment_id) VALUES (1, @id) ON CONFLICT DO NOTHING',
+      { id: deploymentId },
+    );
+    const row = await this.sql.get<{ deployment_id: string }>(
+      'SELECT deployment_id FROM ledger_deployment WHERE singleton = 1',
+    );
+    if (row !== undefined && row.deployment_id !== deploymentId) {
+      throw new SvcError(
+        'config_invalid',
+        `the ledger ${where} belongs to deployment ${row.deployment_id}, not to this data dir's ${deploymentId}: each deployment needs a ledger of its own`,
+      );
+    }
+  }
+
   // grants
 
   async insertGrant(g: Omit<GrantRow, 'consumed_at' | 'consumed_by' | 'revoked_at'>): Promise<void> {

@@ -11,6 +11,7 @@ import { migration010 } from './010-pending-totals.js';
 import { migration011 } from './011-sqlite-envelope-agent-keys.js';
 import { migration012 } from './012-blob-usage.js';
 import { migration013 } from './013-envelope-batches.js';
+import { migration014 } from './014-ledger-deployment.js';
 import type { Migration } from './types.js';
 
 /** Ordered; a version is never edited once released, only followed by a new one. */
@@ -28,5 +29,6 @@ export const MIGRATIONS: readonly Migration[] = [
   migration011,
   migration012,
   migration013,
+  migration014,
 ];
 export type { Migration } from './types.js';
