@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '@svc/test-harness';
+import { freePort, tempDir } from '@svc/test-harness';
 import { runRelayCli } from '@svc/test-harness/relay-process';
 import { describe, expect, it } from 'vitest';
 
@@ -160,4 +160,43 @@ describe('settings refused at start, naming the setting', () => {
       expect(r.lines[0]).toMatch(/^svc-relay: error: no deployment in .* \(config_invalid\)$/);
     }
   });
+});
+
+describe('an external NATS the relay cannot use, as the operator sees it at start', () => {
+  const base = tempDir('svc-relay-external-');
+  const ops = join(base, 'ops');
+  const dataDir = join(base, 'data');
+  const start = async (env: Record<string, string>) => {
+    const r = await runRelayCli(['serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], env, {
+      bare: true,
+      timeoutMs: 30_000,
+    });
+    return { code: r.code, lines: r.stderr.trimEnd().split('\n') };
+  };
+  let written = { operator_seed_file: '', system_creds_file: '' };
+  const files = () => ({
+    SVC_RELAY_NATS_OPERATOR_SEED_FILE: written.operator_seed_file,
+    SVC_RELAY_NATS_SYSTEM_CREDS_FILE: written.system_creds_file,
+  });
+
+  it('a file that is not what the setting names, or a bus that does not answer: the setting or bus_unavailable', async () => {
+    const init = await runRelayCli(['nats', 'operator-init', '--dir', ops, '--json'], {}, { bare: true });
+    expect(init.code, init.stderr).toBe(0);
+    written = JSON.parse(init.stdout) as typeof written;
+    expect((await runRelayCli(['deployment', 'init', '--data-dir', dataDir], {}, { bare: true })).code).toBe(0);
+    const url = `nats://127.0.0.1:${await freePort()}`; // nobody listens there
+    const seed = await start({ SVC_RELAY_NATS_URL: url, ...files(), SVC_RELAY_NATS_OPERATOR_SEED_FILE: notPem });
+    expect(seed.lines).toEqual([
+      `svc-relay: error: SVC_RELAY_NATS_OPERATOR_SEED_FILE: ${notPem} does not hold an operator nkey seed (expected it to start with SO) (config_invalid)`,
+    ]);
+    expect(seed.code).toBe(2);
+    const down = await start({ SVC_RELAY_NATS_URL: url, ...files() });
+    expect(down.lines).toHaveLength(1);
+    expect(down.lines[0]).toMatch(
+      new RegExp(
+        `^svc-relay: error: cannot connect to NATS at ${url} .*check SVC_RELAY_NATS_URL .*\\(bus_unavailable\\)$`,
+      ),
+    );
+    expect(down.code).toBe(1);
+  }, 90_000);
 });

@@ -79,6 +79,11 @@ describe('svc-relay usage errors', () => {
         ['agent', 'revoke', '--agent-id', 'a', '--tenant', 'nope'],
         'tenant nope is not served by this relay (it serves acme, globex) (binding_mismatch)',
       ],
+      // an id no grant can hold is refused as grant refuses it (it was "no active agent", not_found)
+      [
+        ['agent', 'revoke', '--agent-id', 'bad id!'],
+        'agent_id must be letters, digits and _ . : @ -, at most 256 characters (validation_failed)',
+      ],
     ] as const) {
       const r = await runRelayCli([...args, '--data-dir', served]);
       expect(r.stderr, args.join(' ')).toBe(`svc-relay: error: ${line}\n`);

@@ -221,8 +221,10 @@ describe('two relays, one NATS, one ledger', () => {
       },
       { timeoutMs: 20_000 }, // a relay that starts anyway is stopped (and fails below)
     );
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/the NATS cluster cannot hold 3 replicas of each stream \(SVC_RELAY_STREAM_REPLICAS\)/);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /the NATS cluster cannot hold 3 replicas of each stream \(SVC_RELAY_STREAM_REPLICAS\).*\(config_invalid\)\n$/,
+    );
     // the running instances are untouched
     expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
   });

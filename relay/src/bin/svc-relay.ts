@@ -25,7 +25,7 @@ import { Ledger } from '../ledger/ledger.js';
 import { createStores } from '../ledger/stores.js';
 import { prettyDestination } from '../log-pretty.js';
 import { createLogger } from '../logger.js';
-import { mintGrant, requireServedTenant } from '../services/grants.js';
+import { mintGrant, requireAgentId, requireServedTenant } from '../services/grants.js';
 import { reconcileSourceCapacity, reconciliationText } from '../services/source-capacity.js';
 import { commandFor, shellQuote } from './command-hint.js';
 
@@ -371,8 +371,9 @@ function program(): Command {
     .action(async (flags: CommonFlags & { agentId: string; tenant?: string }) => {
       const config = operatorConfig(flags);
       const tenant = flags.tenant ?? config.defaultTenant;
-      // as grant refuses it: "no active agent" would hide the mistyped tenant
+      // as grant refuses them: "no active agent" would hide the mistyped tenant or id
       requireServedTenant(config.tenants, tenant);
+      requireAgentId(flags.agentId);
       const { ledger } = await openOperatorState(config);
       try {
         const row = await ledger.revokeAgent(tenant, flags.agentId, Date.now());

@@ -3,6 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { KeyPair } from '@nats-io/nkeys';
 import { createUser } from '@nats-io/nkeys';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { SvcError } from '@svc/shared';
 import type { Logger } from 'pino';
 import { TenantAccounts } from './accounts.js';
 import { DEFAULT_TENANT_CONSUMERS } from './jwts.js';
@@ -211,10 +212,19 @@ export class Bus {
 
     let sys: NatsConnection | undefined;
     try {
-      const operatorSigning = await readSeedFile(operatorSeedFile, 'operator');
-      const creds = await readFile(systemCredsFile, 'utf8');
+      // an external NATS's files are the operator's settings: a bad one is named as such
+      const setting = (name: string) => (err: Error) => {
+        throw managed === undefined ? new SvcError('config_invalid', `${name}: ${err.message}`, { cause: err }) : err;
+      };
+      const operatorSigning = await readSeedFile(operatorSeedFile, 'operator').catch(
+        setting('SVC_RELAY_NATS_OPERATOR_SEED_FILE'),
+      );
+      const creds = await readFile(systemCredsFile, 'utf8').catch(setting('SVC_RELAY_NATS_SYSTEM_CREDS_FILE'));
       sys = await connectWithCreds(url, creds, 'svc-relay-system', { timeoutMs }).catch((err: Error) => {
-        throw new Error(`cannot connect to NATS at ${url} with the system-account creds: ${err.message}`, {
+        const message = `cannot connect to NATS at ${url} with the system-account creds: ${err.message}`;
+        if (managed !== undefined) throw new Error(message, { cause: err });
+        if (/credentials|seed|jwt/i.test(err.message)) setting('SVC_RELAY_NATS_SYSTEM_CREDS_FILE')(err);
+        throw new SvcError('bus_unavailable', `${message}; check SVC_RELAY_NATS_URL and that the servers run`, {
           cause: err,
         });
       });
@@ -224,7 +234,8 @@ export class Bus {
         // A standalone server takes num_replicas 3 and keeps one copy: refuse before any stream changes.
         const servers = await jetstreamClusterSize(sys, timeoutMs);
         if (servers < replicas) {
-          throw new Error(
+          throw new SvcError(
+            'config_invalid',
             `the NATS cluster cannot hold ${replicas} replicas of each stream (SVC_RELAY_STREAM_REPLICAS): JetStream runs on ${servers} server${servers === 1 ? '' : 's'} at ${url}; lower the setting or add servers`,
           );
         }
@@ -291,14 +302,20 @@ export class Bus {
           this.#published.delete(tenantId);
         }
         if (this.streamReplicas > 1 && /replicas|insufficient resources|no suitable peers/i.test(String(err))) {
-          throw new Error(
+          throw new SvcError(
+            'config_invalid',
             `tenant ${tenantId}: the NATS cluster cannot hold ${this.streamReplicas} replicas of each stream (SVC_RELAY_STREAM_REPLICAS); it needs at least as many JetStream nodes (${(err as Error).message})`,
             { cause: err },
           );
         }
         // The quota is reserved on disk up front: more than nats-server may use fails here.
-        if (this.#quota.maxBytes > 0 && /no responders|insufficient (storage )?resources/i.test(String(err))) {
-          throw new Error(
+        // (a quota past what the server has at all: it does not enable JetStream for the account)
+        if (
+          this.#quota.maxBytes > 0 &&
+          /no responders|insufficient (storage )?resources|jetstream is not enabled/i.test(String(err))
+        ) {
+          throw new SvcError(
+            'config_invalid',
             `tenant ${tenantId}: nats-server cannot reserve its storage quota (2 × SVC_RELAY_TENANT_MAX_BYTES × SVC_RELAY_STREAM_REPLICAS = ${2 * this.#quota.maxBytes * this.streamReplicas} bytes per tenant); lower the quota or give JetStream more disk${held !== undefined ? ', and give every relay instance on this bus the same SVC_RELAY_STREAM_REPLICAS and SVC_RELAY_TENANT_MAX_BYTES (the account is left as the bus held it)' : ''} (${(err as Error).message})`,
             { cause: err },
           );

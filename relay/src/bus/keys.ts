@@ -123,7 +123,9 @@ function parseSeed(text: string, kind: KeyKind, file: string): KeyPair {
   const seed = text.trim();
   if (!seed.startsWith(SEED_PREFIX[kind])) {
     // Never echo the content: it may be a seed of another kind.
-    throw new Error(`${file} does not hold a ${kind} nkey seed (expected it to start with ${SEED_PREFIX[kind]})`);
+    throw new Error(
+      `${file} does not hold ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} nkey seed (expected it to start with ${SEED_PREFIX[kind]})`,
+    );
   }
   return nativeKeyPair(fromSeed(new TextEncoder().encode(seed)));
 }

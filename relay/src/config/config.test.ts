@@ -149,6 +149,12 @@ describe('unknown SVC_RELAY_* variables in the environment', () => {
     );
   });
 
+  it('a deployment id of the wrong form says what the form is', () => {
+    expect(() => buildConfig(settingsFromEnv({ SVC_RELAY_DEPLOYMENT_ID: 'bad id' }))).toThrow(
+      'invalid SVC_RELAY_DEPLOYMENT_ID "bad id" (letters, digits, _ . -; at most 128)',
+    );
+  });
+
   it('a known setting empty in a config file is refused the same way', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'svc-relay-config-')), 'relay.json');
     writeFileSync(file, JSON.stringify({ svc_relay_ledger_dsn_file: '' }));

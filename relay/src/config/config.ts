@@ -414,7 +414,7 @@ export function buildConfig(s: RawSettings): RelayConfig {
   const ledgerDsnFile = s.SVC_RELAY_LEDGER_DSN_FILE === '' ? undefined : s.SVC_RELAY_LEDGER_DSN_FILE;
   const deploymentId = s.SVC_RELAY_DEPLOYMENT_ID;
   if (deploymentId !== undefined && !/^[A-Za-z0-9_.-]{1,128}$/.test(deploymentId)) {
-    fail(`invalid SVC_RELAY_DEPLOYMENT_ID "${deploymentId}"`);
+    fail(`invalid SVC_RELAY_DEPLOYMENT_ID "${deploymentId}" (letters, digits, _ . -; at most 128)`);
   }
   const ttl = apiKeyTtlFrom(s.SVC_RELAY_API_KEY_TTL_SECONDS);
   const logLevel = s.SVC_RELAY_LOG_LEVEL ?? 'info';

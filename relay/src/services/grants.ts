@@ -37,12 +37,17 @@ export function requireServedTenant(tenants: readonly string[], tenant: string):
   }
 }
 
+/** An agent id of the grant route's form (the local commands check it as the route does). */
+export function requireAgentId(agentId: string): void {
+  if (!Value.Check(AgentId, agentId)) {
+    throw new SvcError('validation_failed', 'agent_id must be letters, digits and _ . : @ -, at most 256 characters');
+  }
+}
+
 export async function mintGrant(ctx: GrantContext, input: MintGrantInput): Promise<GrantResponse> {
   // what the grant route's schema checks, for the local command too: an agent id outside it
   // would enroll and then never get a sign-in challenge
-  if (!Value.Check(AgentId, input.agentId)) {
-    throw new SvcError('validation_failed', 'agent_id must be letters, digits and _ . : @ -, at most 256 characters');
-  }
+  requireAgentId(input.agentId);
   const agentNumber = input.agentNumber ?? input.agentId;
   // Validated before anything is persisted: an agent id with . or : needs an explicit number.
   if (!Value.Check(AgentNumber, agentNumber)) {
