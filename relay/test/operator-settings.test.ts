@@ -199,4 +199,18 @@ describe('an external NATS the relay cannot use, as the operator sees it at star
     );
     expect(down.code).toBe(1);
   }, 90_000);
+
+  it('a tenant quota past all the disk the managed nats-server has: the setting named (it said "jetstream is not enabled")', async () => {
+    const own = tempDir('svc-relay-quota-');
+    expect((await runRelayCli(['deployment', 'init', '--data-dir', own], {}, { bare: true })).code).toBe(0);
+    const r = await runRelayCli(
+      ['serve', '--data-dir', own, '--listen', '127.0.0.1:0'],
+      { SVC_RELAY_TENANT_MAX_BYTES: String(10 ** 14) },
+      { bare: true, timeoutMs: 30_000 },
+    );
+    expect(r.stderr.trimEnd().split('\n').at(-1)).toMatch(
+      /^svc-relay: error: tenant default: nats-server cannot reserve its storage quota \(2 × SVC_RELAY_TENANT_MAX_BYTES .*\(config_invalid\)$/,
+    );
+    expect(r.code).toBe(2);
+  }, 60_000);
 });
