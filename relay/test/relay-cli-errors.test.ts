@@ -1,5 +1,5 @@
 /** svc-relay's failures as an operator sees them: one line with a stable code, exit 2 for a usage error. */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '@svc/test-harness';
 import { runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
@@ -43,6 +43,23 @@ describe('svc-relay usage errors', () => {
     const r = await runRelayCli(args);
     expect(r.stderr).toBe(`svc-relay: error: ${message} (usage_error)\n`);
     expect(r).toMatchObject({ code: 2, stdout: '' });
+  });
+
+  it('a data dir or --dir that is a file: one line naming the path, config_invalid (it was the errno, internal_error)', async () => {
+    const file = join(tempDir('svc-relay-usage-file-'), 'a-file');
+    writeFileSync(file, 'not a directory\n');
+    for (const args of [
+      ['deployment', 'init', '--data-dir', file],
+      ['nats', 'operator-init', '--dir', file],
+    ]) {
+      const r = await runRelayCli(args);
+      expect(r.stderr, args.join(' ')).toMatch(
+        new RegExp(
+          `^svc-relay: error: cannot use ${file}[^\\n]*: (a part of it is a file, not a directory|a file is in the way of a directory); check the path given \\(config_invalid\\)\\n$`,
+        ),
+      );
+      expect(r.code, args.join(' ')).toBe(2);
+    }
   });
 
   it('nats operator-init --dir "" writes nothing where it runs; a --ledger-db that is not there is not created', async () => {

@@ -528,12 +528,26 @@ function usageError(err: CommanderError, at: Command): SvcError {
   return new SvcError('usage_error', usageLine(err, at, { listRootCommands: true }));
 }
 
+/** File system refusals of a path the operator gave, in words. */
+const PATH_ERRORS: Record<string, string> = {
+  ENOTDIR: 'a part of it is a file, not a directory',
+  EEXIST: 'a file is in the way of a directory',
+  EISDIR: 'it is a directory, not a file',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+};
+
 /** A failure as a coded SvcError, mapped once here; undefined for an unexpected one (internal_error). */
 function coded(err: unknown): SvcError | undefined {
   if (err instanceof SvcError) return err;
   if (!(err instanceof Error)) return undefined;
   if (err.message === NATS_SERVER_NOT_FOUND) return new SvcError('dependency_missing', err.message, { cause: err });
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  // a path given (a data dir, --dir) where a file or a permission is in the way
+  const why = e.path === undefined ? undefined : PATH_ERRORS[e.code ?? ''];
+  if (why !== undefined) {
+    return new SvcError('config_invalid', `cannot use ${e.path}: ${why}; check the path given`, { cause: err });
+  }
   if (e.syscall === 'listen' && e.address !== undefined) {
     const where = `${e.address.includes(':') ? `[${e.address}]` : e.address}:${e.port}`;
     const why = e.code === 'EADDRINUSE' ? 'the address is already in use' : e.message;
