@@ -56,6 +56,9 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
     ],
     messages.map((m) => ({
       ...m,
+      // a group's or broadcast's message was to the conversation (as the sender's copy
+      // says): a reply goes to all of it, not to this agent alone
+      to: m.conversation_type === 'direct' ? m.to : m.conversation_id,
       sequence_text: sequenceText(m),
       state: stateText(m),
       delivered: m.direction === 'inbound' ? m.received_at : m.delivered_at,

@@ -205,6 +205,22 @@ describe('conv', () => {
     expect(r.stdout).toMatch(/#4 GAP: #3 missing/);
     expect(r.stdout).toMatch(/#2 late \(reordered\); repeated 1x/);
   });
+
+  it('inbox: a group message is to the group (a reply goes to all of it), a direct one to you', async () => {
+    const group = archivedMessage({
+      conversation_id: GROUP.conversation_id,
+      conversation_type: 'group',
+      from: 'bob',
+      to: '1001',
+      message_id: 'g1',
+      content: 'to the team',
+    });
+    const direct = archivedMessage({ from: 'bob', to: '1001', message_id: 'd1', content: 'just you' });
+    const { link } = fakeLink({ ...agents, inbox: () => [group, direct] });
+    const lines = (await svc(['inbox'], { link })).stdout.split('\n');
+    expect(lines.find((l) => l.includes('to the team'))).toMatch(new RegExp(`\\bbob\\s+${GROUP.conversation_id}\\s`));
+    expect(lines.find((l) => l.includes('just you'))).toMatch(/\bbob\s+1001\s/);
+  });
 });
 
 describe('context', () => {
