@@ -34,6 +34,9 @@ describe('commander refusals are usage errors of one line', () => {
     [['agent', 'status'], "missing required argument 'presence'; see svc agent status --help"],
     [['send', '1', '2', '3'], "too many arguments for 'send'. Expected 2 arguments but got 3; see svc send --help"],
     [['auth'], 'svc auth needs a command: login, logout, mint-token, token, tokens; see svc auth --help'],
+    // an option before a group's command: the command is what is missing (it said unknown option)
+    [['msg', '--as', 'alice'], 'svc msg needs a command: ack, check, search (--as goes after it); see svc msg --help'],
+    [['msg', '--bogus', 'ack'], "unknown option '--bogus'; see svc msg --help"],
     [
       ['send', 'bob', 'hi', '--no-autostart'],
       "unknown option '--no-autostart' (it goes before the command: svc --no-autostart COMMAND …); see svc send --help",

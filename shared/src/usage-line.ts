@@ -40,5 +40,12 @@ export function usageLine(
     const names = at.parent || listRootCommands ? `: ${at.commands.map((c) => c.name()).join(', ')}` : '';
     what = unknown === undefined ? `${commandPath(at)} needs a command${names}` : `unknown command '${unknown}'`;
   }
+  // an option given to a group before (or without) its command: what is missing is the command
+  // (`svc msg --json` said "unknown option '--json'")
+  const sub = at.commands.map((c) => c.name());
+  if (err.code === 'commander.unknownOption' && at.parent && sub.length > 0 && !at.args.some((a) => sub.includes(a))) {
+    const option = /'([^']+)'/.exec(first)?.[1];
+    what = `${commandPath(at)} needs a command: ${sub.join(', ')}${option ? ` (${option} goes after it)` : ''}`;
+  }
   return `${what}; see ${commandPath(at)} --help`;
 }
