@@ -5,6 +5,15 @@ import { describe, expect, it } from 'vitest';
 import { AGENT, DAEMON_STATUS, fakeLink, statusWith, svc, withTempHome } from './helpers.js';
 
 const agents = { status: () => statusWith(AGENT) };
+/** What the daemon answers a direct reply. */
+const REPLIED = {
+  message_id: 'm2',
+  conversation_id: 'dm:1001:bob',
+  to: 'bob',
+  sent_at: 't',
+  status: 'accepted',
+  state: 'sent',
+};
 const daemonStatus = DAEMON_STATUS;
 
 describe('send refuses what cannot be a message', () => {
@@ -33,15 +42,7 @@ describe('send refuses what cannot be a message', () => {
   });
 
   it('reply --file sends the file, its content the caption, with the path made absolute', async () => {
-    const sent = {
-      message_id: 'm2',
-      conversation_id: 'dm:1001:bob',
-      to: 'bob',
-      sent_at: 't',
-      status: 'accepted',
-      state: 'sent',
-    };
-    const { link, calls } = fakeLink({ ...agents, reply: () => sent });
+    const { link, calls } = fakeLink({ ...agents, reply: () => REPLIED });
     const r = await svc(['reply', 'm1', 'the plan', '--file', 'package.json', '--as', 'alice'], { link });
     expect(r.code, r.stderr).toBe(0);
     expect(calls.find((c) => c.method === 'reply')?.args).toEqual([
@@ -54,15 +55,7 @@ describe('send refuses what cannot be a message', () => {
   });
 
   it('reply -m TEXT, as send takes it; given twice over, refused', async () => {
-    const sent = {
-      message_id: 'm2',
-      conversation_id: 'dm:1001:bob',
-      to: 'bob',
-      sent_at: 't',
-      status: 'accepted',
-      state: 'sent',
-    };
-    const { link, calls } = fakeLink({ ...agents, reply: () => sent });
+    const { link, calls } = fakeLink({ ...agents, reply: () => REPLIED });
     const r = await svc(['reply', 'm1', '-m', 'noon works', '--as', 'alice'], { link });
     expect(r.code, r.stderr).toBe(0);
     expect(calls.find((c) => c.method === 'reply')?.args).toEqual([
