@@ -14,6 +14,7 @@ export {
   leafUrlOf,
   ledgerLocation,
   ledgerPath,
+  openLedger,
   openLocalState,
   openOperatorState,
   type Relay,

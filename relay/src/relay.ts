@@ -114,13 +114,18 @@ export async function openLocalState(config: RelayConfig, autoInit = false) {
 }
 
 /** The configured ledger, opened and tied to the deployment (refused when it is another's). */
-async function ledgerOf(config: Pick<RelayConfig, 'dataDir' | 'ledgerDsnFile'>, deploymentId: string): Promise<Ledger> {
-  const ledger = await Ledger.open(ledgerLocation(config));
+const ledgerOf = (config: Pick<RelayConfig, 'dataDir' | 'ledgerDsnFile'>, deploymentId: string): Promise<Ledger> =>
+  openLedger(
+    ledgerLocation(config),
+    deploymentId,
+    config.ledgerDsnFile === undefined ? ledgerPath(config.dataDir) : `named in ${config.ledgerDsnFile}`,
+  );
+
+/** A ledger opened and tied to the deployment (`where`: how it was named, for the refusal). */
+export async function openLedger(location: LedgerLocation, deploymentId: string, where: string): Promise<Ledger> {
+  const ledger = await Ledger.open(location);
   try {
-    await ledger.claimFor(
-      deploymentId,
-      config.ledgerDsnFile === undefined ? ledgerPath(config.dataDir) : `named in ${config.ledgerDsnFile}`,
-    );
+    await ledger.claimFor(deploymentId, where);
   } catch (err) {
     await ledger.close().catch(() => undefined);
     throw err;

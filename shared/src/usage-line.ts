@@ -34,15 +34,15 @@ export function usageLine(
 ): string {
   const [first = '', ...notes] = err.message.replace(/^error: /, '').split('\n');
   let what = [first.replace(/\.$/, ''), ...notes.map((n) => n.replace(/^\(Did/, '(did'))].join(' ');
+  const sub = at.commands.map((c) => c.name());
   // a group without its command (or `help` of an unknown one): commander would dump the group's help
   if (err.code === 'commander.help') {
     const unknown = at.args.find((a) => a !== 'help');
-    const names = at.parent || listRootCommands ? `: ${at.commands.map((c) => c.name()).join(', ')}` : '';
+    const names = at.parent || listRootCommands ? `: ${sub.join(', ')}` : '';
     what = unknown === undefined ? `${commandPath(at)} needs a command${names}` : `unknown command '${unknown}'`;
   }
   // an option given to a group before (or without) its command: what is missing is the command
   // (`svc msg --json` said "unknown option '--json'")
-  const sub = at.commands.map((c) => c.name());
   if (err.code === 'commander.unknownOption' && at.parent && sub.length > 0 && !at.args.some((a) => sub.includes(a))) {
     const option = /'([^']+)'/.exec(first)?.[1];
     what = `${commandPath(at)} needs a command: ${sub.join(', ')}${option ? ` (${option} goes after it)` : ''}`;

@@ -103,11 +103,17 @@ class ToolError extends Error {
   }
 }
 
-function toolError(err: unknown): CallToolResult {
+/** A failure as the project's code and one line, whatever it quotes (a recipient "bob\n" the daemon names back, a peer's text). */
+function failure(err: unknown): { code: string; message: string } {
   const raw = (err as { code?: unknown } | undefined)?.code;
-  const code = typeof raw === 'string' ? raw : 'internal_error';
-  // one line, whatever it quotes (a recipient "bob\n" the daemon names back, a peer's text)
-  const message = printable(err instanceof Error ? err.message : String(err));
+  return {
+    code: typeof raw === 'string' ? raw : 'internal_error',
+    message: printable(err instanceof Error ? err.message : String(err)),
+  };
+}
+
+function toolError(err: unknown): CallToolResult {
+  const { code, message } = failure(err);
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: code, message }) }] };
 }
 
@@ -635,9 +641,7 @@ export function createSvcMcp(options: McpOptions) {
     try {
       return await withDaemon(uri.href, run);
     } catch (err) {
-      const raw = (err as { code?: unknown } | undefined)?.code;
-      const code = typeof raw === 'string' ? raw : 'internal_error';
-      const message = printable(err instanceof Error ? err.message : String(err));
+      const { code, message } = failure(err);
       log(`resource ${uri.href} failed: ${message}`);
       throw new McpError(
         RESOURCE_GONE.has(code) ? RESOURCE_NOT_FOUND : ErrorCode.InternalError,

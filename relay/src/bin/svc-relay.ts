@@ -20,8 +20,7 @@ import {
   recordServedSettings,
   servedSettings,
 } from '../deployment/local-settings.js';
-import { createRelay, leafUrlOf, ledgerLocation, openOperatorState } from '../index.js';
-import { Ledger } from '../ledger/ledger.js';
+import { createRelay, leafUrlOf, openLedger, openOperatorState } from '../index.js';
 import { createStores } from '../ledger/stores.js';
 import { prettyDestination } from '../log-pretty.js';
 import { createLogger } from '../logger.js';
@@ -441,31 +440,34 @@ function program(): Command {
       ) => {
         const config = operatorConfig(flags);
         const { deployment, ledger: dataDirLedger } = await openOperatorState(config);
-        await dataDirLedger.close();
-        if (flags.deploymentId !== undefined && deployment.deploymentId !== flags.deploymentId)
-          throw new SvcError(
-            'config_invalid',
-            `the data dir ${config.dataDir} holds deployment ${deployment.deploymentId}, not ${flags.deploymentId}`,
-          );
-        // a ledger named that is not there would be created empty, and --apply would then
-        // delete every named source's consumer as one without a row
-        if (flags.ledgerDb !== undefined && !statSync(flags.ledgerDb, { throwIfNoEntry: false })?.isFile())
-          throw new SvcError(
-            'usage_error',
-            `--ledger-db ${flags.ledgerDb} is not a file: give the relay's ledger (ledger.db in its data dir), or leave it out`,
-          );
-        const ledger = flags.ledgerDb
-          ? await Ledger.open({ sqlite: flags.ledgerDb }).catch((err: unknown) => {
-              if (err instanceof SvcError) throw err;
-              throw new SvcError('config_invalid', `--ledger-db ${flags.ledgerDb}: ${(err as Error).message}`, {
-                cause: err,
-              });
-            })
-          : await Ledger.open(ledgerLocation(config));
+        // the data dir's ledger, unless --ledger-db names another
+        let ledger = dataDirLedger;
         try {
-          await ledger.claimFor(deployment.deploymentId, flags.ledgerDb ?? 'of the data dir');
+          if (flags.deploymentId !== undefined && deployment.deploymentId !== flags.deploymentId)
+            throw new SvcError(
+              'config_invalid',
+              `the data dir ${config.dataDir} holds deployment ${deployment.deploymentId}, not ${flags.deploymentId}`,
+            );
+          if (flags.ledgerDb !== undefined) {
+            // a ledger named that is not there would be created empty, and --apply would then
+            // delete every named source's consumer as one without a row
+            if (!statSync(flags.ledgerDb, { throwIfNoEntry: false })?.isFile())
+              throw new SvcError(
+                'usage_error',
+                `--ledger-db ${flags.ledgerDb} is not a file: give the relay's ledger (ledger.db in its data dir), or leave it out`,
+              );
+            await dataDirLedger.close();
+            ledger = await openLedger({ sqlite: flags.ledgerDb }, deployment.deploymentId, flags.ledgerDb).catch(
+              (err: unknown) => {
+                if (err instanceof SvcError) throw err;
+                throw new SvcError('config_invalid', `--ledger-db ${flags.ledgerDb}: ${(err as Error).message}`, {
+                  cause: err,
+                });
+              },
+            );
+          }
         } catch (err) {
-          await ledger.close();
+          await ledger.close().catch(() => undefined);
           throw err;
         }
         const conns = new Map<string, Awaited<ReturnType<typeof connectAsRelay>>>();
