@@ -30,6 +30,15 @@ const GROUP = {
   ],
   me: { role: 'creator' as const, active: true },
 };
+/** A message bob sent in GROUP, as this agent (1001) archived it. */
+const fromBobInGroup = (m: Parameters<typeof archivedMessage>[0]) =>
+  archivedMessage({
+    conversation_id: GROUP.conversation_id,
+    conversation_type: 'group',
+    from: 'bob',
+    to: '1001',
+    ...m,
+  });
 
 describe('conv', () => {
   it('create-group sends the participants (space or comma separated) and prints the roster', async () => {
@@ -207,14 +216,7 @@ describe('conv', () => {
   });
 
   it('inbox: a group message is to the group (a reply goes to all of it), a direct one to you', async () => {
-    const group = archivedMessage({
-      conversation_id: GROUP.conversation_id,
-      conversation_type: 'group',
-      from: 'bob',
-      to: '1001',
-      message_id: 'g1',
-      content: 'to the team',
-    });
+    const group = fromBobInGroup({ message_id: 'g1', content: 'to the team' });
     const direct = archivedMessage({ from: 'bob', to: '1001', message_id: 'd1', content: 'just you' });
     const { link } = fakeLink({ ...agents, inbox: () => [group, direct] });
     const lines = (await svc(['inbox'], { link })).stdout.split('\n');
@@ -515,11 +517,7 @@ describe('attachments as a person reads them', () => {
   });
 
   it('read and conv messages show a roster change as a sentence; --json keeps what the peer sent', async () => {
-    const control = archivedMessage({
-      conversation_id: GROUP.conversation_id,
-      conversation_type: 'group',
-      from: 'bob',
-      to: '1001',
+    const control = fromBobInGroup({
       content_type: 'control',
       content: JSON.stringify({ op: 'create', kind: 'group', name: 'team' }),
     });
