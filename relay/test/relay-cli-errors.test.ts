@@ -108,6 +108,19 @@ describe('svc-relay usage errors', () => {
     }
   });
 
+  it('a bad setting names the flag that gave it, or the variable (it named SVC_RELAY_LISTEN for --listen)', async () => {
+    const env = { SVC_RELAY_DATA_DIR: tempDir('svc-relay-usage-flag-') };
+    const byFlag = await runRelayCli(['dev', '--listen', 'nonsense'], env);
+    expect(byFlag.stderr).toBe('svc-relay: error: --listen must be host:port (got "nonsense") (config_invalid)\n');
+    expect(byFlag.code).toBe(2);
+    const byEnv = await runRelayCli(['dev'], { ...env, SVC_RELAY_LISTEN: 'nonsense' });
+    expect(byEnv.stderr).toBe(
+      'svc-relay: error: SVC_RELAY_LISTEN must be host:port (got "nonsense") (config_invalid)\n',
+    );
+    const level = await runRelayCli(['serve', '--log-level', 'loud'], env);
+    expect(level.stderr).toMatch(/^svc-relay: error: --log-level must be one of [^\n]* \(got "loud"\) \(config_invalid\)\n$/);
+  });
+
   it('--json puts the error object on stdout', async () => {
     const r = await runRelayCli(['grant', '--json']);
     expect(r.code).toBe(2);

@@ -116,8 +116,11 @@ function operatorConfig(flags: { config?: string; dataDir?: string; ledgerDsnFil
 /** environment, then --config, then flags: each later source overrides the earlier. */
 function configFrom(flags: CommonFlags, extra: RawSettings = {}): RelayConfig {
   const fromFlags: RawSettings = {};
+  const flagOf = new Map<string, string>();
   const set = (k: keyof RawSettings, flag: string, v: string | undefined) => {
-    if (given(flag, v) !== undefined) fromFlags[k] = v;
+    if (given(flag, v) === undefined) return;
+    fromFlags[k] = v;
+    flagOf.set(k, flag);
   };
   given('--config', flags.config);
   set('SVC_RELAY_LISTEN', '--listen', flags.listen);
@@ -128,9 +131,20 @@ function configFrom(flags: CommonFlags, extra: RawSettings = {}): RelayConfig {
   set('SVC_RELAY_NATS_URL', '--nats-url', flags.natsUrl);
   set('SVC_RELAY_LEDGER_DSN_FILE', '--ledger-dsn-file', flags.ledgerDsnFile);
   set('SVC_RELAY_LOG_LEVEL', '--log-level', flags.logLevel);
-  return buildConfig(
-    mergeSettings(extra, settingsFromEnv(process.env), flags.config ? settingsFromFile(flags.config) : {}, fromFlags),
-  );
+  try {
+    return buildConfig(
+      mergeSettings(extra, settingsFromEnv(process.env), flags.config ? settingsFromFile(flags.config) : {}, fromFlags),
+    );
+  } catch (err) {
+    throw namingFlags(err, flagOf);
+  }
+}
+
+/** A setting's error names the flag that gave its value (`--listen must be host:port`), not its variable. */
+function namingFlags(err: unknown, flagOf: Map<string, string>): unknown {
+  if (!(err instanceof SvcError) || err.code !== 'config_invalid' || flagOf.size === 0) return err;
+  const message = err.message.replace(/\bSVC_RELAY_[A-Z_]+\b/g, (name) => flagOf.get(name) ?? name);
+  return message === err.message ? err : new SvcError('config_invalid', message, { cause: err });
 }
 
 /** Binds host:port and lets go at once: rejects with the listen error (EADDRINUSE, EACCES …) that the relay would meet. */
