@@ -8,7 +8,7 @@
  * was signed, cutting a blob short, or serving a large one to fill the daemon's memory.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from '@svc/test-harness';
@@ -100,6 +100,29 @@ describe('attachments', () => {
       path: join(dir, 'renamed.pdf'),
       already_saved: true,
     });
+    // several copies (another message may carry the same bytes under its own name): the one
+    // named is this message's, by its name or a numbered one (it was the first readdir gave)
+    for (const other of ['a.pdf', 'b.pdf', 'c.pdf', 'report (copy).pdf', 'x.pdf', 'y.pdf', 'z.pdf'])
+      writeFileSync(join(dir, other), bytes);
+    writeFileSync(join(dir, 'report (2).pdf'), bytes);
+    expect(await b.client.saveAttachment('bob', m.message_id, dir)).toMatchObject({
+      path: join(dir, 'report (2).pdf'),
+      already_saved: true,
+    });
+    writeFileSync(join(dir, 'report.pdf'), bytes);
+    expect((await b.client.saveAttachment('bob', m.message_id, dir)).path).toBe(join(dir, 'report.pdf'));
+    for (const other of [
+      'a.pdf',
+      'b.pdf',
+      'c.pdf',
+      'report (copy).pdf',
+      'x.pdf',
+      'y.pdf',
+      'z.pdf',
+      'report (2).pdf',
+      'report.pdf',
+    ])
+      rmSync(join(dir, other));
     // elsewhere, without a copy: the relay deleted it once saved, and the error says so
     await expect(
       b.client.saveAttachment('bob', m.message_id, mkdtempSync(join(tmpdir(), 'svc-attach-save-'))),

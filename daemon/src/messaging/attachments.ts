@@ -200,6 +200,30 @@ async function sealedDigest(fh: FileHandle, d: AttachmentDescriptor): Promise<Bu
   return hash.update(c.final()).update(c.getAuthTag()).digest();
 }
 
+/** `report.pdf` → `report`, `.pdf`: numbered names go between them (`report (1).pdf`). */
+function stemAndExt(name: string): [string, string] {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+}
+
+/**
+ * Where to look for a saved copy first: the name this attachment is saved under, then its
+ * numbered names, then the rest in order. Another message may carry the same bytes under
+ * another name; its file is a copy too, but the one to name is this message's own.
+ */
+function ownNamesFirst(names: string[], own: string): string[] {
+  const [stem, ext] = stemAndExt(own);
+  const numbered = (name: string) =>
+    name.startsWith(`${stem} (`) &&
+    name.endsWith(`)${ext}`) &&
+    /^[0-9]+$/.test(name.slice(stem.length + 2, name.length - ext.length - 1));
+  const rank = (name: string) => (name === own ? 0 : numbered(name) ? 1 : 2);
+  return names
+    .map((name) => ({ name, rank: rank(name) }))
+    .sort((x, y) => x.rank - y.rank || (x.name < y.name ? -1 : 1))
+    .map((x) => x.name);
+}
+
 /**
  * A file in `dir` that is this attachment, byte for byte, whatever it was named: sealed
  * with the attachment's key and nonce it gives the digest the sender signed for.
@@ -212,7 +236,7 @@ async function savedCopy(dir: string, d: AttachmentDescriptor): Promise<string |
     return undefined;
   }
   const want = Buffer.from(d.digest, 'base64url');
-  for (const name of names) {
+  for (const name of ownNamesFirst(names, safeName(d.name))) {
     if (PART.test(name)) continue;
     const path = join(dir, name);
     let fh: FileHandle | undefined;
@@ -272,8 +296,7 @@ export function safeName(name: string): string {
  * where the file system has no hard links, an exclusive copy does the same.
  */
 async function place(tmp: string, dir: string, name: string): Promise<string> {
-  const dot = name.lastIndexOf('.');
-  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+  const [stem, ext] = stemAndExt(name);
   for (let i = 0; i <= 1000; i++) {
     const path = join(dir, i === 0 ? name : `${stem} (${i})${ext}`);
     try {
