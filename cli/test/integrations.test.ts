@@ -112,6 +112,30 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     });
   });
 
+  it('a re-install after the user or the wake hook changed the file: uninstall takes out only the status line', async () => {
+    // it restored the file from before the first install: the user's edit and the hook went with it
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.claude'));
+    writeFileSync(h.settings, PRIOR_SETTINGS);
+    expect((await svc(['claude', 'install-statusline', '--binary', '/opt/svc'], { env: h.env })).code).toBe(0);
+    const edited = JSON.parse(readFileSync(h.settings, 'utf8'));
+    edited.theme = 'dark';
+    writeFileSync(h.settings, JSON.stringify(edited, null, '\t'));
+    expect((await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env })).code).toBe(0);
+    expect((await svc(['claude', 'install-statusline', '--binary', '/usr/bin/svc'], { env: h.env })).code).toBe(0);
+    const un = await svc(['claude', 'uninstall-statusline'], { env: h.env });
+    expect(un.code).toBe(0);
+    expect(un.stdout).toContain('your other changes stay');
+    const left = JSON.parse(readFileSync(h.settings, 'utf8'));
+    expect(left.theme).toBe('dark');
+    expect(left.statusLine).toEqual(JSON.parse(PRIOR_SETTINGS).statusLine);
+    expect(left.hooks.Stop).toEqual([{ hooks: [{ type: 'command', command: '/opt/svc wake-hook', timeout: 5 }] }]);
+    // the hook is still svc's to take out
+    const hook = await svc(['claude', 'uninstall-wake-hook'], { env: h.env });
+    expect(hook.stdout).not.toContain('no longer');
+    expect(JSON.parse(readFileSync(h.settings, 'utf8'))).toEqual({ ...JSON.parse(PRIOR_SETTINGS), theme: 'dark' });
+  });
+
   it('a settings file that is not JSON is left untouched, with a clear error', async () => {
     const h = homes();
     mkdirSync(join(h.env.HOME, '.claude'));

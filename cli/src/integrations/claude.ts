@@ -72,6 +72,12 @@ interface InstallRecord {
   created_dir: boolean;
   /** sha256 of the bytes install wrote last */
   written: string;
+  /**
+   * false once a re-install found the file changed since svc last wrote it (the user, or the
+   * other feature): `original` is then no longer the file minus svc's entry, and uninstall
+   * takes out only the entry. Absent in records of older versions: true.
+   */
+  restorable?: boolean;
 }
 
 function parseSettings(bytes: Buffer | undefined, path: string): Settings {
@@ -176,7 +182,11 @@ export async function install(target: ClaudeTarget, feature: Feature, command: s
   const keep = previous && previous.settings === target.settings && feature.isOurs(settings, previous.command);
   const prior = feature.prior(settings);
   const record: InstallRecord = keep
-    ? { ...previous, command }
+    ? {
+        ...previous,
+        command,
+        restorable: previous.restorable !== false && bytes !== undefined && sha256(bytes) === previous.written,
+      }
     : {
         settings: target.settings,
         command,
@@ -224,7 +234,7 @@ export async function uninstall(target: ClaudeTarget, feature: Feature): Promise
   let outcome: UninstallResult['outcome'];
   if (bytes === undefined) {
     outcome = 'gone';
-  } else if (sha256(bytes) === record.written) {
+  } else if (sha256(bytes) === record.written && record.restorable !== false) {
     // untouched since install: put back exactly what was there
     if (record.original !== undefined) {
       await backup(target.svcHome, 'claude-settings.json', bytes);
