@@ -495,6 +495,15 @@ describe('wired commands', () => {
     expect(calls[0]).toEqual({ method: 'updateProfile', args: ['alice', { endpoint_url: 'https://x.example/hook' }] });
     await svc(['agent', 'webhook', 'clear', '--as', 'alice'], { link });
     expect(calls[1]!.args[1]).toEqual({ endpoint_url: null });
+    // an empty URL (an unset variable) is refused: the relay would clear the URL and its secret
+    for (const empty of ['', '  ']) {
+      const r = await svc(['agent', 'webhook', 'set', empty, '--as', 'alice'], { link });
+      expect(r.stderr).toBe(
+        'svc: error: The webhook URL is empty: give an https URL, or remove the webhook with svc agent webhook clear. (validation_failed)\n',
+      );
+      expect(r.code).toBe(2);
+    }
+    expect(calls).toHaveLength(2);
   });
 
   it('keys status says when the relay could not be asked, rather than "not uploaded"', async () => {

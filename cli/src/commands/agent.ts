@@ -58,6 +58,13 @@ function webhookCommand(app: App): Command {
       .argument('<url>', 'absolute https URL'),
   );
   action(app, set, async (run, url?: string) => {
+    // the relay takes a blank URL for "clear", which erases the secret too: an unset shell
+    // variable must not do that
+    if (url!.trim() === '') {
+      throw usageError(
+        'The webhook URL is empty: give an https URL, or remove the webhook with svc agent webhook clear.',
+      );
+    }
     const p = await patchMe(run, { endpoint_url: url! });
     run.print(p, () => webhookText(p));
   });
