@@ -141,6 +141,26 @@ describe('daemon shell', () => {
   });
 });
 
+describe('a daemon setting it cannot take', () => {
+  it('the daemon says so in one line with config_invalid, and ensureDaemon passes that on (it was a stack trace)', async () => {
+    const home = tempHome();
+    const env = { ...process.env, SVC_HOME: home, SVC_VAULT_BACKEND: 'bogus' };
+    const bin = fileURLToPath(new URL('../dist/bin/svc-daemon.js', import.meta.url));
+    const daemon = await runChild(process.execPath, [bin], { env, timeoutMs: 20_000 });
+    expect(daemon.code).toBe(1);
+    expect(daemon.stderr).toBe(
+      '{"error":"config_invalid","message":"SVC_VAULT_BACKEND must be auto, keyring or file (got bogus)"}\n',
+    );
+    // an earlier start's lines in the start log are not this start's cause
+    mkdirSync(join(home, 'logs'), { recursive: true });
+    writeFileSync(join(home, 'logs', 'daemon-start.log'), '{"error":"vault_locked","message":"an old start"}\n');
+    await expect(ensureDaemon({ home, env })).rejects.toMatchObject({
+      code: 'config_invalid',
+      message: `The daemon did not start: SVC_VAULT_BACKEND must be auto, keyring or file (got bogus) (see ${join(home, 'logs', 'daemon-start.log')})`,
+    });
+  });
+});
+
 describe('a home on a virtual file system', () => {
   // under /proc, Node's recursive mkdirSync never returned: each child runs under a watchdog
   // that kills it, so a hang fails the test instead of holding the worker

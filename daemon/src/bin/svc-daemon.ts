@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /** svc-daemon: runs the daemon in the foreground until SIGTERM/SIGINT or POST /v1/shutdown. */
-import { configFromEnv, createDaemon, DaemonError } from '../index.js';
+import { configFromEnv, createDaemon, type Daemon, DaemonError } from '../index.js';
 
 async function main(): Promise<void> {
   const foreground = process.argv.includes('--foreground') || process.argv.includes('-f');
-  const daemon = createDaemon(configFromEnv({ logToStderr: foreground }));
+  let daemon: Daemon;
   try {
+    // a bad setting is one line with its code, as a failed start is (it was an uncaught throw)
+    daemon = createDaemon(configFromEnv({ logToStderr: foreground }));
     await daemon.start();
   } catch (err) {
     const code = err instanceof DaemonError ? err.code : 'internal_error';

@@ -7,7 +7,7 @@
  * daemon's internals.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, fstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createConnection } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -464,6 +464,8 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
   mkdirSync(logsDir, { recursive: true, mode: 0o700 });
   const startLog = join(logsDir, 'daemon-start.log');
   const out = openSync(startLog, 'a', 0o600);
+  // what this start writes: the log keeps earlier starts' lines
+  const logFrom = fstatSync(out).size;
   const { command: thisNode, args, cwd } = daemonCommand();
   const command = options.nodePath ?? thisNode;
   const child = spawn(command, args, {
@@ -489,8 +491,18 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
     if ((exitCode !== null && exitCode !== 3) || Date.now() > deadline) {
       let detail = '';
       try {
-        detail = readFileSync(startLog, 'utf8').trim().split('\n').slice(-3).join(' | ');
-      } catch {
+        const lines = readFileSync(startLog).subarray(logFrom).toString('utf8').trim().split('\n');
+        const refusal = daemonRefusal(lines.at(-1) ?? '');
+        if (refusal) {
+          throw new DaemonClientError(
+            refusal.error,
+            `The daemon did not start: ${refusal.message} (see ${startLog})`,
+            503,
+          );
+        }
+        detail = lines.slice(-3).join(' | ');
+      } catch (err) {
+        if (err instanceof DaemonClientError) throw err;
         // no start log
       }
       throw new DaemonClientError(
@@ -500,6 +512,17 @@ export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<D
       );
     }
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The daemon's own refusal to start (`{"error","message"}`, the last line it writes), if that line is one. */
+function daemonRefusal(line: string): { error: string; message: string } | undefined {
+  if (!line.startsWith('{"error":')) return undefined;
+  try {
+    const { code, message } = errorOfBody(JSON.parse(line), 503, 'the daemon');
+    return { error: code, message };
+  } catch {
+    return undefined;
   }
 }
 

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { PRESENCE_WINDOW_SECONDS } from '@svc/shared';
 import { homeFrom } from '../client/home.js';
+import { DaemonError } from '../errors.js';
 import type { DaemonEnv } from './env.js';
 
 export type VaultBackend = 'auto' | 'keyring' | 'file';
@@ -57,10 +58,15 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 export function buildConfig(env: DaemonEnv, overrides: Partial<DaemonConfig> = {}): DaemonConfig {
   const backend = (overrides.vaultBackend ?? env.SVC_VAULT_BACKEND ?? 'auto') as VaultBackend;
   if (!['auto', 'keyring', 'file'].includes(backend)) {
-    throw new Error(`SVC_VAULT_BACKEND must be auto, keyring or file (got ${backend})`);
+    throw new DaemonError('config_invalid', `SVC_VAULT_BACKEND must be auto, keyring or file (got ${backend})`);
   }
   const logLevel = overrides.logLevel ?? env.SVC_DAEMON_LOG_LEVEL ?? 'info';
-  if (!LEVELS.includes(logLevel)) throw new Error(`SVC_DAEMON_LOG_LEVEL must be one of ${LEVELS.join(', ')}`);
+  if (!LEVELS.includes(logLevel)) {
+    throw new DaemonError(
+      'config_invalid',
+      `SVC_DAEMON_LOG_LEVEL must be one of ${LEVELS.join(', ')} (got ${logLevel})`,
+    );
+  }
   return {
     home: overrides.home !== undefined ? resolve(overrides.home) : homeFrom(env.SVC_HOME),
     vaultPassphrase: overrides.vaultPassphrase ?? env.SVC_VAULT_PASSPHRASE,
@@ -89,7 +95,10 @@ function msSetting(
   if (raw === undefined) return fallback;
   const ms = Number(raw);
   if (!/^\d+$/.test(raw) || ms < 100 || ms > 3_600_000) {
-    throw new Error(`${name} must be a whole number of milliseconds from 100 to 3600000 (got ${raw})`);
+    throw new DaemonError(
+      'config_invalid',
+      `${name} must be a whole number of milliseconds from 100 to 3600000 (got ${raw})`,
+    );
   }
   return ms;
 }
