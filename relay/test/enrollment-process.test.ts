@@ -3,10 +3,12 @@
  * with its managed nats-server.
  */
 
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Credentials, type DeploymentDocument, parseTrustBundle, verifyDeploymentDocument } from '@svc/shared';
-import { processAlive, until } from '@svc/test-harness';
+import { freePort, processAlive, tempDir, until } from '@svc/test-harness';
+import { RELAY_BIN } from '@svc/test-harness/bins';
 import { call, enrollmentBody, newIdentity, signInSignature, type TestIdentity } from '@svc/test-harness/agent-client';
 import { grantCode, type RelayProcess, runRelayCli, spawnRelay } from '@svc/test-harness/relay-process';
 import { importJWK, jwtVerify } from 'jose';
@@ -322,4 +324,29 @@ describe('process lifecycle', () => {
     while (!done) done = (await reader.read()).done;
     await until(() => !processAlive(nats), 5_000, 'nats-server to exit');
   }, 20_000);
+
+  it('Ctrl-C under npm (SIGINT twice at once) stops the relay and its nats-server (the second signal killed it mid-stop)', async () => {
+    const r = await spawnRelay({ command: 'dev' });
+    const nats = r.natsPid();
+    r.child.kill('SIGINT');
+    r.child.kill('SIGINT');
+    expect(await r.stop('SIGINT')).toBe(0);
+    await until(() => !processAlive(nats), 5_000, 'nats-server to exit');
+  }, 30_000);
+
+  it('a SIGINT while the relay starts stops it once it runs, nats-server included', async () => {
+    const dataDir = tempDir('svc-relay-start-signal-');
+    const child = spawn(process.execPath, [RELAY_BIN, 'dev', '--listen', `127.0.0.1:${await freePort()}`], {
+      env: { ...process.env, SVC_RELAY_DATA_DIR: dataDir },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((done) => child.once('exit', done));
+    const pidFile = join(dataDir, 'nats', 'nats-server.pid');
+    // the nats-server is up, the relay not yet listening
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 60_000, 'nats-server pid');
+    const nats = Number(readFileSync(pidFile, 'utf8').trim());
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    await until(() => !processAlive(nats), 5_000, 'nats-server to exit');
+  }, 90_000);
 });

@@ -168,6 +168,17 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
   // can no longer say why).
   let stop: ((reason: string, code?: number) => void) | undefined;
   let outputLost = false;
+  // Every signal, not only the first: Ctrl-C on `npm start` sends SIGINT twice (the terminal's
+  // process group, then npm forwarding it), and the second, with no handler left, killed the
+  // relay mid-stop and left its detached nats-server running. One during start-up is kept
+  // and acted on once the relay runs, so that what it started stops too.
+  let signalled: string | undefined;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      signalled ??= signal;
+      stop?.(signal);
+    });
+  }
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', () => {
       outputLost = true;
@@ -209,8 +220,7 @@ async function serve(config: RelayConfig, dev: boolean, flags: CommonFlags): Pro
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', () => stop?.('SIGTERM'));
-  process.once('SIGINT', () => stop?.('SIGINT'));
+  if (signalled) return stop(signalled);
   if (outputLost) stop('output closed', 1);
   if (dev) {
     const ctx = relay.context;
