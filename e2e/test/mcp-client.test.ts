@@ -117,6 +117,23 @@ describe('svc mcp as a demanding client meets it', () => {
     expect(sent).toMatchObject({ conversation_id: group.conversation_id, recipients: ['bob'] });
     const { tools } = await alice.listTools();
     expect(tools.find((t) => t.name === 'reply')!.description).toContain('every member in a group');
+    // the roster change reads as one line in a tool's result too (the output schema dropped it)
+    expect(created.body).toMatchObject({
+      content_type: 'control',
+      summary: `bob created the group “${name}”`,
+    });
+    // a message of one's own into the group, not only a reply (`to` was required, and refused with it)
+    const posted = await call<{ conversation_id: string; recipients: string[]; to: string }>(alice, 'send_message', {
+      conversation_id: group.conversation_id,
+      content: 'posting into the group',
+    });
+    expect(posted).toMatchObject({ conversation_id: group.conversation_id, recipients: ['bob'] });
+    const neither = await alice.callTool({ name: 'send_message', arguments: { content: 'to nobody' } });
+    expect(neither.isError).toBe(true);
+    expect(JSON.parse((neither.content as Array<{ text: string }>)[0]!.text)).toEqual({
+      error: 'validation_failed',
+      message: expect.stringMatching(/^send_message: to: give the recipient/),
+    });
   }, 90_000);
 
   it('a relay that hangs: the send answers queued (the daemon sends it later), not a timeout to retry', async () => {

@@ -327,13 +327,16 @@ export function createSvcMcp(options: McpOptions) {
     {
       title: 'Send a message',
       description:
-        'Send an end-to-end encrypted message to another agent of the tenant (a direct message; files cannot be sent from here). status "queued" means the relay is unreachable and the daemon sends it when it answers.',
+        'Send an end-to-end encrypted message: to another agent of the tenant (`to`), or into a group or broadcast this agent is a member of (its `conversation_id`, without `to`; `recipients` lists the members it went to). Files cannot be sent from here. status "queued" means the relay is unreachable and the daemon sends it when it answers.',
       input: {
         to: z
           .string()
           .min(1)
           .max(256)
-          .describe('agent number of the recipient, as list_contacts and messages name agents (e.g. "bob")'),
+          .optional()
+          .describe(
+            'agent number of the recipient, as list_contacts and messages name agents (e.g. "bob"); leave it out to post into a group or broadcast',
+          ),
         content: z.string().min(1).max(MAX_CONTENT_BYTES).describe(CONTENT_DESCRIPTION),
         content_type: z
           .enum(['text', 'structured'])
@@ -344,11 +347,18 @@ export function createSvcMcp(options: McpOptions) {
           .min(1)
           .max(256)
           .optional()
-          .describe('the direct conversation with `to` to continue (optional: there is one per peer)'),
+          .describe(
+            'a group or broadcast conversation to post into (without `to`), or the direct conversation with `to` (optional: there is one per peer)',
+          ),
       },
       output: S.Sent,
     },
     async (a) => {
+      if (a.to === undefined && a.conversation_id === undefined) {
+        throw badInput('send_message', [
+          'to: give the recipient (an agent number), or conversation_id to post into a group or broadcast',
+        ]);
+      }
       checkSize(a.content);
       // the daemon checks it too, but its refusal names neither the tool nor the field
       if (a.content_type === 'structured' && !isJson(a.content)) {
@@ -358,7 +368,7 @@ export function createSvcMcp(options: McpOptions) {
       }
       return sender
         .send(agent, {
-          to: a.to,
+          ...(a.to !== undefined ? { to: a.to } : {}),
           content: a.content,
           content_type: a.content_type,
           ...(a.conversation_id ? { conversation_id: a.conversation_id } : {}),
@@ -366,7 +376,7 @@ export function createSvcMcp(options: McpOptions) {
         .catch((err: unknown) => {
           throw sendOutcomeUnknown(
             sizeError(err, a.content),
-            `read_conversation with conversation ${JSON.stringify(a.to)}`,
+            `read_conversation with conversation ${JSON.stringify(a.conversation_id ?? a.to)}`,
           );
         });
     },
