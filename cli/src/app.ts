@@ -62,13 +62,21 @@ export class App {
     return new Run(this, cmd);
   }
 
-  /** The daemon link, autostarting the daemon unless the global --no-autostart was given. */
-  link(autostart: boolean): Promise<DaemonApi> {
+  /**
+   * The daemon link, autostarting the daemon unless the global --no-autostart was given.
+   * `callTimeoutMs`: each call's deadline, for the link's first user only (it is kept).
+   */
+  link(autostart: boolean, callTimeoutMs?: number): Promise<DaemonApi> {
     // the daemon client (node:http, node:child_process) loads only for commands that need it
     const connect =
       this.io.connect ?? (async (o: ConnectOptions) => (await import('./daemon-link.js')).connectDaemon(o));
     // a failed attempt is not kept: `svc start -b` asks without autostart first, then with it
-    this.linkPromise ??= connect({ home: this.home, autostart, env: this.io.env }).catch((err: unknown) => {
+    this.linkPromise ??= connect({
+      home: this.home,
+      autostart,
+      env: this.io.env,
+      ...(callTimeoutMs ? { callTimeoutMs } : {}),
+    }).catch((err: unknown) => {
       this.linkPromise = undefined;
       throw err;
     });
@@ -117,17 +125,17 @@ export class Run {
     return rootOf(this.cmd).opts().autostart !== false;
   }
 
-  async link(): Promise<DaemonApi> {
+  async link(callTimeoutMs?: number): Promise<DaemonApi> {
     const autostart = this.autostart;
     this.debug(`daemon home ${this.app.home}, autostart ${autostart}`);
-    const link = await this.app.link(autostart);
+    const link = await this.app.link(autostart, callTimeoutMs);
     this.debug('daemon answered');
     return link;
   }
 
-  /** The daemon, and the agent a command acts as (below). */
-  async asAgent(): Promise<{ link: DaemonApi; agent: string }> {
-    const link = await this.link();
+  /** The daemon, and the agent a command acts as (below); `callTimeoutMs` as for `link`. */
+  async asAgent(callTimeoutMs?: number): Promise<{ link: DaemonApi; agent: string }> {
+    const link = await this.link(callTimeoutMs);
     return { link, agent: await this.agent(link) };
   }
 

@@ -14,6 +14,8 @@ export interface ConnectOptions {
   autostart: boolean;
   /** environment of a daemon started here */
   env?: NodeJS.ProcessEnv;
+  /** each daemon call's deadline (default 60 s) */
+  callTimeoutMs?: number;
 }
 
 /** A client of a running daemon, started (detached) first unless autostart is false. */
@@ -23,6 +25,7 @@ export async function connectDaemon(options: ConnectOptions): Promise<DaemonApi>
       home: options.home,
       autostart: options.autostart,
       ...(options.env ? { env: options.env } : {}),
+      ...(options.callTimeoutMs ? { callTimeoutMs: options.callTimeoutMs } : {}),
     });
   } catch (err) {
     if (err instanceof DaemonClientError && err.code === 'daemon_unavailable' && !options.autostart) {

@@ -192,6 +192,20 @@ describe('svc mcp as a demanding client meets it', () => {
     expect((await call<{ agent_number: string }>(late, 'whoami')).agent_number).toBe('alice');
   }, 90_000);
 
+  it('a daemon that hangs: the server still answers the handshake within a tool deadline, then serves once it answers', async () => {
+    const pid = daemonPid(homes.a)!;
+    process.kill(pid, 'SIGSTOP');
+    let alice: Client;
+    try {
+      // it waited the client's 60 s and exited without answering initialize (connect failed)
+      alice = await connect(homes.a, 'alice');
+      expect(stderr).toContain('mcp: the svc daemon does not answer; serving as alice');
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect((await call<{ agent_number: string }>(alice, 'whoami')).agent_number).toBe('alice');
+  }, 90_000);
+
   it('an error is one line, whatever the daemon quotes back', async () => {
     const alice = await connect(homes.a, 'alice');
     const e = await callError(alice, 'send_message', { to: 'bob\n\u001b]0;owned\u0007', content: 'hi' });

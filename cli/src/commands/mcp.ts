@@ -23,16 +23,23 @@ function asWritable(w: Writer): Writable {
  * server that cannot work. With --no-autostart and no daemon yet (an MCP host starts its
  * servers with its session, maybe before the owner's `svc start -b`), an agent named by
  * --as or SVC_AGENT is served unchecked: each tool says the daemon is not running, and
- * works once it is.
+ * works once it is. So is one whose daemon does not answer within a tool's deadline (it
+ * hangs): the host gets its server at once, not a silent minute and an exit.
  */
-async function whoToServe(run: Run, autostart: boolean): Promise<{ name: string; agent_number?: string }> {
+async function whoToServe(
+  run: Run,
+  autostart: boolean,
+  callTimeoutMs: number,
+): Promise<{ name: string; agent_number?: string; unchecked?: string }> {
   try {
-    const { link, agent } = await run.asAgent();
+    const { link, agent } = await run.asAgent(callTimeoutMs);
     return await link.getAgent(agent);
   } catch (err) {
     const named = run.opts().as?.trim() || run.env.SVC_AGENT?.trim();
-    if (autostart || !named || !(err instanceof CliError) || err.code !== 'daemon_unavailable') throw err;
-    return { name: named };
+    const code = (err as { code?: unknown }).code;
+    const unchecked = code === 'daemon_timeout' || (!autostart && code === 'daemon_unavailable');
+    if (!named || !unchecked) throw err;
+    return { name: named, unchecked: code as string };
   }
 }
 
@@ -50,8 +57,8 @@ export function mcpCommand(app: App): Command {
     let root = run.cmd;
     while (root.parent) root = root.parent;
     const autostart = root.opts().autostart !== false;
-    const me = await whoToServe(run, autostart);
     const { createSvcMcp, CALL_TIMEOUT_MS, SEND_TIMEOUT_MS } = await import('../mcp/server.js');
+    const me = await whoToServe(run, autostart, CALL_TIMEOUT_MS);
     const server = createSvcMcp({
       client: new DaemonClient({ home: app.home, timeoutMs: CALL_TIMEOUT_MS }),
       sender: new DaemonClient({ home: app.home, timeoutMs: SEND_TIMEOUT_MS }),
@@ -66,9 +73,11 @@ export function mcpCommand(app: App): Command {
       log: (line) => run.info(`mcp: ${line}`),
     });
     run.info(
-      me.agent_number
+      me.unchecked === undefined
         ? `mcp: serving as ${me.name} (${me.agent_number})`
-        : `mcp: the svc daemon is not running; serving as ${me.name}, whose tools answer daemon_unavailable until it runs`,
+        : me.unchecked === 'daemon_timeout'
+          ? `mcp: the svc daemon does not answer; serving as ${me.name}, whose tools answer daemon_timeout until it does`
+          : `mcp: the svc daemon is not running; serving as ${me.name}, whose tools answer daemon_unavailable until it runs`,
     );
     await server.start(stdin as NodeJS.ReadableStream as import('node:stream').Readable, asWritable(app.io.stdout));
   });

@@ -426,6 +426,8 @@ export interface EnsureDaemonOptions {
   autostart?: boolean;
   /** how long to wait for the socket after starting, ms (default 20 s) */
   timeoutMs?: number;
+  /** each call's deadline on the client returned (default 60 s): a daemon that accepts and never answers */
+  callTimeoutMs?: number;
   /** environment of the started daemon (default process.env; SVC_HOME is set from home) */
   env?: NodeJS.ProcessEnv;
   /** the Node binary that runs a started daemon (default this process's; Electron passes the system's `node`) */
@@ -449,7 +451,7 @@ export function daemonCommand(): { command: string; args: string[]; cwd: string 
 /** A client of a running daemon; starts one (detached) unless autostart is false. */
 export async function ensureDaemon(options: EnsureDaemonOptions = {}): Promise<DaemonClient> {
   const home = options.home ? resolve(options.home) : defaultHome(options.env);
-  const client = new DaemonClient({ home });
+  const client = new DaemonClient({ home, ...(options.callTimeoutMs ? { timeoutMs: options.callTimeoutMs } : {}) });
   try {
     await client.status();
     return client;
