@@ -549,6 +549,47 @@ describe('svc tui frames', () => {
     await frame((f) => f.includes('Inbox · 3 unread'), 'back to the overview');
   });
 
+  it('Enter on an inbox message opens its conversation on that message (it opened on the newest)', async () => {
+    const { source, data } = fakeSource();
+    data.inbox = [msg('m1', 'alice', 'first', 1), msg('m2', 'alice', 'second', 2), msg('m3', 'alice', 'third', 3)];
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('Inbox · 3 unread'), 'the inbox');
+    await press('j'); // the inbox is focused first: on m2
+    await press('\r');
+    await frame((f) => f.includes('Conversation with alice · 3 · 2/3'), 'the conversation, on the message chosen');
+    await press('\r');
+    await frame((f) => f.includes('id m2'), 'that message read whole');
+  });
+
+  it('a message read whole shows its key fingerprint and id whole on a narrow terminal; a group message is to the group', async () => {
+    const { source, data } = fakeSource();
+    const fingerprint = '3e3e:8858:f8bd:653b:c0e5:bd53:0363:9a1c:77d0:4e2f:aa01:b2c3:d4e5:f607:1829:3a4b';
+    const id = '01a229f8-5f4a-779f-9010-b2ba5e6c7d8e';
+    data.inbox = [
+      {
+        ...msg(id, 'alice', 'to the group', 1),
+        conversation_id: 'grp:alice:worCuT5PjZU5XOtWujIfNw',
+        conversation_type: 'group',
+        verified: { sender: 'alice', key_fingerprint: fingerprint, trust: 'pinned' },
+      },
+    ];
+    ui = render(createElement(Dashboard, { source, size: { columns: 60, rows: 30 } }));
+    await frame((f) => f.includes('Inbox · 1 unread'), 'the inbox');
+    await press('\r');
+    await frame((f) => f.includes('(Esc back)'), 'the conversation');
+    await press('\r');
+    const f = await frame((f) => f.includes('Message'), 'the message read whole');
+    // the panes' borders and the other pane taken off each line, what is left reads whole
+    const text = f
+      .split('\n')
+      .map((l) => l.split(/[║│]/).at(-2) ?? '')
+      .join('')
+      .replace(/\s+/g, '');
+    expect(text).toContain(fingerprint);
+    expect(text).toContain(`id${id}`);
+    expect(text).toContain('togrp:alice:worCuT5PjZU5XOtWujIfNw');
+  });
+
   it('a conversation longer than one read says how long it is, and its older messages are read as the selection goes above them', async () => {
     const { source, data, emit, subscribed } = fakeSource();
     const all = Array.from({ length: 450 }, (_, i) => msg(`m${i}`, 'alice', `note ${i}`, 0, 'pinned'));
@@ -802,11 +843,15 @@ describe('a small terminal', () => {
     f = await frame((f) => f.includes('Agents (20) · 10–20'), 'the last agent in view');
     expect(f).toMatch(/agent19/);
     expect(f.split('\n').length).toBeLessThanOrEqual(20);
-    // an open conversation: 12 rows of messages under its title
+    // an open conversation: 12 rows of messages under its title (opened from the inbox on
+    // its first message; End goes to the newest)
     await press('\t');
     await press('\r');
-    f = await frame((f) => f.includes('Conversation with alice'), 'the conversation');
-    expect(f).toContain('· 30 · 30/30');
+    f = await frame((f) => f.includes('Conversation with alice · 30 · 1/30'), 'the conversation');
+    expect(f).toContain('note 11');
+    expect(f).not.toContain('note 12');
+    await press('\u001b[F');
+    f = await frame((f) => f.includes('· 30 · 30/30'), 'its newest message');
     expect(f).toContain('note 18');
     expect(f).not.toContain('note 17');
     expect(f.split('\n').length).toBeLessThanOrEqual(20);

@@ -243,6 +243,8 @@ const MIN_RIGHT_WIDTH = 20;
 const MIN_BODY_ROWS = 8;
 /** Messages of a conversation read at a time (the newest first; more as the selection goes above them). */
 export const CONVERSATION_PAGE = 200;
+/** How far back Enter on an inbox message reads its conversation to open on that message. */
+const MAX_READ_BACK = 5_000;
 /** Search results asked for. */
 const SEARCH_LIMIT = 50;
 /** Home and End: a move past either end of any list. */
@@ -596,18 +598,27 @@ export function Dashboard(props: DashboardProps): ReactElement {
     conversations: view?.conversations.length ?? 0,
   };
 
-  const openConversation = async (id: string, title: string) => {
+  /** Opens a conversation on its newest message, or on `at` (a message chosen in the inbox). */
+  const openConversation = async (id: string, title: string, at?: string) => {
     if (!view?.agent) return;
     const total = view.conversations.find((c) => c.conversation_id === id)?.message_count;
     try {
-      const messages = await source.read(view.agent, id, { last: CONVERSATION_PAGE, verified: true });
+      let last = CONVERSATION_PAGE;
+      let messages = await source.read(view.agent, id, { last, verified: true });
+      let chosen = at === undefined ? -1 : messages.findIndex((m) => m.message_id === at);
+      // further back than one read: read as far as that message (an unread one is rarely far)
+      if (at !== undefined && chosen < 0 && messages.length === last && total !== undefined && total > last) {
+        last = Math.min(total, MAX_READ_BACK);
+        messages = await source.read(view.agent, id, { last, verified: true });
+        chosen = messages.findIndex((m) => m.message_id === at);
+      }
       update({
         open: {
           id,
           title,
           messages,
-          sel: Math.max(0, messages.length - 1),
-          last: CONVERSATION_PAGE,
+          sel: chosen >= 0 ? chosen : Math.max(0, messages.length - 1),
+          last,
           ...(total !== undefined ? { total } : {}),
         },
       });
@@ -755,7 +766,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
         const m = view.inbox[sel.inbox];
         if (m) {
           const known = view.conversations.find((c) => c.conversation_id === m.conversation_id);
-          void openConversation(m.conversation_id, heading(known ?? { ...m, peer: m.from }));
+          void openConversation(m.conversation_id, heading(known ?? { ...m, peer: m.from }), m.message_id);
         }
       } else {
         const c = view.conversations[sel.conversations];
@@ -884,11 +895,13 @@ export function Dashboard(props: DashboardProps): ReactElement {
   if (message) {
     const { m } = message;
     const who = sender(m);
+    // wrapped like the content: the key's fingerprint is there to be compared, whole
     const facts = [
       `from ${m.direction === 'outbound' ? `you (${m.from})` : m.from}${m.direction === 'inbound' ? ` · key ${m.verified?.trust ?? 'not verified'}${m.verified?.key_fingerprint ? ` ${m.verified.key_fingerprint}` : ''}` : ''}`,
-      `to ${m.to} · sent ${m.sent_at} · ${m.content_type}`,
+      // a group's or broadcast's message went to the conversation, as the CLI shows it
+      `to ${m.conversation_type === 'direct' ? m.to : m.conversation_id} · sent ${m.sent_at} · ${m.content_type}`,
       `id ${m.message_id}`,
-    ];
+    ].flatMap((f, i) => wrapLines(f, inner(rightWidth)).map((line) => ({ line, first: i === 0 })));
     const lines = wrapLines(messageText(m), inner(rightWidth));
     const room = Math.max(1, listRows - facts.length - 1);
     Object.assign(pages.current, { message: room, scrollMax: Math.max(0, lines.length - room) });
@@ -899,7 +912,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
       Panel,
       { title: `Message${more} (Esc back)`, focused: true },
       ...facts.map((f, i) =>
-        h(Text, { key: `f${i}`, color: i === 0 ? who.color : 'gray', wrap: 'truncate' }, clip(f, inner(rightWidth))),
+        h(Text, { key: `f${i}`, color: f.first ? who.color : 'gray', wrap: 'truncate' }, f.line),
       ),
       h(Text, { key: 'sep', color: 'gray' }, ' '),
       ...shown.map((l, i) => h(Text, { key: `l${top + i}`, wrap: 'truncate' }, l === '' ? ' ' : l)),
