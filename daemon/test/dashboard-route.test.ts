@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
+import { signInDashboard } from '@svc/test-harness/dashboard-session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDashboard } from '../dashboard/build.mjs';
 
@@ -48,14 +49,32 @@ describe('POST /v1/dashboard', () => {
     expect((await fetch(`${one.base_url}/api/v1/agents`)).status).toBe(401);
   });
 
+  it('the session cookie alone opens nothing: a browser sends it to every port of the host, the page key it does not', async () => {
+    const launch = await d.client.openDashboard({ port: 0 });
+    const mine = await signInDashboard(launch.url);
+    const other = await signInDashboard((await d.client.openDashboard({ port: launch.port })).url);
+    // per port: another daemon's dashboard on this host keeps its own cookie
+    expect(mine.cookie).toMatch(new RegExp(`^svc_dashboard_${launch.port}=[A-Za-z0-9_-]{43}$`));
+    const status = (headers: Record<string, string>) =>
+      fetch(`${launch.base_url}/api/v1/status`, { headers }).then((r) => r.status);
+    expect(await status(mine.headers)).toBe(200);
+    // what a program on another loopback port that the browser visits gets: the cookie (it
+    // read the whole inbox and sent as the agent with it)
+    expect(await status({ cookie: mine.cookie })).toBe(401);
+    expect(await status({ cookie: mine.cookie, 'x-svc-page-key': 'x'.repeat(43) })).toBe(401);
+    expect(await status({ cookie: mine.cookie, 'x-svc-page-key': other.pageKey })).toBe(401);
+    const events = (url: string, cookie: string) => fetch(url, { headers: { cookie } }).then((r) => r.status);
+    expect(await events(`${launch.base_url}/api/events`, mine.cookie)).toBe(401);
+    expect(await events(`${launch.base_url}/api/events?key=${other.pageKey}`, mine.cookie)).toBe(401);
+  });
+
   it('never forwards a send that names a file on disk', async () => {
     const launch = await d.client.openDashboard({ port: 0 });
-    const signIn = await fetch(launch.url, { redirect: 'manual' });
-    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const { headers } = await signInDashboard(launch.url);
     const send = (body: object) =>
       fetch(`${launch.base_url}/api/v1/agents/nobody/send`, {
         method: 'POST',
-        headers: { cookie, origin: launch.base_url, 'content-type': 'application/json' },
+        headers: { ...headers, origin: launch.base_url, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
     const refused = await send({ to: 'mallory', content: '', file_path: join(d.home, 'vault.json') });
@@ -76,13 +95,12 @@ describe('POST /v1/dashboard', () => {
     const group = `grp:${long}:${'r'.repeat(64)}`;
     await expect(d.client.keys(long)).rejects.toMatchObject({ code: 'unknown_agent', status: 404 });
     const launch = await d.client.openDashboard({ port: 0 });
-    const signIn = await fetch(launch.url, { redirect: 'manual' });
-    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const { headers } = await signInDashboard(launch.url);
     for (const path of [
       `/api/v1/agents/${long}/keys`,
       `/api/v1/agents/${long}/conversations/${encodeURIComponent(group)}/messages?last=200`,
     ]) {
-      const res = await fetch(`${launch.base_url}${path}`, { headers: { cookie } });
+      const res = await fetch(`${launch.base_url}${path}`, { headers });
       expect(res.status, path).toBe(404);
       expect(await res.json()).toMatchObject({ error: 'unknown_agent' });
     }
@@ -91,15 +109,19 @@ describe('POST /v1/dashboard', () => {
   it('never logs a launch token or a session id', async () => {
     const launch = await d.client.openDashboard({ port: 0 });
     const token = new URL(launch.url).searchParams.get('token')!;
-    const signIn = await fetch(launch.url, { redirect: 'manual' });
-    const session = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!.split('=')[1]!;
+    const { session, pageKey, headers } = await signInDashboard(launch.url);
     expect(session).toHaveLength(43);
-    await fetch(`${launch.base_url}/api/v1/status`, { headers: { cookie: `svc_dashboard=${session}` } });
+    expect((await fetch(`${launch.base_url}/api/v1/status`, { headers })).status).toBe(200);
+    // the event stream takes its page key as a parameter
+    const events = await fetch(`${launch.base_url}/api/events?key=${pageKey}`, { headers: { cookie: headers.cookie } });
+    expect(events.status).toBe(200);
+    await events.body?.cancel();
     await fetch(`${launch.base_url}/auth?token=${token}`); // a replay, refused
     await d.daemon.close(); // flushes the log
     const log = readFileSync(join(d.home, 'logs', 'daemon.log'), 'utf8');
     expect(log).toContain('dashboard request');
     expect(log).not.toContain(token);
     expect(log).not.toContain(session);
+    expect(log).not.toContain(pageKey);
   });
 });

@@ -97,8 +97,10 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await page.goto(launch.url);
     expect(page.url()).toBe(`${launch.base_url}/`);
     await page.getByRole('heading', { name: 'Inbox zero' }).waitFor();
-    const cookie = (await browser.cookies(launch.base_url)).find((c) => c.name === 'svc_dashboard');
+    const cookie = (await browser.cookies(launch.base_url)).find((c) => c.name === `svc_dashboard_${launch.port}`);
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    // the page key, from the redirect's fragment, is in this origin's storage and out of the address bar
+    expect(await page.evaluate(() => localStorage.getItem('svc.dashboard.page-key'))).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // the link was for one use
     const again = await raw('GET', new URL(launch.url).pathname + new URL(launch.url).search, {
       host: `127.0.0.1:${launch.port}`,
@@ -396,9 +398,15 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     const host = () => `127.0.0.1:${launch.port}`;
     const origin = () => `http://127.0.0.1:${launch.port}`;
     let cookie = '';
+    let key = '';
+    /** what the page sends: its session cookie and its page key */
+    let session: Record<string, string> = {};
     beforeAll(async () => {
-      const c = (await browser.cookies(launch.base_url)).find((x) => x.name === 'svc_dashboard');
-      cookie = `svc_dashboard=${c?.value}`;
+      const name = `svc_dashboard_${launch.port}`;
+      const c = (await browser.cookies(launch.base_url)).find((x) => x.name === name);
+      cookie = `${name}=${c?.value}`;
+      key = (await page.evaluate(() => localStorage.getItem('svc.dashboard.page-key'))) ?? '';
+      session = { cookie, 'x-svc-page-key': key };
     });
 
     it('serves the page with a strict CSP and no CORS header', async () => {
@@ -413,14 +421,14 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
         'access-control-request-method': 'POST',
       });
       expect(pre.headers['access-control-allow-origin']).toBeUndefined();
-      const api = await raw('GET', '/api/v1/agents', { host: host(), cookie, origin: origin() });
+      const api = await raw('GET', '/api/v1/agents', { host: host(), ...session, origin: origin() });
       expect(api.status).toBe(200);
       expect(api.headers['access-control-allow-origin']).toBeUndefined();
     });
 
     it('refuses a foreign Host (DNS rebinding), even with the session', async () => {
       for (const h of [`evil.example:${launch.port}`, `127.0.0.1.nip.io:${launch.port}`, '127.0.0.1:1']) {
-        const r = await raw('GET', '/api/v1/agents', { host: h, cookie });
+        const r = await raw('GET', '/api/v1/agents', { host: h, ...session });
         expect(r.status, h).toBe(403);
         expect(JSON.parse(r.body)).toMatchObject({ error: 'dashboard_forbidden' });
       }
@@ -434,27 +442,37 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
         const r = await raw(
           'POST',
           '/api/v1/agents/bob/send',
-          { host: host(), cookie, ...json, ...(o ? { origin: o } : {}) },
+          { host: host(), ...session, ...json, ...(o ? { origin: o } : {}) },
           body,
         );
         expect(r.status, String(o)).toBe(403);
       }
-      const crossSite = await raw('GET', '/api/v1/agents', { host: host(), cookie, 'sec-fetch-site': 'cross-site' });
+      const crossSite = await raw('GET', '/api/v1/agents', {
+        host: host(),
+        ...session,
+        'sec-fetch-site': 'cross-site',
+      });
       expect(crossSite.status).toBe(403);
     });
 
-    it('refuses the API without the session cookie, or with a made-up one', async () => {
-      for (const c of [undefined, 'svc_dashboard=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
-        const r = await raw('GET', '/api/v1/agents', { host: host(), origin: origin(), ...(c ? { cookie: c } : {}) });
-        expect(r.status).toBe(401);
+    it('refuses the API without the session cookie, with a made-up one, or with the cookie alone', async () => {
+      // the cookie alone is what a program on another loopback port gets from the browser
+      for (const h of [
+        {},
+        { cookie: `svc_dashboard_${launch.port}=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`, 'x-svc-page-key': key },
+        { cookie },
+        { 'x-svc-page-key': key },
+      ]) {
+        const r = await raw('GET', '/api/v1/agents', { host: host(), origin: origin(), ...h });
+        expect(r.status, JSON.stringify(h)).toBe(401);
         expect(JSON.parse(r.body)).toMatchObject({ error: 'dashboard_session_required' });
       }
-      const events = await raw('GET', '/api/events', { host: host() });
-      expect(events.status).toBe(401);
+      expect((await raw('GET', '/api/events', { host: host() })).status).toBe(401);
+      expect((await raw('GET', '/api/events', { host: host(), cookie })).status).toBe(401);
     });
 
     it('never hands the page a credential or an identity change', async () => {
-      const json = { 'content-type': 'application/json', host: host(), origin: origin(), cookie };
+      const json = { 'content-type': 'application/json', host: host(), origin: origin(), ...session };
       for (const [method, path, body] of [
         ['POST', '/api/v1/agents/bob/token', '{}'],
         ['POST', '/api/v1/agents/bob/keys/generate', '{}'],

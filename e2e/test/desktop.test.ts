@@ -41,17 +41,22 @@ describe('svc dashboard (real daemon)', () => {
     await d?.daemon.close();
   });
 
-  it('prints a one-time link; redeeming it sets the session cookie the API then accepts', async () => {
+  it('prints a one-time link; redeeming it sets the session cookie and gives the page key, which the API then accepts', async () => {
     const { code, body } = await svcJson(['dashboard', '--no-browser', '--json'], { SVC_DASHBOARD_PORT: '0' });
     expect(code).toBe(0);
-    const launch = body as { url: string; base_url: string };
+    const launch = body as { url: string; base_url: string; port: number };
     const first = await fetch(launch.url, { redirect: 'manual' });
     expect(first.status).toBe(303);
-    expect(first.headers.get('location')).toBe('/');
+    const key = /^\/#key=([A-Za-z0-9_-]{43})$/.exec(first.headers.get('location') ?? '')?.[1];
+    expect(key).toBeDefined();
     const cookie = first.headers.get('set-cookie') ?? '';
-    expect(cookie).toMatch(/^svc_dashboard=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect(cookie).toMatch(
+      new RegExp(`^svc_dashboard_${launch.port}=[A-Za-z0-9_-]{43}; Path=/; HttpOnly; SameSite=Strict$`),
+    );
     const session = cookie.split(';')[0]!;
-    const status = await fetch(`${launch.base_url}/api/v1/status`, { headers: { cookie: session } });
+    const status = await fetch(`${launch.base_url}/api/v1/status`, {
+      headers: { cookie: session, 'x-svc-page-key': key! },
+    });
     expect(status.status).toBe(200);
     expect((await fetch(launch.url, { redirect: 'manual' })).status).toBe(401); // once
     const refused = await svcJson(['dashboard', '--no-browser', '--json', '--host', '0.0.0.0']);

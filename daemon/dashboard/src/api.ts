@@ -1,6 +1,8 @@
 /**
  * The page's only door: the daemon's dashboard API on its own origin. The session cookie
- * (HttpOnly) rides along; the page holds no credential and no key.
+ * (HttpOnly) rides along, with the page key: a browser sends a loopback cookie to every
+ * port of the host, the key only goes where this page sends it. The page holds no other
+ * credential and no key of an agent.
  */
 import type { Contact, OwnProfile, RelationEntry } from '@svc/shared';
 import type {
@@ -18,6 +20,36 @@ import { errorOfBody } from '../../src/client/error-body.js';
 /** The daemon's types (the one contract), for the views. */
 export type * from '../../src/client/api.js';
 
+const PAGE_KEY_ITEM = 'svc.dashboard.page-key';
+let keptKey: string | null = null;
+
+/**
+ * The page key: the sign-in link's redirect brings it in the fragment (`/#key=…`), which is
+ * kept in this origin's storage (other ports cannot read it; other tabs and a reload can)
+ * and taken out of the address bar at once.
+ */
+function takeKeyFromAddress(): void {
+  const m = /^#key=([A-Za-z0-9_-]{20,256})$/.exec(window.location.hash);
+  if (!m) return;
+  keptKey = m[1] as string;
+  try {
+    window.localStorage.setItem(PAGE_KEY_ITEM, keptKey);
+  } catch {
+    // no storage (a locked-down profile): this tab keeps it in memory
+  }
+  window.history.replaceState(null, '', window.location.pathname + window.location.search);
+}
+takeKeyFromAddress();
+
+/** Read at each call: a sign-in in another tab replaced the session cookie and the key together. */
+export function pageKey(): string {
+  try {
+    return window.localStorage.getItem(PAGE_KEY_ITEM) ?? keptKey ?? '';
+  } catch {
+    return keptKey ?? '';
+  }
+}
+
 export class ApiError extends Error {
   readonly code: string;
   readonly status: number;
@@ -34,7 +66,10 @@ async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: u
     res = await fetch(`/api${path}`, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: {
+        'x-svc-page-key': pageKey(),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch {

@@ -1,6 +1,6 @@
 /** Small hooks: load-with-state, the live event stream, keyboard shortcuts, the hash route. */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { DaemonEvent } from './api.js';
+import { type DaemonEvent, pageKey } from './api.js';
 
 export type Load<T> =
   | { state: 'loading' }
@@ -34,7 +34,8 @@ export function useEvents(onEvent: (e: DaemonEvent) => void): LinkState {
   const handler = useRef(onEvent);
   handler.current = onEvent;
   useEffect(() => {
-    const source = new EventSource('/api/events');
+    // an event stream takes no header: the page key goes as a parameter (never logged)
+    const source = new EventSource(`/api/events?key=${encodeURIComponent(pageKey())}`);
     source.onopen = () => setState('live');
     source.onerror = () => setState(source.readyState === EventSource.CLOSED ? 'lost' : 'connecting');
     source.onmessage = (m) => {

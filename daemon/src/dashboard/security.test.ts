@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { apiAllowed, PAGE_METHODS } from './allowlist.js';
-import { cookieValue, hostAllowed, isLoopbackHost, isStateChanging, originAllowed, sessionCookie } from './security.js';
+import {
+  cookieValue,
+  hostAllowed,
+  isLoopbackHost,
+  isStateChanging,
+  originAllowed,
+  pageKeyOf,
+  sessionCookie,
+  sessionCookieName,
+} from './security.js';
 import { DashboardSessions } from './sessions.js';
 
 describe('loopback hosts', () => {
@@ -62,11 +71,20 @@ describe('Origin', () => {
 });
 
 describe('session cookie', () => {
-  it('is HttpOnly and SameSite=Strict, and is read back from a Cookie header', () => {
-    expect(sessionCookie('abc')).toBe('svc_dashboard=abc; Path=/; HttpOnly; SameSite=Strict');
-    expect(cookieValue('a=1; svc_dashboard=abc; b=2', 'svc_dashboard')).toBe('abc');
-    expect(cookieValue('xsvc_dashboard=abc', 'svc_dashboard')).toBeUndefined();
-    expect(cookieValue(undefined, 'svc_dashboard')).toBeUndefined();
+  it('is HttpOnly and SameSite=Strict, named for its port, and is read back from a Cookie header', () => {
+    expect(sessionCookie(8191, 'abc')).toBe('svc_dashboard_8191=abc; Path=/; HttpOnly; SameSite=Strict');
+    expect(cookieValue('a=1; svc_dashboard_8191=abc; b=2', sessionCookieName(8191))).toBe('abc');
+    expect(cookieValue('svc_dashboard_8192=abc', sessionCookieName(8191))).toBeUndefined();
+    expect(cookieValue('xsvc_dashboard_8191=abc', sessionCookieName(8191))).toBeUndefined();
+    expect(cookieValue(undefined, sessionCookieName(8191))).toBeUndefined();
+  });
+
+  it('the page key comes in its header, or as a parameter of the event stream only', () => {
+    expect(pageKeyOf('/api/v1/status', 'k1')).toBe('k1');
+    expect(pageKeyOf('/api/events?key=k2', undefined)).toBe('k2');
+    expect(pageKeyOf('/api/v1/status?key=k2', undefined)).toBeUndefined();
+    expect(pageKeyOf('/api/events', undefined)).toBeUndefined();
+    expect(pageKeyOf('/api/v1/status', ['a', 'b'])).toBeUndefined();
   });
 });
 
@@ -75,20 +93,26 @@ describe('DashboardSessions', () => {
     let now = 1_000_000;
     const s = new DashboardSessions({ tokenTtlMs: 1000, sessionIdleMs: 5000, now: () => now });
     const token = s.mintToken();
-    const session = s.redeem(token);
-    expect(session).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const signed = s.redeem(token)!;
+    expect(signed.session).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(signed.pageKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(s.redeem(token)).toBeUndefined(); // once
-    expect(s.valid(session)).toBe(true);
+    expect(s.valid(signed.session, signed.pageKey)).toBe(true);
+    // the cookie alone, or with another session's key, is not a session
+    const second = s.redeem(s.mintToken())!;
+    expect(s.valid(signed.session, undefined)).toBe(false);
+    expect(s.valid(signed.session, second.pageKey)).toBe(false);
+    expect(s.valid(second.session, signed.pageKey)).toBe(false);
     now += 4000;
-    expect(s.valid(session)).toBe(true); // use keeps it alive
+    expect(s.valid(signed.session, signed.pageKey)).toBe(true); // use keeps it alive
     now += 5001;
-    expect(s.valid(session)).toBe(false);
+    expect(s.valid(signed.session, signed.pageKey)).toBe(false);
     const late = s.mintToken();
     now += 1001;
     expect(s.redeem(late)).toBeUndefined(); // expired
     expect(s.redeem(undefined)).toBeUndefined();
-    expect(s.valid('made-up')).toBe(false);
-    expect(s.valid(token)).toBe(false); // a token is not a session
+    expect(s.valid('made-up', 'made-up')).toBe(false);
+    expect(s.valid(token, token)).toBe(false); // a token is not a session
   });
 });
 

@@ -67,11 +67,26 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
-export const SESSION_COOKIE = 'svc_dashboard';
+/**
+ * The session cookie's name, one per port: a browser keeps one cookie jar for every port
+ * of a host, and two daemons' dashboards (two SVC_HOMEs) would sign each other out.
+ */
+export const sessionCookieName = (port: number): string => `svc_dashboard_${port}`;
 
 /** Set-Cookie for a session: script cannot read it, no other site sends it. */
-export function sessionCookie(value: string): string {
-  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict`;
+export function sessionCookie(port: number, value: string): string {
+  return `${sessionCookieName(port)}=${value}; Path=/; HttpOnly; SameSite=Strict`;
+}
+
+/** The header the page sends its page key in (the event stream, which takes no header: `?key=`). */
+export const PAGE_KEY_HEADER = 'x-svc-page-key';
+
+/** The page key of a request: its header, or for the event stream its `key` query parameter. */
+export function pageKeyOf(url: string, header: string | string[] | undefined): string | undefined {
+  if (typeof header === 'string') return header;
+  const [path, query] = url.split('?', 2);
+  if (path !== '/api/events' || query === undefined) return undefined;
+  return new URLSearchParams(query).get('key') ?? undefined;
 }
 
 /**

@@ -17,9 +17,11 @@ import {
   hostAllowed,
   isStateChanging,
   originAllowed,
+  PAGE_KEY_HEADER,
+  pageKeyOf,
   SECURITY_HEADERS,
-  SESSION_COOKIE,
   sessionCookie,
+  sessionCookieName,
   urlHost,
 } from './security.js';
 import type { DashboardSessions } from './sessions.js';
@@ -149,7 +151,8 @@ export class DashboardServer {
           'Refused: this request does not come from the dashboard page.',
         );
       }
-      if (!this.#o.sessions.valid(cookieValue(request.headers.cookie, SESSION_COOKIE))) {
+      const session = cookieValue(request.headers.cookie, sessionCookieName(this.#port));
+      if (!this.#o.sessions.valid(session, pageKeyOf(request.url, request.headers[PAGE_KEY_HEADER]))) {
         return refuse(
           reply,
           401,
@@ -180,16 +183,19 @@ export class DashboardServer {
         );
     });
 
-    // the one-time link: trade the token for the session cookie, then drop it from the address bar
+    // the one-time link: trade the token for the session cookie and the page key, then drop
+    // it from the address bar; the key goes in the fragment, which no server is ever sent
     app.get('/auth', async (request, reply) => {
-      const session = this.#o.sessions.redeem((request.query as { token?: string }).token);
-      if (!session) {
+      const signed = this.#o.sessions.redeem((request.query as { token?: string }).token);
+      if (!signed) {
         return reply
           .status(401)
           .type('text/plain; charset=utf-8')
           .send('This dashboard link was used already or has expired. Run `svc dashboard` for a new one.\n');
       }
-      return reply.header('set-cookie', sessionCookie(session)).redirect('/', 303);
+      return reply
+        .header('set-cookie', sessionCookie(this.#port, signed.session))
+        .redirect(`/#key=${signed.pageKey}`, 303);
     });
 
     const page = (path: string) => (_request: unknown, reply: FastifyReply) => {
