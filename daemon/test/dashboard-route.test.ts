@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '@svc/test-harness';
 import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { signInDashboard } from '@svc/test-harness/dashboard-session';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +67,20 @@ describe('POST /v1/dashboard', () => {
     const events = (url: string, cookie: string) => fetch(url, { headers: { cookie } }).then((r) => r.status);
     expect(await events(`${launch.base_url}/api/events`, mine.cookie)).toBe(401);
     expect(await events(`${launch.base_url}/api/events?key=${other.pageKey}`, mine.cookie)).toBe(401);
+  });
+
+  it('moves to another port while a page holds its event stream open (it hung, and every launch after it)', async () => {
+    const first = await d.client.openDashboard({ port: 0 });
+    const { cookie, pageKey } = await signInDashboard(first.url);
+    const events = await fetch(`${first.base_url}/api/events?key=${pageKey}`, { headers: { cookie } });
+    const reader = events.body!.getReader();
+    await reader.read(); // open
+    const moved = await d.client.openDashboard({ port: await freePort() });
+    expect(moved.port).not.toBe(first.port);
+    // the old page's stream ended with its server; the next launch answers too
+    let done = false;
+    while (!done) done = (await reader.read().catch(() => ({ done: true }))).done;
+    expect((await d.client.openDashboard({ port: moved.port })).base_url).toBe(moved.base_url);
   });
 
   it('never forwards a send that names a file on disk', async () => {

@@ -73,7 +73,11 @@ async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: u
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch {
-    throw new ApiError('daemon_unavailable', 'The daemon does not answer. Is it still running? Try `svc start`.', 0);
+    throw new ApiError(
+      'daemon_unavailable',
+      'The daemon does not answer. Start it with `svc start -b`, then open the link `svc dashboard` prints.',
+      0,
+    );
   }
   const text = await res.text();
   let parsed: unknown;

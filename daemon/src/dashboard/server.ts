@@ -75,6 +75,8 @@ export class DashboardServer {
   readonly #assets: Map<string, { type: string; body: Buffer }>;
   #host = '127.0.0.1';
   #port = 0;
+  /** the event streams open on this server: they end when it closes, not only with the daemon */
+  readonly #streams = new Set<{ end: () => void }>();
 
   constructor(options: DashboardServerOptions) {
     this.#o = options;
@@ -107,8 +109,16 @@ export class DashboardServer {
     this.#port = typeof address === 'object' && address ? address.port : port;
   }
 
+  /**
+   * Stops serving: open event streams end and every connection is closed. A page's event
+   * stream never ends by itself, and closing waited on it for ever: a move to another
+   * port (`svc dashboard --port`) hung, and every launch after it queued behind.
+   */
   async close(): Promise<void> {
-    await this.#app.close();
+    for (const stream of this.#streams) stream.end();
+    const closing = this.#app.close();
+    this.#app.server.closeAllConnections();
+    await closing;
   }
 
   /** For tests: the app, to inject requests without a socket. */
@@ -267,11 +277,14 @@ export class DashboardServer {
       if (!raw.writableEnded) raw.write(`data: ${JSON.stringify(event)}\n\n`);
     });
     const keepalive = setInterval(() => raw.write(': keepalive\n\n'), KEEPALIVE_MS);
-    const unhook = this.#o.onClose(() => raw.end());
+    const stream = { end: () => raw.end() };
+    this.#streams.add(stream);
+    const unhook = this.#o.onClose(stream.end);
     raw.once('close', () => {
       clearInterval(keepalive);
       off();
       unhook();
+      this.#streams.delete(stream);
     });
   }
 }
