@@ -133,6 +133,27 @@ describe('checkEndpointUrl (when the URL is set)', () => {
     });
   });
 
+  it('says the operator can allow an address only where the setting would: not metadata, unspecified or reserved ones', async () => {
+    const message = (url: string, allowPrivate = false) =>
+      checkEndpointUrl(url, { allowPrivate }).then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      );
+    expect(await message('https://10.1.2.3/h')).toMatch(
+      /10\.1\.2\.3 is a private address; .*\(the operator can allow private ones\)$/,
+    );
+    for (const [url, allowPrivate] of [
+      ['https://169.254.169.254/x', false],
+      ['https://169.254.169.254/x', true],
+      ['https://192.0.2.1/x', false],
+      ['https://0.0.0.0/x', true],
+    ] as const) {
+      const m = await message(url, allowPrivate);
+      expect(m, url).toMatch(/is refused: .*; webhooks go to public addresses only$/);
+    }
+    expect(await message('https://0.0.0.0/x')).toContain('0.0.0.0 is an unspecified address');
+  });
+
   it('refuses a name that resolves to a private address; accepts public and not-yet-resolving names', async () => {
     await expect(checkEndpointUrl('https://internal.test/h', { lookup: to('192.168.7.7') })).rejects.toMatchObject({
       code: 'invalid_endpoint_url',

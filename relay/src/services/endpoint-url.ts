@@ -37,7 +37,10 @@ export async function checkEndpointUrl(raw: string, policy: EndpointPolicy = {})
     await resolveAllowed(url.hostname, { allowPrivate: policy.allowPrivate ?? false, lookup: policy.lookup });
   } catch (err) {
     if (err instanceof AddressRefusedError) {
-      refuse(`is refused: ${err.message}; webhooks go to public addresses only (the operator can allow private ones)`);
+      // only where the setting would change the answer: metadata, reserved and the like never pass
+      refuse(
+        `is refused: ${err.message}; webhooks go to public addresses only${err.operatorCanAllow ? ' (the operator can allow private ones)' : ''}`,
+      );
     }
     // Not resolvable now (DNS not set up yet, resolver down): checked again at each delivery.
   }

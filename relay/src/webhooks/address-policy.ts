@@ -234,7 +234,16 @@ export const systemLookup: Lookup = async (host) => {
 /** Why the policy refused a host: a sentence for the agent or the log. */
 export class AddressRefusedError extends Error {
   readonly code = 'address_refused';
+  /** whether SVC_RELAY_ALLOW_PRIVATE_WEBHOOKS=1 would allow it (it is off, and the address is private) */
+  readonly operatorCanAllow: boolean;
+  constructor(message: string, operatorCanAllow = false) {
+    super(message);
+    this.operatorCanAllow = operatorCanAllow;
+  }
 }
+
+/** `a loopback address`, `an unspecified address`. */
+const anAddress = (cls: AddressClass) => `${/^[aeiou]/.test(cls) ? 'an' : 'a'} ${cls} address`;
 
 /** Name resolution failed (no such name, resolver down): not a policy refusal. */
 export class ResolutionError extends Error {
@@ -273,7 +282,8 @@ export async function resolveAllowed(
     const cls = classifyAddress(a.address);
     if (!addressAllowed(cls, opts.allowPrivate)) {
       throw new AddressRefusedError(
-        literal !== 0 ? `${a.address} is a ${cls} address` : `${host} resolves to ${a.address}, a ${cls} address`,
+        literal !== 0 ? `${a.address} is ${anAddress(cls)}` : `${host} resolves to ${a.address}, ${anAddress(cls)}`,
+        !opts.allowPrivate && PRIVATE_CLASSES.has(cls),
       );
     }
   }
