@@ -144,8 +144,13 @@ describe('archive', () => {
     expect(archive.conversation('dm:alice:bob', {}).map((m) => m.message_id)).toContain('s1');
   });
 
-  it('quotes user text for FTS5', () => {
+  it('quotes user text for FTS5; a control character separates terms (a NUL was a syntax error)', () => {
     expect(ftsQuery('a "b" c*')).toBe('"a" "b" "c*"');
+    expect(ftsQuery('x\u0000y\u001b')).toBe('"x" "y"');
+    archive = Archive.open(join(mkdtempSync(join(tmpdir(), 'svc-archive-')), 'archive.db'));
+    archive.insertMessage(msg('n1', 'lunch at noon'));
+    expect(archive.search('lunch\u0000noon').map((m) => m.message_id)).toEqual(['n1']);
+    expect(archive.search('\u0000')).toEqual([]);
   });
 });
 

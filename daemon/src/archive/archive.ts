@@ -138,10 +138,13 @@ const toPeer = (r: PeerRow): PeerPin => ({
     : {}),
 });
 
-/** User text → an FTS5 query of quoted terms (all must match), so no input is a syntax error. */
+/**
+ * User text → an FTS5 query of quoted terms (all must match), so no input is a syntax error.
+ * Control characters separate terms: a NUL inside a quoted term ends SQLite's string.
+ */
 export function ftsQuery(text: string): string {
   const terms = text
-    .split(/\s+/)
+    .split(/[\s\p{Cc}]+/u)
     .map((t) => t.replace(/"/g, '').trim())
     .filter((t) => t.length > 0);
   return terms.map((t) => `"${t}"`).join(' ');
