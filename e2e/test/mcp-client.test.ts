@@ -214,6 +214,11 @@ describe('svc mcp as a demanding client meets it', () => {
     expect([...e.message].filter((c) => c.charCodeAt(0) < 0x20)).toEqual([]);
     expect(e.message).toContain('bob\\x0a\\x1b]0;owned\\x07');
     expect(stderr).toContain('tool send_message failed: bob\\x0a');
+    // a lone surrogate (JSON can carry one) is refused: it became U+FFFD, differently in each archive
+    expect(await callError(alice, 'send_message', { to: 'bob', content: 'half \ud800 a pair' })).toEqual({
+      error: 'validation_failed',
+      message: 'content is not valid Unicode text: a lone surrogate (U+D800) at character 6.',
+    });
   }, 60_000);
 
   it('a result holds at most its budget of content: the rest is counted, with how to get it, never cut inside', async () => {

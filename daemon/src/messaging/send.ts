@@ -41,8 +41,24 @@ export function isTransient(err: unknown): boolean {
   return err instanceof DaemonError && err.code === 'relay_unreachable';
 }
 
+/**
+ * Text that UTF-8 can carry: a lone UTF-16 surrogate (JSON's `\ud800`) became U+FFFD on
+ * the way, differently in the sender's archive and the recipient's.
+ */
+function checkWellFormed(text: string, what: string): string {
+  const at = text.search(/\p{Cs}/u);
+  if (at >= 0) {
+    throw new DaemonError(
+      'validation_failed',
+      `${what} is not valid Unicode text: a lone surrogate (U+${text.charCodeAt(at).toString(16).toUpperCase()}) at character ${at + 1}.`,
+    );
+  }
+  return text;
+}
+
 function checkContent(content: unknown, type: ContentType): string {
   if (typeof content !== 'string') throw new DaemonError('validation_failed', 'content must be a string');
+  checkWellFormed(content, 'content');
   if (content.trim() === '') throw new DaemonError('validation_failed', 'The message is empty; give some content.');
   if (type === 'media' && !parseDescriptor(content)) {
     // media is an attachment's descriptor, which the daemon writes itself (send with file_path)
@@ -80,7 +96,8 @@ export async function sendMessage(
     );
   }
   // with a file, the content is its caption (may be empty) and the message is its descriptor
-  let content = s.file_path !== undefined ? (s.content ?? '') : checkContent(s.content, contentType);
+  let content =
+    s.file_path !== undefined ? checkWellFormed(s.content ?? '', 'The caption') : checkContent(s.content, contentType);
   if (s.conversation_id !== undefined && !ENVELOPE_ID_PATTERN.test(s.conversation_id)) {
     throw new DaemonError('validation_failed', 'conversation_id may use letters, digits and ._:@- (1 to 256)');
   }
