@@ -64,6 +64,23 @@ describe('svc mcp without a healthy daemon', () => {
     }
   });
 
+  it('a conversation resource whose id is not percent-encoded UTF-8: invalid params with the code, not internal_error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
+    const client = await connected(new DaemonClient({ socketPath: join(dir, 'none.sock'), timeoutMs: 1000 }));
+    const uri = 'svc://conversations/%E0%A4%A';
+    const err = (await client.readResource({ uri }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as McpError;
+    expect(err).toBeInstanceOf(McpError);
+    expect(err.code).toBe(ErrorCode.InvalidParams);
+    expect(err.data).toEqual({
+      uri,
+      error: 'validation_failed',
+      message: `${uri} does not name a conversation: its id is not percent-encoded UTF-8`,
+    });
+  });
+
   it('a daemon that never answers: daemon_timeout at the deadline, for every kind of tool', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
     const path = join(dir, 'stalled.sock');

@@ -654,7 +654,11 @@ export function createSvcMcp(options: McpOptions) {
       const { code, message } = failure(err);
       log(`resource ${uri.href} failed: ${message}`);
       throw new McpError(
-        RESOURCE_GONE.has(code) ? RESOURCE_NOT_FOUND : ErrorCode.InternalError,
+        RESOURCE_GONE.has(code)
+          ? RESOURCE_NOT_FOUND
+          : code === 'validation_failed'
+            ? ErrorCode.InvalidParams
+            : ErrorCode.InternalError,
         `${code}: ${message}`,
         { uri: uri.href, error: code, message },
       );
@@ -719,7 +723,15 @@ export function createSvcMcp(options: McpOptions) {
     },
     (uri, vars) =>
       readResource(uri, async () => {
-        const id = decodeURIComponent(String(vars.id));
+        let id: string;
+        try {
+          id = decodeURIComponent(String(vars.id));
+        } catch {
+          throw new ToolError(
+            'validation_failed',
+            `${uri.href} does not name a conversation: its id is not percent-encoded UTF-8`,
+          );
+        }
         const result = withinBudget(
           await present(await client.read(agent, id, { last: 50, verified: true })),
           'newest',
