@@ -50,4 +50,19 @@ describe('the daemon supervises the local nats-server', () => {
       d.client.localStack('start', { local_only: false, port: 1, monitor_port: 2, listen: '127.0.0.1' }),
     ).rejects.toMatchObject({ code: 'uplink_identity_required' });
   });
+
+  it('a listen address that is no address is said so (nats-server failed on it, read as a port taken)', async () => {
+    const d = await startDaemon();
+    running.push(d);
+    for (const listen of ['bad host', '-x', 'a;b']) {
+      await expect(
+        d.client.localStack('start', { local_only: true, port: 1, monitor_port: 2, listen }),
+        listen,
+      ).rejects.toMatchObject({
+        code: 'validation_failed',
+        message: `The listen address ${JSON.stringify(listen)} is not an IP address or a host name (say 127.0.0.1).`,
+      });
+    }
+    expect((await d.client.localStack('status')).running).toBe(false);
+  });
 });

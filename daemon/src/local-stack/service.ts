@@ -5,6 +5,7 @@
  * HTTP stream. Stopping it (or an agent leaving) puts the agents back on the stream.
  */
 import { mkdirSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { toBase64url } from '@svc/shared';
 import type { Logger } from 'pino';
 import type { AgentManager } from '../agents/manager.js';
@@ -17,6 +18,9 @@ import type { AgentSession } from '../session/session.js';
 import { EdgeLink, type LocalDeliveryAnswer } from './edge-link.js';
 import { LocalStack } from './supervisor.js';
 import { prepareUplink, releaseSource, renewalDelayMs, type Uplink, uplinkIdentity } from './uplink.js';
+
+/** A host name nats-server can listen on: letters, digits, dots and dashes. */
+const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
 
 /** After a failed renewal, try again this soon (or sooner, at a quarter of the creds' remaining life). */
 const RENEW_RETRY_MS = 30_000;
@@ -63,6 +67,13 @@ export class LocalStackService {
   }
 
   async start(input: LocalStackStartInput): Promise<LocalStackStatus> {
+    // nats-server takes anything and fails at start, which read as a port taken by another process
+    if (isIP(input.listen) === 0 && !HOST_NAME.test(input.listen)) {
+      throw new DaemonError(
+        'validation_failed',
+        `The listen address ${JSON.stringify(input.listen)} is not an IP address or a host name (say 127.0.0.1).`,
+      );
+    }
     const base = { listen: input.listen, port: input.port, monitorPort: input.monitor_port };
     if (this.#stack.status().running) {
       // the same start again is done already, as `svc start` is for the daemon; only other
