@@ -3,7 +3,8 @@
  * logic lives in shell.ts; this file only loads Electron and the daemon client.
  */
 import { fileURLToPath } from 'node:url';
-import { defaultHome, ensureDaemon } from '@svc/daemon/client';
+import { defaultHome } from '@svc/daemon/client';
+import { daemonConnector } from './daemon-link.js';
 import type { ElectronLike } from './electron-api.js';
 import { runDesktop } from './shell.js';
 
@@ -15,16 +16,8 @@ const home = defaultHome();
 const asset = (name: string) => fileURLToPath(new URL(`../assets/${name}`, import.meta.url));
 
 await runDesktop(electron, {
-  connect: async () => {
-    // inside Electron, process.execPath is Electron itself: the daemon runs on the system's Node
-    const client = await ensureDaemon({ home, nodePath: process.env.SVC_NODE || 'node' });
-    return {
-      openDashboard: (address) => client.openDashboard(address ?? {}),
-      listAgents: () => client.listAgents(),
-      inbox: (agent) => client.inbox(agent, { source: 'local' }),
-      events: () => client.events(),
-    };
-  },
+  // the daemon runs on the system's Node, not on Electron (see daemon-link.ts)
+  connect: daemonConnector(home, process.env.SVC_NODE || 'node'),
   trayIcon: asset('tray.png'),
   windowIcon: asset('icon.png'),
   ...(process.env.SVC_DASHBOARD_URL ? { launchUrl: process.env.SVC_DASHBOARD_URL } : {}),

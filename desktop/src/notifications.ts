@@ -30,6 +30,9 @@ export function unreadCount(inboxes: ReadonlyArray<readonly ArchivedMessage[]>):
   return n;
 }
 
+/** The tray while the daemon does not answer: no count, since the last one may be stale. */
+export const TRAY_DAEMON_DOWN = 'svc: daemon not running';
+
 export function trayLabel(unread: number): string {
   return unread === 0 ? 'svc: no unread messages' : `svc: ${unread} unread ${unread === 1 ? 'message' : 'messages'}`;
 }

@@ -1,10 +1,12 @@
 /** The desktop shell's rules, checked against a fake Electron (no binary exists on these machines). */
 import type { ArchivedMessage, DaemonEvent } from '@svc/daemon/client';
 import { until } from '@svc/test-harness';
+import { startDaemon, type TestDaemon } from '@svc/test-harness/daemon';
 import { archivedMessage } from '@svc/test-harness/fixtures';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { daemonConnector } from './daemon-link.js';
 import type { ElectronLike, WindowOptions } from './electron-api.js';
-import { notificationFor, trayLabel, unreadCount } from './notifications.js';
+import { notificationFor, TRAY_DAEMON_DOWN, trayLabel, unreadCount } from './notifications.js';
 import { type DesktopDaemon, runDesktop } from './shell.js';
 import { dashboardWindowOptions, navigationAllowed } from './window-options.js';
 
@@ -155,9 +157,16 @@ function fakeElectron(lock = true) {
   return { electron, rec };
 }
 
+/** A daemon the test can stop (its event streams end, nothing answers) and start again. */
 function fakeDaemon(inbox: ArchivedMessage[] = [], open?: DesktopDaemon['openDashboard']) {
-  const stream = pushStream();
-  const calls = { connect: 0, open: 0, addresses: [] as unknown[] };
+  const streams: Array<ReturnType<typeof pushStream>> = [];
+  const calls = { connect: 0, open: 0, addresses: [] as unknown[], autostart: [] as unknown[], at: [] as number[] };
+  let down = false;
+  // what DaemonClient throws when no daemon listens on the socket
+  const answer = <T>(value: () => T): T => {
+    if (down) throw Object.assign(new Error('No svc daemon answers'), { code: 'daemon_unavailable' });
+    return value();
+  };
   const daemon: DesktopDaemon = {
     openDashboard:
       open ??
@@ -166,16 +175,34 @@ function fakeDaemon(inbox: ArchivedMessage[] = [], open?: DesktopDaemon['openDas
         calls.addresses.push(address);
         return { url: `${BASE}/auth?token=t${calls.open}`, base_url: BASE, host: '127.0.0.1', port: 8191 };
       }),
-    listAgents: async () => [{ name: 'bob' }],
-    inbox: async () => inbox,
-    events: async () => stream,
+    listAgents: async () => answer(() => [{ name: 'bob' }]),
+    inbox: async () => answer(() => inbox),
+    events: async () =>
+      answer(() => {
+        const s = pushStream();
+        streams.push(s);
+        return s;
+      }),
   };
   return {
-    stream,
+    /** the latest event stream */
+    get stream() {
+      return streams.at(-1)!;
+    },
+    streams,
     calls,
-    connect: async () => {
+    stop() {
+      down = true;
+      for (const s of streams) s.close();
+    },
+    start() {
+      down = false;
+    },
+    connect: async (options?: { autostart?: boolean }) => {
       calls.connect++;
-      return daemon;
+      calls.autostart.push(options?.autostart);
+      calls.at.push(Date.now());
+      return answer(() => daemon);
     },
   };
 }
@@ -336,5 +363,108 @@ describe('runDesktop', () => {
     expect(rec.windows[1]!.url).toBe(`${BASE}/`);
     expect(logged.join('\n')).toContain('daemon gone');
     handle!.quit();
+  });
+
+  it('follows the daemon across a stop and a start: says it is down, then notifies, counts and signs in again', async () => {
+    const { electron, rec } = fakeElectron();
+    const inbox = [msg()];
+    const d = fakeDaemon(inbox);
+    const handle = await runDesktop(electron, { connect: d.connect, trayIcon: 't.png', refreshMs: 60_000 });
+    expect(rec.tray.tooltip).toBe('svc: 1 unread message');
+    expect(rec.windows[0]!.url).toBe(`${BASE}/auth?token=t1`);
+
+    d.stop();
+    await until(() => rec.tray.tooltip === TRAY_DAEMON_DOWN, 5000, 'the tray to say the daemon is down');
+    // no stale count
+    expect(rec.tray.title).toBe('');
+    expect(rec.badge).toBe(0);
+    expect(handle!.unread).toBe(0);
+    // the first start may start a daemon; later ones never start one the owner stopped
+    expect(d.calls.autostart[0]).toBeUndefined();
+    expect(d.calls.autostart.slice(1)).toEqual(d.calls.autostart.slice(1).map(() => false));
+
+    inbox.push(msg());
+    d.start();
+    await until(() => d.streams.length === 2, 5000, 'a new subscription');
+    // the page was the stopped daemon's: a fresh sign-in link at the same address
+    await until(() => rec.windows[0]!.url === `${BASE}/auth?token=t2`, 5000, 'a fresh sign-in link');
+    expect(d.calls.addresses).toEqual([undefined, { host: '127.0.0.1', port: 8191 }]);
+    d.stream.push({ type: 'message', agent: 'bob', message: msg({ from: 'carol' }) });
+    await until(() => rec.notifications.length === 1, 5000, 'a notification');
+    expect(rec.notifications[0]!.title).toBe('New message from carol');
+    await until(() => rec.tray.tooltip === 'svc: 2 unread messages', 5000, 'the count');
+    expect(rec.tray.title).toBe('2');
+    expect(rec.badge).toBe(2);
+
+    handle!.quit();
+    expect(d.stream.closed()).toBe(true);
+  });
+
+  it('re-subscribes after 0.5 s doubling to 10 s, from 0.5 s again after a success; quitting leaves no timer', async () => {
+    vi.useFakeTimers();
+    try {
+      const { electron, rec } = fakeElectron();
+      const d = fakeDaemon();
+      const handle = await runDesktop(electron, { connect: d.connect, trayIcon: 't.png', refreshMs: 60_000 });
+      const stoppedAt = Date.now();
+      d.stop();
+      await vi.advanceTimersByTimeAsync(36_000);
+      const after = (from: number) => d.calls.at.slice(1).map((t) => t - from);
+      expect(after(stoppedAt)).toEqual([500, 1500, 3500, 7500, 15_500, 25_500, 35_500]);
+      expect(rec.tray.tooltip).toBe(TRAY_DAEMON_DOWN);
+
+      d.start();
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(d.streams).toHaveLength(2);
+      expect(rec.tray.tooltip).toBe('svc: no unread messages');
+      const restartedAt = Date.now();
+      const before = d.calls.at.length;
+      d.stop();
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(d.calls.at.slice(before).map((t) => t - restartedAt)).toEqual([500]);
+
+      // quitting mid-wait: the wait's timer and the refresh timer both go
+      handle!.quit();
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(d.calls.at.length).toBe(before + 1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('runDesktop on a real daemon', () => {
+  let d: TestDaemon | undefined;
+  afterEach(async () => {
+    await d?.daemon.close();
+    d = undefined;
+  });
+
+  it('its event stream ends with the daemon; the shell says so and follows the next daemon of the home', async () => {
+    d = await startDaemon();
+    const { home } = d;
+    const { electron, rec } = fakeElectron();
+    const logged: string[] = [];
+    const handle = await runDesktop(electron, {
+      connect: daemonConnector(home, process.execPath),
+      trayIcon: 't.png',
+      refreshMs: 60_000,
+      log: (m) => logged.push(m),
+    });
+    expect(rec.tray.tooltip).toBe('svc: no unread messages');
+    const first = new URL(rec.windows[0]!.url!);
+
+    await d.daemon.close();
+    await until(() => rec.tray.tooltip === TRAY_DAEMON_DOWN, 10_000, 'the tray to say the daemon is down');
+    expect(logged.join('\n')).toContain('event stream ended');
+
+    d = await startDaemon(home);
+    await until(() => rec.windows[0]!.url !== first.href, 15_000, 'a fresh sign-in link');
+    const next = new URL(rec.windows[0]!.url!);
+    expect(next.origin).toBe(first.origin);
+    await until(() => rec.tray.tooltip === 'svc: no unread messages', 5000, 'the tray back');
+    handle!.quit();
+    expect(rec.tray.destroyed).toBe(true);
   });
 });
