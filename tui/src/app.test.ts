@@ -17,7 +17,7 @@ import { attachmentDescriptor } from '@svc/test-harness/fixtures';
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clip, columns, Dashboard, keysLine, wrapLines } from './app.js';
+import { clip, columns, Dashboard, keysLine, MessageLine, wrapLines } from './app.js';
 import { loadSnapshot, type Source } from './model.js';
 
 const status: DaemonStatus = {
@@ -243,6 +243,17 @@ describe('svc tui frames', () => {
     expect(f).toContain('none: svc register');
     expect(f).toContain('webhook: none (no agent: svc register)');
     expect(f).not.toContain('relay not reachable');
+  });
+
+  it('with no agent, a search says there is none to search as (Enter did nothing)', async () => {
+    const { source, data } = fakeSource();
+    data.status = { ...status, agents: [] };
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('Agents (0)'), 'the dashboard');
+    await press('/');
+    await press('hello');
+    await press('\r');
+    await frame((f) => f.includes('No agent to search as: register one with svc register'), 'the line that says so');
   });
 
   it('a message whose sender key changed is flagged, with a key warning and the command to check it', async () => {
@@ -588,6 +599,36 @@ describe('svc tui frames', () => {
     expect(text).toContain(fingerprint);
     expect(text).toContain(`id${id}`);
     expect(text).toContain('togrp:alice:worCuT5PjZU5XOtWujIfNw');
+  });
+
+  it('Esc Esc in one read goes back two steps; the agents pane is not drawn focused under search results', async () => {
+    const { source, data } = fakeSource();
+    data.inbox = [msg('m1', 'alice', 'first', 1), msg('m2', 'alice', 'second', 2)];
+    ui = render(createElement(Dashboard, { source, size: { columns: 100, rows: 30 } }));
+    await frame((f) => f.includes('Inbox · 2 unread'), 'the inbox');
+    await press('\r');
+    await frame((f) => f.includes('Conversation with alice'), 'the conversation');
+    await press('\r');
+    await frame((f) => f.includes('(Esc back)') && f.includes('▸ Message'), 'the message read whole');
+    await press('\u001b\u001b');
+    await frame((f) => f.includes('Inbox · 2 unread'), 'back to the overview in one read');
+    await press('\t');
+    await press('\t'); // the agents pane
+    await frame((f) => f.includes('▸ Agents'), 'the agents pane focused');
+    await press('/');
+    await press('first');
+    await press('\r');
+    const f = await frame((f) => f.includes('▸ Search'), 'the results');
+    expect(f).not.toContain('▸ Agents');
+  });
+
+  it('a narrow message line keeps room for its text: the time without the date, a long sender cut', async () => {
+    // the right pane's inside at 60 columns is 32: date, time and sender left the text 3
+    const m = msg('m1', 'agent-21e6a2-with-a-long-number', 'hello bob, lunch at noon?', 1);
+    ui = render(createElement(MessageLine, { m, width: 32, selected: false }));
+    expect(ui.lastFrame()).toBe('  12:01 agent-21e6a… hello bob…');
+    ui.rerender(createElement(MessageLine, { m, width: 80, selected: false }));
+    expect(ui.lastFrame()).toBe('  01-01 12:01 agent-21e6a2-with-a-long-number hello bob, lunch at noon?');
   });
 
   it('a conversation longer than one read says how long it is, and its older messages are read as the selection goes above them', async () => {

@@ -188,6 +188,10 @@ let lastWrap: { text: string; width: number; lines: string[] } | undefined;
  * return or line feed Enter, a tab Tab, DEL or BS Backspace; other control characters none.
  */
 export function keypresses(input: string, key: Key): Array<[string, Key]> {
+  // Esc Esc in one read comes as one Escape whose input is the other ESC (it went back one step)
+  if (key.escape && /^\u001b+$/.test(input)) {
+    return Array.from({ length: input.length + 1 }, () => ['', key] as [string, Key]);
+  }
   const chars = [...input];
   if (chars.length <= 1 || key.ctrl || key.meta) return [[input, key]];
   const out: Array<[string, Key]> = [];
@@ -335,16 +339,23 @@ function Panel(props: { title: string; focused: boolean; width?: number; height?
   );
 }
 
-function MessageLine(props: { m: ArchivedMessage; width: number; selected: boolean }) {
+/** Below this width a message line gives the time without the date, and a long sender cut short. */
+const NARROW_LINE = 48;
+
+export function MessageLine(props: { m: ArchivedMessage; width: number; selected: boolean }) {
   const { m, width } = props;
-  const head = `${props.selected ? '›' : ' '} ${shortTime(m.sent_at)} `;
+  const narrow = width < NARROW_LINE;
+  // on a narrow terminal the text had three columns left (60 columns: date, time and sender took them)
+  const time = narrow ? shortTime(m.sent_at).slice(6) : shortTime(m.sent_at);
+  const head = `${props.selected ? '›' : ' '} ${time} `;
   const who = sender(m);
+  const name = narrow ? clip(who.text, 12) : who.text;
   return h(
     Text,
     { wrap: 'truncate', inverse: props.selected },
     head,
-    h(Text, { color: who.color, bold: who.bold === true }, who.text),
-    ` ${clip(messageText(m), Math.max(0, width - columns(head) - columns(who.text) - 2))}`,
+    h(Text, { color: who.color, bold: who.bold === true }, name),
+    ` ${clip(messageText(m), Math.max(0, width - columns(head) - columns(name) - 2))}`,
   );
 }
 
@@ -667,6 +678,8 @@ export function Dashboard(props: DashboardProps): ReactElement {
       if (key.escape) update({ search: undefined });
       else if (key.return) {
         const q = search.query.trim();
+        if (q && !view?.agent)
+          setError('No agent to search as: register one with svc register --enrollment-grant CODE.');
         if (!q || !view?.agent) return update({ search: undefined });
         update({ search: { editing: false, query: q } });
         source
@@ -843,7 +856,8 @@ export function Dashboard(props: DashboardProps): ReactElement {
     Panel,
     {
       title: `Agents (${v.status.agents.length})${agentsWin.items.length < v.status.agents.length ? ` · ${agentsWin.offset + 1}–${agentsWin.offset + agentsWin.items.length}` : ''}`,
-      focused: pane === 'agents',
+      // not while a search, conversation or message takes the keys (two panes were drawn focused)
+      focused: pane === 'agents' && !message && !open && !(search && !search.editing),
       width: leftWidth,
     },
     v.status.agents.length === 0
@@ -911,9 +925,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
     right = h(
       Panel,
       { title: `Message${more} (Esc back)`, focused: true },
-      ...facts.map((f, i) =>
-        h(Text, { key: `f${i}`, color: f.first ? who.color : 'gray', wrap: 'truncate' }, f.line),
-      ),
+      ...facts.map((f, i) => h(Text, { key: `f${i}`, color: f.first ? who.color : 'gray', wrap: 'truncate' }, f.line)),
       h(Text, { key: 'sep', color: 'gray' }, ' '),
       ...shown.map((l, i) => h(Text, { key: `l${top + i}`, wrap: 'truncate' }, l === '' ? ' ' : l)),
     );
