@@ -5,7 +5,7 @@
  * and migrates a legacy entry in place. Through `svc` in-process, as a user runs them.
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { tempDir } from '@svc/test-harness';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +13,12 @@ import { STATUSLINE_SCRIPT } from '../src/integrations/claude.js';
 import { shellQuote } from '../src/integrations/files.js';
 import { statusText } from '../src/statusline.js';
 import { AGENT, fakeLink, svc } from './helpers.js';
+
+function executable(path: string): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, '#!/bin/sh\n', { mode: 0o755 });
+  return path;
+}
 
 function homes() {
   const root = tempDir('svc-integrations-');
@@ -22,6 +28,9 @@ function homes() {
   return {
     root,
     env,
+    /** svc binaries for --binary (an explicit one must be an executable file) */
+    opt: executable(join(root, 'opt', 'svc')),
+    usr: executable(join(root, 'usr', 'bin', 'svc')),
     settings: join(env.HOME, '.claude', 'settings.json'),
     codex: join(env.HOME, '.codex', 'config.toml'),
   };
@@ -38,14 +47,14 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     writeFileSync(h.settings, PRIOR_SETTINGS, { mode: 0o640 });
     chmodSync(h.settings, 0o640);
 
-    const first = await svc(['claude', 'install-statusline', '--binary', '/opt/svc/bin/svc'], { env: h.env });
+    const first = await svc(['claude', 'install-statusline', '--binary', h.opt], { env: h.env });
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('The prior status line (~/bin/my-line.sh) comes back');
     const installed = JSON.parse(readFileSync(h.settings, 'utf8'));
     expect(installed).toEqual({
       model: 'opus',
-      statusLine: { type: 'command', command: '/opt/svc/bin/svc statusline', padding: 0 },
+      statusLine: { type: 'command', command: `${h.opt} statusline`, padding: 0 },
       permissions: { allow: ['Bash(ls:*)'] },
       note: 'café ☕',
     });
@@ -59,10 +68,8 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     );
 
     // re-install with another binary: still svc's, and the first install's record stays
-    expect((await svc(['claude', 'install-statusline', '--binary', '/usr/local/bin/svc'], { env: h.env })).code).toBe(
-      0,
-    );
-    expect(JSON.parse(readFileSync(h.settings, 'utf8')).statusLine.command).toBe('/usr/local/bin/svc statusline');
+    expect((await svc(['claude', 'install-statusline', '--binary', h.usr], { env: h.env })).code).toBe(0);
+    expect(JSON.parse(readFileSync(h.settings, 'utf8')).statusLine.command).toBe(`${h.usr} statusline`);
 
     const un = await svc(['claude', 'uninstall-statusline'], { env: h.env });
     expect(un.code).toBe(0);
@@ -76,7 +83,7 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     expect(again.stderr).toContain('(integration_not_installed)');
 
     // a second full cycle ends the same
-    expect((await svc(['claude', 'install-statusline', '--binary', '/opt/svc/bin/svc'], { env: h.env })).code).toBe(0);
+    expect((await svc(['claude', 'install-statusline', '--binary', h.opt], { env: h.env })).code).toBe(0);
     expect((await svc(['claude', 'uninstall-statusline'], { env: h.env })).code).toBe(0);
     expect(readFileSync(h.settings, 'utf8')).toBe(PRIOR_SETTINGS);
   });
@@ -100,7 +107,7 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     const h = homes();
     mkdirSync(join(h.env.HOME, '.claude'));
     writeFileSync(h.settings, PRIOR_SETTINGS);
-    await svc(['claude', 'install-statusline', '--binary', '/opt/svc'], { env: h.env });
+    await svc(['claude', 'install-statusline', '--binary', h.opt], { env: h.env });
     const edited = JSON.parse(readFileSync(h.settings, 'utf8'));
     edited.theme = 'dark';
     writeFileSync(h.settings, JSON.stringify(edited, null, '\t'));
@@ -117,19 +124,19 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     const h = homes();
     mkdirSync(join(h.env.HOME, '.claude'));
     writeFileSync(h.settings, PRIOR_SETTINGS);
-    expect((await svc(['claude', 'install-statusline', '--binary', '/opt/svc'], { env: h.env })).code).toBe(0);
+    expect((await svc(['claude', 'install-statusline', '--binary', h.opt], { env: h.env })).code).toBe(0);
     const edited = JSON.parse(readFileSync(h.settings, 'utf8'));
     edited.theme = 'dark';
     writeFileSync(h.settings, JSON.stringify(edited, null, '\t'));
-    expect((await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env })).code).toBe(0);
-    expect((await svc(['claude', 'install-statusline', '--binary', '/usr/bin/svc'], { env: h.env })).code).toBe(0);
+    expect((await svc(['claude', 'install-wake-hook', '--binary', h.opt], { env: h.env })).code).toBe(0);
+    expect((await svc(['claude', 'install-statusline', '--binary', h.usr], { env: h.env })).code).toBe(0);
     const un = await svc(['claude', 'uninstall-statusline'], { env: h.env });
     expect(un.code).toBe(0);
     expect(un.stdout).toContain('your other changes stay');
     const left = JSON.parse(readFileSync(h.settings, 'utf8'));
     expect(left.theme).toBe('dark');
     expect(left.statusLine).toEqual(JSON.parse(PRIOR_SETTINGS).statusLine);
-    expect(left.hooks.Stop).toEqual([{ hooks: [{ type: 'command', command: '/opt/svc wake-hook', timeout: 5 }] }]);
+    expect(left.hooks.Stop).toEqual([{ hooks: [{ type: 'command', command: `${h.opt} wake-hook`, timeout: 5 }] }]);
     // the hook is still svc's to take out
     const hook = await svc(['claude', 'uninstall-wake-hook'], { env: h.env });
     expect(hook.stdout).not.toContain('no longer');
@@ -140,7 +147,7 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     const h = homes();
     mkdirSync(join(h.env.HOME, '.claude'));
     writeFileSync(h.settings, '{ "model": "opus", }');
-    const r = await svc(['claude', 'install-statusline', '--binary', '/opt/svc'], { env: h.env });
+    const r = await svc(['claude', 'install-statusline', '--binary', h.opt], { env: h.env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('(integration_config_invalid)');
     expect(readFileSync(h.settings, 'utf8')).toBe('{ "model": "opus", }');
@@ -156,18 +163,18 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
       const h = homes();
       mkdirSync(join(h.env.HOME, '.claude'));
       writeFileSync(h.settings, prior);
-      expect((await svc(['claude', 'install-statusline', '--binary', '/opt/svc'], { env: h.env })).code).toBe(0);
-      const w = await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env });
+      expect((await svc(['claude', 'install-statusline', '--binary', h.opt], { env: h.env })).code).toBe(0);
+      const w = await svc(['claude', 'install-wake-hook', '--binary', h.opt], { env: h.env });
       expect(w.stderr).toBe('');
       const both = JSON.parse(readFileSync(h.settings, 'utf8'));
       expect(both.hooks.Stop).toEqual([
         { hooks: [{ type: 'command', command: 'say done' }] },
-        { hooks: [{ type: 'command', command: '/opt/svc wake-hook', timeout: 5 }] },
+        { hooks: [{ type: 'command', command: `${h.opt} wake-hook`, timeout: 5 }] },
       ]);
       expect(both.hooks.PreToolUse).toEqual([]);
-      expect(both.statusLine.command).toBe('/opt/svc statusline');
+      expect(both.statusLine.command).toBe(`${h.opt} statusline`);
       // installing again adds nothing
-      await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env });
+      await svc(['claude', 'install-wake-hook', '--binary', h.opt], { env: h.env });
       expect(JSON.parse(readFileSync(h.settings, 'utf8')).hooks.Stop).toHaveLength(2);
       for (const cmd of order) expect((await svc(['claude', cmd], { env: h.env })).code, cmd).toBe(0);
       expect(readFileSync(h.settings, 'utf8'), order.join(' then ')).toBe(prior);
@@ -180,11 +187,34 @@ describe('svc claude install-statusline / uninstall-statusline', () => {
     expect(help).not.toContain('statusline');
   });
 
+  it('an explicit --binary that is not an executable file is refused (binary_not_found), nothing written', async () => {
+    const h = homes();
+    mkdirSync(join(h.env.HOME, '.claude'));
+    writeFileSync(h.settings, PRIOR_SETTINGS);
+    const notExec = join(h.root, 'opt', 'svc.txt');
+    writeFileSync(notExec, '', { mode: 0o644 });
+    const cases: [string, string, string][] = [
+      ['install-wake-hook', '/nonexistent/svc', 'no such file'],
+      ['install-statusline', join(h.root, 'dir with space', 'svc'), 'no such file'],
+      ['install-statusline', join(h.root, 'opt'), 'a directory, not a file'],
+      ['install-wake-hook', notExec, 'not executable'],
+    ];
+    for (const [cmd, binary, why] of cases) {
+      const r = await svc(['claude', cmd, '--binary', binary], { env: h.env });
+      expect(r.code, `${cmd} --binary ${binary}`).toBe(1);
+      expect(r.stderr).toBe(
+        `svc: error: --binary ${binary}: ${why}; pass the path of the svc binary (nothing was written). (binary_not_found)\n`,
+      );
+    }
+    expect(readFileSync(h.settings, 'utf8')).toBe(PRIOR_SETTINGS);
+    expect(existsSync(join(h.env.SVC_HOME, 'integrations'))).toBe(false);
+  });
+
   it('the wake hook alone on a file without hooks leaves no hooks key behind', async () => {
     const h = homes();
     mkdirSync(join(h.env.HOME, '.claude'));
     writeFileSync(h.settings, '{"model": "opus"}');
-    await svc(['claude', 'install-wake-hook', '--binary', '/opt/svc'], { env: h.env });
+    await svc(['claude', 'install-wake-hook', '--binary', h.opt], { env: h.env });
     const edited = JSON.parse(readFileSync(h.settings, 'utf8'));
     edited.theme = 'dark'; // a user change: uninstall must take out only the hook
     writeFileSync(h.settings, JSON.stringify(edited));
@@ -236,13 +266,14 @@ describe('svc codex setup', () => {
     expect(r.stderr).toContain('(binary_not_found)');
     expect(readFileSync(h.codex, 'utf8')).toBe(PRIOR_TOML);
 
-    const given = await svc(['codex', 'setup', '--agent', 'alice', '--binary', 'bin/../opt/svc'], {
+    // a relative path is made absolute
+    const given = await svc(['codex', 'setup', '--agent', 'alice', '--binary', relative(process.cwd(), h.opt)], {
       env: h.env,
       link: link(),
     });
-    expect(given.code).toBe(0);
+    expect(given.code, given.stderr).toBe(0);
     const config = parse(readFileSync(h.codex, 'utf8')) as { mcp_servers: Record<string, { command: string }> };
-    expect(config.mcp_servers['svc-alice']!.command).toBe(join(process.cwd(), 'opt', 'svc'));
+    expect(config.mcp_servers['svc-alice']!.command).toBe(h.opt);
   });
 
   it('--binary svc (a bare name) is looked up on PATH, not taken for ./svc', async () => {

@@ -17,7 +17,7 @@ import {
   WAKE_HOOK,
 } from '../integrations/claude.js';
 import { codexConfigPath, codexSetup, entryFor } from '../integrations/codex.js';
-import { onPath, shellQuote } from '../integrations/files.js';
+import { notExecutable, onPath, shellQuote } from '../integrations/files.js';
 import { action, withJson } from '../options.js';
 
 export const HOST_A = 'claude';
@@ -29,7 +29,18 @@ export const HOST_B = 'codex';
  * the current directory.
  */
 async function svcBinary(run: Run, explicit: string | undefined): Promise<string> {
-  if (explicit?.includes('/')) return resolve(explicit);
+  if (explicit?.includes('/')) {
+    const path = resolve(explicit);
+    // the host would run it later and fail there, out of sight: refuse it now, as a missing svc is
+    const why = await notExecutable(path);
+    if (why) {
+      throw new CliError(
+        'binary_not_found',
+        `--binary ${path}: ${why}; pass the path of the svc binary (nothing was written).`,
+      );
+    }
+    return path;
+  }
   const name = explicit ?? 'svc';
   const found = await onPath(name, run.env);
   if (!found) {

@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { access, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 export async function readIfExists(path: string): Promise<Buffer | undefined> {
@@ -60,6 +60,25 @@ export async function backup(svcHome: string, name: string, data: Buffer): Promi
   const file = join(dir, `${name}.${new Date().toISOString().replace(/[:.]/g, '-')}.bak`);
   await writeAtomic(file, data);
   return file;
+}
+
+/** Why `path` is not an executable file, or undefined when it is one. */
+export async function notExecutable(path: string): Promise<string | undefined> {
+  let s: Awaited<ReturnType<typeof stat>>;
+  try {
+    s = await stat(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? 'no such file' : (err as Error).message;
+  }
+  if (s.isDirectory()) return 'a directory, not a file';
+  if (!s.isFile()) return 'not a regular file';
+  try {
+    await access(path, constants.X_OK);
+    return undefined;
+  } catch {
+    return 'not executable';
+  }
 }
 
 /** The first executable `name` on PATH. */
