@@ -372,6 +372,100 @@ describe('svc codex setup', () => {
     expect(readFileSync(h.codex, 'utf8')).toBe(text);
   });
 
+  it('--migrate-legacy with our entry there already removes the legacy one, its own keys carried over', async () => {
+    // `[mcp_servers.svc]` beside `[mcp_servers.svc-bob]`: codex would start two svc servers for bob
+    const legacyTable = '[mcp_servers.svc]\ncommand = "svc"\nargs = ["mcp"]\nstartup_timeout_sec = 20\n';
+    const h = homesWithSvc();
+    mkdirSync(join(h.env.HOME, '.codex'));
+    writeFileSync(h.codex, `${PRIOR_TOML}\n${legacyTable}\n[tools]\nweb_search = true\n`);
+    const plain = await svc(['codex', 'setup', '--agent', 'bob'], { env: h.env, link: link() });
+    expect(plain.stdout).toContain('Added [mcp_servers.svc-bob]');
+    expect(plain.stdout).toContain('legacy entry [mcp_servers.svc] is still there');
+    const added = readFileSync(h.codex, 'utf8');
+    const ours = `[mcp_servers.svc-bob]\ncommand = ${JSON.stringify(h.svcPath)}\nargs = ["mcp", "--as", "bob"]\nenv = { SVC_HOME = ${JSON.stringify(h.env.SVC_HOME)} }\n`;
+    expect(added).toBe(`${PRIOR_TOML}\n${legacyTable}\n[tools]\nweb_search = true\n\n${ours}`);
+
+    // a plain re-run changes nothing and still says so
+    const again = await svc(['codex', 'setup', '--agent', 'bob'], { env: h.env, link: link() });
+    expect(again.stdout).toContain('Already set up');
+    expect(again.stdout).toContain('legacy entry [mcp_servers.svc] is still there');
+    const json = await svc(['codex', 'setup', '--agent', 'bob', '--json'], { env: h.env, link: link() });
+    expect(JSON.parse(json.stdout)).toMatchObject({ outcome: 'unchanged', legacy: 'svc' });
+    expect(readFileSync(h.codex, 'utf8')).toBe(added);
+
+    const migrated = await svc(['codex', 'setup', '--agent', 'bob', '--migrate-legacy'], { env: h.env, link: link() });
+    expect(migrated.stderr).toBe('');
+    expect(migrated.stdout).toBe(
+      `Removed the legacy entry [mcp_servers.svc] from ${h.codex}: [mcp_servers.svc-bob] was there already; its startup_timeout_sec moved into it.\n`,
+    );
+    // the legacy table and the blank line before it gone, everything else byte for byte
+    const text = readFileSync(h.codex, 'utf8');
+    expect(text).toBe(`${PRIOR_TOML}\n[tools]\nweb_search = true\n\n${ours}startup_timeout_sec = 20\n`);
+    expect((parse(text) as { mcp_servers: object }).mcp_servers).toEqual({
+      github: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] },
+      'svc-bob': {
+        command: h.svcPath,
+        args: ['mcp', '--as', 'bob'],
+        env: { SVC_HOME: h.env.SVC_HOME },
+        startup_timeout_sec: 20,
+      },
+    });
+    const done = await svc(['codex', 'setup', '--agent', 'bob', '--migrate-legacy'], { env: h.env, link: link() });
+    expect(done.stdout).toBe(`Already set up: [mcp_servers.svc-bob] in ${h.codex}.\n`);
+    expect(readFileSync(h.codex, 'utf8')).toBe(text);
+  });
+
+  it('a key our entry has already stays as ours; the legacy one goes with its table', async () => {
+    const h = homesWithSvc();
+    mkdirSync(join(h.env.HOME, '.codex'));
+    const ours = `[mcp_servers.svc-bob]\ncommand = ${JSON.stringify(h.svcPath)}\nargs = ["mcp", "--as", "bob"]\nenv = { SVC_HOME = ${JSON.stringify(h.env.SVC_HOME)} }\nstartup_timeout_sec = 5\n`;
+    writeFileSync(
+      h.codex,
+      `[mcp_servers.svc]\ncommand = "/usr/bin/svc"\nargs = ["mcp", "--as", "bob"]\nstartup_timeout_sec = 20\ntool_timeout_sec = 90 # slow tools\n\n${ours}`,
+    );
+    const r = await svc(['codex', 'setup', '--agent', 'bob', '--migrate-legacy', '--json'], {
+      env: h.env,
+      link: link(),
+    });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      outcome: 'migrated',
+      removed_legacy: 'svc',
+      carried: ['tool_timeout_sec'],
+    });
+    // at the top of the file, the legacy table goes with the blank line after it
+    expect(readFileSync(h.codex, 'utf8')).toBe(`${ours}tool_timeout_sec = 90 # slow tools\n`);
+
+    // a value over several lines is not moved line by line: refused, nothing changed
+    const multi = `[mcp_servers.svc]\ncommand = "svc"\nargs = ["mcp"]\ndisabled_tools = [\n  "send_message",\n]\n\n${ours}`;
+    writeFileSync(h.codex, multi);
+    const refused = await svc(['codex', 'setup', '--agent', 'bob', '--migrate-legacy'], { env: h.env, link: link() });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('move its keys disabled_tools into [mcp_servers.svc-bob] and delete it by hand');
+    expect(readFileSync(h.codex, 'utf8')).toBe(multi);
+  });
+
+  it('a legacy entry that is not a [table] is refused with the entry to write by hand, in one line', async () => {
+    const h = homesWithSvc();
+    mkdirSync(join(h.env.HOME, '.codex'));
+    const inline = `mcp_servers.svc = { command = "svc", args = ["mcp"] }\n${PRIOR_TOML}`;
+    writeFileSync(h.codex, inline);
+    const r = await svc(['codex', 'setup', '--agent', 'alice', '--migrate-legacy'], { env: h.env, link: link() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `svc: error: The legacy entry mcp_servers.svc in ${h.codex} is not a [mcp_servers.svc] table, so svc does not rewrite it; replace it by hand with the table [mcp_servers.svc-alice] with command = ${JSON.stringify(h.svcPath)}, args = ["mcp", "--as", "alice"], env = { SVC_HOME = ${JSON.stringify(h.env.SVC_HOME)} }, each on its own line, keeping your other keys, then retry. (integration_config_invalid)\n`,
+    );
+    expect(readFileSync(h.codex, 'utf8')).toBe(inline);
+
+    // with our entry there already, what is left to do is to delete the legacy one
+    expect((await svc(['codex', 'setup', '--agent', 'alice'], { env: h.env, link: link() })).code).toBe(0);
+    const withOurs = readFileSync(h.codex, 'utf8');
+    const again = await svc(['codex', 'setup', '--agent', 'alice', '--migrate-legacy'], { env: h.env, link: link() });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('[mcp_servers.svc-alice] is there already');
+    expect(again.stderr).toContain('delete the legacy entry by hand');
+    expect(readFileSync(h.codex, 'utf8')).toBe(withOurs);
+  });
+
   it('a config that is not TOML is left untouched', async () => {
     const h = homesWithSvc();
     mkdirSync(join(h.env.HOME, '.codex'));

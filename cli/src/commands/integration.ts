@@ -137,14 +137,15 @@ export function integrationCommands(app: App): Command[] {
       unchanged: 'Already set up:',
       migrated: 'Migrated the legacy entry to',
     }[r.outcome];
-    run.print(
-      r,
-      () =>
-        `${what} [mcp_servers.${r.server}] in ${r.config}.\n${
-          r.legacy
-            ? `A legacy entry [mcp_servers.${r.legacy}] is still there; rerun with --migrate-legacy to rewrite it in place.\n`
-            : ''
-        }`,
+    const carried = r.carried?.length ? `; its ${r.carried.join(', ')} moved into it` : '';
+    run.print(r, () =>
+      r.removed_legacy
+        ? `Removed the legacy entry [mcp_servers.${r.removed_legacy}] from ${r.config}: [mcp_servers.${r.server}] was there already${carried}.\n`
+        : `${what} [mcp_servers.${r.server}] in ${r.config}.\n${
+            r.legacy
+              ? `A legacy entry [mcp_servers.${r.legacy}] is still there (a second svc server for this agent); rerun with --migrate-legacy to remove it, its own keys moved into [mcp_servers.${r.server}].\n`
+              : ''
+          }`,
     );
   });
   hostB.addCommand(setup);

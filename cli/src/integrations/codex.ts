@@ -8,8 +8,9 @@
  *
  * A legacy entry is one an older svc wrote: the table `[mcp_servers.svc]`, or any
  * `mcp_servers` table that runs `svc mcp` for this agent under another name.
- * `--migrate-legacy` rewrites it in place (same position) as the new entry; without it a
- * legacy entry is left alone and reported.
+ * `--migrate-legacy` rewrites it in place (same position) as the new entry, or, when the
+ * new entry is there already, removes it and carries its keys the new one lacks into it;
+ * without it a legacy entry is left alone and reported (on every run while it is there).
  */
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -55,7 +56,21 @@ function block(name: string, e: McpEntry): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The entry as one line, for a message (a table cannot be written on one). */
+function oneLine(name: string, e: McpEntry): string {
+  const lines = block(name, e).trimEnd().split('\n');
+  return `${lines[0]} with ${lines.slice(1).join(', ')}, each on its own line`;
+}
+
 const HEADER = /^\s*\[\[?\s*(.*?)\s*\]\]?\s*(#.*)?$/;
+/** The key of a `key = value` line (bare or quoted; not dotted), or undefined. */
+const KEY_LINE = /^\s*(?:([A-Za-z0-9_-]+)|"((?:[^"\\]|\\.)*)"|'([^']*)')\s*=/;
+
+function lineKey(line: string): string | undefined {
+  const m = line.match(KEY_LINE);
+  if (!m) return undefined;
+  return m[2] !== undefined ? (JSON.parse(`"${m[2]}"`) as string) : (m[1] ?? m[3]);
+}
 
 /** The dotted key of a table header line, split (quoted parts unquoted), or undefined. */
 function headerKey(line: string): string[] | undefined {
@@ -92,7 +107,13 @@ function tableRange(lines: string[], name: string): { start: number; end: number
   return { start, end };
 }
 
-type Servers = Record<string, { command?: unknown; args?: unknown; env?: Record<string, unknown> }>;
+type Servers = Record<
+  string,
+  { command?: unknown; args?: unknown; env?: Record<string, unknown>; [key: string]: unknown }
+>;
+
+/** Keys of an entry that svc writes: the rest are the user's. */
+const SVC_KEYS = new Set(['command', 'args', 'env']);
 
 function parseConfig(text: string, path: string): { mcp_servers?: Servers } {
   try {
@@ -129,6 +150,10 @@ export interface SetupResult {
   outcome: 'added' | 'updated' | 'unchanged' | 'migrated';
   /** a legacy entry left alone (without --migrate-legacy) */
   legacy?: string;
+  /** a legacy entry removed because ours was there already (--migrate-legacy) */
+  removed_legacy?: string;
+  /** the keys of that legacy entry carried into ours (ours lacked them) */
+  carried?: string[];
   backup?: string;
 }
 
@@ -163,19 +188,53 @@ export async function codexSetup(opts: {
     }
     lines.splice(range.start, range.end - range.start, ...ours, ...kept);
   };
+  const legacyRange = old === undefined ? undefined : tableRange(lines, old);
+  if (old && opts.migrateLegacy && !legacyRange) {
+    // written as an inline table or dotted keys: too clever to rewrite safely
+    throw new CliError(
+      'integration_config_invalid',
+      existing
+        ? `The legacy entry mcp_servers.${old} in ${path} is not a [mcp_servers.${old}] table, so svc does not remove it; [mcp_servers.${name}] is there already: move any keys of yours from the legacy entry into it and delete the legacy entry by hand.`
+        : `The legacy entry mcp_servers.${old} in ${path} is not a [mcp_servers.${old}] table, so svc does not rewrite it; replace it by hand with the table ${oneLine(name, entry)}, keeping your other keys, then retry.`,
+    );
+  }
+  // the legacy entry's own keys that ours lacks: they move into ours when it is removed
+  const carried =
+    existing && old && opts.migrateLegacy
+      ? Object.keys(servers[old]!).filter((k) => !SVC_KEYS.has(k) && !Object.hasOwn(servers[name] ?? {}, k))
+      : [];
   if (existing) {
     replace(existing);
     outcome = 'updated';
-  } else if (old && opts.migrateLegacy) {
-    const range = tableRange(lines, old);
-    if (!range) {
-      // written as an inline table or dotted keys: too clever to rewrite safely
-      throw new CliError(
-        'integration_config_invalid',
-        `The legacy entry mcp_servers.${old} in ${path} is not a [mcp_servers.${old}] table; move it by hand, then retry.`,
-      );
+    if (old && opts.migrateLegacy) {
+      // two servers for one agent: the legacy one goes, its keys ours lacks go into ours
+      const from = tableRange(lines, old)!;
+      const moved = lines.slice(from.start + 1, from.end).filter((l, i, all) => {
+        const k = lineKey(l);
+        // only its own keys, not those of its subtables
+        const inSubtable = all.slice(0, i).some((p) => headerKey(p) !== undefined);
+        return k !== undefined && !inSubtable && carried.includes(k);
+      });
+      // the blank lines before it go with it (after it, at the top of the file), so the
+      // tables around it stay as they were spaced
+      let { start, end: stop } = from;
+      while (start > 0 && lines[start - 1]!.trim() === '') start--;
+      if (start === 0) {
+        start = from.start;
+        while (stop < lines.length && lines[stop]!.trim() === '') stop++;
+      }
+      lines.splice(start, stop - start);
+      const at = tableRange(lines, name)!;
+      const sub = lines.slice(at.start + 1, at.end).findIndex((l) => headerKey(l) !== undefined);
+      let end = sub < 0 ? at.end : at.start + 1 + sub;
+      while (end > at.start + 1 && lines[end - 1]!.trim() === '') end--;
+      lines.splice(end, 0, ...moved);
+      outcome = 'migrated';
+    } else {
+      legacy = old;
     }
-    replace(range);
+  } else if (old && opts.migrateLegacy) {
+    replace(legacyRange!);
     outcome = 'migrated';
   } else {
     if (lines.length && lines[lines.length - 1]!.trim() !== '') lines.push('');
@@ -183,16 +242,36 @@ export async function codexSetup(opts: {
     outcome = 'added';
     legacy = old;
   }
+  const removed = outcome === 'migrated' && existing ? old : undefined;
   const after = `${lines.join('\n')}\n`;
-  if (after === before) return { config: path, server: name, outcome: 'unchanged' };
+  // a legacy entry left there is said on every run, not only the one that added ours
+  if (after === before) return { config: path, server: name, outcome: 'unchanged', ...(legacy ? { legacy } : {}) };
 
-  // the result must parse and hold exactly the entry we meant, the rest as it was
-  const check = parseConfig(after, path).mcp_servers?.[name];
+  // the result must parse and hold exactly the entry we meant (and the keys carried into
+  // it), the legacy entry gone when it was removed; a line-wise edit of a value written over
+  // several lines would fail here
+  let checked: Servers | undefined;
+  try {
+    checked = (parseToml(after) as { mcp_servers?: Servers }).mcp_servers ?? {};
+  } catch {
+    checked = undefined;
+  }
+  const check = checked?.[name];
+  if (
+    removed &&
+    (checked?.[removed] !== undefined ||
+      carried.some((k) => JSON.stringify(check?.[k]) !== JSON.stringify(servers[removed]![k])))
+  ) {
+    throw new CliError(
+      'integration_config_invalid',
+      `Could not move the legacy entry [mcp_servers.${removed}] into [mcp_servers.${name}] in ${path} safely (nothing was changed); ${carried.length ? `move its keys ${carried.join(', ')} into [mcp_servers.${name}] and ` : ''}delete it by hand.`,
+    );
+  }
   const got = { command: check?.command, args: check?.args, ...(check?.env ? { env: check.env } : {}) };
   if (JSON.stringify(got) !== JSON.stringify(entry)) {
     throw new CliError(
       'integration_config_invalid',
-      `Could not place [mcp_servers.${name}] in ${path} safely; add it by hand:\n${block(name, entry)}`,
+      `Could not place [mcp_servers.${name}] in ${path} safely (nothing was changed); add the table ${oneLine(name, entry)} by hand.`,
     );
   }
   const saved = bytes !== undefined ? await backup(opts.svcHome, basename(path), bytes) : undefined;
@@ -203,6 +282,7 @@ export async function codexSetup(opts: {
     server: name,
     outcome,
     ...(legacy ? { legacy } : {}),
+    ...(removed ? { removed_legacy: removed, carried } : {}),
     ...(saved ? { backup: saved } : {}),
   };
 }
