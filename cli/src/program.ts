@@ -98,8 +98,19 @@ function commandWord(argv: readonly string[]): string | undefined {
   return argv.find((a) => !a.startsWith('-'));
 }
 
+/**
+ * `svc help agent webhook` as `svc agent webhook --help`: commander's help command reads only
+ * its first word, and showed the help of `svc agent`.
+ */
+function helpAsFlag(argv: readonly string[]): readonly string[] {
+  const at = argv.findIndex((a) => !a.startsWith('-'));
+  if (argv[at] !== 'help' || argv[at + 1] === undefined || argv[at + 1]!.startsWith('-')) return argv;
+  return [...argv.slice(0, at), ...argv.slice(at + 1), '--help'];
+}
+
 /** Runs `svc` with these arguments (without node and script); resolves to the exit status. */
-export async function run(argv: readonly string[], io: CliIO): Promise<number> {
+export async function run(given: readonly string[], io: CliIO): Promise<number> {
+  const argv = helpAsFlag(given);
   const app = new App(io);
   const global = globalAction(argv);
   const word = commandWord(argv);

@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { tempDir } from '@svc/test-harness';
+import { SVC_BIN } from '@svc/test-harness/bins';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { App } from '../src/app.js';
@@ -103,5 +107,41 @@ describe('every command of the specification', () => {
       ].sort(),
     );
     for (const path of Object.keys(SPEC_COMMANDS)) expect(paths, path).toContain(path);
+  });
+});
+
+describe('help of the commands answered before the tree loads, and of subcommands through svc help', () => {
+  it('svc help A B is the help of svc A B, as svc A B --help is', async () => {
+    for (const path of ['agent webhook', 'agent webhook set', 'claude install-wake-hook']) {
+      const viaHelp = await svc(['help', ...path.split(' ')]);
+      expect(viaHelp.code, `svc help ${path}`).toBe(0);
+      expect(viaHelp.stdout).toContain(`Usage: svc ${path} `);
+      expect(viaHelp.stdout).toBe(await help(path));
+    }
+    // an unknown word is refused as with --help
+    const unknown = await svc(['help', 'stauts']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'stauts'");
+  });
+
+  it('svc statusline and svc wake-hook: --help, -h and svc help print their help, exit 0', async () => {
+    // the real `svc` (the bin's fast path), with no daemon: without the fix it printed the line, or nothing
+    const env = { PATH: process.env.PATH ?? '', HOME: tempDir('svc-fast-help-'), SVC_HOME: tempDir('svc-fast-help-') };
+    const run = promisify(execFile);
+    for (const command of ['statusline', 'wake-hook']) {
+      for (const args of [
+        [command, '--help'],
+        [command, '-h'],
+        ['help', command],
+      ]) {
+        const r = await run(process.execPath, [SVC_BIN, ...args], { env, timeout: 30_000 });
+        expect(r.stdout, args.join(' ')).toMatch(new RegExp(`^Usage: svc ${command} \\[options\\]\n`));
+        expect(r.stdout).toContain('(always exits 0)');
+        expect(r.stderr).toBe('');
+      }
+    }
+    // without it, the status line as before
+    const line = await run(process.execPath, [SVC_BIN, 'statusline'], { env, timeout: 30_000 });
+    expect(line.stdout).toBe('svc: daemon down (svc start)\n');
   });
 });
