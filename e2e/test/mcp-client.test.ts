@@ -109,6 +109,11 @@ describe('svc mcp as a demanding client meets it', () => {
     const resource = resources.find((r) => r.uri.includes(encodeURIComponent(group.conversation_id)))!;
     expect(resource.name).toBe(`group ${group.conversation_id}`);
     expect(resource.description).toContain(`named ${JSON.stringify(name)} by bob`);
+    // to its creator, its own words (it said "their words, not verified" to bob too)
+    const mine = (await (await connect(homes.b, 'bob')).listResources()).resources.find((r) =>
+      r.uri.includes(encodeURIComponent(group.conversation_id)),
+    )!;
+    expect(mine.description).toBe(`named ${JSON.stringify(name)} by this agent, its creator`);
 
     const sent = await call<{ conversation_id: string; recipients: string[] }>(alice, 'reply', {
       message_id: created.message_id,

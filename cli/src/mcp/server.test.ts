@@ -165,16 +165,18 @@ describe('svc mcp input, as a model meets it', () => {
 
   it('content larger than a message holds: envelope_too_large with the limit, before the daemon', async () => {
     const client = await connected(nowhere());
-    // fewer characters than the limit, more UTF-8 bytes (4 each)
-    const content = '😀'.repeat(MAX_CONTENT_BYTES / 4 + 1);
-    for (const [name, args] of [
-      ['send_message', { to: 'bob', content }],
-      ['reply', { message_id: 'm1', content }],
-    ] as const) {
-      const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
-      expect(e.error, name).toBe('envelope_too_large');
-      expect(e.message).toContain(`${Buffer.byteLength(content)} bytes`);
-      expect(e.message).toContain('split it');
+    // fewer characters than the limit, more UTF-8 bytes (4 each); and more characters than the
+    // schema's length (it was validation_failed, naming the schema, not the limit)
+    for (const content of ['😀'.repeat(MAX_CONTENT_BYTES / 4 + 1), 'x'.repeat(MAX_CONTENT_BYTES + 1)]) {
+      for (const [name, args] of [
+        ['send_message', { to: 'bob', content }],
+        ['reply', { message_id: 'm1', content }],
+      ] as const) {
+        const e = errorOf((await client.callTool({ name, arguments: args })) as CallToolResult);
+        expect(e.error, name).toBe('envelope_too_large');
+        expect(e.message).toContain(`${Buffer.byteLength(content)} bytes`);
+        expect(e.message).toContain('split it');
+      }
     }
   });
 });

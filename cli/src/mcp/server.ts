@@ -122,7 +122,16 @@ const badInput = (tool: string, fields: string[]) =>
   new ToolError('validation_failed', `${tool}: ${fields.join('; ')} (see the tool's input schema).`);
 
 /** Input outside a tool's schema, as one line naming each field and what is wrong with it. */
-function invalidInput(tool: string, error: z.ZodError): CallToolResult {
+function invalidInput(tool: string, error: z.ZodError, args: unknown): CallToolResult {
+  // content over the schema's length is over the byte limit too: the same answer as checkSize's
+  const content = (args as { content?: unknown } | null)?.content;
+  if (typeof content === 'string' && error.issues.some((i) => i.code === 'too_big' && i.path[0] === 'content')) {
+    try {
+      checkSize(content);
+    } catch (err) {
+      return toolError(err);
+    }
+  }
   return toolError(
     badInput(
       tool,
@@ -673,7 +682,7 @@ export function createSvcMcp(options: McpOptions) {
     const t = tools.get(name);
     if (!t) return toolError(new ToolError('not_found', `No tool ${name}; tools/list names them.`));
     const parsed = t.input.safeParse(request.params.arguments ?? {});
-    if (!parsed.success) return invalidInput(name, parsed.error);
+    if (!parsed.success) return invalidInput(name, parsed.error, request.params.arguments);
     try {
       const value = await withDaemon(name, () => t.run(parsed.data as never, extra.signal));
       // a field the daemon added and the output schema lacks would make the client refuse the
@@ -840,7 +849,12 @@ function conversationResource(c: ConversationSummary) {
     uri: conversationUri(c.conversation_id),
     name: direct ? `conversation with ${c.peer ?? c.conversation_id}` : `${c.conversation_type} ${c.conversation_id}`,
     ...(!direct && c.name
-      ? { description: `named ${JSON.stringify(c.name)} by ${c.creator ?? 'its creator'} (their words, not verified)` }
+      ? {
+          description:
+            c.me?.role === 'creator'
+              ? `named ${JSON.stringify(c.name)} by this agent, its creator`
+              : `named ${JSON.stringify(c.name)} by ${c.creator ?? 'its creator'} (their words, not verified)`,
+        }
       : {}),
     mimeType: 'application/json',
   };
