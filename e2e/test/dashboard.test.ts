@@ -187,6 +187,7 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     const results = page.getByTestId('search-results');
     await results.getByText('the quarterly numbers are ready for review').waitFor();
     await expect(results.locator('[data-message-id]').count()).resolves.toBe(1);
+    await results.getByText('1 message matches “quarterly”').waitFor();
     await shot('search');
     await page.getByRole('searchbox', { name: 'Search messages' }).fill('zeppelin');
     await page.getByRole('button', { name: 'Search', exact: true }).click();

@@ -1,5 +1,6 @@
 /** Shared pieces: the designed states (loading, empty, error), times, fingerprints, badges. */
 import { type ReactNode, useEffect, useState } from 'react';
+import { relative } from './format.js';
 import type { Load } from './hooks.js';
 
 export function Loading({ what }: { what: string }) {
@@ -56,26 +57,6 @@ export function Loaded<T>({
   if (load.state === 'loading') return <Loading what={what} />;
   if (load.state === 'error') return <Failure code={load.code} message={load.message} {...(retry ? { retry } : {})} />;
   return <>{children(load.data)}</>;
-}
-
-const UNITS: Array<[number, string]> = [
-  [60, 'second'],
-  [60, 'minute'],
-  [24, 'hour'],
-  [30, 'day'],
-  [12, 'month'],
-  [Number.POSITIVE_INFINITY, 'year'],
-];
-
-export function relative(iso: string, now = Date.now()): string {
-  let delta = (Date.parse(iso) - now) / 1000;
-  if (Math.abs(delta) < 45) return delta < 0 ? 'just now' : 'in a moment';
-  const fmt = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
-  for (const [size, unit] of UNITS) {
-    if (Math.abs(delta) < size) return fmt.format(Math.round(delta), unit as Intl.RelativeTimeFormatUnit);
-    delta /= size;
-  }
-  return iso;
 }
 
 export function Time({ iso }: { iso: string | null | undefined }) {

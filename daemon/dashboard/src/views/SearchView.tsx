@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'react';
 import { type ArchivedMessage, api } from '../api.js';
 import { Empty, Failure, Loading, ViewHeader } from '../Components.js';
 import { useShell } from '../context.js';
+import { matchCount } from '../format.js';
 import { MessageItem } from '../Message.js';
 
 type Result =
@@ -68,7 +69,7 @@ export function SearchView() {
       ) : (
         <div className="message-list" data-testid="search-results">
           <p className="muted small">
-            {result.items.length} {result.items.length === 1 ? 'message' : 'messages'} match “{result.q}”
+            {matchCount(result.items.length)} “{result.q}”
           </p>
           {result.items.map((m) => (
             <MessageItem key={m.message_id} m={m} showConversation />
