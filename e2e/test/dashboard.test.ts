@@ -300,7 +300,7 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
       name: 'Launch planning',
       members: ['bob'],
     });
-    await a.client.send(long, { conversation_id: group.conversation_id, content: 'kickoff at nine' });
+    const kickoff = await a.client.send(long, { conversation_id: group.conversation_id, content: 'kickoff at nine' });
     await b.client.saveContact('bob', { agent_number: long, alias: 'L'.repeat(150) });
 
     // a file is named, sized and saved from the terminal; its key never reaches the screen
@@ -312,8 +312,28 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     expect(await shown.textContent()).toContain('--save DIR');
     expect(await item.textContent()).not.toMatch(/attachment\/v1|"key"|nonce/);
 
-    // a group by its name, its roster change as a sentence, a reply to it goes to the group
+    // a group's message says where it was written; a reply to it goes to the group, and says so
     await page.locator(`[data-message-id="${fromLong.message_id}"]`).waitFor();
+    const inGroup = page.locator(`[data-message-id="${kickoff.message_id}"]`);
+    await inGroup.getByText('in Launch planning').waitFor();
+    await inGroup.getByRole('button', { name: 'Reply' }).click();
+    await inGroup.getByRole('textbox', { name: 'Reply in Launch planning' }).fill('nine works');
+    await inGroup.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('Reply sent to Launch planning.').waitFor();
+    await until(
+      () =>
+        aliceEvents.find(
+          (e) =>
+            e.type === 'message' &&
+            e.agent === long &&
+            e.message.content === 'nine works' &&
+            e.message.conversation_id === group.conversation_id,
+        ),
+      15_000,
+      'the reply reaches the group',
+    );
+
+    // a group by its name, its roster change as a sentence, a message to it goes to the group
     await view('#/conversations', 'Conversations');
     await page.locator('.conv-item', { hasText: 'Launch planning' }).click();
     await page.getByRole('heading', { name: 'Launch planning', level: 2 }).waitFor();
@@ -332,6 +352,10 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
       15_000,
       "the group's creator receives the message",
     );
+    // what bob wrote there is to the group by its name, not to its id
+    const mine = page.getByTestId('thread').locator('.message.outbound', { hasText: 'see you there' });
+    await mine.waitFor();
+    expect(await mine.locator('.message-who').textContent()).toBe('to Launch planning');
 
     // the long-named peer's conversation opens, and nothing sticks out of the page sideways
     await view(`#/conversations/dm:bob:${long}`, `With ${long}`);

@@ -26,11 +26,14 @@ export function MessageItem({
   m,
   selected = false,
   showConversation = false,
+  conversationName,
   onReplied,
 }: {
   m: ArchivedMessage;
   selected?: boolean;
   showConversation?: boolean;
+  /** the group's or broadcast's name as the page shows it (else its id) */
+  conversationName?: string | undefined;
   onReplied?: () => void;
 }) {
   const shell = useShell();
@@ -49,6 +52,8 @@ export function MessageItem({
     }
   };
   const inbound = m.direction === 'inbound';
+  // a group's or broadcast's message went to all of it, and a reply to it does too
+  const group = m.conversation_type === 'direct' ? undefined : (conversationName ?? m.conversation_id);
   return (
     <article
       className={`message ${inbound ? 'inbound' : 'outbound'}${selected ? ' selected' : ''}`}
@@ -56,7 +61,10 @@ export function MessageItem({
       aria-current={selected ? 'true' : undefined}
     >
       <header className="message-meta">
-        <span className="message-who">{inbound ? m.from : `to ${m.to}`}</span>
+        <span className="message-who">
+          {inbound ? m.from : `to ${group ?? m.to}`}
+          {inbound && group && showConversation ? <span className="message-where"> in {group}</span> : null}
+        </span>
         <Time iso={m.sent_at} />
         <Badge tone={STATE_TONE[m.state] ?? 'idle'}>{STATE_LABEL[m.state] ?? m.state}</Badge>
         {m.muted ? <Badge>muted</Badge> : null}
@@ -84,11 +92,11 @@ export function MessageItem({
       ) : null}
       {replying ? (
         <Composer
-          label={`Reply to ${m.from}`}
+          label={group ? `Reply in ${group}` : `Reply to ${m.from}`}
           onSend={async (text) => {
             await api.reply(shell.agent, m.message_id, text);
             setReplying(false);
-            shell.toast(`Reply sent to ${m.from}.`);
+            shell.toast(`Reply sent to ${group ?? m.from}.`);
             shell.bump('messages');
             onReplied?.();
           }}

@@ -1,6 +1,7 @@
 /** Small hooks: load-with-state, the live event stream, keyboard shortcuts, the hash route. */
-import { useCallback, useEffect, useRef, useState } from 'react';
-import { type DaemonEvent, pageKey } from './api.js';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { api, type DaemonEvent, pageKey } from './api.js';
+import { useShell } from './context.js';
 
 export type Load<T> =
   | { state: 'loading' }
@@ -24,6 +25,24 @@ export function useLoad<T>(fn: () => Promise<T>, deps: readonly unknown[]): [Loa
     };
   }, [...deps, again]);
   return [load, useCallback(() => setAgain((n) => n + 1), [])];
+}
+
+/**
+ * The names of groups and broadcasts (from their rosters, as the conversation list shows
+ * them) by conversation id: a message carries only the id. One the list lacks is missing.
+ */
+export function useConversationNames(): ReadonlyMap<string, string> {
+  const shell = useShell();
+  const [load] = useLoad(() => api.conversations(shell.agent), [shell.agent, shell.rev.messages]);
+  return useMemo(
+    () =>
+      new Map(
+        load.state === 'ready'
+          ? load.data.flatMap((c): Array<[string, string]> => (c.name ? [[c.conversation_id, c.name]] : []))
+          : [],
+      ),
+    [load],
+  );
 }
 
 export type LinkState = 'connecting' | 'live' | 'lost';

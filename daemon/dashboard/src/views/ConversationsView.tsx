@@ -106,7 +106,7 @@ function Thread({ id, summary }: { id: string; summary: ConversationSummary | un
           ) : (
             <div className="thread-messages" data-testid="thread">
               {messages.map((m) => (
-                <MessageItem key={m.message_id} m={m} />
+                <MessageItem key={m.message_id} m={m} conversationName={group ? title : undefined} />
               ))}
               <div ref={end} />
             </div>

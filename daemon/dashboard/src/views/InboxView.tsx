@@ -3,12 +3,13 @@ import { useEffect, useState } from 'react';
 import { type ArchivedMessage, api } from '../api.js';
 import { Empty, Loaded, ViewHeader } from '../Components.js';
 import { useShell } from '../context.js';
-import { useLoad, useShortcuts } from '../hooks.js';
+import { useConversationNames, useLoad, useShortcuts } from '../hooks.js';
 import { MessageItem } from '../Message.js';
 
 export function InboxView() {
   const shell = useShell();
   const [load, retry] = useLoad(() => api.inbox(shell.agent), [shell.agent, shell.rev.messages]);
+  const names = useConversationNames();
   const [selected, setSelected] = useState(0);
   const messages: ArchivedMessage[] = load.state === 'ready' ? [...load.data].reverse() : [];
   useEffect(() => {
@@ -60,7 +61,13 @@ export function InboxView() {
           ) : (
             <div className="message-list" data-testid="inbox-list">
               {messages.map((m, i) => (
-                <MessageItem key={m.message_id} m={m} selected={i === selected} showConversation />
+                <MessageItem
+                  key={m.message_id}
+                  m={m}
+                  selected={i === selected}
+                  showConversation
+                  conversationName={names.get(m.conversation_id)}
+                />
               ))}
             </div>
           )

@@ -4,6 +4,7 @@ import { type ArchivedMessage, api } from '../api.js';
 import { Empty, Failure, Loading, ViewHeader } from '../Components.js';
 import { useShell } from '../context.js';
 import { matchCount } from '../format.js';
+import { useConversationNames } from '../hooks.js';
 import { MessageItem } from '../Message.js';
 
 type Result =
@@ -16,6 +17,7 @@ export function SearchView() {
   const shell = useShell();
   const [q, setQ] = useState('');
   const [result, setResult] = useState<Result>({ state: 'idle' });
+  const names = useConversationNames();
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => input.current?.focus(), []);
   const run = async () => {
@@ -72,7 +74,7 @@ export function SearchView() {
             {matchCount(result.items.length)} “{result.q}”
           </p>
           {result.items.map((m) => (
-            <MessageItem key={m.message_id} m={m} showConversation />
+            <MessageItem key={m.message_id} m={m} showConversation conversationName={names.get(m.conversation_id)} />
           ))}
         </div>
       )}
