@@ -99,9 +99,14 @@ export function Fingerprint({ publicKey }: { publicKey: string }) {
       live = false;
     };
   }, [publicKey]);
+  // a narrow window breaks it between groups, never inside one
+  const shown = fp
+    ? // biome-ignore lint/suspicious/noArrayIndexKey: a group's place is its identity
+      fp.split(':').flatMap((g, i) => (i === 0 ? [g] : [':', <wbr key={i} />, g]))
+    : '…';
   return (
     <code className="fingerprint" title={publicKey}>
-      {fp || '…'}
+      {shown}
     </code>
   );
 }
