@@ -36,11 +36,11 @@ export function ContactsView() {
                       <div className="muted small mono">{c.agent_number}</div>
                     </td>
                     <td>{c.alias ?? <span className="muted">—</span>}</td>
-                    <td className="wrap">{c.notes ?? <span className="muted">—</span>}</td>
+                    <td>{c.notes ? <div className="notes">{c.notes}</div> : <span className="muted">—</span>}</td>
                     <td>
                       <Time iso={c.added_at} />
                     </td>
-                    <td>
+                    <td className="actions">
                       <button type="button" onClick={() => shell.go(`conversations/${c.agent_number}`)}>
                         Open
                       </button>
