@@ -70,6 +70,19 @@ async function shot(name: string): Promise<void> {
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
+/** Elements of the page's main area that reach past the window's right edge. */
+async function beyondRightEdge(): Promise<string[]> {
+  return (await page.evaluate(
+    `[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1).map((e) => e.outerHTML.slice(0, 160))`,
+  )) as string[];
+}
+
+/** A screenshot for a person to look at (not for the docs): .tmp/dashboard-screenshots. */
+async function look(name: string): Promise<void> {
+  await page.mouse.move(1, 700);
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
 async function view(hash: string, heading: string | RegExp): Promise<void> {
   await page.evaluate(`window.location.hash = ${JSON.stringify(hash)}`);
   await page.getByRole('heading', { name: heading, level: 2 }).first().waitFor();
@@ -365,10 +378,7 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     for (const hash of ['#/contacts', '#/keys', '#/inbox', `#/conversations/dm:bob:${long}`]) {
       await page.evaluate(`window.location.hash = ${JSON.stringify(hash)}`);
       await page.waitForTimeout(300);
-      const wide = (await page.evaluate(
-        `[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1).map((e) => e.outerHTML.slice(0, 160))`,
-      )) as string[];
-      expect(wide, `${hash}: elements beyond the window's right edge`).toEqual([]);
+      expect(await beyondRightEdge(), `${hash}: elements beyond the window's right edge`).toEqual([]);
     }
 
     // a link with a malformed hash (any page may make one) still opens the dashboard
@@ -378,6 +388,87 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Conversations', level: 2 }).waitFor({ timeout: 10_000 });
 
     // leave the inbox as the tests after this expect it
+    for (const m of await b.client.inbox('bob', { source: 'local' })) await b.client.ack('bob', m.message_id);
+  }, 60_000);
+
+  it('lays out a long conversation, keys, contacts and the help in a wide and a narrow window', async () => {
+    const long = 'n'.repeat(100); // registered by the test before
+    await b.client.saveContact('bob', { agent_number: long, alias: 'L'.repeat(150), notes: 'note '.repeat(120) });
+    for (let i = 1; i <= 30; i++) await a.client.send(long, { to: 'bob', content: `line ${i} of a long talk` });
+    // where the list, the reply box and the newest message are, and whether the page itself scrolled
+    const layout = async () =>
+      (await page.evaluate(`(() => {
+        const box = (e) => { const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; };
+        const thread = document.querySelector('[data-testid="thread"]');
+        return {
+          scrolled: document.querySelector('main').scrollTop,
+          list: box(document.querySelector('.split-list h2')),
+          reply: box(document.querySelector('.thread textarea')),
+          pane: box(thread),
+          newest: box([...thread.querySelectorAll('.message')].pop()),
+          height: window.innerHeight,
+        };
+      })()`)) as Record<'list' | 'reply' | 'pane' | 'newest', { top: number; bottom: number }> & {
+        scrolled: number;
+        height: number;
+      };
+    const buttonHeights = async () =>
+      (await page.evaluate(
+        `[...document.querySelectorAll('td.actions button')].map((b) => b.getBoundingClientRect().height)`,
+      )) as number[];
+
+    for (const width of [1280, 400]) {
+      await page.setViewportSize({ width, height: 800 });
+      const at = `${width}px`;
+
+      // a long conversation opens on its newest message, in the thread's own scroll area
+      await view('#/inbox', 'Inbox');
+      await view(`#/conversations/dm:bob:${long}`, `With ${long}`);
+      await page.getByTestId('thread').getByText('line 30 of a long talk').waitFor();
+      await page.waitForTimeout(200);
+      const l = await layout();
+      expect(l.reply.top, `${at}: the reply box is in the window`).toBeGreaterThanOrEqual(0);
+      expect(l.reply.bottom, `${at}: the reply box is in the window`).toBeLessThanOrEqual(l.height);
+      expect(l.newest.bottom, `${at}: the newest message is in view`).toBeLessThanOrEqual(l.pane.bottom + 1);
+      expect(l.newest.top, `${at}: the newest message is in view`).toBeGreaterThanOrEqual(Math.max(l.pane.top, 0));
+      if (width === 1280) {
+        // side by side: the page does not scroll, the list stays where it was
+        expect(l.scrolled, `${at}: the page scrolled`).toBe(0);
+        expect(l.list.top, `${at}: the list is in the window`).toBeGreaterThanOrEqual(0);
+      }
+      await look(`long-conversation-${width}`);
+
+      // fingerprints wrap whole between their groups, and nothing else sticks out
+      await view('#/keys', 'Keys');
+      await page.getByText('pinned', { exact: true }).first().waitFor();
+      const cut = (await page.evaluate(
+        `[...document.querySelectorAll('.fingerprint')].filter((e) => [...e.getClientRects()].some((r) => r.right > e.closest('main').getBoundingClientRect().right)).map((e) => e.textContent)`,
+      )) as string[];
+      expect(cut, `${at}: fingerprints cut at the right edge`).toEqual([]);
+      expect(await beyondRightEdge(), `${at}: keys beyond the window's right edge`).toEqual([]);
+      await look(`keys-${width}`);
+
+      // a contact's button is one line, whatever the notes beside it
+      await view('#/contacts', 'Contacts');
+      await page.getByText('L'.repeat(150)).waitFor();
+      const heights = await buttonHeights();
+      expect(heights.length).toBeGreaterThan(0);
+      for (const h of heights) expect(h, `${at}: a contact's Open button is one line`).toBeLessThan(40);
+      await look(`contacts-${width}`);
+
+      // the help covers the whole page, the agent picker too
+      await page.keyboard.press('?');
+      await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+      const onTop = (await page.evaluate(`(() => {
+        const r = document.querySelector('.agent-pick select').getBoundingClientRect();
+        return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)?.closest('.overlay') !== null;
+      })()`)) as boolean;
+      expect(onTop, `${at}: the agent picker shows above the help's backdrop`).toBe(true);
+      await look(`help-${width}`);
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
     for (const m of await b.client.inbox('bob', { source: 'local' })) await b.client.ack('bob', m.message_id);
   }, 60_000);
 

@@ -71,10 +71,15 @@ export function ConversationsView({ id }: { id: string | undefined }) {
 function Thread({ id, summary }: { id: string; summary: ConversationSummary | undefined }) {
   const shell = useShell();
   const [load, retry] = useLoad(() => api.conversation(shell.agent, id), [shell.agent, id, shell.rev.messages]);
-  const end = useRef<HTMLDivElement>(null);
+  const scroller = useRef<HTMLDivElement>(null);
+  const bottom = useRef<HTMLDivElement>(null);
   const count = load.state === 'ready' ? load.data.length : 0;
   useEffect(() => {
-    if (count > 0) end.current?.scrollIntoView?.({ block: 'end' });
+    if (count === 0 || !scroller.current) return;
+    // the newest message, in the thread's own scroll area: the page and the list stay put
+    scroller.current.scrollTop = scroller.current.scrollHeight;
+    // one column (a narrow window): the thread is below the list, bring its end into view
+    bottom.current?.scrollIntoView?.({ block: 'nearest' });
   }, [count]);
   const messages = load.state === 'ready' ? load.data : [];
   const lastInbound = [...messages].reverse().find((m) => m.direction === 'inbound');
@@ -104,11 +109,10 @@ function Thread({ id, summary }: { id: string; summary: ConversationSummary | un
           messages.length === 0 ? (
             <Empty title="No messages here yet" />
           ) : (
-            <div className="thread-messages" data-testid="thread">
+            <div className="thread-messages" data-testid="thread" ref={scroller}>
               {messages.map((m) => (
                 <MessageItem key={m.message_id} m={m} conversationName={group ? title : undefined} />
               ))}
-              <div ref={end} />
             </div>
           )
         }
@@ -125,6 +129,7 @@ function Thread({ id, summary }: { id: string; summary: ConversationSummary | un
           }}
         />
       ) : null}
+      <div className="thread-end" ref={bottom} />
     </div>
   );
 }
