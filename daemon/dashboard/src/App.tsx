@@ -177,7 +177,8 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
   );
 
   const shell: Shell = useMemo(() => ({ agent, rev, go, toast, bump }), [agent, rev, go, toast, bump]);
-  const tone = session === 'connected' ? 'ok' : session === 'connecting' ? 'warn' : 'bad';
+  // without the daemon nothing on the page is current, the relay's state least of all
+  const tone = link === 'lost' ? 'warn' : session === 'connected' ? 'ok' : session === 'connecting' ? 'warn' : 'bad';
 
   return (
     <ShellContext.Provider value={shell}>
@@ -195,7 +196,10 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
                 ))}
               </select>
             </label>
-            <Dot tone={tone} label={session === 'unusable' ? 'out of service' : `relay ${session}`} />
+            <Dot
+              tone={tone}
+              label={link === 'lost' ? 'relay unknown' : session === 'unusable' ? 'out of service' : `relay ${session}`}
+            />
             <Dot
               tone={link === 'live' ? 'ok' : link === 'connecting' ? 'warn' : 'bad'}
               label={link === 'live' ? 'live' : link === 'connecting' ? 'reconnecting' : 'daemon lost'}
@@ -221,6 +225,13 @@ function Dashboard({ agentNames: initialNames }: { agentNames: string[] }) {
           ))}
         </nav>
         <main className="main">
+          {link === 'lost' ? (
+            <div className="banner" role="alert">
+              <strong>The daemon does not answer.</strong> What this page shows may be out of date. Start the daemon
+              with <code>svc start -b</code> (or run any svc command), then run <code>svc dashboard</code> and open the
+              link it prints.
+            </div>
+          ) : null}
           {session === 'refused' ? (
             <div className="banner" role="alert">
               <strong>The relay refuses {agent}'s identity.</strong> It was probably revoked: nothing is sent or

@@ -47,16 +47,33 @@ export function useConversationNames(): ReadonlyMap<string, string> {
 
 export type LinkState = 'connecting' | 'live' | 'lost';
 
-/** The daemon's event stream (server-sent events); reconnects on its own. */
+/** How long the stream may try to reconnect before the daemon counts as lost. */
+const LOST_AFTER_MS = 5_000;
+
+/**
+ * The daemon's event stream (server-sent events); reconnects on its own. A stream that
+ * keeps failing is `lost`: the browser goes on retrying a refused connection for ever
+ * (it only gives up on an answer that is no stream), so the page said "reconnecting" and
+ * showed what it had, as if nothing were wrong.
+ */
 export function useEvents(onEvent: (e: DaemonEvent) => void): LinkState {
   const [state, setState] = useState<LinkState>('connecting');
   const handler = useRef(onEvent);
   handler.current = onEvent;
   useEffect(() => {
+    let lostTimer: ReturnType<typeof setTimeout> | undefined;
     // an event stream takes no header: the page key goes as a parameter (never logged)
     const source = new EventSource(`/api/events?key=${encodeURIComponent(pageKey())}`);
-    source.onopen = () => setState('live');
-    source.onerror = () => setState(source.readyState === EventSource.CLOSED ? 'lost' : 'connecting');
+    source.onopen = () => {
+      clearTimeout(lostTimer);
+      lostTimer = undefined;
+      setState('live');
+    };
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) return setState('lost');
+      setState((was) => (was === 'lost' ? 'lost' : 'connecting'));
+      lostTimer ??= setTimeout(() => setState('lost'), LOST_AFTER_MS);
+    };
     source.onmessage = (m) => {
       try {
         handler.current(JSON.parse(m.data) as DaemonEvent);
@@ -64,7 +81,10 @@ export function useEvents(onEvent: (e: DaemonEvent) => void): LinkState {
         // a line that is not an event is skipped
       }
     };
-    return () => source.close();
+    return () => {
+      clearTimeout(lostTimer);
+      source.close();
+    };
   }, []);
   return state;
 }
