@@ -3,7 +3,7 @@
  * daemon's own (DAEMON_ERROR_CODES in client/api.ts); the socket answers `{error, message}` with the status, and the CLI
  * prints the same code. Mapped once here so routes just throw.
  */
-import { ERROR_CATALOG, type ErrorCode, isErrorCode } from '@svc/shared';
+import { ERROR_CATALOG, type ErrorCode, isErrorCode, MESSAGE_LIMITS } from '@svc/shared';
 import { DAEMON_ERROR_CODES } from './client/api.js';
 
 export type DaemonCode = ErrorCode;
@@ -74,3 +74,12 @@ export class RelayError extends DaemonError {
     this.relayErrorCode = code;
   }
 }
+
+/**
+ * The answer to a request body over the HTTP limit (2 MiB, socket API and dashboard alike):
+ * only a message's content comes near it, so it says the limit that counts.
+ */
+export const BODY_TOO_LARGE = {
+  error: 'envelope_too_large',
+  message: `The message is too large: one message holds at most ${MESSAGE_LIMITS.maxContentBytes} bytes of content (UTF-8); split it into several messages.`,
+} as const;

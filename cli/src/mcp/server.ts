@@ -19,7 +19,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ArchivedMessage, ConversationSummary, DaemonApi, DaemonEventStream } from '@svc/daemon/client';
-import { type Contact, printable } from '@svc/shared';
+import { type Contact, MESSAGE_LIMITS, printable } from '@svc/shared';
 import { z } from 'zod';
 import { type PresentedMessage, presentHeld, presentMessage } from './present.js';
 import * as S from './schemas.js';
@@ -37,12 +37,8 @@ export const SEND_TIMEOUT_MS = 50_000;
 const NAME_LOOKUP_MS = 2_000;
 const NAME_TTL_MS = 5 * 60_000;
 export const MAX_WAIT_S = 30;
-/**
- * The most UTF-8 bytes of content one message holds: the relay takes 256 KiB per sealed
- * envelope, and sealing (encryption, base64url, signed header) adds about a third. Measured
- * at 196,232 bytes with short names; the margin covers the longest names.
- */
-export const MAX_CONTENT_BYTES = 190_000;
+/** The most UTF-8 bytes of content one message holds (the relay takes 256 KiB per sealed envelope). */
+export const MAX_CONTENT_BYTES = MESSAGE_LIMITS.maxContentBytes;
 /** Codes of a send the relay or the daemon refused for its size. */
 const TOO_LARGE = new Set(['envelope_too_large', 'payload_too_large']);
 /**

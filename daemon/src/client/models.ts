@@ -296,8 +296,11 @@ export type ContentType = Static<typeof ContentType>;
 export const SendInput = Type.Object({
   /** the recipient's agent number; may be left out with conversation_id */
   to: Opt(Str({ maxLength: 256 })),
-  /** with file_path: the caption (may be empty) */
-  content: Str({ maxLength: 1024 * 1024 }),
+  /**
+   * with file_path: the caption (may be empty). Its limit is in UTF-8 bytes, checked by the
+   * send (envelope_too_large, naming its size); the request's body limit bounds it here
+   */
+  content: Str(),
   content_type: Opt(ContentType),
   conversation_id: Opt(Str({ minLength: 1, maxLength: 256 })),
   /** an absolute path: the file is encrypted here, uploaded as a blob, and the message carries its key (direct only) */
@@ -307,8 +310,11 @@ export type SendInput = Static<typeof SendInput>;
 
 export const ReplyInput = Type.Object({
   message_id: Str({ minLength: 1 }),
-  /** with file_path: the caption (may be empty) */
-  content: Str({ maxLength: 1024 * 1024 }),
+  /**
+   * with file_path: the caption (may be empty). Its limit is in UTF-8 bytes, checked by the
+   * send (envelope_too_large, naming its size); the request's body limit bounds it here
+   */
+  content: Str(),
   to: Opt(Str({ minLength: 1, maxLength: 256 })),
   content_type: Opt(ContentType),
   /** as for a send: an absolute path, attached to a direct reply */

@@ -10,6 +10,7 @@ import { extname, join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { DaemonEvent } from '../client/api.js';
+import { BODY_TOO_LARGE } from '../errors.js';
 import type { EventBus } from '../events.js';
 import { apiAllowed, bodyAllowed, PAGE_METHODS } from './allowlist.js';
 import {
@@ -180,7 +181,9 @@ export class DashboardServer {
     app.setNotFoundHandler((_request, reply) =>
       reply.status(404).type('application/json').send({ error: 'not_found', message: 'No such page.' }),
     );
-    app.setErrorHandler((err: { statusCode?: number; message: string }, request, reply) => {
+    app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+        return reply.status(413).type('application/json').send(BODY_TOO_LARGE);
       const status = err.statusCode && err.statusCode < 500 ? err.statusCode : 500;
       if (status >= 500) request.log.error({ err }, 'dashboard request failed');
       return reply

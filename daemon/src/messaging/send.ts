@@ -56,9 +56,27 @@ function checkWellFormed(text: string, what: string): string {
   return text;
 }
 
+/** Content the relay could never take, said in what the sender controls: its bytes, and to split it. */
+export function checkContentSize(content: string): void {
+  const bytes = Buffer.byteLength(content);
+  if (bytes > MESSAGE_LIMITS.maxContentBytes) {
+    throw new DaemonError(
+      'envelope_too_large',
+      `The message is too large: its content is ${bytes} bytes of UTF-8, and one message holds at most ${MESSAGE_LIMITS.maxContentBytes}; split it into several messages.`,
+    );
+  }
+}
+
+function checkCaption(caption: string): string {
+  checkWellFormed(caption, 'The caption');
+  checkContentSize(caption);
+  return caption;
+}
+
 function checkContent(content: unknown, type: ContentType): string {
   if (typeof content !== 'string') throw new DaemonError('validation_failed', 'content must be a string');
   checkWellFormed(content, 'content');
+  checkContentSize(content);
   if (content.trim() === '') throw new DaemonError('validation_failed', 'The message is empty; give some content.');
   if (type === 'media' && !parseDescriptor(content)) {
     // media is an attachment's descriptor, which the daemon writes itself (send with file_path)
@@ -96,8 +114,7 @@ export async function sendMessage(
     );
   }
   // with a file, the content is its caption (may be empty) and the message is its descriptor
-  let content =
-    s.file_path !== undefined ? checkWellFormed(s.content ?? '', 'The caption') : checkContent(s.content, contentType);
+  let content = s.file_path !== undefined ? checkCaption(s.content ?? '') : checkContent(s.content, contentType);
   if (s.conversation_id !== undefined && !ENVELOPE_ID_PATTERN.test(s.conversation_id)) {
     throw new DaemonError('validation_failed', 'conversation_id may use letters, digits and ._:@- (1 to 256)');
   }

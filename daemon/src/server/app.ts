@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { validationMessage } from '@svc/shared';
 import Fastify, { type FastifyBaseLogger, type FastifyError, LogController } from 'fastify';
 import type { DaemonContext } from '../context.js';
-import { DaemonError, RelayError } from '../errors.js';
+import { BODY_TOO_LARGE, DaemonError, RelayError } from '../errors.js';
 import { agentRoutes } from './routes/agents.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { dashboardRoutes } from './routes/dashboard.js';
@@ -53,6 +53,9 @@ export function buildApp(ctx: DaemonContext): DaemonApp {
     }
     if (err.validation) {
       return reply.status(400).send({ error: 'validation_failed', message: err.message });
+    }
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.status(413).send(BODY_TOO_LARGE);
     }
     if (err.statusCode && err.statusCode < 500) {
       const code = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported_media_type' : 'bad_request';

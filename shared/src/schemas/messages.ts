@@ -4,6 +4,12 @@ import { type Static, Type } from '@sinclair/typebox';
 export const MESSAGE_LIMITS = {
   /** serialized envelope, bytes */
   maxEnvelopeBytes: 256 * 1024,
+  /**
+   * The most UTF-8 bytes of content one message holds: sealing (encryption, base64url, the
+   * signed header) adds about a third to it. Measured at 196,232 bytes with short names; the
+   * margin covers the longest names.
+   */
+  maxContentBytes: 190_000,
   /** envelopes in one send request */
   maxEnvelopesPerRequest: 100,
   /** long-poll of the pending inbox, seconds */
