@@ -38,9 +38,22 @@ export function launchFile(url: string, dir: string): string {
   return pathToFileURL(file).href;
 }
 
-/** The platform's "open this URL" command; SVC_BROWSER (a command) wins. */
+/**
+ * A command line of SVC_BROWSER as words: `flatpak run org.chromium.Chromium`, `"/opt/My
+ * Browser/browser" --new-window`. A path to a file that exists is one word, spaces and all.
+ * No shell runs it: quotes group, nothing else is special.
+ */
+export function commandWords(value: string): string[] {
+  if (existsSync(value)) return [value];
+  const words: string[] = [];
+  for (const m of value.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3] ?? '');
+  return words;
+}
+
+/** The platform's "open this URL" command; SVC_BROWSER (a command, with its arguments) wins. */
 export function browserPlan(url: string, env: NodeJS.ProcessEnv, platform = process.platform): LaunchPlan {
-  if (env.SVC_BROWSER) return { mode: 'browser', command: env.SVC_BROWSER, args: [url] };
+  const custom = env.SVC_BROWSER ? commandWords(env.SVC_BROWSER.trim()) : [];
+  if (custom.length > 0) return { mode: 'browser', command: custom[0] as string, args: [...custom.slice(1), url] };
   if (platform === 'darwin') return { mode: 'browser', command: 'open', args: [url] };
   if (platform === 'win32') return { mode: 'browser', command: 'cmd', args: ['/c', 'start', '""', url] };
   return { mode: 'browser', command: 'xdg-open', args: [url] };

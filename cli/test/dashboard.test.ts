@@ -1,9 +1,10 @@
 /** `svc dashboard` and `svc desktop` against a fake daemon link: address rules, output, launching. */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { chromiumPlan, launchFile } from '../src/launch.js';
+import { browserPlan, chromiumPlan, launchFile } from '../src/launch.js';
 import { fakeLink, svc, withTempHome } from './helpers.js';
 
 const launch = (input: { host?: string; port?: number } = {}) => ({
@@ -96,6 +97,21 @@ describe('svc dashboard', () => {
       expect(headless.stderr).toContain('it exited at once (code 3)');
       expect(headless.stderr).toContain('open the link yourself');
     });
+  });
+
+  it('SVC_BROWSER may carry arguments (flatpak run …), quoted words, or be a path with spaces', () => {
+    expect(browserPlan('file:///x', { SVC_BROWSER: 'flatpak run org.chromium.Chromium' })).toMatchObject({
+      command: 'flatpak',
+      args: ['run', 'org.chromium.Chromium', 'file:///x'],
+    });
+    expect(browserPlan('file:///x', { SVC_BROWSER: `"/opt/My Browser/browser" --new-window` })).toMatchObject({
+      command: '/opt/My Browser/browser',
+      args: ['--new-window', 'file:///x'],
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'svc browser '));
+    const spaced = join(dir, 'my browser');
+    writeFileSync(spaced, '#!/bin/sh\n', { mode: 0o755 });
+    expect(browserPlan('file:///x', { SVC_BROWSER: spaced })).toMatchObject({ command: spaced, args: ['file:///x'] });
   });
 });
 
