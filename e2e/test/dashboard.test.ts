@@ -113,7 +113,9 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     const cookie = (await browser.cookies(launch.base_url)).find((c) => c.name === `svc_dashboard_${launch.port}`);
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     // the page key, from the redirect's fragment, is in this origin's storage and out of the address bar
-    expect(await page.evaluate(() => localStorage.getItem('svc.dashboard.page-key'))).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await page.evaluate("localStorage.getItem('svc.dashboard.page-key')")) as string | null).toMatch(
+      /^[A-Za-z0-9_-]{43}$/,
+    );
     // the link was for one use
     const again = await raw('GET', new URL(launch.url).pathname + new URL(launch.url).search, {
       host: `127.0.0.1:${launch.port}`,
@@ -521,7 +523,7 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
       const name = `svc_dashboard_${launch.port}`;
       const c = (await browser.cookies(launch.base_url)).find((x) => x.name === name);
       cookie = `${name}=${c?.value}`;
-      key = (await page.evaluate(() => localStorage.getItem('svc.dashboard.page-key'))) ?? '';
+      key = ((await page.evaluate("localStorage.getItem('svc.dashboard.page-key')")) as string | null) ?? '';
       session = { cookie, 'x-svc-page-key': key };
     });
 
@@ -574,7 +576,7 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     it('refuses the API without the session cookie, with a made-up one, or with the cookie alone', async () => {
       // the cookie alone is what a program on another loopback port gets from the browser
       for (const h of [
-        {},
+        {} as Record<string, string>,
         { cookie: `svc_dashboard_${launch.port}=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`, 'x-svc-page-key': key },
         { cookie },
         { 'x-svc-page-key': key },

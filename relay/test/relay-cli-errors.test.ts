@@ -118,7 +118,9 @@ describe('svc-relay usage errors', () => {
       'svc-relay: error: SVC_RELAY_LISTEN must be host:port (got "nonsense") (config_invalid)\n',
     );
     const level = await runRelayCli(['serve', '--log-level', 'loud'], env);
-    expect(level.stderr).toMatch(/^svc-relay: error: --log-level must be one of [^\n]* \(got "loud"\) \(config_invalid\)\n$/);
+    expect(level.stderr).toMatch(
+      /^svc-relay: error: --log-level must be one of [^\n]* \(got "loud"\) \(config_invalid\)\n$/,
+    );
   });
 
   it('--json puts the error object on stdout', async () => {

@@ -189,7 +189,7 @@ let lastWrap: { text: string; width: number; lines: string[] } | undefined;
  */
 export function keypresses(input: string, key: Key): Array<[string, Key]> {
   // Esc Esc in one read comes as one Escape whose input is the other ESC (it went back one step)
-  if (key.escape && /^\u001b+$/.test(input)) {
+  if (key.escape && input !== '' && [...input].every((c) => c === '\u001b')) {
     return Array.from({ length: input.length + 1 }, () => ['', key] as [string, Key]);
   }
   const chars = [...input];
