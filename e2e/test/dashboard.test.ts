@@ -335,18 +335,21 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await inGroup.getByRole('textbox', { name: 'Reply in Launch planning' }).fill('nine works');
     await inGroup.getByRole('button', { name: 'Send' }).click();
     await page.getByText('Reply sent to Launch planning.').waitFor();
-    await until(
-      () =>
-        aliceEvents.find(
-          (e) =>
-            e.type === 'message' &&
-            e.agent === long &&
-            e.message.content === 'nine works' &&
-            e.message.conversation_id === group.conversation_id,
-        ),
-      15_000,
-      'the reply reaches the group',
-    );
+    /** the group's creator receives `content` in the group */
+    const inTheGroup = (content: string, what: string) =>
+      until(
+        () =>
+          aliceEvents.find(
+            (e) =>
+              e.type === 'message' &&
+              e.agent === long &&
+              e.message.content === content &&
+              e.message.conversation_id === group.conversation_id,
+          ),
+        15_000,
+        what,
+      );
+    await inTheGroup('nine works', 'the reply reaches the group');
 
     // a group by its name, its roster change as a sentence, a message to it goes to the group
     await view('#/conversations', 'Conversations');
@@ -355,18 +358,7 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     await page.getByTestId('thread').getByText(`${long} created the group “Launch planning”`).waitFor();
     await page.getByRole('textbox', { name: 'Message Launch planning' }).fill('see you there');
     await page.getByRole('textbox', { name: 'Message Launch planning' }).press('Control+Enter');
-    await until(
-      () =>
-        aliceEvents.find(
-          (e) =>
-            e.type === 'message' &&
-            e.agent === long &&
-            e.message.content === 'see you there' &&
-            e.message.conversation_id === group.conversation_id,
-        ),
-      15_000,
-      "the group's creator receives the message",
-    );
+    await inTheGroup('see you there', "the group's creator receives the message");
     // what bob wrote there is to the group by its name, not to its id
     const mine = page.getByTestId('thread').locator('.message.outbound', { hasText: 'see you there' });
     await mine.waitFor();
