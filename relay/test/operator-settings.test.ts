@@ -32,7 +32,8 @@ function expectRefusedNaming(r: Awaited<ReturnType<typeof refusal>>, setting: st
 describe('settings refused at start, naming the setting', () => {
   it.each([
     ['SVC_RELAY_LOG_LEVEL', { SVC_RELAY_LOG_LEVEL: 'verbose' }, []],
-    ['SVC_RELAY_LOG_LEVEL', {}, ['--log-level', 'chatty']],
+    // given by its flag, the flag is named
+    ['--log-level', {}, ['--log-level', 'chatty']],
   ])('%s not a log level (%j %j)', async (setting, env, args) => {
     expectRefusedNaming(await refusal(env, args), setting);
   });
