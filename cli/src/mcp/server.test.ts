@@ -48,6 +48,18 @@ describe('svc mcp without a healthy daemon', () => {
   it('a resource read without a daemon: a JSON-RPC error carrying the project code, not a bare -32603', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
     const client = await connected(new DaemonClient({ socketPath: join(dir, 'none.sock'), timeoutMs: 1000 }));
+    // the listing too (it was a bare -32603 saying to run `svc start`, in the foreground)
+    const listed = (await client.listResources().then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as McpError;
+    expect(listed).toBeInstanceOf(McpError);
+    expect(listed.data).toEqual({
+      uri: 'svc://conversations/',
+      error: 'daemon_unavailable',
+      message: expect.stringContaining('svc start'),
+    });
+    expect(listed.message).toContain('daemon_unavailable: ');
     for (const uri of ['svc://inbox', 'svc://conversations/bob']) {
       const err = (await client.readResource({ uri }).then(
         () => undefined,

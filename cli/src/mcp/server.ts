@@ -717,9 +717,11 @@ export function createSvcMcp(options: McpOptions) {
   mcp.registerResource(
     'conversation',
     new ResourceTemplate('svc://conversations/{id}', {
-      list: async () => ({
-        resources: (await client.conversations(agent, { limit: 100 })).map(conversationResource),
-      }),
+      // listed as a read is made: the daemon started when needed, a failure with its code
+      list: () =>
+        readResource(new URL('svc://conversations/'), async () => ({
+          resources: (await client.conversations(agent, { limit: 100 })).map(conversationResource),
+        })),
     }),
     {
       title: 'Conversation',
