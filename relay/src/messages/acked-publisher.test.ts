@@ -5,6 +5,7 @@
  * nats-server; a subscriber stands for the stream.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import { tempDir } from '@svc/test-harness';
@@ -58,26 +59,73 @@ function standInStream(nc: NatsConnection, answers: boolean): string[] {
   return copies;
 }
 
+/**
+ * A door to the server that the test opens and shuts: a connection through it drops when it
+ * shuts, and comes back only when the test opens it again, whatever the client's timing.
+ */
+function door(target: number) {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  const port = findFreePort('127.0.0.1');
+  return {
+    port,
+    open: async () => {
+      const p = await port;
+      server = createServer((inbound) => {
+        const outbound = createConnection(target, '127.0.0.1');
+        for (const [a, b] of [
+          [inbound, outbound],
+          [outbound, inbound],
+        ] as const) {
+          sockets.add(a);
+          a.on('error', () => undefined);
+          a.on('close', () => b.destroy());
+          a.pipe(b);
+        }
+      });
+      await new Promise<void>((r) => server?.listen(p, '127.0.0.1', r));
+    },
+    shut: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        sockets.clear();
+        if (server) server.close(() => r());
+        else r();
+      }),
+  };
+}
+
 it('sends a publish made while reconnecting (which the NATS client discards) once it has reconnected', async () => {
-  const first = await startServer();
+  await startServer();
   await connectWhenUp(url); // the server is up
-  const nc = await connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 300, reconnectJitter: 0 });
+  // the publisher reaches the server through a door; the stream stand-in directly, so that it
+  // listens before the publisher is back (the server's restart raced the stand-in's subscription)
+  const entry = door(port);
+  await entry.open();
+  const nc = await connect({
+    servers: `nats://127.0.0.1:${await entry.port}`,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+    reconnectJitter: 0,
+    ignoreClusterUpdates: true,
+  });
   connections.push(nc);
   // the timeout is far beyond the test's own: only the resend can answer in time
   const publisher = new AckedPublisher(nc, 600_000);
   const disconnected = (async () => {
     for await (const s of nc.status()) if (s.type === 'disconnect') return;
   })();
-  first.kill('SIGKILL');
-  await Promise.all([exitOf(first), disconnected]);
+  await entry.shut();
+  await disconnected;
   const pending = publisher.publish('msg.1', new Uint8Array([1]), 'id-1', 'SVC_MSGS');
-  await startServer(port);
   const stream = await connectWhenUp(url);
   const copies = standInStream(stream, true);
   await stream.flush();
+  await entry.open();
   await expect(pending).resolves.toEqual({ stream: 'SVC_MSGS', seq: 7 });
   expect(copies).toEqual(['id-1']);
   publisher.close();
+  await entry.shut();
 });
 
 it('on a steady connection an unanswered publish is not sent again: it times out', async () => {
