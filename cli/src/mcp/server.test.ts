@@ -76,6 +76,22 @@ describe('svc mcp without a healthy daemon', () => {
     }
   });
 
+  it('a subscription to a URI this server never updates is refused (it was accepted, and nothing ever came)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
+    const client = await connected(new DaemonClient({ socketPath: join(dir, 'none.sock'), timeoutMs: 1000 }));
+    for (const uri of ['svc://nonsense', 'svc://conversations/', 'https://example.com/x']) {
+      const err = (await client.subscribeResource({ uri }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as McpError;
+      expect(err, uri).toBeInstanceOf(McpError);
+      expect(err.code, uri).toBe(ErrorCode.InvalidParams);
+      expect(err.data, uri).toMatchObject({ uri, error: 'validation_failed' });
+    }
+    await expect(client.subscribeResource({ uri: 'svc://inbox' })).resolves.toEqual({});
+    await expect(client.subscribeResource({ uri: 'svc://conversations/dm%3Aalice%3Abob' })).resolves.toEqual({});
+  });
+
   it('a conversation resource whose id is not percent-encoded UTF-8: invalid params with the code, not internal_error', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
     const client = await connected(new DaemonClient({ socketPath: join(dir, 'none.sock'), timeoutMs: 1000 }));

@@ -750,7 +750,17 @@ export function createSvcMcp(options: McpOptions) {
       }),
   );
   mcp.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-    subscribed.add(request.params.uri);
+    const { uri } = request.params;
+    // a subscription to something this server never updates would wait for ever, unsaid
+    if (uri !== INBOX_URI && !/^svc:\/\/conversations\/[^/]+$/.test(uri)) {
+      const message = `${printable(uri)} is no resource of this server: subscribe to ${INBOX_URI} or svc://conversations/ID`;
+      throw new McpError(ErrorCode.InvalidParams, `validation_failed: ${message}`, {
+        uri,
+        error: 'validation_failed',
+        message,
+      });
+    }
+    subscribed.add(uri);
     return {};
   });
   mcp.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
