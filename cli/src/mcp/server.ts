@@ -19,7 +19,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ArchivedMessage, ConversationSummary, DaemonApi, DaemonEventStream } from '@svc/daemon/client';
-import { type Contact, MESSAGE_LIMITS, printable } from '@svc/shared';
+import { type Contact, contentTooLargeMessage, MESSAGE_LIMITS, printable } from '@svc/shared';
 import { z } from 'zod';
 import { type PresentedMessage, presentHeld, presentMessage } from './present.js';
 import * as S from './schemas.js';
@@ -177,12 +177,7 @@ function isJson(text: string): boolean {
 /** Content longer than MAX_CONTENT_BYTES: refused before the daemon seals it. */
 function checkSize(content: string): void {
   const bytes = Buffer.byteLength(content);
-  if (bytes > MAX_CONTENT_BYTES) {
-    throw new ToolError(
-      'envelope_too_large',
-      `The message is too large for the relay: its content is ${bytes} bytes of UTF-8, and one message holds at most ${MAX_CONTENT_BYTES}; split it into several messages.`,
-    );
-  }
+  if (bytes > MAX_CONTENT_BYTES) throw new ToolError('envelope_too_large', contentTooLargeMessage(bytes));
 }
 
 const CONTENT_LIMIT = `At most ${MAX_CONTENT_BYTES} bytes of UTF-8 (about 190 KB); split anything longer into several messages.`;

@@ -9,6 +9,7 @@
  * cannot be queued for.
  */
 import {
+  contentTooLargeMessage,
   createEnvelopeHeader,
   ENVELOPE_ID_PATTERN,
   fromBase64url,
@@ -59,12 +60,8 @@ function checkWellFormed(text: string, what: string): string {
 /** Content the relay could never take, said in what the sender controls: its bytes, and to split it. */
 export function checkContentSize(content: string): void {
   const bytes = Buffer.byteLength(content);
-  if (bytes > MESSAGE_LIMITS.maxContentBytes) {
-    throw new DaemonError(
-      'envelope_too_large',
-      `The message is too large: its content is ${bytes} bytes of UTF-8, and one message holds at most ${MESSAGE_LIMITS.maxContentBytes}; split it into several messages.`,
-    );
-  }
+  if (bytes > MESSAGE_LIMITS.maxContentBytes)
+    throw new DaemonError('envelope_too_large', contentTooLargeMessage(bytes));
 }
 
 function checkCaption(caption: string): string {

@@ -17,6 +17,10 @@ export const MESSAGE_LIMITS = {
   maxPendingLimit: 100,
 } as const;
 
+/** What a sender is told of content over `maxContentBytes`: its size, the limit, and to split it. */
+export const contentTooLargeMessage = (bytes: number): string =>
+  `The message is too large: its content is ${bytes} bytes of UTF-8, and one message holds at most ${MESSAGE_LIMITS.maxContentBytes}; split it into several messages.`;
+
 // Shape only: the service's parseEnvelope checks canonical base64url and lengths once.
 const B64 = Type.String({ description: 'base64url, no padding' });
 
