@@ -1,6 +1,7 @@
 /** Human renderings of the daemon's answers shared by several command modules. */
 import {
   type ArchivedMessage,
+  addressee,
   type DaemonStatus,
   type LocalAgent,
   messageText,
@@ -56,9 +57,7 @@ export function messagesTable(messages: readonly ArchivedMessage[], empty = 'No 
     ],
     messages.map((m) => ({
       ...m,
-      // a group's or broadcast's message was to the conversation (as the sender's copy
-      // says): a reply goes to all of it, not to this agent alone
-      to: m.conversation_type === 'direct' ? m.to : m.conversation_id,
+      to: addressee(m),
       sequence_text: sequenceText(m),
       state: stateText(m),
       delivered: m.direction === 'inbound' ? m.received_at : m.delivered_at,

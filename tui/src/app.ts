@@ -6,6 +6,7 @@
  */
 import {
   type ArchivedMessage,
+  addressee,
   type ConversationSummary,
   conversationLabel,
   conversationTitle,
@@ -912,8 +913,7 @@ export function Dashboard(props: DashboardProps): ReactElement {
     // wrapped like the content: the key's fingerprint is there to be compared, whole
     const facts = [
       `from ${m.direction === 'outbound' ? `you (${m.from})` : m.from}${m.direction === 'inbound' ? ` · key ${m.verified?.trust ?? 'not verified'}${m.verified?.key_fingerprint ? ` ${m.verified.key_fingerprint}` : ''}` : ''}`,
-      // a group's or broadcast's message went to the conversation, as the CLI shows it
-      `to ${m.conversation_type === 'direct' ? m.to : m.conversation_id} · sent ${m.sent_at} · ${m.content_type}`,
+      `to ${addressee(m)} · sent ${m.sent_at} · ${m.content_type}`,
       `id ${m.message_id}`,
     ].flatMap((f, i) => wrapLines(f, inner(rightWidth)).map((line) => ({ line, first: i === 0 })));
     const lines = wrapLines(messageText(m), inner(rightWidth));

@@ -32,7 +32,7 @@ export * from './api.js';
 export { ATTACHMENT_FORMAT, type AttachmentDescriptor, attachmentText, parseDescriptor } from './attachment.js';
 export { keyFingerprint } from './fingerprint.js';
 export { defaultHome, homeFrom, homeProblem, socketPathFor } from './home.js';
-export { conversationLabel, conversationTitle, messageText } from './message-text.js';
+export { addressee, conversationLabel, conversationTitle, messageText } from './message-text.js';
 export { ownKeyMismatch } from './own-keys.js';
 export { deregisterCommand, refusedAdvice, refusedAdviceShort } from './refused.js';
 export { ALL_AGENTS_KEY, statusFileText, statusText } from './statusline.js';

@@ -17,6 +17,14 @@ export function messageText(m: Pick<ArchivedMessage, 'content_type' | 'content' 
 }
 
 /**
+ * Whom a message went to, as a person reads it: its recipient, or a group's or broadcast's
+ * conversation (as the sender's copy says; a reply goes to all of it, not to this agent alone).
+ */
+export function addressee(m: Pick<ArchivedMessage, 'conversation_type' | 'conversation_id' | 'to'>): string {
+  return m.conversation_type === 'direct' ? m.to : m.conversation_id;
+}
+
+/**
  * How a conversation is named: a direct one by its peer, a group or broadcast by its name
  * (from its roster), else by its id.
  */
