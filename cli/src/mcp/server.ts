@@ -108,6 +108,21 @@ function failure(err: unknown): { code: string; message: string } {
   };
 }
 
+/**
+ * A resource request's failure as a JSON-RPC error with the project's code in its data and
+ * message (the SDK would answer -32603 and the bare message): a conversation that is not
+ * there is the protocol's "resource not found", a URI it cannot take invalid params.
+ */
+function resourceError(uri: string, err: unknown): McpError {
+  const { code, message } = failure(err);
+  const rpc = RESOURCE_GONE.has(code)
+    ? RESOURCE_NOT_FOUND
+    : code === 'validation_failed'
+      ? ErrorCode.InvalidParams
+      : ErrorCode.InternalError;
+  return new McpError(rpc, `${code}: ${message}`, { uri, error: code, message });
+}
+
 function toolError(err: unknown): CallToolResult {
   const { code, message } = failure(err);
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: code, message }) }] };
@@ -642,26 +657,13 @@ export function createSvcMcp(options: McpOptions) {
     });
   }
 
-  /**
-   * A resource read: the daemon started when needed, and a failure answered as a JSON-RPC
-   * error with the project's code in its data and message (the SDK would answer -32603 and
-   * the bare message). A conversation that is not there is the protocol's "resource not found".
-   */
+  /** A resource read: the daemon started when needed, a failure answered as resourceError says. */
   async function readResource<T>(uri: URL, run: () => Promise<T>): Promise<T> {
     try {
       return await withDaemon(uri.href, run);
     } catch (err) {
-      const { code, message } = failure(err);
-      log(`resource ${uri.href} failed: ${message}`);
-      throw new McpError(
-        RESOURCE_GONE.has(code)
-          ? RESOURCE_NOT_FOUND
-          : code === 'validation_failed'
-            ? ErrorCode.InvalidParams
-            : ErrorCode.InternalError,
-        `${code}: ${message}`,
-        { uri: uri.href, error: code, message },
-      );
+      log(`resource ${uri.href} failed: ${failure(err).message}`);
+      throw resourceError(uri.href, err);
     }
   }
 
@@ -748,12 +750,13 @@ export function createSvcMcp(options: McpOptions) {
     const { uri } = request.params;
     // a subscription to something this server never updates would wait for ever, unsaid
     if (uri !== INBOX_URI && !/^svc:\/\/conversations\/[^/]+$/.test(uri)) {
-      const message = `${printable(uri)} is no resource of this server: subscribe to ${INBOX_URI} or svc://conversations/ID`;
-      throw new McpError(ErrorCode.InvalidParams, `validation_failed: ${message}`, {
+      throw resourceError(
         uri,
-        error: 'validation_failed',
-        message,
-      });
+        new ToolError(
+          'validation_failed',
+          `${uri} is no resource of this server: subscribe to ${INBOX_URI} or svc://conversations/ID`,
+        ),
+      );
     }
     subscribed.add(uri);
     return {};
