@@ -31,6 +31,17 @@ async function connected(daemon: DaemonClient): Promise<Client> {
   return client;
 }
 
+/** A daemon client of a socket nobody listens on. */
+const nowhere = () =>
+  new DaemonClient({ socketPath: join(mkdtempSync(join(tmpdir(), 'svc-mcp-')), 'none.sock'), timeoutMs: 1000 });
+
+/** What a request that must fail was refused with (undefined if it succeeded). */
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  ) as Promise<McpError>;
+
 const errorOf = (r: CallToolResult) => {
   expect(r.isError).toBe(true);
   return JSON.parse((r.content[0] as { text: string }).text) as { error: string; message: string };
@@ -38,21 +49,16 @@ const errorOf = (r: CallToolResult) => {
 
 describe('svc mcp without a healthy daemon', () => {
   it('no daemon: daemon_unavailable, with the command that starts it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
-    const client = await connected(new DaemonClient({ socketPath: join(dir, 'none.sock'), timeoutMs: 1000 }));
+    const client = await connected(nowhere());
     const e = errorOf((await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult);
     expect(e.error).toBe('daemon_unavailable');
     expect(e.message).toContain('svc start');
   });
 
   it('a resource read without a daemon: a JSON-RPC error carrying the project code, not a bare -32603', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
-    const client = await connected(new DaemonClient({ socketPath: join(dir, 'none.sock'), timeoutMs: 1000 }));
+    const client = await connected(nowhere());
     // the listing too (it was a bare -32603 saying to run `svc start`, in the foreground)
-    const listed = (await client.listResources().then(
-      () => undefined,
-      (e: unknown) => e,
-    )) as McpError;
+    const listed = await refusal(client.listResources());
     expect(listed).toBeInstanceOf(McpError);
     expect(listed.data).toEqual({
       uri: 'svc://conversations/',
@@ -61,10 +67,7 @@ describe('svc mcp without a healthy daemon', () => {
     });
     expect(listed.message).toContain('daemon_unavailable: ');
     for (const uri of ['svc://inbox', 'svc://conversations/bob']) {
-      const err = (await client.readResource({ uri }).then(
-        () => undefined,
-        (e: unknown) => e,
-      )) as McpError;
+      const err = await refusal(client.readResource({ uri }));
       expect(err, uri).toBeInstanceOf(McpError);
       expect(err.code, uri).toBe(ErrorCode.InternalError);
       expect(err.data, uri).toEqual({
@@ -77,13 +80,9 @@ describe('svc mcp without a healthy daemon', () => {
   });
 
   it('a subscription to a URI this server never updates is refused (it was accepted, and nothing ever came)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
-    const client = await connected(new DaemonClient({ socketPath: join(dir, 'none.sock'), timeoutMs: 1000 }));
+    const client = await connected(nowhere());
     for (const uri of ['svc://nonsense', 'svc://conversations/', 'https://example.com/x']) {
-      const err = (await client.subscribeResource({ uri }).then(
-        () => undefined,
-        (e: unknown) => e,
-      )) as McpError;
+      const err = await refusal(client.subscribeResource({ uri }));
       expect(err, uri).toBeInstanceOf(McpError);
       expect(err.code, uri).toBe(ErrorCode.InvalidParams);
       expect(err.data, uri).toMatchObject({ uri, error: 'validation_failed' });
@@ -93,13 +92,9 @@ describe('svc mcp without a healthy daemon', () => {
   });
 
   it('a conversation resource whose id is not percent-encoded UTF-8: invalid params with the code, not internal_error', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
-    const client = await connected(new DaemonClient({ socketPath: join(dir, 'none.sock'), timeoutMs: 1000 }));
+    const client = await connected(nowhere());
     const uri = 'svc://conversations/%E0%A4%A';
-    const err = (await client.readResource({ uri }).then(
-      () => undefined,
-      (e: unknown) => e,
-    )) as McpError;
+    const err = await refusal(client.readResource({ uri }));
     expect(err).toBeInstanceOf(McpError);
     expect(err.code).toBe(ErrorCode.InvalidParams);
     expect(err.data).toEqual({
@@ -145,8 +140,6 @@ describe('svc mcp without a healthy daemon', () => {
 });
 
 describe('svc mcp input, as a model meets it', () => {
-  const nowhere = () => new DaemonClient({ socketPath: join(mkdtempSync(join(tmpdir(), 'svc-mcp-')), 'none.sock') });
-
   it('input outside the schema: validation_failed, one line naming every bad field', async () => {
     const client = await connected(nowhere());
     for (const [name, args, fields] of [
